@@ -1,0 +1,219 @@
+use schedlab_sim::Ns;
+
+/// Where a kernel path takes a lock; contention is reported per (lock, site).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LockSite {
+    /// `__schedule` (held across `context_switch`, released in `finish_task_switch`).
+    Schedule,
+    /// `try_to_wake_up` → `ttwu_do_activate` on the target rq, or `ttwu_runnable`.
+    TryToWakeUp,
+    /// `sched_ttwu_pending`: the target drains its wake list under its own lock.
+    TtwuPending,
+    /// `wake_up_new_task`.
+    WakeUpNewTask,
+    /// `scheduler_tick`.
+    SchedulerTick,
+    /// `move_queued_task` / load-balance detach+attach (`double_rq_lock`).
+    Migrate,
+    /// `sched_yield` / nice / affinity changes (`task_rq_lock`).
+    Setattr,
+    /// A futex hash bucket's spinlock (`futex_q_lock` / `futex_wake`).
+    FutexBucket,
+}
+
+impl LockSite {
+    pub fn name(self) -> &'static str {
+        match self {
+            LockSite::Schedule => "schedule",
+            LockSite::TryToWakeUp => "try_to_wake_up",
+            LockSite::TtwuPending => "sched_ttwu_pending",
+            LockSite::WakeUpNewTask => "wake_up_new_task",
+            LockSite::SchedulerTick => "scheduler_tick",
+            LockSite::Migrate => "move_queued_task",
+            LockSite::Setattr => "task_rq_lock",
+            LockSite::FutexBucket => "futex_hash_bucket",
+        }
+    }
+}
+
+/// The cost model: how long each kernel path runs on the CPU that executes it, and how long
+/// it holds the lock it takes.
+///
+/// The kernel itself has no notion of these costs (`linux-fair.md` §7.3); they are what makes
+/// overhead and contention visible. Defaults are order-of-magnitude figures for a ~3.4 GHz
+/// x86 desktop of the i7-3770 generation; each field documents where its number comes from.
+/// `schedlab calibrate` (future) measures them on the host.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Costs {
+    /// Syscall entry + exit with no work (`getppid`-class syscall ≈ 50–100 ns with mitigations off;
+    /// lmbench `lat_syscall null`).
+    pub syscall: Ns,
+    /// `context_switch`: `switch_mm` + `switch_to` + first-touch misses. lmbench `lat_ctx -s 0 2`
+    /// reports ≈ 1–2 µs on Ivy Bridge; half of a `perf bench sched pipe` round trip minus the wakeup.
+    pub context_switch: Ns,
+    /// `__schedule` bookkeeping under the rq lock (deactivate, pick, put_prev/set_next).
+    pub schedule: Ns,
+    /// `try_to_wake_up` work before any rq lock on a wakee that last ran on this CPU.
+    pub ttwu_local: Ns,
+    /// The same for a wakee that last ran elsewhere: the Linux 2.6 talk (studies.md S4) names the
+    /// `task → thread_info → cpu` cache misses as the dominant remote cost.
+    pub ttwu_remote: Ns,
+    /// `ttwu_do_activate` under the target rq lock (enqueue + preemption check).
+    pub ttwu_activate: Ns,
+    /// `wake_up_new_task` under the destination rq lock.
+    pub wake_up_new_task: Ns,
+    /// `copy_process` for a new thread (pthread_create ≈ 10–20 µs on that generation).
+    pub fork: Ns,
+    /// `do_exit` up to the final `schedule()`.
+    pub exit: Ns,
+    /// Inter-processor interrupt delivery latency (x86 APIC, ≈ 0.5–2 µs).
+    pub ipi_latency: Ns,
+    /// Leaving a shallow idle state (C1 exit latency on Intel client parts: 1–2 µs).
+    pub idle_exit: Ns,
+    /// `scheduler_tick` under the rq lock.
+    pub tick: Ns,
+    /// hrtimer interrupt entry/exit around a timer callback.
+    pub timer_irq: Ns,
+    /// `futex_wait`/`futex_wake` work outside the bucket lock (hashing, `get_futex_key`).
+    pub futex: Ns,
+    /// Bucket-lock hold for queueing or collecting waiters.
+    pub futex_bucket_hold: Ns,
+    /// Fixed cost of one pipe `read`/`write` (pipe mutex, wakeup bookkeeping).
+    pub pipe_op: Ns,
+    /// Copy cost per byte in picoseconds (≈ 10 GB/s `copy_user` → 100 ps/B).
+    pub pipe_byte_ps: u64,
+    /// `move_queued_task` / `double_rq_lock` critical section.
+    pub migrate: Ns,
+    /// Extra CPU work a task needs after moving to another core in the same LLC (L1/L2 refill).
+    pub rewarm_same_llc: Ns,
+    /// Extra CPU work after moving to another LLC (L3 refill, ~tens of µs for a warm working set).
+    pub rewarm_cross_llc: Ns,
+    /// Cross-node rewarm is `rewarm_cross_llc × distance / 10` (SLIT distance, 10 = local).
+    pub numa_scaled: bool,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            syscall: Ns(100),
+            context_switch: Ns(1_200),
+            schedule: Ns(300),
+            ttwu_local: Ns(250),
+            ttwu_remote: Ns(600),
+            ttwu_activate: Ns(250),
+            wake_up_new_task: Ns(500),
+            fork: Ns(15_000),
+            exit: Ns(5_000),
+            ipi_latency: Ns(1_000),
+            idle_exit: Ns(1_000),
+            tick: Ns(300),
+            timer_irq: Ns(200),
+            futex: Ns(150),
+            futex_bucket_hold: Ns(80),
+            pipe_op: Ns(400),
+            pipe_byte_ps: 100,
+            migrate: Ns(1_000),
+            rewarm_same_llc: Ns(2_000),
+            rewarm_cross_llc: Ns(20_000),
+            numa_scaled: true,
+        }
+    }
+}
+
+impl Costs {
+    /// A model where every kernel path is free: the pure-policy view, useful when checking
+    /// a policy's arithmetic against the kernel's formulas.
+    pub fn zero() -> Costs {
+        Costs {
+            syscall: Ns(0),
+            context_switch: Ns(0),
+            schedule: Ns(0),
+            ttwu_local: Ns(0),
+            ttwu_remote: Ns(0),
+            ttwu_activate: Ns(0),
+            wake_up_new_task: Ns(0),
+            fork: Ns(0),
+            exit: Ns(0),
+            ipi_latency: Ns(0),
+            idle_exit: Ns(0),
+            tick: Ns(0),
+            timer_irq: Ns(0),
+            futex: Ns(0),
+            futex_bucket_hold: Ns(0),
+            pipe_op: Ns(0),
+            pipe_byte_ps: 0,
+            migrate: Ns(0),
+            rewarm_same_llc: Ns(0),
+            rewarm_cross_llc: Ns(0),
+            numa_scaled: false,
+        }
+    }
+
+    /// Names and values, for `schedlab list` and the report.
+    pub fn fields(&self) -> Vec<(&'static str, String)> {
+        let d = |n: Ns| n.to_string();
+        vec![
+            ("syscall", d(self.syscall)),
+            ("context_switch", d(self.context_switch)),
+            ("schedule", d(self.schedule)),
+            ("ttwu_local", d(self.ttwu_local)),
+            ("ttwu_remote", d(self.ttwu_remote)),
+            ("ttwu_activate", d(self.ttwu_activate)),
+            ("wake_up_new_task", d(self.wake_up_new_task)),
+            ("fork", d(self.fork)),
+            ("exit", d(self.exit)),
+            ("ipi_latency", d(self.ipi_latency)),
+            ("idle_exit", d(self.idle_exit)),
+            ("tick", d(self.tick)),
+            ("timer_irq", d(self.timer_irq)),
+            ("futex", d(self.futex)),
+            ("futex_bucket_hold", d(self.futex_bucket_hold)),
+            ("pipe_op", d(self.pipe_op)),
+            ("pipe_byte_ps", self.pipe_byte_ps.to_string()),
+            ("migrate", d(self.migrate)),
+            ("rewarm_same_llc", d(self.rewarm_same_llc)),
+            ("rewarm_cross_llc", d(self.rewarm_cross_llc)),
+            ("numa_scaled", self.numa_scaled.to_string()),
+        ]
+    }
+
+    /// Sets one field by name from its text form (used by machine files).
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let dur = || schedlab_sim::parse_duration(value);
+        let slot = match key {
+            "syscall" => &mut self.syscall,
+            "context_switch" => &mut self.context_switch,
+            "schedule" => &mut self.schedule,
+            "ttwu_local" => &mut self.ttwu_local,
+            "ttwu_remote" => &mut self.ttwu_remote,
+            "ttwu_activate" => &mut self.ttwu_activate,
+            "wake_up_new_task" => &mut self.wake_up_new_task,
+            "fork" => &mut self.fork,
+            "exit" => &mut self.exit,
+            "ipi_latency" => &mut self.ipi_latency,
+            "idle_exit" => &mut self.idle_exit,
+            "tick" => &mut self.tick,
+            "timer_irq" => &mut self.timer_irq,
+            "futex" => &mut self.futex,
+            "futex_bucket_hold" => &mut self.futex_bucket_hold,
+            "pipe_op" => &mut self.pipe_op,
+            "migrate" => &mut self.migrate,
+            "rewarm_same_llc" => &mut self.rewarm_same_llc,
+            "rewarm_cross_llc" => &mut self.rewarm_cross_llc,
+            "pipe_byte_ps" => {
+                self.pipe_byte_ps = value.parse().map_err(|_| format!("`{value}` is not an integer"))?;
+                return Ok(());
+            }
+            "numa_scaled" => {
+                self.numa_scaled = value.parse().map_err(|_| format!("`{value}` is not true/false"))?;
+                return Ok(());
+            }
+            _ => {
+                let names: Vec<&str> = self.fields().iter().map(|f| f.0).collect();
+                return Err(format!("unknown cost `{key}`; expected one of {}", names.join(", ")));
+            }
+        };
+        *slot = dur()?;
+        Ok(())
+    }
+}

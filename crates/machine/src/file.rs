@@ -1,0 +1,201 @@
+use crate::{Costs, Machine, Topology, MAX_CPUS};
+use std::fmt;
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+/// An error in a machine file, located by line and column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for MachineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: field `{}`: {}", self.file, self.line, self.column, self.field, self.message)
+    }
+}
+impl std::error::Error for MachineError {}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// Parses a machine description (TOML).
+///
+/// ```toml
+/// name = "mybox"
+/// hz = 1000
+/// [topology]
+/// nodes = 1
+/// llcs_per_node = 1
+/// cores_per_llc = 4
+/// threads_per_core = 2
+/// [costs]
+/// context_switch = "2us"
+/// ```
+pub fn parse_machine(file: &str, text: &str) -> Result<Machine, MachineError> {
+    let err = |span: std::ops::Range<usize>, field: &str, msg: String| {
+        let (line, column) = line_col(text, span.start);
+        MachineError { file: file.to_string(), line, column, field: field.to_string(), message: msg }
+    };
+    let doc = DeTable::parse(text).map_err(|e| {
+        let span = e.span().unwrap_or(0..0);
+        err(span, "(syntax)", e.message().to_string())
+    })?;
+    let root = doc.get_ref();
+    let int = |v: &Spanned<DeValue>, field: &str| -> Result<u64, MachineError> {
+        match v.get_ref() {
+            DeValue::Integer(i) => i
+                .as_str()
+                .parse::<u64>()
+                .ok()
+                .filter(|_| i.radix() == 10)
+                .ok_or_else(|| err(v.span(), field, "expected a non-negative integer".into())),
+            _ => Err(err(v.span(), field, "expected an integer".into())),
+        }
+    };
+    let mut name = file.to_string();
+    let mut hz = 250u32;
+    let mut shape = [1u64, 1, 1, 1];
+    let mut topo_span = 0..0;
+    let mut distance = None;
+    let mut costs = Costs::default();
+    for (k, v) in root.iter() {
+        match k.get_ref().as_ref() {
+            "name" => {
+                name = v.get_ref().as_str().ok_or_else(|| err(v.span(), "name", "expected a string".into()))?.to_string()
+            }
+            "hz" => {
+                let h = int(v, "hz")?;
+                if !(1..=10_000).contains(&h) {
+                    return Err(err(v.span(), "hz", format!("HZ {h} out of range 1..=10000")));
+                }
+                hz = h as u32;
+            }
+            "topology" => {
+                topo_span = v.span();
+                let DeValue::Table(t) = v.get_ref() else {
+                    return Err(err(v.span(), "topology", "expected a table".into()));
+                };
+                for (tk, tv) in t.iter() {
+                    let key = tk.get_ref().as_ref();
+                    let field = format!("topology.{key}");
+                    let idx = match key {
+                        "nodes" => 0,
+                        "llcs_per_node" => 1,
+                        "cores_per_llc" => 2,
+                        "threads_per_core" => 3,
+                        "numa_distance" => {
+                            let DeValue::Array(rows) = tv.get_ref() else {
+                                return Err(err(tv.span(), &field, "expected an array of arrays".into()));
+                            };
+                            let mut m = Vec::new();
+                            for r in rows.iter() {
+                                let DeValue::Array(cols) = r.get_ref() else {
+                                    return Err(err(r.span(), &field, "expected an array".into()));
+                                };
+                                m.push(cols.iter().map(|c| int(c, &field).map(|x| x as u32)).collect::<Result<Vec<_>, _>>()?);
+                            }
+                            distance = Some((m, tv.span()));
+                            continue;
+                        }
+                        _ => {
+                            return Err(err(
+                                tk.span(),
+                                &field,
+                                "unknown field; expected one of nodes, llcs_per_node, cores_per_llc, threads_per_core, numa_distance".into(),
+                            ))
+                        }
+                    };
+                    let n = int(tv, &field)?;
+                    if n == 0 {
+                        return Err(err(tv.span(), &field, "must be at least 1 (a machine needs CPUs)".into()));
+                    }
+                    shape[idx] = n;
+                }
+            }
+            "costs" => {
+                let DeValue::Table(t) = v.get_ref() else {
+                    return Err(err(v.span(), "costs", "expected a table".into()));
+                };
+                for (ck, cv) in t.iter() {
+                    let key = ck.get_ref().as_ref();
+                    let field = format!("costs.{key}");
+                    let text_value = match cv.get_ref() {
+                        DeValue::String(s) => s.to_string(),
+                        DeValue::Integer(i) => i.as_str().to_string(),
+                        DeValue::Boolean(b) => b.to_string(),
+                        _ => return Err(err(cv.span(), &field, "expected a duration string".into())),
+                    };
+                    costs.set(key, &text_value).map_err(|m| {
+                        let span = if m.starts_with("unknown cost") { ck.span() } else { cv.span() };
+                        err(span, &field, m)
+                    })?;
+                }
+            }
+            other => {
+                return Err(err(
+                    k.span(),
+                    other,
+                    "unknown field; expected one of name, hz, topology, costs".into(),
+                ))
+            }
+        }
+    }
+    let total = shape.iter().try_fold(1u64, |a, &b| a.checked_mul(b)).unwrap_or(u64::MAX);
+    if total as usize > MAX_CPUS {
+        return Err(err(topo_span, "topology", format!("{total} CPUs exceeds the limit of {MAX_CPUS}")));
+    }
+    let nodes = shape[0] as usize;
+    let numa = match distance {
+        Some((m, span)) => {
+            if m.len() != nodes || m.iter().any(|r| r.len() != nodes) {
+                return Err(err(span, "topology.numa_distance", format!("must be a {nodes}x{nodes} matrix")));
+            }
+            Some(m)
+        }
+        None => None,
+    };
+    Ok(Machine {
+        name,
+        hz,
+        topology: Topology::new(nodes, shape[1] as usize, shape[2] as usize, shape[3] as usize, numa),
+        costs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn parses_a_machine() {
+        let m = parse_machine(
+            "m.toml",
+            "name = \"box\"\nhz = 1000\n[topology]\ncores_per_llc = 4\nthreads_per_core = 2\n[costs]\ncontext_switch = \"2us\"\n",
+        )
+        .unwrap();
+        assert_eq!(m.nr_cpus(), 8);
+        assert_eq!(m.tick_ns().0, 1_000_000);
+        assert_eq!(m.costs.context_switch.0, 2_000);
+    }
+    #[test]
+    fn zero_cpus_is_an_error_with_location() {
+        let e = parse_machine("m.toml", "[topology]\ncores_per_llc = 0\n").unwrap_err();
+        assert_eq!((e.line, e.column), (2, 17));
+        assert_eq!(e.field, "topology.cores_per_llc");
+    }
+    #[test]
+    fn unknown_cost_and_missing_unit() {
+        let e = parse_machine("m.toml", "[costs]\nwarp = \"1us\"\n").unwrap_err();
+        assert!(e.message.contains("unknown cost"));
+        let e = parse_machine("m.toml", "[costs]\nfork = \"15\"\n").unwrap_err();
+        assert!(e.message.contains("missing unit"), "{e}");
+    }
+}

@@ -1,0 +1,45 @@
+use crate::{Costs, Machine, Topology};
+
+/// Built-in machines: `(name, description)`.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("up", "1 CPU (uniprocessor)"),
+    ("smp2", "2 CPUs, one LLC, no SMT"),
+    ("smp4", "4 CPUs, one LLC, no SMT"),
+    ("smp8", "8 CPUs, one LLC, no SMT"),
+    ("i7-3770", "Intel Core i7-3770: 4 cores x 2 SMT threads, one 8 MB LLC (the lock-contention and ULE-vs-CFS desktop)"),
+    ("opteron-32", "32 cores, 2 NUMA nodes of 16 cores, 8 cores per LLC, SLIT distance 20 (the ULE-vs-CFS server, simplified)"),
+];
+
+/// Builds a preset by name.
+pub fn preset(name: &str) -> Option<Machine> {
+    let (nodes, llcs, cores, threads) = match name {
+        "up" => (1, 1, 1, 1),
+        "smp2" => (1, 1, 2, 1),
+        "smp4" => (1, 1, 4, 1),
+        "smp8" => (1, 1, 8, 1),
+        "i7-3770" => (1, 1, 4, 2),
+        "opteron-32" => (2, 2, 8, 1),
+        _ => return None,
+    };
+    Some(Machine {
+        name: name.to_string(),
+        hz: 250,
+        topology: Topology::new(nodes, llcs, cores, threads, None),
+        costs: Costs::default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn every_preset_builds() {
+        for (name, _) in PRESETS {
+            let m = preset(name).unwrap();
+            assert!(m.nr_cpus() >= 1);
+        }
+        assert_eq!(preset("i7-3770").unwrap().nr_cpus(), 8);
+        assert_eq!(preset("opteron-32").unwrap().nr_cpus(), 32);
+        assert!(preset("cray-1").is_none());
+    }
+}

@@ -1,0 +1,77 @@
+use crate::Ns;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+struct Entry<E> {
+    time: Ns,
+    seq: u64,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, o: &Self) -> bool {
+        self.time == o.time && self.seq == o.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<E> Ord for Entry<E> {
+    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest `(time, seq)` first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.time, o.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// The simulation's single event queue.
+///
+/// Architecture Invariant: events pop in `(time, seq)` order, where `seq` is the order of
+/// scheduling; ties are therefore broken deterministically, never by heap layout.
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    next_seq: u64,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self { heap: BinaryHeap::new(), next_seq: 0 }
+    }
+}
+
+impl<E> EventQueue<E> {
+    pub fn push(&mut self, time: Ns, event: E) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Entry { time, seq, event });
+    }
+    pub fn pop(&mut self) -> Option<(Ns, E)> {
+        self.heap.pop().map(|e| (e.time, e.event))
+    }
+    pub fn peek_time(&self) -> Option<Ns> {
+        self.heap.peek().map(|e| e.time)
+    }
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn ties_pop_in_push_order() {
+        let mut q = EventQueue::default();
+        q.push(Ns(5), 'a');
+        q.push(Ns(3), 'b');
+        q.push(Ns(5), 'c');
+        q.push(Ns(3), 'd');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['b', 'd', 'a', 'c']);
+    }
+}
