@@ -1,1 +1,403 @@
+//! The kernel model — schedlab's `core.c`.
+//!
+//! CPUs execute work: user work of their current task, and kernel paths (`schedule`,
+//! `try_to_wake_up`, `wake_up_new_task`, the tick, fork/exit, sleep, pipe and futex calls)
+//! that take simulated time from the machine's cost model on the CPU that runs them.
+//! Paths that need a runqueue lock (or a futex bucket lock) acquire it for a hold time; a
+//! CPU finding it held spins, FIFO in arrival order, and the spin is charged as lost time.
+//!
+//! The scheduling *policy* is behind [`SchedClass`]; this crate never names a concrete
+//! policy.
+//!
+//! Architecture Invariant: a policy hook runs atomically at the instant its lock is taken;
+//! the lock is then held for the path's cost, so contention shows where it would occur.
+//! Architecture Invariant: probes observe; nothing in [`Probe`] can change a result.
 
+mod core;
+mod cpu;
+mod exec;
+mod invariants;
+mod objects;
+
+use schedlab_machine::{LockSite, Machine};
+use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
+use schedlab_sim::{CpuId, EventQueue, Fnv64, Ns, RngStreams, SimRng, SourceError, TaskId};
+use schedlab_workload::{Program, Workload};
+use std::sync::Arc;
+
+pub use cpu::Mode;
+
+/// Kernel switches and limits for one run.
+#[derive(Clone, Debug)]
+pub struct KernelConfig {
+    /// `TTWU_QUEUE`: remote wakeups to another LLC or to an idle CPU go through the target's
+    /// wake list and an IPI instead of locking the target runqueue (v5.15 `ttwu_queue_cond`).
+    pub ttwu_queue: bool,
+    /// Check the kernel/policy invariants after every event (tests, `--check`).
+    pub check_invariants: bool,
+    /// Stop at this simulated time.
+    pub end: Ns,
+    /// Root seed; the workload and the policy draw from separate named streams.
+    pub seed: u64,
+    /// At most this many tasks may ever exist.
+    pub max_tasks: u64,
+}
+
+impl Default for KernelConfig {
+    fn default() -> Self {
+        KernelConfig { ttwu_queue: true, check_invariants: false, end: Ns::from_secs(10), seed: 1, max_tasks: 1_000_000 }
+    }
+}
+
+/// Why a task left the CPU, as `sched_switch`'s `prev_state` says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrevState {
+    /// Preempted or yielded: still runnable (`TASK_RUNNING`).
+    Runnable,
+    /// Blocked (`TASK_INTERRUPTIBLE`).
+    Blocked,
+    /// Exited (`TASK_DEAD`).
+    Dead,
+}
+
+/// Tracepoint-like events the kernel emits for metrics and traces.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProbeEvent {
+    /// A task came into existence (`task_newtask`); `parent` is `None` for workload-started tasks.
+    TaskNew { time: Ns, task: TaskId, parent: Option<TaskId>, cpu: CpuId },
+    /// `sched_switch`. `prev`/`next` are `None` for the idle task.
+    Switch { time: Ns, cpu: CpuId, prev: Option<TaskId>, prev_state: PrevState, next: Option<TaskId> },
+    /// `sched_waking`: a wakeup of a blocked task started on `waker_cpu`.
+    Waking { time: Ns, task: TaskId, waker_cpu: CpuId },
+    /// `sched_wakeup`/`sched_wakeup_new`: the task is now queued on `cpu`.
+    Wakeup { time: Ns, task: TaskId, cpu: CpuId, new: bool },
+    /// `sched_migrate_task`.
+    Migrate { time: Ns, task: TaskId, from: CpuId, to: CpuId },
+    /// `sched_process_exit`.
+    Exit { time: Ns, task: TaskId },
+    /// A CPU changed what it is doing (for per-CPU time accounting and timelines).
+    CpuMode { time: Ns, cpu: CpuId, mode: Mode },
+}
+
+/// A sink for [`ProbeEvent`]s.
+pub trait Probe {
+    fn event(&mut self, ev: &ProbeEvent);
+    /// Called every `sample_every` ns of simulated time with read access to the kernel, so
+    /// time series (queue lengths, policy internals) can be sampled. Default: no sampling.
+    fn sample(&mut self, _k: &KernelView) {}
+    fn sample_every(&self) -> Option<Ns> {
+        None
+    }
+}
+
+/// A probe that ignores everything.
+pub struct NoProbe;
+impl Probe for NoProbe {
+    fn event(&mut self, _ev: &ProbeEvent) {}
+}
+
+/// Read-only view for sampling probes.
+pub struct KernelView<'a> {
+    pub now: Ns,
+    pub cpus: &'a [CpuView],
+    pub tasks: &'a [TaskInfo],
+    pub alive: &'a dyn Fn(TaskId) -> bool,
+    pub policy: &'a dyn SchedClass,
+}
+
+/// Lock statistics per (lock, call site).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockStat {
+    pub acquisitions: u64,
+    pub contended: u64,
+    pub spin_ns: u64,
+}
+
+/// What a lock protects.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LockName {
+    Rq(CpuId),
+    FutexBucket(usize),
+}
+
+impl std::fmt::Display for LockName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockName::Rq(c) => write!(f, "rq[{c}]"),
+            LockName::FutexBucket(b) => write!(f, "futex_bucket[{b}]"),
+        }
+    }
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// Reached the configured end time.
+    TimeLimit,
+    /// Every task exited.
+    AllExited,
+    /// The caller asked to stop (Ctrl-C).
+    Interrupted,
+}
+
+/// A fatal error during a run (never a panic).
+#[derive(Debug)]
+pub enum RunError {
+    Workload(SourceError),
+    Limit(String),
+    /// A policy broke the `SchedClass` contract, or an invariant failed.
+    Invariant(String),
+}
+
+impl std::error::Error for RunError {}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Workload(e) => write!(f, "{e}"),
+            RunError::Limit(m) => write!(f, "limit: {m}"),
+            RunError::Invariant(m) => write!(f, "invariant violated: {m}"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TState {
+    /// Runnable or running (`TASK_RUNNING`).
+    Running,
+    /// Has decided to block; dequeued at its next `schedule()` unless woken first.
+    Sleeping,
+    Dead,
+}
+
+/// What a blocked task waits for (for explanations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BlockedOn {
+    Nothing,
+    Timer,
+    PipeRead(usize),
+    PipeWrite(usize),
+    Futex,
+    Children,
+}
+
+pub(crate) struct Task {
+    pub template: usize,
+    pub state: TState,
+    pub on_rq: bool,
+    /// A `try_to_wake_up` has claimed this task (`p->pi_lock` + `TASK_WAKING`).
+    pub waking: bool,
+    /// Off every runqueue between detach and attach of an affinity move.
+    pub in_transit: bool,
+    pub migrate_pending: bool,
+    pub prog: Arc<Program>,
+    pub pc: usize,
+    pub loops: Vec<u64>,
+    /// Remaining work of a `run`, or the deadline of a `spin`.
+    pub op_left: Option<Ns>,
+    pub op_phase: u8,
+    pub op_aux: u64,
+    pub timers: Vec<(usize, Ns)>,
+    pub live_children: u64,
+    pub timer_gen: u64,
+    pub timer_cpu: CpuId,
+    pub rewarm: Ns,
+    pub last_ran: Option<CpuId>,
+    pub blocked_on: BlockedOn,
+    pub wake_migrated: bool,
+}
+
+/// The simulated kernel.
+pub struct Kernel<'p> {
+    pub(crate) machine: Arc<Machine>,
+    pub(crate) wl: Arc<Workload>,
+    pub(crate) cfg: KernelConfig,
+    pub(crate) policy: Box<dyn SchedClass>,
+    pub(crate) probe: &'p mut dyn Probe,
+    pub(crate) now: Ns,
+    pub(crate) events: EventQueue<cpu::Event>,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) info: Vec<TaskInfo>,
+    pub(crate) cpus: Vec<cpu::Cpu>,
+    pub(crate) views: Vec<CpuView>,
+    pub(crate) locks: Vec<cpu::Lock>,
+    pub(crate) lock_names: Vec<LockName>,
+    pub(crate) lock_stats: Vec<[LockStat; 9]>,
+    pub(crate) objs: objects::Objects,
+    pub(crate) requests: Vec<Request>,
+    pub(crate) wl_rng: SimRng,
+    pub(crate) policy_rng: SimRng,
+    pub(crate) shared_programs: Vec<Option<Arc<Program>>>,
+    pub(crate) instances: Vec<u64>,
+    pub(crate) alive: u64,
+    pub(crate) pending_starts: u64,
+    pub(crate) processed: u64,
+    pub(crate) hash: Fnv64,
+    pub(crate) fatal: Option<RunError>,
+    pub(crate) distribute: usize,
+    pub(crate) exit_times: Vec<Option<Ns>>,
+}
+
+/// The outcome of a run, beyond what probes observed.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub end: Ns,
+    pub reason: EndReason,
+    pub events: u64,
+    pub trace_hash: u64,
+    /// Per CPU: time in each [`Mode`] (user, kernel, spin, idle).
+    pub cpu_times: Vec<[Ns; 4]>,
+    pub locks: Vec<(LockName, LockSite, LockStat)>,
+    pub tasks: Vec<TaskInfo>,
+    pub exit_times: Vec<Option<Ns>>,
+}
+
+impl<'p> Kernel<'p> {
+    /// Builds a kernel for `workload` on `machine` under `policy`.
+    pub fn new(
+        machine: Arc<Machine>,
+        wl: Arc<Workload>,
+        policy: Box<dyn SchedClass>,
+        cfg: KernelConfig,
+        probe: &'p mut dyn Probe,
+    ) -> Result<Kernel<'p>, RunError> {
+        let n = machine.nr_cpus();
+        if n == 0 {
+            return Err(RunError::Limit("the machine has no CPUs".into()));
+        }
+        if wl.initial_tasks() > cfg.max_tasks {
+            return Err(RunError::Limit(format!(
+                "the workload starts {} tasks; the limit is {}",
+                wl.initial_tasks(),
+                cfg.max_tasks
+            )));
+        }
+        let streams = RngStreams::new(cfg.seed);
+        let mut k = Kernel {
+            cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
+            views: vec![CpuView::default(); n],
+            locks: (0..n).map(|_| cpu::Lock::default()).collect(),
+            lock_names: (0..n).map(LockName::Rq).collect(),
+            lock_stats: vec![[LockStat::default(); 9]; n],
+            objs: objects::Objects::new(&wl, n),
+            requests: Vec::new(),
+            wl_rng: streams.stream("workload", 0),
+            policy_rng: streams.stream("policy", 0),
+            shared_programs: vec![None; wl.templates.len()],
+            instances: vec![0; wl.templates.len()],
+            alive: 0,
+            pending_starts: 0,
+            processed: 0,
+            hash: Fnv64::default(),
+            fatal: None,
+            distribute: 0,
+            exit_times: Vec::new(),
+            tasks: Vec::new(),
+            info: Vec::new(),
+            now: Ns(0),
+            events: EventQueue::default(),
+            machine,
+            wl,
+            cfg,
+            policy,
+            probe,
+        };
+        for (t, tpl) in k.wl.templates.clone().iter().enumerate() {
+            for _ in 0..tpl.count {
+                k.events.push(tpl.start, cpu::Event::Start { template: t });
+                k.pending_starts += 1;
+            }
+        }
+        Ok(k)
+    }
+
+    /// Runs until the end time, until every task exited, or until `keep_going` returns false
+    /// (it is called every 65536 events with the current simulated time).
+    pub fn run(&mut self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunSummary, RunError> {
+        let end = self.cfg.end;
+        let sample_every = self.probe.sample_every();
+        let mut next_sample = Ns(0);
+        let mut reason = EndReason::TimeLimit;
+        loop {
+            let Some(t) = self.events.peek_time() else {
+                if self.alive == 0 && self.pending_starts == 0 {
+                    reason = EndReason::AllExited;
+                }
+                break;
+            };
+            if t > end {
+                break;
+            }
+            if let Some(every) = sample_every {
+                while next_sample <= t {
+                    self.now = next_sample;
+                    self.sample();
+                    next_sample += every;
+                }
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.processed += 1;
+            self.dispatch(ev);
+            if let Some(e) = self.fatal.take() {
+                return Err(e);
+            }
+            if self.cfg.check_invariants {
+                self.check_invariants().map_err(RunError::Invariant)?;
+            }
+            if self.alive == 0 && self.pending_starts == 0 {
+                reason = EndReason::AllExited;
+                break;
+            }
+            if self.processed & 0xffff == 0 && !keep_going(self.now) {
+                reason = EndReason::Interrupted;
+                break;
+            }
+        }
+        if reason == EndReason::TimeLimit {
+            self.now = end;
+        }
+        Ok(self.summary(reason))
+    }
+
+    fn sample(&mut self) {
+        let tasks = &self.tasks;
+        let alive = |t: TaskId| tasks[t].state != TState::Dead;
+        let view = KernelView {
+            now: self.now,
+            cpus: &self.views,
+            tasks: &self.info,
+            alive: &alive,
+            policy: self.policy.as_ref(),
+        };
+        self.probe.sample(&view);
+    }
+
+    fn summary(&mut self, reason: EndReason) -> RunSummary {
+        let now = self.now;
+        let cpu_times = self.cpus.iter().map(|c| c.times_at(now)).collect();
+        let mut locks = Vec::new();
+        for (i, stats) in self.lock_stats.iter().enumerate() {
+            for (s, st) in stats.iter().enumerate() {
+                if st.acquisitions > 0 {
+                    locks.push((self.lock_names[i].clone(), cpu::SITES[s], *st));
+                }
+            }
+        }
+        locks.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        RunSummary {
+            end: now,
+            reason,
+            events: self.processed,
+            trace_hash: self.hash.0,
+            cpu_times,
+            locks,
+            tasks: self.info.clone(),
+            exit_times: self.exit_times.clone(),
+        }
+    }
+
+    pub fn now(&self) -> Ns {
+        self.now
+    }
+}

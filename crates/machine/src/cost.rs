@@ -19,6 +19,8 @@ pub enum LockSite {
     Setattr,
     /// A futex hash bucket's spinlock (`futex_q_lock` / `futex_wake`).
     FutexBucket,
+    /// `sched_fork` → `task_fork_fair` on the parent's runqueue.
+    SchedFork,
 }
 
 impl LockSite {
@@ -32,6 +34,7 @@ impl LockSite {
             LockSite::Migrate => "move_queued_task",
             LockSite::Setattr => "task_rq_lock",
             LockSite::FutexBucket => "futex_hash_bucket",
+            LockSite::SchedFork => "sched_fork",
         }
     }
 }

@@ -1,31 +1,10 @@
 use crate::{Costs, Machine, Topology, MAX_CPUS};
-use std::fmt;
+use schedlab_sim::SourceError;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 /// An error in a machine file, located by line and column.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MachineError {
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-    pub field: String,
-    pub message: String,
-}
-
-impl fmt::Display for MachineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: field `{}`: {}", self.file, self.line, self.column, self.field, self.message)
-    }
-}
-impl std::error::Error for MachineError {}
-
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
-}
+pub type MachineError = SourceError;
 
 /// Parses a machine description (TOML).
 ///
@@ -41,10 +20,7 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 /// context_switch = "2us"
 /// ```
 pub fn parse_machine(file: &str, text: &str) -> Result<Machine, MachineError> {
-    let err = |span: std::ops::Range<usize>, field: &str, msg: String| {
-        let (line, column) = line_col(text, span.start);
-        MachineError { file: file.to_string(), line, column, field: field.to_string(), message: msg }
-    };
+    let err = |span: std::ops::Range<usize>, field: &str, msg: String| SourceError::at(file, text, span.start, field, msg);
     let doc = DeTable::parse(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         err(span, "(syntax)", e.message().to_string())

@@ -1,1 +1,228 @@
+//! The scheduling-class seam: [`SchedClass`], shaped like Linux's `struct sched_class`
+//! (`kernel/sched/sched.h`), with whole-scheduler scope like FreeBSD's `sched_*` interface.
+//!
+//! A policy owns its runqueues (per-CPU trees, calendar queues, …) and its per-task state,
+//! both in `Vec`s indexed by dense ids. It sees the rest of the system only through
+//! [`Ctx`]: the current time, the CPU running the hook, the machine, read-only per-task and
+//! per-CPU facts the kernel owns, and a list of *requests* (reschedule a CPU, migrate a
+//! task). The kernel validates each request (affinity, task still queued) and applies it,
+//! taking the locks and charging the costs.
+//!
+//! Architecture Invariant: this crate depends only on `sim` and `machine`; a policy that
+//! depends only on this crate cannot reach the event queue, the workload or the metrics.
 
+use schedlab_machine::{CpuSet, Machine};
+use schedlab_sim::{CpuId, Ns, SimRng, TaskId};
+
+pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
+
+/// `enqueue_task` flags (`ENQUEUE_*` in `kernel/sched/sched.h`).
+pub mod enqueue {
+    /// The task is waking up (`ENQUEUE_WAKEUP`): placement may give sleeper credit.
+    pub const WAKEUP: u32 = 0x01;
+    /// The task changed CPU since it was last queued (`ENQUEUE_MIGRATED`).
+    pub const MIGRATED: u32 = 0x40;
+    /// First enqueue of a new task (`wake_up_new_task`; Linux passes no WAKEUP flag).
+    pub const INITIAL: u32 = 0x80;
+}
+
+/// `dequeue_task` flags (`DEQUEUE_*`).
+pub mod dequeue {
+    /// The task is going to sleep (`DEQUEUE_SLEEP`); otherwise it is being moved.
+    pub const SLEEP: u32 = 0x01;
+    /// The task is leaving for another runqueue (balance, affinity).
+    pub const MIGRATE: u32 = 0x04;
+}
+
+/// Wake flags (`WF_*` in `kernel/sched/sched.h`).
+pub mod wf {
+    /// The waker is about to sleep (pipes, `wake_up_interruptible_sync`).
+    pub const SYNC: u32 = 0x01;
+    /// The wakee is a new task (`wake_up_new_task`).
+    pub const FORK: u32 = 0x02;
+    /// The wakee changed CPU.
+    pub const MIGRATED: u32 = 0x04;
+}
+
+/// Why `select_task_rq` is called (`SD_BALANCE_WAKE`, `SD_BALANCE_FORK`, `SD_BALANCE_EXEC`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelectKind {
+    Wake,
+    Fork,
+    Exec,
+}
+
+/// Why `balance` is called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BalanceKind {
+    /// The CPU found nothing to run (`newidle_balance`, ULE `tdq_idled`).
+    NewIdle,
+    /// From the tick (`trigger_load_balance`, ULE `sched_balance` on CPU 0).
+    Tick,
+}
+
+/// Scheduling policy of a task (`SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskPolicy {
+    Normal,
+    Batch,
+    Idle,
+}
+
+/// What the kernel tells policies about a task. The kernel owns it; policies read it.
+#[derive(Clone, Debug)]
+pub struct TaskInfo {
+    pub name: String,
+    /// Nice value, −20..=19.
+    pub nice: i32,
+    pub policy: TaskPolicy,
+    /// `p->cpus_ptr`.
+    pub affinity: CpuSet,
+    /// `task_cpu(p)`: the CPU whose runqueue the task is (or was last) on.
+    pub cpu: CpuId,
+    pub parent: Option<TaskId>,
+}
+
+/// What the kernel tells policies about a CPU.
+#[derive(Clone, Debug, Default)]
+pub struct CpuView {
+    /// `rq->curr`, `None` for the idle task.
+    pub curr: Option<TaskId>,
+    /// Tasks on this runqueue including `curr` (`rq->nr_running`), as the kernel counts them.
+    pub nr_running: usize,
+    /// A remote wakeup is queued to this CPU's wake list (`rq->ttwu_pending`).
+    pub ttwu_pending: bool,
+}
+
+/// A policy's request to the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    /// `resched_curr(cpu)`: set need_resched on that CPU (with an IPI if remote).
+    Resched(CpuId),
+    /// Move a queued, not running task to another CPU (`move_queued_task`/`detach_task`).
+    Migrate { task: TaskId, to: CpuId },
+}
+
+/// The view of the system a policy hook receives.
+pub struct Ctx<'a> {
+    pub now: Ns,
+    /// The CPU executing the hook (`smp_processor_id()`).
+    pub this_cpu: CpuId,
+    pub machine: &'a Machine,
+    pub tasks: &'a [TaskInfo],
+    pub cpus: &'a [CpuView],
+    /// The policy's own random stream (ULE's balancer interval, …).
+    pub rng: &'a mut SimRng,
+    pub requests: &'a mut Vec<Request>,
+}
+
+impl Ctx<'_> {
+    pub fn task(&self, p: TaskId) -> &TaskInfo {
+        &self.tasks[p]
+    }
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+    /// `resched_curr`.
+    pub fn resched_curr(&mut self, cpu: CpuId) {
+        self.requests.push(Request::Resched(cpu));
+    }
+    /// Ask the kernel to move a queued task.
+    pub fn migrate(&mut self, task: TaskId, to: CpuId) {
+        self.requests.push(Request::Migrate { task, to });
+    }
+    /// `idle_cpu()`: running the idle task, nothing queued, no wakeup pending.
+    pub fn idle_cpu(&self, cpu: CpuId) -> bool {
+        let c = &self.cpus[cpu];
+        c.curr.is_none() && c.nr_running == 0 && !c.ttwu_pending
+    }
+    pub fn allowed(&self, p: TaskId, cpu: CpuId) -> bool {
+        self.tasks[p].affinity.contains(cpu)
+    }
+}
+
+/// A named numeric or textual knob of a policy, for `schedlab list` and `--set`.
+#[derive(Clone, Debug)]
+pub struct Tunable {
+    pub name: &'static str,
+    pub value: String,
+    pub doc: &'static str,
+}
+
+/// One per-task quantity a policy exposes for time series and explanations
+/// (CFS: `vruntime`, `lag`, `slice`; ULE: `score`, `priority`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stat {
+    pub name: &'static str,
+    pub value: i64,
+}
+
+/// A scheduling policy. Every hook runs atomically at `cx.now` on `cx.this_cpu`; the
+/// kernel holds the runqueue lock(s) the corresponding Linux path holds.
+///
+/// Architecture Invariant: `curr` stays *queued* while it runs, as in Linux: it counts in
+/// `nr_running` and is returned by [`SchedClass::queued`]. Whether the policy keeps it in
+/// its tree while it runs is the policy's business (CFS does not).
+pub trait SchedClass {
+    fn name(&self) -> &'static str;
+
+    /// The policy's current tunables and their values.
+    fn tunables(&self) -> Vec<Tunable>;
+
+    /// A new task exists (`sched_fork` + `task_fork_fair`; ULE `sched_fork`). Called on the
+    /// parent's CPU with the parent's runqueue locked; `cx.task(p).cpu` is the parent's CPU.
+    /// `parent` is `None` for tasks the workload starts directly.
+    fn task_new(&mut self, cx: &mut Ctx, p: TaskId, parent: Option<TaskId>);
+
+    /// The task is dead and off every runqueue (`task_dead`; ULE `sched_exit`).
+    fn task_dead(&mut self, cx: &mut Ctx, p: TaskId);
+
+    /// Choose a runqueue for a waking or new task (`select_task_rq`; ULE `sched_pickcpu`).
+    /// Runs on the waker's CPU without any rq lock. The kernel enforces affinity.
+    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev_cpu: CpuId, kind: SelectKind, wake_flags: u32)
+        -> CpuId;
+
+    /// The task is about to move from `task_cpu(p)` to `new_cpu` (`migrate_task_rq`, called
+    /// from `set_task_cpu`). The task is not queued.
+    fn migrate_task_rq(&mut self, cx: &mut Ctx, p: TaskId, new_cpu: CpuId);
+
+    /// `enqueue_task` (ULE `sched_add`).
+    fn enqueue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32);
+
+    /// `dequeue_task` (ULE `sched_rem`). `p` may be `curr` (it is going to sleep).
+    fn dequeue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32);
+
+    /// `wakeup_preempt` / `check_preempt_curr` (ULE `sched_shouldpreempt` via
+    /// `sched_setpreempt`/`tdq_notify`): `p` was just enqueued on `cpu`, whose `curr` is a
+    /// task (the kernel handles an idle `curr` itself). Request `Resched(cpu)` to preempt.
+    fn wakeup_preempt(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, wake_flags: u32);
+
+    /// `put_prev_task`: `prev` stops being `curr` (it may still be queued).
+    fn put_prev_task(&mut self, cx: &mut Ctx, cpu: CpuId, prev: TaskId);
+
+    /// `pick_next_task` + `set_next_task` (ULE `sched_choose`): choose the next `curr`
+    /// among the queued tasks, or `None` to run the idle task.
+    fn pick_next_task(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId>;
+
+    /// `task_tick` (ULE `sched_clock`), from the timer interrupt with the rq locked.
+    fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId);
+
+    /// `yield_task` (`sched_yield`; ULE `sched_relinquish`); `schedule()` follows.
+    fn yield_task(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId);
+
+    /// The task's nice value changed (`set_user_nice` → `reweight_task`; ULE `sched_nice`).
+    /// `cx.task(p).nice` already holds the new value.
+    fn reweight_task(&mut self, cx: &mut Ctx, p: TaskId);
+
+    /// Load balancing at the kernel's trigger points; request migrations through `cx`.
+    fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind);
+
+    /// The tasks this policy has on `cpu`'s runqueue, `curr` included, in any order.
+    fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>);
+
+    /// Per-task internals for time series and explanations.
+    fn task_stats(&self, p: TaskId) -> Vec<Stat>;
+
+    /// The policy's own consistency checks (`SCHED_WARN_ON`, ULE `KASSERT`).
+    fn check_invariants(&self, cx: &Ctx) -> Result<(), String>;
+}

@@ -8,10 +8,12 @@
 //! Architecture Invariant: nothing in this crate reads the wall clock or the OS's entropy;
 //! `rand` is compiled without `getrandom`.
 
+mod diag;
 mod queue;
 mod rng;
 mod time;
 
+pub use diag::{line_col, SourceError};
 pub use queue::EventQueue;
 pub use rng::{Distribution, RngStreams, SimRng};
 pub use time::{parse_duration, Ns, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};

@@ -1,1 +1,100 @@
+//! The workload language: a TOML file of tasks, their programs and the kernel objects they
+//! share (pipes, mutexes, condition variables, barriers).
+//!
+//! Pipeline: text → spanned TOML ([`toml::de::DeTable`]) → validated AST ([`parse`]) →
+//! per-task [`Program`]s ([`Workload::program`]). Every error is a
+//! [`SourceError`](schedlab_sim::SourceError) naming file, line, column and field.
+//! `docs/workload-language.md` documents every field.
 
+mod expr;
+mod lower;
+mod parse;
+
+pub use lower::{Op, Program};
+pub use parse::parse_workload;
+
+use schedlab_machine::CpuSet;
+use schedlab_sim::{Ns, SourceError};
+use std::collections::BTreeMap;
+
+/// Upper bound on tasks a workload may start or fork; checked up front and at run time.
+pub const MAX_TASKS: u64 = 1_000_000;
+
+/// A parameter value (`[params]`), overridable with `--param NAME=VALUE`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamValue {
+    Int(i64),
+    Text(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct PipeDef {
+    pub name: String,
+    /// Bytes the pipe buffers before writers block (Linux default: 16 pages = 64 KiB).
+    pub capacity: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct BarrierDef {
+    pub name: String,
+    /// Number of tasks that must arrive before all are released.
+    pub parties: u64,
+}
+
+/// Scheduling class of a task (`SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Normal,
+    Batch,
+    Idle,
+}
+
+/// One `[[task]]` entry: `count` tasks started at `start`, or a template only `fork`ed.
+#[derive(Clone, Debug)]
+pub struct TaskTemplate {
+    pub name: String,
+    /// Instances started by the workload itself (0 for `template = true`).
+    pub count: u64,
+    pub template: bool,
+    pub nice: i32,
+    pub policy: Policy,
+    pub affinity: Option<CpuSet>,
+    pub start: Ns,
+    pub(crate) body: Vec<parse::Node>,
+    /// Whether the program mentions the instance index `n` (else one program serves all).
+    pub instance_dependent: bool,
+}
+
+/// A parsed, validated workload.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub file: String,
+    pub(crate) text: String,
+    pub name: String,
+    pub description: String,
+    /// Default simulated duration (`--duration` overrides).
+    pub duration: Option<Ns>,
+    /// Default machine preset or file (`--machine` overrides).
+    pub machine: Option<String>,
+    pub params: BTreeMap<String, ParamValue>,
+    pub pipes: Vec<PipeDef>,
+    pub mutexes: Vec<String>,
+    pub conds: Vec<String>,
+    pub barriers: Vec<BarrierDef>,
+    pub templates: Vec<TaskTemplate>,
+}
+
+impl Workload {
+    /// The program of instance `n` of template `t` (`n` counts that template's instances,
+    /// whether started or forked).
+    pub fn program(&self, t: usize, n: u64) -> Result<Program, SourceError> {
+        lower::lower(self, t, n)
+    }
+    pub fn template_index(&self, name: &str) -> Option<usize> {
+        self.templates.iter().position(|t| t.name == name)
+    }
+    /// Tasks started directly by the workload.
+    pub fn initial_tasks(&self) -> u64 {
+        self.templates.iter().map(|t| t.count).sum()
+    }
+}

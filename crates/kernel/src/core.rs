@@ -1,0 +1,583 @@
+//! The scheduler core: `__schedule`, `try_to_wake_up`, `wake_up_new_task`,
+//! `scheduler_tick`, migrations, and the syscall actions that block or wake tasks.
+//! Each action runs on the CPU executing it, with its locks already held (see `cpu.rs`),
+//! and returns any extra lock hold time.
+
+use crate::cpu::{Action, Ipi, Step};
+use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
+use schedlab_machine::LockSite;
+use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Ctx, Request, SelectKind, TaskInfo, TaskPolicy};
+use schedlab_sim::{CpuId, Ns, TaskId};
+use schedlab_workload::Policy;
+use std::sync::Arc;
+
+/// Calls a policy hook with a freshly built [`Ctx`], then applies its requests.
+macro_rules! hook {
+    ($k:expr, $cpu:expr, |$p:ident, $cx:ident| $body:expr) => {{
+        $k.refresh_views();
+        let mut reqs = std::mem::take(&mut $k.requests);
+        let r = {
+            let mut $cx = Ctx {
+                now: $k.now,
+                this_cpu: $cpu,
+                machine: &$k.machine,
+                tasks: &$k.info,
+                cpus: &$k.views,
+                rng: &mut $k.policy_rng,
+                requests: &mut reqs,
+            };
+            let $p = &mut $k.policy;
+            $body
+        };
+        $k.requests = reqs;
+        $k.apply_requests($cpu);
+        r
+    }};
+}
+
+impl Kernel<'_> {
+    /// Brings the per-CPU views policies read up to date.
+    pub(crate) fn refresh_views(&mut self) {
+        for (v, c) in self.views.iter_mut().zip(&self.cpus) {
+            v.curr = c.curr;
+            v.ttwu_pending = !c.wake_list.is_empty();
+        }
+    }
+
+    /// Applies policy requests made while running on `this`.
+    fn apply_requests(&mut self, this: CpuId) {
+        let reqs = std::mem::take(&mut self.requests);
+        for r in &reqs {
+            match *r {
+                Request::Resched(c) => self.resched_curr(this, c),
+                Request::Migrate { task, to } => {
+                    let from = self.info[task].cpu;
+                    let ok = to < self.cpus.len()
+                        && to != from
+                        && self.info[task].affinity.contains(to)
+                        && self.tasks[task].on_rq
+                        && self.cpus[from].curr != Some(task);
+                    if ok {
+                        let hold = self.machine.costs.migrate;
+                        let s = self.locked2(from, to, LockSite::Migrate, hold, Action::MoveQueued { task, from, to });
+                        self.cpus[this].kstack.push_front(s);
+                    }
+                }
+            }
+        }
+        self.requests = reqs;
+        self.requests.clear();
+    }
+
+    /// `resched_curr`: set need_resched; a remote CPU gets a reschedule IPI.
+    pub(crate) fn resched_curr(&mut self, this: CpuId, cpu: CpuId) {
+        if self.cpus[cpu].need_resched {
+            return;
+        }
+        self.cpus[cpu].need_resched = true;
+        if cpu != this {
+            let at = self.now + self.machine.costs.ipi_latency;
+            self.events.push(at, crate::cpu::Event::Ipi { cpu, kind: Ipi::Resched });
+        }
+    }
+
+    /// `set_task_cpu`: tell the policy (`migrate_task_rq`) and count a migration.
+    fn set_task_cpu(&mut self, this: CpuId, t: TaskId, to: CpuId) {
+        let from = self.info[t].cpu;
+        if from == to {
+            return;
+        }
+        hook!(self, this, |p, cx| p.migrate_task_rq(&mut cx, t, to));
+        self.info[t].cpu = to;
+        self.tasks[t].wake_migrated = true;
+        self.probe.event(&ProbeEvent::Migrate { time: self.now, task: t, from, to });
+    }
+
+    fn enqueue(&mut self, this: CpuId, cpu: CpuId, t: TaskId, flags: u32) {
+        debug_assert!(!self.tasks[t].on_rq);
+        self.tasks[t].on_rq = true;
+        self.views[cpu].nr_running += 1;
+        hook!(self, this, |p, cx| p.enqueue_task(&mut cx, cpu, t, flags));
+    }
+
+    fn dequeue(&mut self, this: CpuId, cpu: CpuId, t: TaskId, flags: u32) {
+        hook!(self, this, |p, cx| p.dequeue_task(&mut cx, cpu, t, flags));
+        self.tasks[t].on_rq = false;
+        self.views[cpu].nr_running -= 1;
+    }
+
+    /// `check_preempt_curr` after an enqueue on `cpu`.
+    fn check_preempt(&mut self, this: CpuId, cpu: CpuId, t: TaskId, wake_flags: u32) {
+        match self.cpus[cpu].curr {
+            None => self.resched_curr(this, cpu),
+            Some(c) if c == t => {}
+            Some(_) => hook!(self, this, |p, cx| p.wakeup_preempt(&mut cx, cpu, t, wake_flags)),
+        }
+    }
+
+    /// A CPU allowed by `t`'s affinity, chosen by the policy and validated here
+    /// (`select_task_rq` + `select_fallback_rq`).
+    fn select(&mut self, this: CpuId, t: TaskId, prev: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId {
+        let c = hook!(self, this, |p, cx| p.select_task_rq(&mut cx, t, prev, kind, wake_flags));
+        if c < self.cpus.len() && self.info[t].affinity.contains(c) {
+            return c;
+        }
+        self.info[t].affinity.first().unwrap_or(0)
+    }
+
+    /// Creates a task of `template` (instance number allocated here).
+    fn create_task(&mut self, template: usize, parent: Option<TaskId>, cpu: CpuId) -> Option<TaskId> {
+        if self.tasks.len() as u64 >= self.cfg.max_tasks {
+            self.fatal = Some(crate::RunError::Limit(format!(
+                "more than {} tasks would exist at {} (fork of `{}`)",
+                self.cfg.max_tasks, self.now, self.wl.templates[template].name
+            )));
+            return None;
+        }
+        let n = self.instances[template];
+        self.instances[template] += 1;
+        let tpl = &self.wl.templates[template];
+        let prog = match &self.shared_programs[template] {
+            Some(p) => p.clone(),
+            None => match self.wl.program(template, n) {
+                Ok(p) => {
+                    let p = Arc::new(p);
+                    if !tpl.instance_dependent {
+                        self.shared_programs[template] = Some(p.clone());
+                    }
+                    p
+                }
+                Err(e) => {
+                    self.fatal = Some(crate::RunError::Workload(e));
+                    return None;
+                }
+            },
+        };
+        let tpl = &self.wl.templates[template];
+        let total = tpl.count.max(self.instances[template]);
+        let name = if total > 1 || tpl.template { format!("{}.{n}", tpl.name) } else { tpl.name.clone() };
+        let affinity = match (&tpl.affinity, parent) {
+            (Some(a), _) => a.clone(),
+            (None, Some(p)) => self.info[p].affinity.clone(),
+            (None, None) => self.machine.all_cpus(),
+        };
+        let policy = match tpl.policy {
+            Policy::Normal => TaskPolicy::Normal,
+            Policy::Batch => TaskPolicy::Batch,
+            Policy::Idle => TaskPolicy::Idle,
+        };
+        let cpu = if affinity.contains(cpu) { cpu } else { affinity.first().unwrap_or(0) };
+        let id = self.tasks.len();
+        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent });
+        self.tasks.push(Task {
+            template,
+            state: TState::Running,
+            on_rq: false,
+            waking: false,
+            in_transit: false,
+            migrate_pending: false,
+            prog,
+            pc: 0,
+            loops: Vec::new(),
+            op_left: None,
+            op_phase: 0,
+            op_aux: 0,
+            timers: Vec::new(),
+            live_children: 0,
+            timer_gen: 0,
+            timer_cpu: cpu,
+            rewarm: Ns(0),
+            last_ran: None,
+            blocked_on: BlockedOn::Nothing,
+            wake_migrated: false,
+        });
+        self.exit_times.push(None);
+        self.alive += 1;
+        if let Some(p) = parent {
+            self.tasks[p].live_children += 1;
+        }
+        self.probe.event(&ProbeEvent::TaskNew { time: self.now, task: id, parent, cpu });
+        Some(id)
+    }
+
+    /// A workload-started task appears: `sched_fork` + `wake_up_new_task`, performed at its
+    /// start time without charging any CPU (it has no creator in the workload).
+    pub(crate) fn start_task(&mut self, template: usize) {
+        let first = self.wl.templates[template].affinity.as_ref().and_then(|a| a.first()).unwrap_or(0);
+        let Some(t) = self.create_task(template, None, first) else { return };
+        hook!(self, first, |p, cx| p.task_new(&mut cx, t, None));
+        let target = self.select(first, t, first, SelectKind::Fork, wf::FORK);
+        self.info[t].cpu = target;
+        self.enqueue(target, target, t, enqueue::INITIAL);
+        self.probe.event(&ProbeEvent::Wakeup { time: self.now, task: t, cpu: target, new: true });
+        self.check_preempt(target, target, t, wf::FORK);
+        // A resched of an idle CPU was requested as a local flag; deliver it.
+        if self.cpus[target].curr.is_none() {
+            self.interrupt(target, Vec::new());
+        }
+    }
+
+    /// Executes `action` on `cpu`. Returns extra lock hold time.
+    pub(crate) fn act(&mut self, cpu: CpuId, action: Action) -> Ns {
+        match action {
+            Action::Schedule { newidle } => return self.schedule(cpu, newidle),
+            Action::Tick => {
+                if let Some(t) = self.cpus[cpu].curr {
+                    hook!(self, cpu, |p, cx| p.task_tick(&mut cx, cpu, t));
+                }
+                hook!(self, cpu, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
+            }
+            Action::TtwuStart { task, wf, claimed } => self.ttwu(cpu, task, wf, claimed),
+            Action::TtwuRunnable { task, wf, cpu: rq } => {
+                let tk = &self.tasks[task];
+                if tk.on_rq && self.info[task].cpu == rq {
+                    // `ttwu_runnable`: still queued, so it never really slept.
+                    self.tasks[task].state = TState::Running;
+                    self.tasks[task].waking = false;
+                    self.tasks[task].blocked_on = BlockedOn::Nothing;
+                } else if !tk.on_rq {
+                    self.ttwu(cpu, task, wf, true);
+                } else {
+                    let now_on = self.info[task].cpu;
+                    let s = self.locked1(now_on, LockSite::TryToWakeUp, self.machine.costs.ttwu_activate, Action::TtwuRunnable { task, wf, cpu: now_on });
+                    self.cpus[cpu].kstack.push_front(s);
+                }
+            }
+            Action::TtwuActivate { task, wf, cpu: rq } => self.ttwu_activate(cpu, rq, task, wf),
+            Action::TtwuPending => {
+                let list = std::mem::take(&mut self.cpus[cpu].wake_list);
+                for t in list {
+                    self.ttwu_activate(cpu, cpu, t, 0);
+                }
+            }
+            Action::ForkChild { parent, template } => {
+                let Some(child) = self.create_task(template, Some(parent), cpu) else { return Ns(0) };
+                hook!(self, cpu, |p, cx| p.task_new(&mut cx, child, Some(parent)));
+                let prev = self.info[child].cpu;
+                let target = self.select(cpu, child, prev, SelectKind::Fork, wf::FORK);
+                // `__set_task_cpu`: no `migrate_task_rq` for a task that was never queued.
+                self.info[child].cpu = target;
+                let s = self.locked1(target, LockSite::WakeUpNewTask, self.machine.costs.wake_up_new_task, Action::WakeUpNewTask { child, cpu: target });
+                self.cpus[cpu].kstack.push_front(s);
+            }
+            Action::WakeUpNewTask { child, cpu: rq } => {
+                self.enqueue(cpu, rq, child, enqueue::INITIAL);
+                self.probe.event(&ProbeEvent::Wakeup { time: self.now, task: child, cpu: rq, new: true });
+                self.check_preempt(cpu, rq, child, wf::FORK);
+            }
+            Action::MoveQueued { task, from, to } => {
+                let ok = self.tasks[task].on_rq
+                    && self.info[task].cpu == from
+                    && self.cpus[from].curr != Some(task)
+                    && self.info[task].affinity.contains(to);
+                if ok {
+                    self.dequeue(cpu, from, task, dequeue::MIGRATE);
+                    self.set_task_cpu(cpu, task, to);
+                    self.enqueue(cpu, to, task, enqueue::MIGRATED);
+                    self.check_preempt(cpu, to, task, wf::MIGRATED);
+                }
+            }
+            Action::ActivateMoved { task, to } => {
+                self.set_task_cpu(cpu, task, to);
+                self.tasks[task].in_transit = false;
+                self.enqueue(cpu, to, task, enqueue::MIGRATED);
+                self.check_preempt(cpu, to, task, wf::MIGRATED);
+            }
+            Action::Yield { task } => {
+                if self.cpus[cpu].curr == Some(task) {
+                    hook!(self, cpu, |p, cx| p.yield_task(&mut cx, cpu, task));
+                }
+                let s = self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true });
+                self.cpus[cpu].kstack.push_front(s);
+            }
+            Action::SetNice { task, nice } => {
+                self.info[task].nice = nice;
+                hook!(self, cpu, |p, cx| p.reweight_task(&mut cx, task));
+            }
+            Action::SetAffinity { task, set } => {
+                let here = self.info[task].cpu;
+                self.info[task].affinity = set;
+                if !self.info[task].affinity.contains(here) {
+                    // `affine_move_task`: the stopper pushes the running task off this CPU.
+                    self.tasks[task].migrate_pending = true;
+                    self.cpus[cpu].need_resched = true;
+                }
+            }
+            Action::SleepUntil { task, until } => {
+                let tk = &mut self.tasks[task];
+                tk.timer_gen += 1;
+                tk.timer_cpu = cpu;
+                let gen = tk.timer_gen;
+                self.events.push(until.max(self.now), crate::cpu::Event::Timer { task, gen });
+                self.block(cpu, task, BlockedOn::Timer);
+            }
+            Action::Exit { task } => {
+                self.tasks[task].state = TState::Dead;
+                self.exit_times[task] = Some(self.now);
+                self.alive -= 1;
+                self.probe.event(&ProbeEvent::Exit { time: self.now, task });
+                let mut steps = Vec::new();
+                if let Some(p) = self.info[task].parent {
+                    let pt = &mut self.tasks[p];
+                    pt.live_children -= 1;
+                    if pt.live_children == 0 && pt.blocked_on == BlockedOn::Children && pt.state == TState::Sleeping {
+                        steps.push(Step::Delay(self.ttwu_cost(cpu, p)));
+                        steps.push(Step::Do(Action::TtwuStart { task: p, wf: 0, claimed: false }));
+                    }
+                }
+                // Orphans are reparented to nobody: their exit wakes no one.
+                for c in 0..self.info.len() {
+                    if self.info[c].parent == Some(task) && self.tasks[c].state != TState::Dead {
+                        self.info[c].parent = None;
+                    }
+                }
+                steps.push(self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true }));
+                self.push_steps(cpu, steps);
+            }
+            Action::WaitChildren { task } => {
+                if self.tasks[task].live_children > 0 {
+                    self.block(cpu, task, BlockedOn::Children);
+                }
+            }
+            Action::PipeWrite { task, pipe } => {
+                let p = &mut self.objs.pipes[pipe];
+                let n = (p.capacity - p.len).min(self.tasks[task].op_aux);
+                p.len += n;
+                self.tasks[task].op_aux -= n;
+                let woken = if n > 0 { p.readers.pop_front() } else { None };
+                let done = self.tasks[task].op_aux == 0;
+                if done {
+                    self.next_op(task);
+                } else {
+                    self.objs.pipes[pipe].writers.push_back(task);
+                    self.block(cpu, task, BlockedOn::PipeWrite(pipe));
+                }
+                if let Some(r) = woken {
+                    self.wake_steps(cpu, r, wf::SYNC);
+                }
+            }
+            Action::PipeRead { task, pipe } => {
+                let p = &mut self.objs.pipes[pipe];
+                let n = p.len.min(self.tasks[task].op_aux);
+                p.len -= n;
+                self.tasks[task].op_aux -= n;
+                let woken: Vec<TaskId> = if n > 0 { p.writers.drain(..).collect() } else { Vec::new() };
+                if self.tasks[task].op_aux == 0 {
+                    self.next_op(task);
+                } else {
+                    self.objs.pipes[pipe].readers.push_back(task);
+                    self.block(cpu, task, BlockedOn::PipeRead(pipe));
+                }
+                for w in woken.into_iter().rev() {
+                    self.wake_steps(cpu, w, wf::SYNC);
+                }
+            }
+            Action::FutexWait { task, key, expected } => {
+                if self.objs.value(key) == expected {
+                    let b = self.objs.bucket(key);
+                    self.objs.buckets.entry(b).or_default().push_back((key, task));
+                    self.block(cpu, task, BlockedOn::Futex);
+                }
+                // else: -EAGAIN, the task re-checks in user space.
+            }
+            Action::FutexWake { key, n } => {
+                let b = self.objs.bucket(key);
+                let mut woken = Vec::new();
+                if let Some(q) = self.objs.buckets.get_mut(&b) {
+                    let mut i = 0;
+                    while i < q.len() && (woken.len() as u64) < n {
+                        if q[i].0 == key {
+                            woken.push(q.remove(i).expect("index in range").1);
+                        } else {
+                            i += 1;
+                        }
+                    }
+                    if q.is_empty() {
+                        self.objs.buckets.remove(&b);
+                    }
+                }
+                // `wake_up_q` runs after the bucket lock is dropped.
+                for t in woken.into_iter().rev() {
+                    self.wake_steps(cpu, t, 0);
+                }
+            }
+        }
+        Ns(0)
+    }
+
+    fn ttwu_cost(&self, cpu: CpuId, t: TaskId) -> Ns {
+        if self.info[t].cpu == cpu {
+            self.machine.costs.ttwu_local
+        } else {
+            self.machine.costs.ttwu_remote
+        }
+    }
+
+    /// Queues a `try_to_wake_up(t)` to run next on `cpu`.
+    fn wake_steps(&mut self, cpu: CpuId, t: TaskId, wake_flags: u32) {
+        let cost = self.ttwu_cost(cpu, t);
+        self.push_steps(cpu, vec![Step::Delay(cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })]);
+    }
+
+    /// `try_to_wake_up` (core.c, v5.15): claim the task, then either `ttwu_runnable` (still
+    /// queued), or select a CPU and queue to its wake list or lock it and activate.
+    fn ttwu(&mut self, cpu: CpuId, t: TaskId, wake_flags: u32, claimed: bool) {
+        if !claimed {
+            let tk = &self.tasks[t];
+            if tk.state != TState::Sleeping || tk.waking {
+                return; // already awake, dead, or being woken by someone else
+            }
+            self.tasks[t].waking = true;
+            self.probe.event(&ProbeEvent::Waking { time: self.now, task: t, waker_cpu: cpu });
+            if self.tasks[t].on_rq {
+                let rq = self.info[t].cpu;
+                let s = self.locked1(rq, LockSite::TryToWakeUp, self.machine.costs.ttwu_activate, Action::TtwuRunnable { task: t, wf: wake_flags, cpu: rq });
+                self.cpus[cpu].kstack.push_front(s);
+                return;
+            }
+        }
+        self.tasks[t].wake_migrated = false;
+        let prev = self.info[t].cpu;
+        let target = self.select(cpu, t, prev, SelectKind::Wake, wake_flags);
+        self.set_task_cpu(cpu, t, target);
+        let shares = self.machine.topology.shares_llc(cpu, target);
+        let queue = self.cfg.ttwu_queue && target != cpu && (!shares || self.views[target].nr_running == 0);
+        if queue {
+            // `ttwu_queue_wakelist`: the target activates it under its own lock after an IPI.
+            let first = self.cpus[target].wake_list.is_empty();
+            self.cpus[target].wake_list.push(t);
+            if first {
+                let at = self.now + self.machine.costs.ipi_latency;
+                self.events.push(at, crate::cpu::Event::Ipi { cpu: target, kind: Ipi::WakeList });
+            }
+        } else {
+            let s = self.locked1(target, LockSite::TryToWakeUp, self.machine.costs.ttwu_activate, Action::TtwuActivate { task: t, wf: wake_flags, cpu: target });
+            self.cpus[cpu].kstack.push_front(s);
+        }
+    }
+
+    /// `ttwu_do_activate` on runqueue `rq` (locked), executed by `cpu`.
+    fn ttwu_activate(&mut self, cpu: CpuId, rq: CpuId, t: TaskId, wake_flags: u32) {
+        let mut flags = enqueue::WAKEUP;
+        let mut wf_ = wake_flags;
+        if self.tasks[t].wake_migrated {
+            flags |= enqueue::MIGRATED;
+            wf_ |= wf::MIGRATED;
+        }
+        self.enqueue(cpu, rq, t, flags);
+        let tk = &mut self.tasks[t];
+        tk.state = TState::Running;
+        tk.waking = false;
+        tk.blocked_on = BlockedOn::Nothing;
+        self.probe.event(&ProbeEvent::Wakeup { time: self.now, task: t, cpu: rq, new: false });
+        self.check_preempt(cpu, rq, t, wf_);
+    }
+
+    /// `__schedule` on `cpu` with its runqueue locked. Returns the context-switch time,
+    /// which extends the lock hold (the lock is released in `finish_task_switch`).
+    fn schedule(&mut self, cpu: CpuId, newidle: bool) -> Ns {
+        self.cpus[cpu].need_resched = false;
+        let prev = self.cpus[cpu].curr;
+        let mut prev_state = PrevState::Runnable;
+        let mut moving = None;
+        if let Some(p) = prev {
+            match self.tasks[p].state {
+                TState::Sleeping => {
+                    prev_state = PrevState::Blocked;
+                    self.dequeue(cpu, cpu, p, dequeue::SLEEP);
+                }
+                TState::Dead => {
+                    prev_state = PrevState::Dead;
+                    self.dequeue(cpu, cpu, p, dequeue::SLEEP);
+                }
+                TState::Running => {
+                    if self.tasks[p].migrate_pending {
+                        self.tasks[p].migrate_pending = false;
+                        self.dequeue(cpu, cpu, p, dequeue::MIGRATE);
+                        self.tasks[p].in_transit = true;
+                        moving = Some(p);
+                    }
+                }
+            }
+            hook!(self, cpu, |pol, cx| pol.put_prev_task(&mut cx, cpu, p));
+        }
+        let next = hook!(self, cpu, |pol, cx| pol.pick_next_task(&mut cx, cpu));
+        if let Some(n) = next {
+            if !self.tasks[n].on_rq || self.info[n].cpu != cpu || self.tasks[n].state == TState::Dead {
+                self.fail(format!(
+                    "policy `{}` picked task {} on CPU {cpu}, but it is not queued there",
+                    self.policy.name(),
+                    self.info[n].name
+                ));
+                return Ns(0);
+            }
+        }
+        self.hash.write_u64(0x5c4e_d000 + cpu as u64);
+        self.hash.write_u64(next.map_or(u64::MAX, |n| n as u64));
+        let mut cost = Ns(0);
+        if next != prev {
+            self.cpus[cpu].curr = next;
+            self.views[cpu].curr = next;
+            self.probe.event(&ProbeEvent::Switch { time: self.now, cpu, prev, prev_state, next });
+            cost = self.machine.costs.context_switch;
+            if let Some(n) = next {
+                cost += self.rewarm(cpu, n);
+                self.tasks[n].last_ran = Some(cpu);
+            }
+        }
+        if let Some(p) = prev {
+            if prev_state == PrevState::Dead {
+                hook!(self, cpu, |pol, cx| pol.task_dead(&mut cx, p));
+            }
+        }
+        if let Some(p) = moving {
+            let to = self.distribute_cpu(p);
+            let s = self.locked1(to, LockSite::Migrate, self.machine.costs.migrate, Action::ActivateMoved { task: p, to });
+            self.cpus[cpu].kstack.push_front(s);
+        }
+        match next {
+            Some(_) => self.start_tick(cpu),
+            None if newidle => {
+                hook!(self, cpu, |pol, cx| pol.balance(&mut cx, cpu, BalanceKind::NewIdle));
+            }
+            None => {}
+        }
+        cost
+    }
+
+    /// Cache re-warm penalty for running on `cpu` after last running elsewhere; charged as
+    /// extra work of the task's next `run`.
+    fn rewarm(&mut self, cpu: CpuId, t: TaskId) -> Ns {
+        let Some(last) = self.tasks[t].last_ran else { return Ns(0) };
+        if last == cpu {
+            return Ns(0);
+        }
+        let topo = &self.machine.topology;
+        let c = &self.machine.costs;
+        let pen = if topo.same_core(last, cpu) {
+            Ns(0)
+        } else if topo.shares_llc(last, cpu) {
+            c.rewarm_same_llc
+        } else if c.numa_scaled {
+            Ns(c.rewarm_cross_llc.0 * u64::from(topo.distance(last, cpu)) / 10)
+        } else {
+            c.rewarm_cross_llc
+        };
+        self.tasks[t].rewarm += pen;
+        Ns(0)
+    }
+
+    /// `cpumask_any_and_distribute`: spread affinity-forced moves over the allowed CPUs.
+    fn distribute_cpu(&mut self, t: TaskId) -> CpuId {
+        let aff = &self.info[t].affinity;
+        let n = self.cpus.len();
+        for i in 1..=n {
+            let c = (self.distribute + i) % n;
+            if aff.contains(c) {
+                self.distribute = c;
+                return c;
+            }
+        }
+        aff.first().unwrap_or(0)
+    }
+}

@@ -1,0 +1,390 @@
+//! Executing task programs: user work, and the syscalls that enter the kernel.
+
+use crate::cpu::{Action, Step};
+use crate::objects::FutexKey;
+use crate::{Kernel, TState};
+use schedlab_machine::LockSite;
+use schedlab_sim::{CpuId, Ns, TaskId};
+use schedlab_workload::{Op, Program};
+
+pub(crate) enum OpTiming {
+    /// CPU work that pauses while the task is off the CPU or in the kernel.
+    Work,
+    /// Wall-clock deadline (spin).
+    Deadline,
+    Other,
+}
+
+pub(crate) fn op_timing(prog: &Program, pc: usize) -> OpTiming {
+    match prog.ops.get(pc) {
+        Some(Op::Run(_)) => OpTiming::Work,
+        Some(Op::Spin(_)) => OpTiming::Deadline,
+        _ => OpTiming::Other,
+    }
+}
+
+/// Outcome of the user-space part of a mutex lock.
+enum LockStep {
+    Acquired,
+    Wait,
+}
+
+impl Kernel<'_> {
+    pub(crate) fn next_op(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t];
+        task.pc += 1;
+        task.op_left = None;
+        task.op_phase = 0;
+        task.op_aux = 0;
+    }
+
+    /// A `run` or `spin` finished.
+    pub(crate) fn user_op_done(&mut self, t: TaskId) {
+        self.next_op(t);
+    }
+
+    fn syscall(&self) -> Step {
+        Step::Delay(self.machine.costs.syscall)
+    }
+
+    fn futex_steps(&mut self, key: FutexKey, action: Action) -> Vec<Step> {
+        let b = self.objs.bucket(key);
+        let lock = self.lock_id(crate::LockName::FutexBucket(b));
+        let c = &self.machine.costs;
+        vec![
+            Step::Delay(c.syscall + c.futex),
+            Step::Locked {
+                locks: [lock, lock],
+                n: 1,
+                got: 0,
+                site: LockSite::FutexBucket,
+                hold: c.futex_bucket_hold,
+                action,
+            },
+        ]
+    }
+
+    fn futex_wait(&mut self, t: TaskId, key: FutexKey, expected: u64) -> Vec<Step> {
+        self.futex_steps(key, Action::FutexWait { task: t, key, expected })
+    }
+
+    fn futex_wake(&mut self, key: FutexKey, n: u64) -> Vec<Step> {
+        self.futex_steps(key, Action::FutexWake { key, n })
+    }
+
+    /// The user-space mutex lock (glibc `lll_lock`): CAS 0→1; on failure, loop on
+    /// `xchg(word, 2)` and `futex_wait(word, 2)`. `phase` 0 = first try, 1 = retry.
+    fn mutex_lock(&mut self, t: TaskId, m: usize, phase: &mut u8, steps: &mut Vec<Step>) -> LockStep {
+        let mx = &mut self.objs.mutexes[m];
+        if *phase == 0 {
+            if mx.word == 0 {
+                mx.word = 1;
+                mx.owner = Some(t);
+                return LockStep::Acquired;
+            }
+            *phase = 1;
+        }
+        let old = std::mem::replace(&mut mx.word, 2);
+        if old == 0 {
+            mx.owner = Some(t);
+            return LockStep::Acquired;
+        }
+        steps.extend(self.futex_wait(t, FutexKey::Mutex(m), 2));
+        LockStep::Wait
+    }
+
+    /// The user-space unlock: `xchg(word, 0)`; if it was 2, `futex_wake(word, 1)`.
+    fn mutex_unlock(&mut self, m: usize, steps: &mut Vec<Step>) {
+        let mx = &mut self.objs.mutexes[m];
+        let old = std::mem::replace(&mut mx.word, 0);
+        mx.owner = None;
+        if old == 2 {
+            steps.extend(self.futex_wake(FutexKey::Mutex(m), 1));
+        }
+    }
+
+    /// Runs task `t`'s program on `cpu` from its current op until it needs time: user work
+    /// (busy until done) or a syscall (kernel steps queued on the CPU).
+    pub(crate) fn run_task(&mut self, cpu: CpuId, t: TaskId) {
+        let mut guard = 0u32;
+        loop {
+            guard += 1;
+            if guard > 100_000 {
+                let task = &self.tasks[t];
+                let at = task.prog.origin.get(task.pc).map(|o| format!(" (line {}, `{}`)", o.0, o.1)).unwrap_or_default();
+                self.fail(format!(
+                    "task {} ran 100000 operations without using time at {}{at}: a loop makes no progress",
+                    self.info[t].name, self.now
+                ));
+                return;
+            }
+            let prog = self.tasks[t].prog.clone();
+            let pc = self.tasks[t].pc;
+            let Some(op) = prog.ops.get(pc) else {
+                self.push_steps(cpu, vec![Step::Delay(self.machine.costs.exit), Step::Do(Action::Exit { task: t })]);
+                return;
+            };
+            let mut steps = Vec::new();
+            match op {
+                Op::Run(d) => {
+                    let left = match self.tasks[t].op_left {
+                        Some(l) => l,
+                        None => {
+                            let l = d.sample(&mut self.wl_rng) + std::mem::take(&mut self.tasks[t].rewarm);
+                            self.tasks[t].op_left = Some(l);
+                            l
+                        }
+                    };
+                    if left.0 == 0 {
+                        self.next_op(t);
+                        continue;
+                    }
+                    self.start_user(cpu, left);
+                    return;
+                }
+                Op::Spin(d) => {
+                    let deadline = match self.tasks[t].op_left {
+                        Some(l) => l,
+                        None => {
+                            let l = self.now + d.sample(&mut self.wl_rng);
+                            self.tasks[t].op_left = Some(l);
+                            l
+                        }
+                    };
+                    if deadline <= self.now {
+                        self.next_op(t);
+                        continue;
+                    }
+                    self.start_user(cpu, deadline - self.now);
+                    return;
+                }
+                Op::Loop { count, end } => {
+                    match count {
+                        Some(0) => {
+                            self.tasks[t].pc = end + 1;
+                            continue;
+                        }
+                        Some(c) => self.tasks[t].loops.push(*c),
+                        None => self.tasks[t].loops.push(u64::MAX),
+                    }
+                    self.next_op(t);
+                    continue;
+                }
+                Op::EndLoop { start } => {
+                    let task = &mut self.tasks[t];
+                    let top = task.loops.last_mut().expect("loop stack matches program");
+                    if *top != u64::MAX {
+                        *top -= 1;
+                    }
+                    if *top > 0 {
+                        task.pc = start + 1;
+                    } else {
+                        task.loops.pop();
+                        task.pc += 1;
+                    }
+                    continue;
+                }
+                Op::Sleep(d) => {
+                    let until = self.now + self.machine.costs.syscall + d.sample(&mut self.wl_rng);
+                    self.next_op(t);
+                    steps.push(self.syscall());
+                    steps.push(Step::Do(Action::SleepUntil { task: t, until }));
+                }
+                Op::Timer { period } => {
+                    let task = &mut self.tasks[t];
+                    let next = match task.timers.iter_mut().find(|(p, _)| *p == pc) {
+                        Some((_, n)) => {
+                            *n += *period;
+                            *n
+                        }
+                        None => {
+                            let n = self.now + *period;
+                            task.timers.push((pc, n));
+                            n
+                        }
+                    };
+                    self.next_op(t);
+                    if next <= self.now {
+                        continue; // overrun: rt-app does not sleep when the period is already over
+                    }
+                    steps.push(self.syscall());
+                    steps.push(Step::Do(Action::SleepUntil { task: t, until: next }));
+                }
+                Op::Yield => {
+                    self.next_op(t);
+                    steps.push(self.syscall());
+                    steps.push(self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, Action::Yield { task: t }));
+                }
+                Op::Fork { template, count } => {
+                    self.next_op(t);
+                    for _ in 0..*count {
+                        steps.push(Step::Delay(self.machine.costs.fork));
+                        steps.push(self.locked1(
+                            cpu,
+                            LockSite::SchedFork,
+                            self.machine.costs.ttwu_activate,
+                            Action::ForkChild { parent: t, template: *template },
+                        ));
+                    }
+                    if steps.is_empty() {
+                        continue;
+                    }
+                }
+                Op::Wait => {
+                    if self.tasks[t].live_children == 0 {
+                        self.next_op(t);
+                        continue;
+                    }
+                    steps.push(self.syscall());
+                    steps.push(Step::Do(Action::WaitChildren { task: t }));
+                }
+                Op::Exit => {
+                    steps.push(Step::Delay(self.machine.costs.exit));
+                    steps.push(Step::Do(Action::Exit { task: t }));
+                }
+                Op::Send { pipe, bytes } | Op::Recv { pipe, bytes } => {
+                    let task = &mut self.tasks[t];
+                    if task.op_phase == 0 {
+                        task.op_phase = 1;
+                        task.op_aux = *bytes;
+                    }
+                    let left = task.op_aux;
+                    if left == 0 {
+                        self.next_op(t);
+                        continue;
+                    }
+                    let c = &self.machine.costs;
+                    let copy = Ns(left.saturating_mul(c.pipe_byte_ps) / 1000);
+                    steps.push(Step::Delay(c.syscall + c.pipe_op + copy));
+                    let send = matches!(op, Op::Send { .. });
+                    steps.push(Step::Do(if send {
+                        Action::PipeWrite { task: t, pipe: *pipe }
+                    } else {
+                        Action::PipeRead { task: t, pipe: *pipe }
+                    }));
+                }
+                Op::Lock(m) => {
+                    let mut phase = self.tasks[t].op_phase;
+                    let r = self.mutex_lock(t, *m, &mut phase, &mut steps);
+                    self.tasks[t].op_phase = phase;
+                    if let LockStep::Acquired = r {
+                        self.next_op(t);
+                        continue;
+                    }
+                }
+                Op::Unlock(m) => {
+                    self.next_op(t);
+                    self.mutex_unlock(*m, &mut steps);
+                    if steps.is_empty() {
+                        continue;
+                    }
+                }
+                Op::CondWait { cond, mutex } => {
+                    // Phases: 0 register + unlock, 1 futex_wait, 2.. relock (mutex phases 0/1).
+                    let task = &mut self.tasks[t];
+                    match task.op_phase {
+                        0 => {
+                            let cv = &mut self.objs.conds[*cond];
+                            cv.waiters += 1;
+                            task.op_aux = cv.seq;
+                            task.op_phase = 1;
+                            self.mutex_unlock(*mutex, &mut steps);
+                            if steps.is_empty() {
+                                continue;
+                            }
+                        }
+                        1 => {
+                            task.op_phase = 2;
+                            let seq = task.op_aux;
+                            steps.extend(self.futex_wait(t, FutexKey::Cond(*cond), seq));
+                        }
+                        _ => {
+                            if task.op_phase == 2 {
+                                self.objs.conds[*cond].waiters -= 1;
+                            }
+                            let mut phase = self.tasks[t].op_phase.saturating_sub(2).min(1);
+                            let r = self.mutex_lock(t, *mutex, &mut phase, &mut steps);
+                            self.tasks[t].op_phase = 3 + phase;
+                            if let LockStep::Acquired = r {
+                                self.next_op(t);
+                                continue;
+                            }
+                        }
+                    }
+                }
+                Op::Signal(c) | Op::Broadcast(c) => {
+                    let all = matches!(op, Op::Broadcast(_));
+                    self.next_op(t);
+                    let cv = &mut self.objs.conds[*c];
+                    cv.seq += 1;
+                    if cv.waiters == 0 {
+                        continue;
+                    }
+                    steps.extend(self.futex_wake(FutexKey::Cond(*c), if all { u64::MAX } else { 1 }));
+                }
+                Op::Barrier(b) => {
+                    let b = *b;
+                    let key = FutexKey::Barrier(b);
+                    if self.tasks[t].op_phase == 0 {
+                        let bar = &mut self.objs.barriers[b];
+                        bar.arrived += 1;
+                        if bar.arrived == bar.parties {
+                            bar.arrived = 0;
+                            bar.gen += 1;
+                            let alone = bar.parties == 1;
+                            self.next_op(t);
+                            if alone {
+                                continue;
+                            }
+                            steps.extend(self.futex_wake(key, u64::MAX));
+                        } else {
+                            let g = bar.gen;
+                            self.tasks[t].op_phase = 1;
+                            self.tasks[t].op_aux = g;
+                            steps.extend(self.futex_wait(t, key, g));
+                        }
+                    } else if self.objs.barriers[b].gen != self.tasks[t].op_aux {
+                        self.next_op(t);
+                        continue;
+                    } else {
+                        let g = self.tasks[t].op_aux;
+                        steps.extend(self.futex_wait(t, key, g));
+                    }
+                }
+                Op::SetNice(n) => {
+                    self.next_op(t);
+                    steps.push(self.syscall());
+                    steps.push(self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, Action::SetNice { task: t, nice: *n }));
+                }
+                Op::SetAffinity(set) => {
+                    self.next_op(t);
+                    steps.push(self.syscall());
+                    steps.push(self.locked1(
+                        cpu,
+                        LockSite::Setattr,
+                        self.machine.costs.schedule,
+                        Action::SetAffinity { task: t, set: set.clone() },
+                    ));
+                }
+            }
+            self.push_steps(cpu, steps);
+            return;
+        }
+    }
+
+    /// Queues `steps` to run next on `cpu`, before anything already queued.
+    pub(crate) fn push_steps(&mut self, cpu: CpuId, steps: Vec<Step>) {
+        let ks = &mut self.cpus[cpu].kstack;
+        for s in steps.into_iter().rev() {
+            ks.push_front(s);
+        }
+    }
+
+    /// Marks the running task as going to sleep; `schedule()` follows.
+    pub(crate) fn block(&mut self, cpu: CpuId, t: TaskId, on: crate::BlockedOn) {
+        self.tasks[t].state = TState::Sleeping;
+        self.tasks[t].blocked_on = on;
+        let s = self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true });
+        self.push_steps(cpu, vec![s]);
+    }
+}

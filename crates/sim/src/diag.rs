@@ -1,0 +1,49 @@
+use std::fmt;
+
+/// An error in an input file, located by line, column and field path.
+///
+/// Rendered as `file:line:column: field `path`: message`, followed by the source line and
+/// a caret, so both people and editors can jump to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub field: String,
+    pub message: String,
+    /// The offending source line, for the snippet.
+    pub snippet: String,
+}
+
+impl SourceError {
+    /// Builds an error located at byte `offset` of `text`.
+    pub fn at(file: &str, text: &str, offset: usize, field: &str, message: impl Into<String>) -> SourceError {
+        let (line, column) = line_col(text, offset);
+        let snippet = text.lines().nth(line.saturating_sub(1)).unwrap_or("").to_string();
+        SourceError { file: file.to_string(), line, column, field: field.to_string(), message: message.into(), snippet }
+    }
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: field `{}`: {}", self.file, self.line, self.column, self.field, self.message)?;
+        if !self.snippet.is_empty() {
+            let pad: String = " ".repeat(self.line.to_string().len());
+            write!(f, "\n{pad} |\n{} | {}\n{pad} | {}^", self.line, self.snippet, " ".repeat(self.column.saturating_sub(1)))?;
+        }
+        Ok(())
+    }
+}
+impl std::error::Error for SourceError {}
+
+/// 1-based line and column (in characters) of byte `offset`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut o = offset.min(text.len());
+    while !text.is_char_boundary(o) {
+        o -= 1;
+    }
+    let before = &text[..o];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}

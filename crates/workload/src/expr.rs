@@ -1,0 +1,138 @@
+//! Integer expressions inside `{…}`: `+ - * / %`, parentheses, integer literals and
+//! variables (parameters, the instance index `n`, `for` variables).
+
+use std::collections::BTreeMap;
+
+pub type Env = BTreeMap<String, i64>;
+
+pub fn eval(src: &str, env: &Env) -> Result<i64, String> {
+    let toks = tokenize(src)?;
+    let mut p = Parser { toks, pos: 0, env };
+    let v = p.sum()?;
+    if p.pos != p.toks.len() {
+        return Err(format!("unexpected `{}` in expression `{src}`", p.toks[p.pos]));
+    }
+    Ok(v)
+}
+
+/// Variables an expression mentions (to know whether it depends on the instance).
+pub fn variables(src: &str) -> Vec<String> {
+    tokenize(src)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|t| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+        .collect()
+}
+
+fn tokenize(src: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let cs: Vec<char> = src.chars().collect();
+    let mut i = 0;
+    while i < cs.len() {
+        let c = cs[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_alphanumeric() || c == '_' {
+            let s = i;
+            while i < cs.len() && (cs[i].is_ascii_alphanumeric() || cs[i] == '_') {
+                i += 1;
+            }
+            out.push(cs[s..i].iter().collect());
+        } else if "+-*/%()".contains(c) {
+            out.push(c.to_string());
+            i += 1;
+        } else {
+            return Err(format!("unexpected character `{c}` in expression `{src}`"));
+        }
+    }
+    Ok(out)
+}
+
+struct Parser<'a> {
+    toks: Vec<String>,
+    pos: usize,
+    env: &'a Env,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&str> {
+        self.toks.get(self.pos).map(String::as_str)
+    }
+    fn sum(&mut self) -> Result<i64, String> {
+        let mut v = self.product()?;
+        while let Some(op @ ("+" | "-")) = self.peek() {
+            let add = op == "+";
+            self.pos += 1;
+            let r = self.product()?;
+            v = if add { v.checked_add(r) } else { v.checked_sub(r) }.ok_or("arithmetic overflow")?;
+        }
+        Ok(v)
+    }
+    fn product(&mut self) -> Result<i64, String> {
+        let mut v = self.atom()?;
+        while let Some(op @ ("*" | "/" | "%")) = self.peek() {
+            let op = op.to_string();
+            self.pos += 1;
+            let r = self.atom()?;
+            v = match op.as_str() {
+                "*" => v.checked_mul(r).ok_or("arithmetic overflow")?,
+                _ if r == 0 => return Err("division by zero".into()),
+                "/" => v / r,
+                _ => v % r,
+            };
+        }
+        Ok(v)
+    }
+    fn atom(&mut self) -> Result<i64, String> {
+        let t = self.peek().ok_or("expression ends too early")?.to_string();
+        self.pos += 1;
+        if t == "(" {
+            let v = self.sum()?;
+            if self.peek() != Some(")") {
+                return Err("missing `)`".into());
+            }
+            self.pos += 1;
+            return Ok(v);
+        }
+        if t == "-" {
+            return Ok(-self.atom()?);
+        }
+        if t.starts_with(|c: char| c.is_ascii_digit()) {
+            return t.parse().map_err(|_| format!("bad number `{t}`"));
+        }
+        self.env.get(&t).copied().ok_or_else(|| {
+            let known: Vec<&str> = self.env.keys().map(String::as_str).collect();
+            format!("unknown variable `{t}` (known here: {})", known.join(", "))
+        })
+    }
+}
+
+/// Expands `{expr}` segments of a name template: `"p.{n / 20}"` → `"p.3"`.
+pub fn expand(template: &str, env: &Env) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = rest[open..].find('}').ok_or_else(|| format!("unclosed `{{` in `{template}`"))? + open;
+        out.push_str(&eval(&rest[open + 1..close], env)?.to_string());
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn evaluates_with_precedence_and_vars() {
+        let mut env = Env::new();
+        env.insert("n".into(), 47);
+        env.insert("r".into(), 3);
+        assert_eq!(eval("(n / 20) * 20 + r", &env), Ok(43));
+        assert_eq!(eval("-2 + 3 * 4 % 5", &env), Ok(0));
+        assert!(eval("x + 1", &env).unwrap_err().contains("unknown variable `x`"));
+        assert!(eval("1 / 0", &env).is_err());
+        assert_eq!(expand("p.{n % 20}.x", &env), Ok("p.7.x".into()));
+    }
+}

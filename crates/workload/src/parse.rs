@@ -1,0 +1,657 @@
+//! Spanned TOML → validated workload AST.
+
+use crate::expr::{self, Env};
+use crate::{BarrierDef, ParamValue, PipeDef, Policy, TaskTemplate, Workload, MAX_TASKS};
+use schedlab_machine::CpuSet;
+use schedlab_sim::{parse_duration, Distribution, Ns, SourceError};
+use std::collections::BTreeMap;
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+type V<'a> = Spanned<DeValue<'a>>;
+
+/// An integer known at parse time, or an expression needing the instance index / loop vars.
+#[derive(Clone, Debug)]
+pub(crate) enum IntSrc {
+    Const(i64),
+    Expr(String),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    pub op: AstOp,
+    pub offset: usize,
+    pub path: String,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum AstOp {
+    Run(Distribution),
+    Sleep(Distribution),
+    Spin(Distribution),
+    Yield,
+    Wait,
+    Exit,
+    Loop { count: Option<IntSrc>, body: Vec<Node> },
+    For { var: String, count: IntSrc, body: Vec<Node> },
+    Fork { template: usize, count: IntSrc },
+    Send { pipe: String, bytes: IntSrc },
+    Recv { pipe: String, bytes: IntSrc },
+    Lock(String),
+    Unlock(String),
+    CondWait { cond: String, mutex: String },
+    Signal(String),
+    Broadcast(String),
+    Barrier(String),
+    Timer(Ns),
+    SetNice(IntSrc),
+    SetAffinity(CpuSet),
+}
+
+struct P<'a> {
+    file: &'a str,
+    text: &'a str,
+    params: BTreeMap<String, ParamValue>,
+    nr_cpus: usize,
+    task_names: Vec<String>,
+}
+
+type R<T> = Result<T, SourceError>;
+
+impl<'a> P<'a> {
+    fn err(&self, offset: usize, field: &str, msg: impl Into<String>) -> SourceError {
+        SourceError::at(self.file, self.text, offset, field, msg)
+    }
+    fn param_env(&self) -> Env {
+        self.params
+            .iter()
+            .filter_map(|(k, v)| match v {
+                ParamValue::Int(i) => Some((k.clone(), *i)),
+                ParamValue::Text(_) => None,
+            })
+            .collect()
+    }
+    fn table<'v>(&self, v: &'v V<'a>, field: &str) -> R<&'v DeTable<'a>> {
+        match v.get_ref() {
+            DeValue::Table(t) => Ok(t),
+            _ => Err(self.err(v.span().start, field, "expected a table")),
+        }
+    }
+    fn check_keys(&self, t: &DeTable, allowed: &[&str], field: &str) -> R<()> {
+        for (k, _) in t.iter() {
+            if !allowed.contains(&k.get_ref().as_ref()) {
+                return Err(self.err(
+                    k.span().start,
+                    &join(field, k.get_ref()),
+                    format!("unknown field `{}`; expected one of {}", k.get_ref(), allowed.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+    fn get<'v>(&self, t: &'v DeTable<'a>, key: &str) -> Option<&'v V<'a>> {
+        t.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
+    }
+    fn require<'v>(&self, t: &'v DeTable<'a>, key: &str, at: usize, field: &str) -> R<&'v V<'a>> {
+        self.get(t, key).ok_or_else(|| self.err(at, &join(field, key), format!("missing required field `{key}`")))
+    }
+    fn string(&self, v: &V, field: &str) -> R<String> {
+        let s = v.get_ref().as_str().ok_or_else(|| self.err(v.span().start, field, "expected a string"))?;
+        Ok(self.subst_text(s))
+    }
+    /// `"$name"` / `"${name}"` → the parameter's text.
+    fn param_ref<'s>(&self, s: &'s str) -> Option<&'s str> {
+        s.strip_prefix("${").and_then(|r| r.strip_suffix('}')).or_else(|| s.strip_prefix('$'))
+    }
+    fn subst_text(&self, s: &str) -> String {
+        match self.param_ref(s).and_then(|n| self.params.get(n)) {
+            Some(ParamValue::Text(t)) => t.clone(),
+            Some(ParamValue::Int(i)) => i.to_string(),
+            None => s.to_string(),
+        }
+    }
+    fn int_src(&self, v: &V, field: &str) -> R<IntSrc> {
+        let at = v.span().start;
+        match v.get_ref() {
+            DeValue::Integer(i) => i
+                .as_str()
+                .parse::<i64>()
+                .ok()
+                .filter(|_| i.radix() == 10)
+                .map(IntSrc::Const)
+                .ok_or_else(|| self.err(at, field, "integer out of range")),
+            DeValue::String(s) => {
+                if let Some(name) = self.param_ref(s) {
+                    return match self.params.get(name) {
+                        Some(ParamValue::Int(i)) => Ok(IntSrc::Const(*i)),
+                        Some(ParamValue::Text(_)) => {
+                            Err(self.err(at, field, format!("parameter `{name}` is not an integer")))
+                        }
+                        None => Err(self.err(at, field, format!("unknown parameter `{name}`"))),
+                    };
+                }
+                let inner = s
+                    .strip_prefix('{')
+                    .and_then(|r| r.strip_suffix('}'))
+                    .ok_or_else(|| self.err(at, field, format!("expected an integer or an expression `{{…}}`, found `{s}`")))?;
+                let env = self.param_env();
+                let vars = expr::variables(inner);
+                if vars.iter().all(|v| env.contains_key(v)) {
+                    expr::eval(inner, &env).map(IntSrc::Const).map_err(|m| self.err(at, field, m))
+                } else {
+                    Ok(IntSrc::Expr(inner.to_string()))
+                }
+            }
+            _ => Err(self.err(at, field, "expected an integer")),
+        }
+    }
+    /// An integer that must be known at parse time (only parameters may appear).
+    fn int(&self, v: &V, field: &str) -> R<i64> {
+        match self.int_src(v, field)? {
+            IntSrc::Const(i) => Ok(i),
+            IntSrc::Expr(e) => {
+                let m = expr::eval(&e, &self.param_env()).unwrap_err();
+                Err(self.err(v.span().start, field, m))
+            }
+        }
+    }
+    fn nonneg(&self, v: &V, field: &str) -> R<u64> {
+        let i = self.int(v, field)?;
+        u64::try_from(i).map_err(|_| self.err(v.span().start, field, format!("must be >= 0, found {i}")))
+    }
+    fn duration(&self, v: &V, field: &str) -> R<Ns> {
+        let at = v.span().start;
+        match v.get_ref() {
+            DeValue::String(s) => {
+                let s = self.subst_text(s);
+                parse_duration(&s).map_err(|m| self.err(at, field, m))
+            }
+            DeValue::Integer(i) if i.as_str() == "0" => Ok(Ns(0)),
+            DeValue::Integer(i) => Err(self.err(
+                at,
+                field,
+                format!("missing unit: write a string such as \"{}ms\" (units: ns, us, ms, s)", i.as_str()),
+            )),
+            DeValue::Float(f) => Err(self.err(at, field, format!("missing unit: write \"{}ms\" (units: ns, us, ms, s)", f.as_str()))),
+            _ => Err(self.err(at, field, "expected a duration such as \"5ms\"")),
+        }
+    }
+    fn dist(&self, v: &V, field: &str) -> R<Distribution> {
+        let DeValue::Table(t) = v.get_ref() else {
+            return Ok(Distribution::Constant(self.duration(v, field)?));
+        };
+        let at = v.span().start;
+        let kind_v = self.require(t, "dist", at, field)?;
+        let kind = self.string(kind_v, &join(field, "dist"))?;
+        let d = |k: &str| -> R<Ns> { self.duration(self.require(t, k, at, field)?, &join(field, k)) };
+        Ok(match kind.as_str() {
+            "constant" => {
+                self.check_keys(t, &["dist", "value"], field)?;
+                Distribution::Constant(d("value")?)
+            }
+            "uniform" => {
+                self.check_keys(t, &["dist", "min", "max"], field)?;
+                let (min, max) = (d("min")?, d("max")?);
+                if max < min {
+                    return Err(self.err(at, &join(field, "max"), "max must be >= min"));
+                }
+                Distribution::Uniform { min, max }
+            }
+            "exponential" => {
+                self.check_keys(t, &["dist", "mean"], field)?;
+                Distribution::Exponential { mean: d("mean")? }
+            }
+            "normal" => {
+                self.check_keys(t, &["dist", "mean", "stddev", "min", "max"], field)?;
+                let mean = d("mean")?;
+                let stddev = d("stddev")?;
+                let min = if self.get(t, "min").is_some() { d("min")? } else { Ns(0) };
+                let max = if self.get(t, "max").is_some() { d("max")? } else { Ns(mean.0.saturating_mul(2).max(mean.0 + 4 * stddev.0)) };
+                if max < min {
+                    return Err(self.err(at, &join(field, "max"), "max must be >= min"));
+                }
+                Distribution::Normal { mean, stddev, min, max }
+            }
+            other => {
+                return Err(self.err(
+                    kind_v.span().start,
+                    &join(field, "dist"),
+                    format!("unknown distribution `{other}`; expected constant, uniform, exponential or normal"),
+                ))
+            }
+        })
+    }
+    fn cpuset(&self, v: &V, field: &str) -> R<CpuSet> {
+        let at = v.span().start;
+        let set = match v.get_ref() {
+            DeValue::String(s) => CpuSet::parse_list(&self.subst_text(s)).map_err(|m| self.err(at, field, m))?,
+            DeValue::Integer(_) => CpuSet::single(1, self.nonneg(v, field)? as usize),
+            DeValue::Array(a) => {
+                let mut set = CpuSet::empty(self.nr_cpus);
+                for e in a.iter() {
+                    let c = self.nonneg(e, field)?;
+                    if c as usize >= schedlab_machine::MAX_CPUS {
+                        return Err(self.err(e.span().start, field, format!("CPU {c} is beyond any machine")));
+                    }
+                    set.insert(c as usize);
+                }
+                if set.is_empty() {
+                    return Err(self.err(at, field, "empty CPU list"));
+                }
+                set
+            }
+            _ => return Err(self.err(at, field, "expected a CPU list such as \"0-3,6\" or [0, 1]")),
+        };
+        if let Some(bad) = set.iter().find(|&c| c >= self.nr_cpus) {
+            return Err(self.err(
+                at,
+                field,
+                format!("CPU {bad} is outside the machine, which has CPUs 0-{}", self.nr_cpus - 1),
+            ));
+        }
+        Ok(set)
+    }
+
+    fn program(&self, v: &V, field: &str) -> R<Vec<Node>> {
+        let DeValue::Array(a) = v.get_ref() else {
+            return Err(self.err(v.span().start, field, "expected an array of operations"));
+        };
+        a.iter().enumerate().map(|(i, e)| self.op(e, &format!("{field}[{i}]"))).collect()
+    }
+
+    fn op(&self, v: &V, field: &str) -> R<Node> {
+        let at = v.span().start;
+        let node = |op| Ok(Node { op, offset: at, path: field.to_string() });
+        if let DeValue::String(s) = v.get_ref() {
+            return match s.as_ref() {
+                "yield" => node(AstOp::Yield),
+                "wait" => node(AstOp::Wait),
+                "exit" => node(AstOp::Exit),
+                other => Err(self.err(
+                    at,
+                    field,
+                    format!("unknown operation `{other}`; bare strings may be yield, wait or exit"),
+                )),
+            };
+        }
+        let t = self.table(v, field)?;
+        let verbs: Vec<&Spanned<std::borrow::Cow<str>>> =
+            t.iter().map(|(k, _)| k).filter(|k| VERBS.contains(&k.get_ref().as_ref())).collect();
+        let verb = match verbs.as_slice() {
+            [one] => one.get_ref().to_string(),
+            [] => {
+                return Err(self.err(at, field, format!("an operation needs one of: {}", VERBS.join(", "))))
+            }
+            [_, second, ..] => {
+                return Err(self.err(second.span().start, field, "an operation may have only one verb"))
+            }
+        };
+        let val = self.get(t, &verb).expect("verb present");
+        let f = join(field, &verb);
+        let extra: &[&str] = match verb.as_str() {
+            "loop" | "for" => &["do", "count"],
+            "fork" => &["count"],
+            "send" | "recv" => &["bytes"],
+            "cond_wait" => &["mutex"],
+            _ => &[],
+        };
+        let mut allowed = vec![verb.as_str()];
+        allowed.extend_from_slice(extra);
+        self.check_keys(t, &allowed, field)?;
+        let name = |s: &str| -> R<String> { self.string(self.require(t, s, at, field)?, &join(field, s)) };
+        let op = match verb.as_str() {
+            "run" => AstOp::Run(self.dist(val, &f)?),
+            "sleep" => AstOp::Sleep(self.dist(val, &f)?),
+            "spin" => AstOp::Spin(self.dist(val, &f)?),
+            "yield" | "wait" | "exit" => {
+                if val.get_ref().as_bool() != Some(true) {
+                    return Err(self.err(val.span().start, &f, "write `true` (or use the bare string form)"));
+                }
+                match verb.as_str() {
+                    "yield" => AstOp::Yield,
+                    "wait" => AstOp::Wait,
+                    _ => AstOp::Exit,
+                }
+            }
+            "loop" => {
+                if self.get(t, "count").is_some() {
+                    return Err(self.err(at, &join(field, "count"), "give the repetitions as `loop = N`"));
+                }
+                let count = match val.get_ref() {
+                    DeValue::String(s) if s.as_ref() == "forever" => None,
+                    _ => Some(self.int_src(val, &f)?),
+                };
+                if let Some(IntSrc::Const(c)) = count {
+                    if c < 0 {
+                        return Err(self.err(val.span().start, &f, "loop count must be >= 0 or \"forever\""));
+                    }
+                }
+                let body = self.program(self.require(t, "do", at, field)?, &join(field, "do"))?;
+                AstOp::Loop { count, body }
+            }
+            "for" => {
+                let var = self.string(val, &f)?;
+                if !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || var.is_empty() {
+                    return Err(self.err(val.span().start, &f, "a loop variable is a plain name such as \"r\""));
+                }
+                let count = self.int_src(self.require(t, "count", at, field)?, &join(field, "count"))?;
+                let body = self.program(self.require(t, "do", at, field)?, &join(field, "do"))?;
+                AstOp::For { var, count, body }
+            }
+            "fork" => {
+                let tname = self.string(val, &f)?;
+                let template = self.task_names.iter().position(|n| *n == tname).ok_or_else(|| {
+                    self.err(val.span().start, &f, format!("no task named `{tname}` to fork"))
+                })?;
+                let count = match self.get(t, "count") {
+                    Some(c) => self.int_src(c, &join(field, "count"))?,
+                    None => IntSrc::Const(1),
+                };
+                AstOp::Fork { template, count }
+            }
+            "send" | "recv" => {
+                let pipe = self.string(val, &f)?;
+                let bytes = self.int_src(self.require(t, "bytes", at, field)?, &join(field, "bytes"))?;
+                if verb == "send" {
+                    AstOp::Send { pipe, bytes }
+                } else {
+                    AstOp::Recv { pipe, bytes }
+                }
+            }
+            "lock" => AstOp::Lock(self.string(val, &f)?),
+            "unlock" => AstOp::Unlock(self.string(val, &f)?),
+            "cond_wait" => AstOp::CondWait { cond: self.string(val, &f)?, mutex: name("mutex")? },
+            "signal" => AstOp::Signal(self.string(val, &f)?),
+            "broadcast" => AstOp::Broadcast(self.string(val, &f)?),
+            "barrier" => AstOp::Barrier(self.string(val, &f)?),
+            "timer" => {
+                let p = self.duration(val, &f)?;
+                if p.0 == 0 {
+                    return Err(self.err(val.span().start, &f, "a timer period must be > 0"));
+                }
+                AstOp::Timer(p)
+            }
+            "set_nice" => {
+                let n = self.int(val, &f)?;
+                check_nice(n).map_err(|m| self.err(val.span().start, &f, m))?;
+                AstOp::SetNice(IntSrc::Const(n))
+            }
+            "set_affinity" => AstOp::SetAffinity(self.cpuset(val, &f)?),
+            _ => unreachable!("verb list and match agree"),
+        };
+        node(op)
+    }
+}
+
+const VERBS: &[&str] = &[
+    "run", "sleep", "spin", "yield", "wait", "exit", "loop", "for", "fork", "send", "recv", "lock", "unlock",
+    "cond_wait", "signal", "broadcast", "barrier", "timer", "set_nice", "set_affinity",
+];
+
+fn check_nice(n: i64) -> Result<(), String> {
+    if (-20..=19).contains(&n) {
+        Ok(())
+    } else {
+        Err(format!("nice {n} outside -20..=19"))
+    }
+}
+
+fn join(field: &str, key: &str) -> String {
+    if field.is_empty() {
+        key.to_string()
+    } else {
+        format!("{field}.{key}")
+    }
+}
+
+fn mentions_n(nodes: &[Node]) -> bool {
+    let has = |s: &str| {
+        let mut rest = s;
+        while let Some(o) = rest.find('{') {
+            let Some(c) = rest[o..].find('}') else { return false };
+            if expr::variables(&rest[o + 1..o + c]).iter().any(|v| v == "n") {
+                return true;
+            }
+            rest = &rest[o + c + 1..];
+        }
+        false
+    };
+    let int = |i: &IntSrc| matches!(i, IntSrc::Expr(e) if expr::variables(e).iter().any(|v| v == "n"));
+    nodes.iter().any(|node| match &node.op {
+        AstOp::Loop { count, body } => count.as_ref().is_some_and(int) || mentions_n(body),
+        AstOp::For { count, body, .. } => int(count) || mentions_n(body),
+        AstOp::Fork { count, .. } | AstOp::SetNice(count) => int(count),
+        AstOp::Send { pipe, bytes } | AstOp::Recv { pipe, bytes } => has(pipe) || int(bytes),
+        AstOp::Lock(s) | AstOp::Unlock(s) | AstOp::Signal(s) | AstOp::Broadcast(s) | AstOp::Barrier(s) => has(s),
+        AstOp::CondWait { cond, mutex } => has(cond) || has(mutex),
+        _ => false,
+    })
+}
+
+/// Parses and validates a workload.
+///
+/// `overrides` are `--param NAME=VALUE` pairs (each must name a declared parameter);
+/// `nr_cpus` is the machine's CPU count, against which affinities are checked.
+pub fn parse_workload(
+    file: &str,
+    text: &str,
+    overrides: &[(String, String)],
+    nr_cpus: usize,
+) -> Result<Workload, SourceError> {
+    let doc = DeTable::parse(text).map_err(|e| {
+        SourceError::at(file, text, e.span().map_or(0, |s| s.start), "(syntax)", e.message().trim().to_string())
+    })?;
+    let root = doc.get_ref();
+    let mut p = P { file, text, params: BTreeMap::new(), nr_cpus: nr_cpus.max(1), task_names: Vec::new() };
+    p.check_keys(
+        root,
+        &["name", "description", "duration", "machine", "params", "pipe", "mutex", "cond", "barrier", "task"],
+        "",
+    )?;
+
+    // Parameters first: everything else may refer to them.
+    if let Some(v) = p.get(root, "params") {
+        for (k, pv) in p.table(v, "params")?.iter() {
+            let f = join("params", k.get_ref());
+            let val = match pv.get_ref() {
+                DeValue::Integer(_) => ParamValue::Int(p.int(pv, &f)?),
+                DeValue::String(s) => ParamValue::Text(s.to_string()),
+                _ => return Err(p.err(pv.span().start, &f, "a parameter is an integer or a string")),
+            };
+            p.params.insert(k.get_ref().to_string(), val);
+        }
+    }
+    for (k, raw) in overrides {
+        let Some(old) = p.params.get(k) else {
+            let known: Vec<&str> = p.params.keys().map(String::as_str).collect();
+            return Err(SourceError {
+                file: "--param".into(),
+                line: 0,
+                column: 0,
+                field: k.clone(),
+                message: format!("`{file}` declares no parameter `{k}` (it has: {})", known.join(", ")),
+                snippet: String::new(),
+            });
+        };
+        let v = match old {
+            ParamValue::Int(_) => ParamValue::Int(raw.trim().parse().map_err(|_| SourceError {
+                file: "--param".into(),
+                line: 0,
+                column: 0,
+                field: k.clone(),
+                message: format!("parameter `{k}` is an integer, not `{raw}`"),
+                snippet: String::new(),
+            })?),
+            ParamValue::Text(_) => ParamValue::Text(raw.clone()),
+        };
+        p.params.insert(k.clone(), v);
+    }
+
+    let str_field = |key: &str| -> R<Option<String>> { p.get(root, key).map(|v| p.string(v, key)).transpose() };
+    let name = str_field("name")?.unwrap_or_else(|| file.to_string());
+    let description = str_field("description")?.unwrap_or_default();
+    let machine = str_field("machine")?;
+    let duration = p.get(root, "duration").map(|v| p.duration(v, "duration")).transpose()?;
+
+    // Kernel objects: `[[pipe]]`, `[[mutex]]`, `[[cond]]`, `[[barrier]]`.
+    let mut pipes = Vec::new();
+    let mut mutexes = Vec::new();
+    let mut conds = Vec::new();
+    let mut barriers = Vec::new();
+    let mut seen = BTreeMap::new();
+    for kind in ["pipe", "mutex", "cond", "barrier"] {
+        let Some(v) = p.get(root, kind) else { continue };
+        let DeValue::Array(items) = v.get_ref() else {
+            return Err(p.err(v.span().start, kind, format!("expected `[[{kind}]]` tables")));
+        };
+        for (i, item) in items.iter().enumerate() {
+            let f = format!("{kind}[{i}]");
+            let t = p.table(item, &f)?;
+            let extra: &[&str] = match kind {
+                "pipe" => &["name", "count", "capacity"],
+                "barrier" => &["name", "count", "parties"],
+                _ => &["name", "count"],
+            };
+            p.check_keys(t, extra, &f)?;
+            let base = p.string(p.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
+            let count = match p.get(t, "count") {
+                Some(c) => Some(p.nonneg(c, &join(&f, "count"))?),
+                None => None,
+            };
+            if count.unwrap_or(1) > MAX_TASKS {
+                return Err(p.err(item.span().start, &join(&f, "count"), format!("more than {MAX_TASKS} objects")));
+            }
+            let names: Vec<String> = match count {
+                Some(c) => (0..c).map(|k| format!("{base}.{k}")).collect(),
+                None => vec![base.clone()],
+            };
+            for n in names {
+                if let Some(prev) = seen.insert((kind, n.clone()), i) {
+                    let _ = prev;
+                    return Err(p.err(item.span().start, &join(&f, "name"), format!("{kind} `{n}` is declared twice")));
+                }
+                match kind {
+                    "pipe" => {
+                        let capacity = match p.get(t, "capacity") {
+                            Some(c) => p.nonneg(c, &join(&f, "capacity"))?,
+                            None => 65_536,
+                        };
+                        if capacity == 0 {
+                            return Err(p.err(item.span().start, &join(&f, "capacity"), "capacity must be > 0"));
+                        }
+                        pipes.push(PipeDef { name: n, capacity });
+                    }
+                    "mutex" => mutexes.push(n),
+                    "cond" => conds.push(n),
+                    _ => {
+                        let parties = p.nonneg(p.require(t, "parties", item.span().start, &f)?, &join(&f, "parties"))?;
+                        if parties == 0 {
+                            return Err(p.err(item.span().start, &join(&f, "parties"), "parties must be > 0"));
+                        }
+                        barriers.push(BarrierDef { name: n, parties });
+                    }
+                }
+            }
+        }
+    }
+
+    // Tasks: collect names first so `fork` can name a template defined further down.
+    let tasks = match p.get(root, "task") {
+        Some(v) => match v.get_ref() {
+            DeValue::Array(a) => a.iter().collect::<Vec<_>>(),
+            _ => return Err(p.err(v.span().start, "task", "expected `[[task]]` tables")),
+        },
+        None => return Err(p.err(0, "task", "a workload needs at least one `[[task]]`")),
+    };
+    for (i, tv) in tasks.iter().enumerate() {
+        let f = format!("task[{i}]");
+        let t = p.table(tv, &f)?;
+        let n = p.string(p.require(t, "name", tv.span().start, &f)?, &join(&f, "name"))?;
+        if p.task_names.contains(&n) {
+            return Err(p.err(tv.span().start, &join(&f, "name"), format!("two tasks are named `{n}`")));
+        }
+        p.task_names.push(n);
+    }
+    let mut templates = Vec::new();
+    let mut total = 0u64;
+    for (i, tv) in tasks.iter().enumerate() {
+        let f = format!("task[{i}]");
+        let t = p.table(tv, &f)?;
+        p.check_keys(t, &["name", "count", "template", "nice", "policy", "affinity", "start", "program"], &f)?;
+        let template = match p.get(t, "template") {
+            Some(v) => v.get_ref().as_bool().ok_or_else(|| p.err(v.span().start, &join(&f, "template"), "expected true or false"))?,
+            None => false,
+        };
+        let count = match p.get(t, "count") {
+            Some(c) => p.nonneg(c, &join(&f, "count"))?,
+            None => u64::from(!template),
+        };
+        if template && count > 0 && p.get(t, "count").is_some() {
+            return Err(p.err(tv.span().start, &join(&f, "count"), "a template is only forked; it has no count"));
+        }
+        total = total.saturating_add(count);
+        if total > MAX_TASKS {
+            return Err(p.err(tv.span().start, &join(&f, "count"), format!("more than {MAX_TASKS} tasks in all")));
+        }
+        let nice = match p.get(t, "nice") {
+            Some(v) => {
+                let n = p.int(v, &join(&f, "nice"))?;
+                check_nice(n).map_err(|m| p.err(v.span().start, &join(&f, "nice"), m))?;
+                n as i32
+            }
+            None => 0,
+        };
+        let policy = match p.get(t, "policy") {
+            Some(v) => match p.string(v, &join(&f, "policy"))?.as_str() {
+                "normal" => Policy::Normal,
+                "batch" => Policy::Batch,
+                "idle" => Policy::Idle,
+                o => {
+                    return Err(p.err(v.span().start, &join(&f, "policy"), format!("unknown policy `{o}`; expected normal, batch or idle")))
+                }
+            },
+            None => Policy::Normal,
+        };
+        let affinity = p.get(t, "affinity").map(|v| p.cpuset(v, &join(&f, "affinity"))).transpose()?;
+        let start = p.get(t, "start").map(|v| p.duration(v, &join(&f, "start"))).transpose()?.unwrap_or(Ns(0));
+        let body = p.program(p.require(t, "program", tv.span().start, &f)?, &join(&f, "program"))?;
+        let instance_dependent = mentions_n(&body);
+        templates.push(TaskTemplate {
+            name: p.task_names[i].clone(),
+            count,
+            template,
+            nice: nice,
+            policy,
+            affinity,
+            start,
+            body,
+            instance_dependent,
+        });
+    }
+    if total == 0 {
+        return Err(p.err(0, "task", "no task is started: every `[[task]]` is a template"));
+    }
+
+    let wl = Workload {
+        file: file.to_string(),
+        text: text.to_string(),
+        name,
+        description,
+        duration,
+        machine,
+        params: p.params,
+        pipes,
+        mutexes,
+        conds,
+        barriers,
+        templates,
+    };
+    // Lower every program once now, so that undefined objects are reported before the run.
+    for (t, tpl) in wl.templates.iter().enumerate() {
+        let instances = if tpl.instance_dependent { tpl.count.max(1) } else { 1 };
+        for n in 0..instances {
+            wl.program(t, n)?;
+        }
+    }
+    Ok(wl)
+}
