@@ -1,1 +1,251 @@
-fn main(){}
+use clap::{Parser, Subcommand, ValueEnum};
+use schedlab::{bench, deterministic_json, parse_kv, write_atomic, CliError, Job};
+use schedlab_metrics::RunRecord;
+use schedlab_sim::{parse_duration, Ns};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(name = "schedlab", version, about = "A laboratory for multicore CPU schedulers")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+    Csv,
+}
+
+#[derive(clap::Args, Clone)]
+struct Common {
+    /// Workload file (TOML).
+    workload: PathBuf,
+    /// Machine: a preset (see `schedlab list`) or a machine file. Default: the workload's
+    /// `machine`, else smp4.
+    #[arg(long)]
+    machine: Option<String>,
+    /// Set a scheduler tunable, KEY=VALUE (repeatable). In `compare`, SCHED:KEY=VALUE
+    /// targets one scheduler.
+    #[arg(long = "set")]
+    sets: Vec<String>,
+    /// Override a workload parameter, NAME=VALUE (repeatable).
+    #[arg(long = "param")]
+    params: Vec<String>,
+    /// Root seed of every random stream.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Simulated time (e.g. 10s); default: the workload's `duration`, else 10s.
+    #[arg(long)]
+    duration: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Write the outputs into this directory (atomically) instead of stdout.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Disable TTWU_QUEUE (remote wakeups always lock the target runqueue).
+    #[arg(long)]
+    no_ttwu_queue: bool,
+    /// Check kernel/policy invariants after every event (slow).
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate a workload under one scheduler.
+    Run {
+        #[command(flatten)]
+        common: Common,
+        /// Scheduler (see `schedlab list`).
+        #[arg(long, default_value = "cfs")]
+        sched: String,
+    },
+    /// Simulate a workload under several schedulers and print them side by side.
+    Compare {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated schedulers.
+        #[arg(long, default_value = "cfs,fifo")]
+        sched: String,
+    },
+    /// List schedulers with their tunables, machine presets and example workloads.
+    List,
+    /// Measure simulator speed (events per second) and its scaling with task count.
+    Bench {
+        /// Largest task count of the scaling sweep.
+        #[arg(long, default_value_t = 10_000)]
+        max_tasks: u64,
+    },
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match real_main(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> Result<(), CliError> {
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    match cli.cmd {
+        Cmd::Run { common, sched } => {
+            let job = prepare(&common, &sched, &common.sets)?;
+            let r = run_with_progress(&job)?;
+            emit(&common, &[r], false)
+        }
+        Cmd::Compare { common, sched } => {
+            let mut out = Vec::new();
+            for s in sched.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let sets: Vec<String> = common
+                    .sets
+                    .iter()
+                    .filter_map(|kv| match kv.split_once(':') {
+                        Some((p, rest)) if !p.contains('=') => (p == s).then(|| rest.to_string()),
+                        _ => Some(kv.clone()),
+                    })
+                    .collect();
+                let job = prepare(&common, s, &sets)?;
+                out.push(run_with_progress(&job)?);
+                if STOP.load(Ordering::SeqCst) {
+                    break;
+                }
+            }
+            emit(&common, &out, true)
+        }
+        Cmd::List => {
+            list();
+            Ok(())
+        }
+        Cmd::Bench { max_tasks } => run_bench(max_tasks),
+    }
+}
+
+fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<Job, CliError> {
+    let path = c.workload.display().to_string();
+    let text = std::fs::read_to_string(&c.workload).map_err(|e| CliError::input(format!("{path}: {e}")))?;
+    let params = c.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
+    let duration = c
+        .duration
+        .as_deref()
+        .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
+        .transpose()?;
+    let mut job = Job::load(&path, &text, c.machine.as_deref(), &params, duration)?;
+    job.sched = sched.to_string();
+    job.sets = sets.iter().map(|s| parse_kv(s, "--set")).collect::<Result<Vec<_>, _>>()?;
+    job.seed = c.seed;
+    job.ttwu_queue = !c.no_ttwu_queue;
+    job.check = c.check;
+    Ok(job)
+}
+
+fn run_with_progress(job: &Job) -> Result<RunRecord, CliError> {
+    let bar = indicatif::ProgressBar::new(job.end.0 / 1_000_000);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} ms simulated ({elapsed})")
+            .expect("valid template"),
+    );
+    bar.set_prefix(job.sched.clone());
+    let r = job.run(&mut |now: Ns| {
+        bar.set_position(now.0 / 1_000_000);
+        !STOP.load(Ordering::SeqCst)
+    });
+    bar.finish_and_clear();
+    if STOP.load(Ordering::SeqCst) {
+        eprintln!("interrupted: writing what was measured so far");
+    }
+    r
+}
+
+fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
+    if let Some(dir) = &c.out {
+        for r in rs {
+            let s = r.scheduler["name"].as_str().unwrap_or("run");
+            write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
+            write_atomic(&dir.join(format!("{s}.tasks.csv")), &schedlab_report::csv(r))?;
+            write_atomic(&dir.join(format!("{s}.txt")), &schedlab_report::text(r))?;
+        }
+        if compare {
+            write_atomic(&dir.join("compare.txt"), &schedlab_report::compare_text(rs))?;
+        }
+        eprintln!("wrote {}", dir.display());
+        return Ok(());
+    }
+    let out = match (c.format, compare) {
+        (Format::Json, false) => schedlab_report::json(&rs[0]),
+        (Format::Json, true) => schedlab_report::json_many(rs),
+        (Format::Csv, _) => rs.iter().enumerate().map(|(i, r)| {
+            let s = schedlab_report::csv(r);
+            if i == 0 { s } else { s.lines().skip(1).map(|l| format!("{l}\n")).collect() }
+        }).collect(),
+        (Format::Text, false) => schedlab_report::text(&rs[0]),
+        (Format::Text, true) => schedlab_report::compare_text(rs),
+    };
+    print!("{out}");
+    let _ = deterministic_json;
+    Ok(())
+}
+
+fn list() {
+    println!("Schedulers (--sched NAME, tunables via --set KEY=VALUE):");
+    let m = schedlab_machine::preset("smp8").expect("preset");
+    for e in schedlab_policies::REGISTRY {
+        println!("  {:<6} {}", e.name, e.doc);
+        if let Ok(p) = (e.make)(&m, &[]) {
+            for t in p.tunables() {
+                println!("           {:<30} {:>10}  {}", t.name, t.value, t.doc);
+            }
+        }
+    }
+    println!("  (defaults shown for smp8; CPU-count-scaled values follow the machine)");
+    println!("\nMachine presets (--machine NAME or a machine file):");
+    for (n, d) in schedlab_machine::PRESETS {
+        println!("  {n:<11} {d}");
+    }
+    println!("\nExample workloads (examples/workloads/):");
+    if let Ok(rd) = std::fs::read_dir("examples/workloads") {
+        let mut names: Vec<String> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        for n in names {
+            println!("  {n}");
+        }
+    }
+}
+
+fn run_bench(max_tasks: u64) -> Result<(), CliError> {
+    let mut rows = Vec::new();
+    let text = std::fs::read_to_string("examples/workloads/periodic-200.toml")
+        .map_err(|e| CliError::input(format!("examples/workloads/periodic-200.toml: {e}")))?;
+    let job = Job::load("examples/workloads/periodic-200.toml", &text, None, &[], Some(Ns::from_secs(10)))?;
+    rows.push(bench::time_job("periodic-200.toml, smp8, 10 s", &job)?);
+    let mut n = 10;
+    while n <= max_tasks {
+        let text = bench::periodic_workload(n, "smp8");
+        let job = Job::load("bench", &text, None, &[], Some(Ns::from_secs(2)))?;
+        rows.push(bench::time_job(&format!("{n} periodic tasks, smp8, 2 s"), &job)?);
+        n *= 10;
+    }
+    println!("{:<36} {:>12} {:>10} {:>14} {:>12}", "run", "events", "wall s", "events/s", "ns/event");
+    for r in rows {
+        println!(
+            "{:<36} {:>12} {:>10.3} {:>14.0} {:>12.1}",
+            r.label,
+            r.events,
+            r.wall_s,
+            r.events as f64 / r.wall_s,
+            r.wall_s * 1e9 / r.events as f64
+        );
+    }
+    let _ = Arc::new(());
+    Ok(())
+}

@@ -41,6 +41,7 @@ impl Kernel<'_> {
         for (v, c) in self.views.iter_mut().zip(&self.cpus) {
             v.curr = c.curr;
             v.ttwu_pending = !c.wake_list.is_empty();
+            v.need_resched = c.need_resched;
         }
     }
 

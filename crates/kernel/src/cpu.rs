@@ -167,7 +167,11 @@ impl Kernel<'_> {
                 }
                 self.cpu_done(cpu);
             }
-            Event::Resume { cpu } => self.advance(cpu),
+            Event::Resume { cpu } => {
+                debug_assert_eq!(self.cpus[cpu].busy, Busy::Spin);
+                self.cpus[cpu].busy = Busy::None;
+                self.advance(cpu);
+            }
             Event::Tick { cpu, gen } => {
                 let c = &mut self.cpus[cpu];
                 if !c.tick_on || c.tick_gen != gen {

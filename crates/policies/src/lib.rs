@@ -1,1 +1,12 @@
+//! Scheduling policies behind [`SchedClass`](schedlab_sched_api::SchedClass), and the
+//! registry that names them.
+//!
+//! * `fifo` — a short reference policy: per-CPU FIFO queues, optional round-robin slice.
+//! * `cfs` — Linux CFS as in v5.15 `kernel/sched/fair.c`.
 
+pub mod cfs;
+pub mod fifo;
+mod placement;
+mod registry;
+
+pub use registry::{make_policy, PolicyEntry, REGISTRY};

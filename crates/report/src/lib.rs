@@ -1,1 +1,277 @@
+//! Pure renderers of [`RunRecord`]s: JSON, CSV and text (one run, or several side by side).
+//!
+//! Architecture Invariant: renderers take records and return strings; they do no I/O.
 
+use schedlab_metrics::RunRecord;
+use std::fmt::Write;
+
+/// JSON (schema documented in `docs/report-format.md`).
+pub fn json(r: &RunRecord) -> String {
+    serde_json::to_string_pretty(r).expect("records serialise") + "\n"
+}
+
+/// Several runs as one JSON array (for `compare --format json`).
+pub fn json_many(rs: &[RunRecord]) -> String {
+    serde_json::to_string_pretty(rs).expect("records serialise") + "\n"
+}
+
+/// Per-task CSV.
+pub fn csv(r: &RunRecord) -> String {
+    let mut s = String::from(
+        "scheduler,name,tid,nice,start_ns,runtime_ns,wait_ns,sleep_ns,switches_voluntary,switches_involuntary,migrations,wakeups,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_max_ns,exit_ns\n",
+    );
+    let sched = r.scheduler["name"].as_str().unwrap_or("");
+    for t in &r.tasks {
+        let l = &t.wakeup_latency_ns;
+        let _ = writeln!(
+            s,
+            "{sched},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            t.name,
+            t.tid,
+            t.nice,
+            t.start_ns,
+            t.runtime_ns,
+            t.wait_ns,
+            t.sleep_ns,
+            t.switches_voluntary,
+            t.switches_involuntary,
+            t.migrations,
+            t.wakeups,
+            l.p50,
+            l.p90,
+            l.p99,
+            l.max,
+            t.exit_ns.map(|e| e.to_string()).unwrap_or_default()
+        );
+    }
+    s
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+fn pct(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".into()
+    } else {
+        format!("{:.2}%", part as f64 * 100.0 / whole as f64)
+    }
+}
+
+/// Task rows, grouped by name prefix (`sender.17` → `sender`) when a run has many tasks.
+struct Group {
+    name: String,
+    count: usize,
+    runtime: u64,
+    wait: u64,
+    sleep: u64,
+    vol: u64,
+    invol: u64,
+    migr: u64,
+    p99_max: u64,
+    max: u64,
+    last_exit: Option<u64>,
+    all_exited: bool,
+}
+
+fn groups(r: &RunRecord, group: bool) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
+    for t in &r.tasks {
+        let key = if group { t.name.split('.').next().unwrap_or(&t.name).to_string() } else { t.name.clone() };
+        let idx = match out.iter().position(|g| g.name == key) {
+            Some(i) => i,
+            None => {
+                out.push(Group {
+                    name: key,
+                    count: 0,
+                    runtime: 0,
+                    wait: 0,
+                    sleep: 0,
+                    vol: 0,
+                    invol: 0,
+                    migr: 0,
+                    p99_max: 0,
+                    max: 0,
+                    last_exit: None,
+                    all_exited: true,
+                });
+                out.len() - 1
+            }
+        };
+        let g = &mut out[idx];
+        g.count += 1;
+        g.runtime += t.runtime_ns;
+        g.wait += t.wait_ns;
+        g.sleep += t.sleep_ns;
+        g.vol += t.switches_voluntary;
+        g.invol += t.switches_involuntary;
+        g.migr += t.migrations;
+        g.p99_max = g.p99_max.max(t.wakeup_latency_ns.p99);
+        g.max = g.max.max(t.wakeup_latency_ns.max);
+        match t.exit_ns {
+            Some(e) => g.last_exit = Some(g.last_exit.map_or(e, |x| x.max(e))),
+            None => g.all_exited = false,
+        }
+    }
+    out
+}
+
+fn table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> =
+        (0..cols).map(|c| rows.iter().map(|r| r.get(c).map_or(0, |s| s.chars().count())).max().unwrap_or(0)).collect();
+    let mut s = String::new();
+    for (i, r) in rows.iter().enumerate() {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, v)| if c == 0 { format!("{v:<w$}", w = widths[c]) } else { format!("{v:>w$}", w = widths[c]) })
+            .collect();
+        s.push_str(line.join("  ").trim_end());
+        s.push('\n');
+        if i == 0 {
+            s.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1)));
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// A readable summary of one run.
+pub fn text(r: &RunRecord) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "schedlab {} · workload {} · scheduler {} · machine {} ({} CPUs, HZ={}) · seed {}",
+        r.schedlab_version,
+        r.workload["name"].as_str().unwrap_or(""),
+        r.scheduler["name"].as_str().unwrap_or(""),
+        r.machine["name"].as_str().unwrap_or(""),
+        r.cpus.len(),
+        r.machine["hz"],
+        r.seed
+    );
+    let _ = writeln!(s, "simulated {} ms ({}), {} events, trace hash {}\n", ms(r.sim_ns), r.end_reason, r.events, r.trace_hash);
+    let group = r.tasks.len() > 24;
+    let mut rows = vec![vec![
+        if group { "task group".to_string() } else { "task".to_string() },
+        "n".into(),
+        "run ms".into(),
+        "share".into(),
+        "wait ms".into(),
+        "sleep ms".into(),
+        "vol sw".into(),
+        "invol sw".into(),
+        "migr".into(),
+        "lat p99 us".into(),
+        "lat max us".into(),
+        "exit ms".into(),
+    ]];
+    let total: u64 = r.tasks.iter().map(|t| t.runtime_ns).sum();
+    for g in groups(r, group) {
+        rows.push(vec![
+            g.name,
+            g.count.to_string(),
+            ms(g.runtime),
+            pct(g.runtime, total),
+            ms(g.wait),
+            ms(g.sleep),
+            g.vol.to_string(),
+            g.invol.to_string(),
+            g.migr.to_string(),
+            format!("{:.1}", g.p99_max as f64 / 1e3),
+            format!("{:.1}", g.max as f64 / 1e3),
+            if g.all_exited { g.last_exit.map(ms).unwrap_or_else(|| "-".into()) } else { "-".into() },
+        ]);
+    }
+    s.push_str(&table(&rows));
+    s.push('\n');
+    let mut rows = vec![vec!["cpu".to_string(), "user".into(), "kernel".into(), "spin".into(), "idle".into()]];
+    for c in &r.cpus {
+        let t = c.user_ns + c.kernel_ns + c.spin_ns + c.idle_ns;
+        rows.push(vec![c.cpu.to_string(), pct(c.user_ns, t), pct(c.kernel_ns, t), pct(c.spin_ns, t), pct(c.idle_ns, t)]);
+    }
+    s.push_str(&table(&rows));
+    s.push('\n');
+    s.push_str(&lock_table(r));
+    s
+}
+
+/// Lock contention aggregated by (kind of lock, call site).
+fn lock_table(r: &RunRecord) -> String {
+    let mut agg: Vec<(String, String, u64, u64, u64)> = Vec::new();
+    for l in &r.locks {
+        let kind = l.lock.split('[').next().unwrap_or("").to_string();
+        match agg.iter_mut().find(|a| a.0 == kind && a.1 == l.site) {
+            Some(a) => {
+                a.2 += l.acquisitions;
+                a.3 += l.contended;
+                a.4 += l.spin_ns;
+            }
+            None => agg.push((kind, l.site.clone(), l.acquisitions, l.contended, l.spin_ns)),
+        }
+    }
+    let mut rows = vec![vec!["lock".to_string(), "site".into(), "acquired".into(), "contended".into(), "spin us".into()]];
+    for a in agg {
+        rows.push(vec![a.0, a.1, a.2.to_string(), format!("{} ({})", a.3, pct(a.3, a.2)), format!("{:.1}", a.4 as f64 / 1e3)]);
+    }
+    table(&rows)
+}
+
+/// Several runs side by side: one column per scheduler.
+pub fn compare_text(rs: &[RunRecord]) -> String {
+    let mut s = String::new();
+    let Some(first) = rs.first() else { return s };
+    let _ = writeln!(
+        s,
+        "workload {} · machine {} ({} CPUs) · seed {} · {} ms simulated\n",
+        first.workload["name"].as_str().unwrap_or(""),
+        first.machine["name"].as_str().unwrap_or(""),
+        first.cpus.len(),
+        first.seed,
+        ms(first.sim_ns)
+    );
+    let group = first.tasks.len() > 24;
+    let mut header = vec!["".to_string()];
+    header.extend(rs.iter().map(|r| r.scheduler["name"].as_str().unwrap_or("").to_string()));
+    let mut rows = vec![header];
+    let all_groups: Vec<Vec<Group>> = rs.iter().map(|r| groups(r, group)).collect();
+    for (gi, g) in all_groups[0].iter().enumerate() {
+        let total = |r: &RunRecord| r.tasks.iter().map(|t| t.runtime_ns).sum::<u64>();
+        let mut row = vec![format!("{} ×{} run share", g.name, g.count)];
+        row.extend(rs.iter().zip(&all_groups).map(|(r, gs)| gs.get(gi).map_or("-".into(), |x| pct(x.runtime, total(r)))));
+        rows.push(row);
+        let mut row = vec![format!("{} wait ms", g.name)];
+        row.extend(all_groups.iter().map(|gs| gs.get(gi).map_or("-".into(), |x| ms(x.wait))));
+        rows.push(row);
+        let mut row = vec![format!("{} wakeup p99 us", g.name)];
+        row.extend(all_groups.iter().map(|gs| gs.get(gi).map_or("-".into(), |x| format!("{:.1}", x.p99_max as f64 / 1e3))));
+        rows.push(row);
+        let mut row = vec![format!("{} done at ms", g.name)];
+        row.extend(all_groups.iter().map(|gs| {
+            gs.get(gi).map_or("-".into(), |x| if x.all_exited { x.last_exit.map(ms).unwrap_or("-".into()) } else { "-".into() })
+        }));
+        rows.push(row);
+    }
+    let sum = |r: &RunRecord, f: fn(&schedlab_metrics::TaskRecord) -> u64| r.tasks.iter().map(f).sum::<u64>();
+    let mut row = vec!["context switches".to_string()];
+    row.extend(rs.iter().map(|r| (sum(r, |t| t.switches_voluntary) + sum(r, |t| t.switches_involuntary)).to_string()));
+    rows.push(row);
+    let mut row = vec!["migrations".to_string()];
+    row.extend(rs.iter().map(|r| sum(r, |t| t.migrations).to_string()));
+    rows.push(row);
+    let mut row = vec!["rq lock contended".to_string()];
+    row.extend(rs.iter().map(|r| {
+        r.locks.iter().filter(|l| l.lock.starts_with("rq")).map(|l| l.contended).sum::<u64>().to_string()
+    }));
+    rows.push(row);
+    let mut row = vec!["spin ms (all CPUs)".to_string()];
+    row.extend(rs.iter().map(|r| ms(r.cpus.iter().map(|c| c.spin_ns).sum())));
+    rows.push(row);
+    let mut row = vec!["events".to_string()];
+    row.extend(rs.iter().map(|r| r.events.to_string()));
+    rows.push(row);
+    s.push_str(&table(&rows));
+    s
+}

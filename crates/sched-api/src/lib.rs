@@ -92,6 +92,8 @@ pub struct CpuView {
     pub nr_running: usize,
     /// A remote wakeup is queued to this CPU's wake list (`rq->ttwu_pending`).
     pub ttwu_pending: bool,
+    /// `TIF_NEED_RESCHED` of this CPU's `curr`.
+    pub need_resched: bool,
 }
 
 /// A policy's request to the kernel.

@@ -1,0 +1,107 @@
+//! Load weights and the fixed-point arithmetic of `kernel/sched/core.c` / `fair.c`.
+
+/// `NICE_0_LOAD` on the 1024 scale (`SCHED_FIXEDPOINT_SHIFT` = 10). On 64-bit kernels the
+/// kernel stores `w << 10` and scales back down in `__calc_delta`; the results are identical.
+pub const NICE_0_LOAD: u64 = 1024;
+
+/// `WMULT_CONST` (`~0U`).
+const WMULT_CONST: u64 = 0xffff_ffff;
+
+/// `sched_prio_to_weight[]` (core.c, identical v4.9…v6.18), indexed by nice + 20.
+pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501,
+    1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// `sched_prio_to_wmult[]` (core.c): 2^32 / weight, precomputed.
+pub const SCHED_PRIO_TO_WMULT: [u32; 40] = [
+    48388, 59856, 76040, 92818, 118348, 147320, 184698, 229616, 287308, 360437, 449829, 563644, 704093, 875809,
+    1099582, 1376151, 1717300, 2157191, 2708050, 3363326, 4194304, 5237765, 6557202, 8165337, 10153587, 12820798,
+    15790321, 19976592, 24970740, 31350126, 39045157, 49367440, 61356676, 76695844, 95443717, 119304647, 148102320,
+    186737708, 238609294, 286331153,
+];
+
+/// `WEIGHT_IDLEPRIO` / `WMULT_IDLEPRIO` (sched.h) for `SCHED_IDLE` tasks.
+pub const WEIGHT_IDLEPRIO: u64 = 3;
+pub const WMULT_IDLEPRIO: u32 = 1_431_655_765;
+
+/// A `struct load_weight`: weight and cached inverse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadWeight {
+    pub weight: u64,
+    pub inv_weight: u32,
+}
+
+impl LoadWeight {
+    /// `set_load_weight` (core.c): the table entry for `nice`, or the idle weight.
+    pub fn for_task(nice: i32, idle: bool) -> LoadWeight {
+        if idle {
+            return LoadWeight { weight: WEIGHT_IDLEPRIO, inv_weight: WMULT_IDLEPRIO };
+        }
+        let i = (nice.clamp(-20, 19) + 20) as usize;
+        LoadWeight { weight: SCHED_PRIO_TO_WEIGHT[i], inv_weight: SCHED_PRIO_TO_WMULT[i] }
+    }
+    /// A sum of weights (a runqueue's load) with its inverse from `__update_inv_weight`.
+    pub fn sum(weight: u64) -> LoadWeight {
+        let inv = if weight >= WMULT_CONST {
+            1
+        } else if weight == 0 {
+            WMULT_CONST as u32
+        } else {
+            (WMULT_CONST / weight) as u32
+        };
+        LoadWeight { weight, inv_weight: inv }
+    }
+}
+
+/// `__calc_delta` (fair.c): `delta * weight / lw.weight` via the 32-bit inverse, with the
+/// kernel's shifts and truncation (128-bit intermediate as `mul_u64_u32_shr`).
+pub fn calc_delta(delta: u64, weight: u64, lw: LoadWeight) -> u64 {
+    let mut fact = weight;
+    let mut shift: u32 = 32;
+    while fact >> 32 != 0 {
+        fact >>= 1;
+        shift -= 1;
+    }
+    let mut fact = (fact as u32 as u64) * u64::from(lw.inv_weight);
+    while fact >> 32 != 0 {
+        fact >>= 1;
+        shift -= 1;
+    }
+    ((u128::from(delta) * u128::from(fact)) >> shift) as u64
+}
+
+/// `calc_delta_fair`: wall time → virtual time for an entity of weight `lw`.
+pub fn calc_delta_fair(delta: u64, lw: LoadWeight) -> u64 {
+    if lw.weight == NICE_0_LOAD {
+        delta
+    } else {
+        calc_delta(delta, NICE_0_LOAD, lw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn wmult_is_the_inverse_of_weight() {
+        for i in 0..40 {
+            let w = SCHED_PRIO_TO_WEIGHT[i];
+            let m = u64::from(SCHED_PRIO_TO_WMULT[i]);
+            // 2^32 / w, rounded as the kernel's table rounds.
+            assert!((w * m).abs_diff(1 << 32) <= w, "nice {}", i as i32 - 20);
+        }
+    }
+    #[test]
+    fn calc_delta_fair_matches_the_ratio_within_one_ns() {
+        for nice in -20..=19 {
+            let lw = LoadWeight::for_task(nice, false);
+            let d = 4_000_000u64;
+            let exact = d * NICE_0_LOAD / lw.weight;
+            let got = calc_delta_fair(d, lw);
+            assert!(got.abs_diff(exact) <= 1 + exact / 1_000_000, "nice {nice}: {got} vs {exact}");
+        }
+        // nice 19: 4 ms of wall time is 4 ms × 1024/15 ≈ 273 ms of vruntime (linux-fair.md §9.8).
+        assert_eq!(calc_delta_fair(4_000_000, LoadWeight::for_task(19, false)) / 1_000_000, 273);
+    }
+}

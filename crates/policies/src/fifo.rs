@@ -1,0 +1,132 @@
+//! `fifo`: the reference policy. Per-CPU FIFO runqueues; a running task keeps the CPU until
+//! it blocks or yields (like `SCHED_FIFO` among equals), or — with `timeslice_ns` > 0 —
+//! until its slice expires at a tick (like `SCHED_RR`, `rt.c:task_tick_rt`).
+
+use crate::placement::idle_or_prev;
+use crate::registry::{parse_u64, unknown};
+use schedlab_machine::Machine;
+use schedlab_sched_api::{BalanceKind, Ctx, SchedClass, SelectKind, Stat, Tunable};
+use schedlab_sim::{CpuId, Ns, TaskId};
+use std::collections::VecDeque;
+
+pub struct Fifo {
+    timeslice: u64,
+    queues: Vec<VecDeque<TaskId>>,
+    curr: Vec<Option<TaskId>>,
+    on_rq: Vec<bool>,
+    slice_start: Vec<Ns>,
+    to_tail: Vec<bool>,
+}
+
+impl Fifo {
+    pub fn new(m: &Machine, sets: &[(String, String)]) -> Result<Fifo, String> {
+        let mut f = Fifo {
+            timeslice: 0,
+            queues: vec![VecDeque::new(); m.nr_cpus()],
+            curr: vec![None; m.nr_cpus()],
+            on_rq: Vec::new(),
+            slice_start: Vec::new(),
+            to_tail: Vec::new(),
+        };
+        for (k, v) in sets {
+            match k.as_str() {
+                "timeslice_ns" => f.timeslice = parse_u64(k, v)?,
+                _ => return Err(unknown("fifo", k, &f.tunables())),
+            }
+        }
+        Ok(f)
+    }
+    fn grow(&mut self, p: TaskId) {
+        if self.on_rq.len() <= p {
+            self.on_rq.resize(p + 1, false);
+            self.slice_start.resize(p + 1, Ns(0));
+            self.to_tail.resize(p + 1, false);
+        }
+    }
+}
+
+impl SchedClass for Fifo {
+    fn name(&self) -> &'static str {
+        "fifo"
+    }
+    fn tunables(&self) -> Vec<Tunable> {
+        vec![Tunable {
+            name: "timeslice_ns",
+            value: self.timeslice.to_string(),
+            doc: "round-robin slice; 0 = run until block or yield (FIFO)",
+        }]
+    }
+    fn task_new(&mut self, _cx: &mut Ctx, p: TaskId, _parent: Option<TaskId>) {
+        self.grow(p);
+    }
+    fn task_dead(&mut self, _cx: &mut Ctx, _p: TaskId) {}
+    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, _k: SelectKind, _wf: u32) -> CpuId {
+        idle_or_prev(cx, p, prev)
+    }
+    fn migrate_task_rq(&mut self, _cx: &mut Ctx, _p: TaskId, _new_cpu: CpuId) {}
+    fn enqueue_task(&mut self, _cx: &mut Ctx, cpu: CpuId, p: TaskId, _flags: u32) {
+        self.grow(p);
+        self.on_rq[p] = true;
+        if self.curr[cpu] != Some(p) {
+            self.queues[cpu].push_back(p);
+        }
+    }
+    fn dequeue_task(&mut self, _cx: &mut Ctx, cpu: CpuId, p: TaskId, _flags: u32) {
+        self.on_rq[p] = false;
+        if self.curr[cpu] != Some(p) {
+            self.queues[cpu].retain(|&t| t != p);
+        }
+    }
+    fn wakeup_preempt(&mut self, _cx: &mut Ctx, _cpu: CpuId, _p: TaskId, _wf: u32) {}
+    fn put_prev_task(&mut self, _cx: &mut Ctx, cpu: CpuId, prev: TaskId) {
+        self.curr[cpu] = None;
+        if self.on_rq[prev] {
+            if std::mem::take(&mut self.to_tail[prev]) {
+                self.queues[cpu].push_back(prev);
+            } else {
+                self.queues[cpu].push_front(prev);
+            }
+        }
+    }
+    fn pick_next_task(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        let p = self.queues[cpu].pop_front()?;
+        self.curr[cpu] = Some(p);
+        if self.slice_start[p] == Ns(0) || !self.to_tail[p] {
+            self.slice_start[p] = cx.now;
+        }
+        Some(p)
+    }
+    fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
+        if self.timeslice > 0 && cx.now.0 - self.slice_start[curr].0 >= self.timeslice && !self.queues[cpu].is_empty() {
+            self.to_tail[curr] = true;
+            self.slice_start[curr] = Ns(0);
+            cx.resched_curr(cpu);
+        }
+    }
+    fn yield_task(&mut self, _cx: &mut Ctx, _cpu: CpuId, curr: TaskId) {
+        self.to_tail[curr] = true;
+    }
+    fn reweight_task(&mut self, _cx: &mut Ctx, _p: TaskId) {}
+    fn balance(&mut self, _cx: &mut Ctx, _cpu: CpuId, _kind: BalanceKind) {}
+    fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
+        out.extend(self.queues[cpu].iter().copied());
+        if let Some(c) = self.curr[cpu] {
+            if self.on_rq[c] {
+                out.push(c);
+            }
+        }
+    }
+    fn task_stats(&self, _p: TaskId) -> Vec<Stat> {
+        Vec::new()
+    }
+    fn check_invariants(&self, _cx: &Ctx) -> Result<(), String> {
+        for (c, q) in self.queues.iter().enumerate() {
+            if let Some(cur) = self.curr[c] {
+                if q.contains(&cur) {
+                    return Err(format!("CPU {c}: curr is also in the queue"));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,50 @@
+use schedlab_machine::Machine;
+use schedlab_sched_api::{SchedClass, Tunable};
+
+/// A policy the CLI can name.
+pub struct PolicyEntry {
+    pub name: &'static str,
+    pub doc: &'static str,
+    /// Builds the policy for a machine with `--set KEY=VALUE` overrides.
+    pub make: fn(&Machine, &[(String, String)]) -> Result<Box<dyn SchedClass>, String>,
+}
+
+pub const REGISTRY: &[PolicyEntry] = &[
+    PolicyEntry {
+        name: "cfs",
+        doc: "Linux CFS (v5.15 fair.c): weighted vruntime, sched_slice, sleeper credit, wakeup granularity, buddies",
+        make: |m, s| Ok(Box::new(crate::cfs::Cfs::new(m, s)?)),
+    },
+    PolicyEntry {
+        name: "fifo",
+        doc: "reference policy: per-CPU FIFO queues, no preemption; optional round-robin timeslice",
+        make: |m, s| Ok(Box::new(crate::fifo::Fifo::new(m, s)?)),
+    },
+];
+
+/// Builds policy `name`, or explains what exists.
+pub fn make_policy(name: &str, machine: &Machine, sets: &[(String, String)]) -> Result<Box<dyn SchedClass>, String> {
+    match REGISTRY.iter().find(|e| e.name == name) {
+        Some(e) => (e.make)(machine, sets),
+        None => {
+            let names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
+            Err(format!("unknown scheduler `{name}`; available: {}", names.join(", ")))
+        }
+    }
+}
+
+/// Parses a tunable's value, with the tunable's name in the error.
+pub(crate) fn parse_u64(key: &str, v: &str) -> Result<u64, String> {
+    let t = v.trim();
+    if let Ok(d) = schedlab_sim::parse_duration(t) {
+        if t.ends_with('s') {
+            return Ok(d.0);
+        }
+    }
+    t.replace('_', "").parse().map_err(|_| format!("tunable `{key}`: `{v}` is not a non-negative integer (or a duration such as 3ms)"))
+}
+
+pub(crate) fn unknown(policy: &str, key: &str, tunables: &[Tunable]) -> String {
+    let names: Vec<&str> = tunables.iter().map(|t| t.name).collect();
+    format!("unknown tunable `{key}` for scheduler `{policy}`; it has: {}", names.join(", "))
+}
