@@ -1,0 +1,94 @@
+//! Bad input gives a non-zero exit and a message naming file, line, column and field —
+//! never a panic. Each case runs the real binary.
+
+use std::process::Command;
+
+fn schedlab(args: &[&str], workload: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.toml");
+    std::fs::write(&path, workload).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedlab"));
+    cmd.arg("run").arg(&path).args(args).arg("--duration").arg("10ms");
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    (out.status.code().unwrap_or(-1), stderr)
+}
+
+const OK_TASK: &str = "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n";
+
+/// `(case, workload, extra args, expected "line:col", expected field, expected words)`
+const CASES: &[(&str, &str, &[&str], &str, &str, &str)] = &[
+    ("malformed syntax", "[[task]\nname = \"t\"\n", &[], ":1:", "(syntax)", ""),
+    ("unknown field", "[[task]]\nname = \"t\"\nnicety = 3\nprogram = [ { run = \"1ms\" } ]\n", &[], ":3:1", "task[0].nicety", "unknown field"),
+    ("unknown op field", "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\", speed = 2 } ]\n", &[], ":3:", "task[0].program[0].speed", "unknown field"),
+    ("missing unit", "[[task]]\nname = \"t\"\nprogram = [ { run = 5 } ]\n", &[], ":3:21", "task[0].program[0].run", "missing unit"),
+    ("missing unit in string", "[[task]]\nname = \"t\"\nprogram = [ { sleep = \"5\" } ]\n", &[], ":3:23", "task[0].program[0].sleep", "missing unit"),
+    ("negative duration", "[[task]]\nname = \"t\"\nprogram = [ { run = \"-5ms\" } ]\n", &[], ":3:", "task[0].program[0].run", "negative"),
+    ("undefined pipe", "[[task]]\nname = \"t\"\nprogram = [ { send = \"nope\", bytes = 10 } ]\n", &[], ":3:", "task[0].program[0]", "undefined pipe `nope`"),
+    ("undefined mutex", "[[task]]\nname = \"t\"\nprogram = [ { lock = \"m\" } ]\n", &[], ":3:", "task[0].program[0]", "undefined mutex `m`"),
+    ("undefined barrier", "[[barrier]]\nname = \"b\"\nparties = 2\n[[task]]\nname = \"t\"\nprogram = [ { barrier = \"c\" } ]\n", &[], ":6:", "task[0].program[0]", "undefined barrier `c`"),
+    ("affinity outside the machine", "[[task]]\nname = \"t\"\naffinity = \"0-9\"\nprogram = [ { run = \"1ms\" } ]\n", &["--machine", "smp4"], ":3:", "task[0].affinity", "outside the machine"),
+    ("nice out of range", "[[task]]\nname = \"t\"\nnice = 25\nprogram = [ { run = \"1ms\" } ]\n", &[], ":3:", "task[0].nice", "outside -20..=19"),
+    ("fork of an unknown task", "[[task]]\nname = \"t\"\nprogram = [ { fork = \"ghost\" } ]\n", &[], ":3:", "task[0].program[0].fork", "no task named"),
+    ("unknown distribution", "[[task]]\nname = \"t\"\nprogram = [ { run = { dist = \"zipf\", mean = \"1ms\" } } ]\n", &[], ":3:", "task[0].program[0].run.dist", "unknown distribution"),
+    ("unknown parameter", "[[task]]\nname = \"t\"\ncount = \"$n_threads\"\nprogram = [ { run = \"1ms\" } ]\n", &[], ":3:", "task[0].count", "unknown parameter"),
+];
+
+#[test]
+fn each_bad_input_names_file_line_column_and_field() {
+    for (case, text, args, at, field, words) in CASES {
+        let (code, err) = schedlab(args, text);
+        assert_ne!(code, 0, "{case}: accepted");
+        assert!(err.contains("w.toml") && err.contains(at), "{case}: no location {at} in: {err}");
+        assert!(err.contains(&format!("field `{field}`")), "{case}: no field {field} in: {err}");
+        assert!(err.contains(words), "{case}: no `{words}` in: {err}");
+    }
+}
+
+#[test]
+fn unknown_scheduler_tunable_machine_and_param() {
+    let (code, err) = schedlab(&["--sched", "bfs"], OK_TASK);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown scheduler `bfs`") && err.contains("cfs"), "{err}");
+    let (code, err) = schedlab(&["--set", "sched_latncy_ns=5"], OK_TASK);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown tunable `sched_latncy_ns`") && err.contains("sched_latency_ns"), "{err}");
+    let (code, err) = schedlab(&["--machine", "cray-1"], OK_TASK);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown machine"), "{err}");
+    let (code, err) = schedlab(&["--param", "groups=4"], OK_TASK);
+    assert_eq!(code, 2);
+    assert!(err.contains("no parameter `groups`"), "{err}");
+}
+
+#[test]
+fn zero_cpu_machine_file_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.toml");
+    std::fs::write(&m, "name = \"empty\"\n[topology]\ncores_per_llc = 0\n").unwrap();
+    let (code, err) = schedlab(&["--machine", m.to_str().unwrap()], OK_TASK);
+    assert_eq!(code, 2);
+    assert!(err.contains("m.toml:3:17") && err.contains("topology.cores_per_llc"), "{err}");
+}
+
+#[test]
+fn a_good_run_writes_json_with_the_schema_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.toml");
+    std::fs::write(&path, OK_TASK).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["run", path.to_str().unwrap(), "--format", "json", "--machine", "up"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for k in ["schema_version", "scheduler", "machine", "seed", "sim_ns", "events", "tasks", "cpus", "locks", "host"] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    let t = &v["tasks"][0];
+    for k in ["name", "tid", "runtime_ns", "wait_ns", "sleep_ns", "switches_voluntary", "switches_involuntary", "migrations", "exit_ns"] {
+        assert!(t.get(k).is_some(), "task missing {k}");
+    }
+    assert_eq!(t["runtime_ns"].as_u64().unwrap() >= 1_000_000, true);
+}

@@ -1,0 +1,158 @@
+//! Kernel-model behaviour: invariants, determinism, contention, probes, limits.
+
+mod common;
+use common::*;
+use schedlab::{deterministic_json, Job};
+use schedlab_kernel::NoProbe;
+use schedlab_sim::Ns;
+
+fn example(name: &str, params: &[(&str, &str)], secs: u64) -> Job {
+    let path = format!("{}/../../examples/workloads/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let mut j = Job::load(name, &text, None, &params, Some(Ns::from_secs(secs))).unwrap();
+    j.check = true;
+    j
+}
+
+const EXAMPLES: &[(&str, &[(&str, &str)], u64)] = &[
+    ("nice-pair.toml", &[], 2),
+    ("four-hogs.toml", &[], 2),
+    ("cpu-io-mix.toml", &[("loops", "100")], 2),
+    ("hackbench.toml", &[("groups", "2"), ("loops", "10")], 5),
+    ("periodic-200.toml", &[], 1),
+    ("fibo-sysbench.toml", &[("threads", "16"), ("requests", "20")], 9),
+];
+
+/// Every example runs twice under every scheduler with invariants checked after every
+/// event, and the JSON (without `host`) is byte-identical.
+#[test]
+fn examples_are_deterministic_and_keep_invariants() {
+    for (name, params, secs) in EXAMPLES {
+        for sched in ["cfs", "fifo"] {
+            let mut j = example(name, params, *secs);
+            j.sched = sched.into();
+            let a = deterministic_json(&run(&j));
+            let b = deterministic_json(&run(&j));
+            assert_eq!(a, b, "{name} under {sched} differs between two runs");
+        }
+    }
+}
+
+/// A different seed changes a workload with random durations.
+#[test]
+fn seed_matters_for_random_workloads() {
+    let mut j = example("fibo-sysbench.toml", &[("threads", "8"), ("requests", "10")], 9);
+    let a = run(&j).trace_hash;
+    j.seed = 2;
+    assert_ne!(a, run(&j).trace_hash);
+}
+
+/// Metrics observe only: the trace hash with metrics equals the hash with no probe.
+#[test]
+fn probes_do_not_change_results() {
+    let j = example("hackbench.toml", &[("groups", "2"), ("loops", "10")], 5);
+    let with = u64::from_str_radix(&run(&j).trace_hash, 16).unwrap();
+    let without = run_with_probe(&j, &mut NoProbe);
+    assert_eq!(with, without);
+}
+
+/// hackbench on the i7-3770 contends on runqueue locks (studies.md S1).
+#[test]
+fn hackbench_contends_on_runqueue_locks() {
+    let j = example("hackbench.toml", &[("groups", "4"), ("loops", "20")], 5);
+    let r = run(&j);
+    let contended: u64 = r.locks.iter().filter(|l| l.lock.starts_with("rq")).map(|l| l.contended).sum();
+    assert!(contended > 0, "no contended rq lock acquisitions");
+    assert_eq!(r.end_reason, "all_exited");
+    // Every message was delivered: each receiver ran and exited.
+    assert!(r.tasks.iter().filter(|t| t.name.starts_with("receiver")).all(|t| t.exit_ns.is_some()));
+    let spin: u64 = r.cpus.iter().map(|c| c.spin_ns).sum();
+    let spun: u64 = r.locks.iter().map(|l| l.spin_ns).sum();
+    assert_eq!(spin, spun, "CPU spin time equals the lock spin time");
+}
+
+/// Per-CPU time is conserved and matches the elapsed time, and a run without TTWU_QUEUE
+/// makes remote wakeups lock the target runqueue instead of using the wake list.
+#[test]
+fn ttwu_queue_switch_changes_the_wakeup_path() {
+    let mut j = example("hackbench.toml", &[("groups", "2"), ("loops", "10")], 5);
+    let r = run(&j);
+    let pending = |r: &schedlab_metrics::RunRecord| {
+        r.locks.iter().filter(|l| l.site == "sched_ttwu_pending").map(|l| l.acquisitions).sum::<u64>()
+    };
+    assert!(pending(&r) > 0);
+    for c in &r.cpus {
+        assert_eq!(c.user_ns + c.kernel_ns + c.spin_ns + c.idle_ns, r.sim_ns);
+    }
+    j.ttwu_queue = false;
+    assert_eq!(pending(&run(&j)), 0);
+}
+
+/// Mutexes, condition variables and barriers: everyone finishes, nobody is lost.
+#[test]
+fn synchronisation_objects_complete() {
+    let text = r#"
+[[mutex]]
+name = "m"
+[[cond]]
+name = "c"
+[[barrier]]
+name = "b"
+parties = 4
+[[task]]
+name = "w"
+count = 4
+program = [
+  { loop = 50, do = [ { lock = "m" }, { run = "50us" }, { unlock = "m" }, { barrier = "b" }, { run = "10us" } ] },
+]
+[[task]]
+name = "waiter"
+program = [ { lock = "m" }, { cond_wait = "c", mutex = "m" }, { unlock = "m" } ]
+[[task]]
+name = "signaller"
+program = [ { sleep = "5ms" }, { lock = "m" }, { signal = "c" }, { unlock = "m" } ]
+"#;
+    for machine in ["up", "smp4", "i7-3770"] {
+        for sched in ["cfs", "fifo"] {
+            let r = run(&job(text, machine, sched, 5, &[]));
+            assert_eq!(r.end_reason, "all_exited", "{machine}/{sched}");
+            let w = task(&r, "w.0");
+            // 50 iterations × 60 us of work each.
+            assert!(w.runtime_ns >= 3_000_000, "{machine}/{sched}: {}", w.runtime_ns);
+        }
+    }
+}
+
+/// Fork/wait/exit, nice and affinity changes at run time.
+#[test]
+fn fork_wait_and_runtime_changes() {
+    let text = r#"
+[[task]]
+name = "parent"
+program = [ { fork = "kid", count = 3 }, "wait", { run = "1ms" } ]
+[[task]]
+name = "kid"
+template = true
+program = [ { run = "2ms" }, { set_nice = 10 }, { set_affinity = "1" }, { run = "2ms" }, "yield", { run = "1ms" } ]
+"#;
+    let r = run(&job(text, "smp2", "cfs", 1, &[]));
+    assert_eq!(r.end_reason, "all_exited");
+    let parent = task(&r, "parent");
+    let last_kid = r.tasks.iter().filter(|t| t.name.starts_with("kid")).map(|t| t.exit_ns.unwrap()).max().unwrap();
+    assert!(parent.exit_ns.unwrap() >= last_kid + 1_000_000, "parent waited for its children");
+    assert!(r.tasks.iter().filter(|t| t.name.starts_with("kid")).all(|t| t.nice == 10));
+}
+
+/// Limits are checked up front with a clear error.
+#[test]
+fn limits_are_checked() {
+    let text = "[[task]]\nname = \"x\"\ncount = 2000000\nprogram = [ { run = \"1ms\" } ]\n";
+    let Err(e) = Job::load("big.toml", text, Some("up"), &[], None) else { panic!("accepted") };
+    assert!(e.message.contains("1000000"), "{e}");
+    let Err(e) = Job::load("t.toml", "[[task]]\nname=\"x\"\nprogram=[{run=\"1ms\"}]\n", Some("up"), &[], Some(Ns::from_secs(100_000)))
+    else {
+        panic!("accepted")
+    };
+    assert!(e.message.contains("exceeds the limit"), "{e}");
+}
