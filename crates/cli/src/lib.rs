@@ -125,6 +125,7 @@ impl Job {
             max_tasks: schedlab_workload::MAX_TASKS,
         };
         let mut metrics = Metrics::default();
+        #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
         let wall = std::time::Instant::now();
         let summary = {
             let mut k = Kernel::new(self.machine.clone(), self.workload.clone(), policy, cfg, &mut metrics)
@@ -140,10 +141,13 @@ impl Job {
             .params
             .iter()
             .map(|(k, v)| {
-                (k.clone(), match v {
-                    ParamValue::Int(i) => json!(i),
-                    ParamValue::Text(t) => json!(t),
-                })
+                (
+                    k.clone(),
+                    match v {
+                        ParamValue::Int(i) => json!(i),
+                        ParamValue::Text(t) => json!(t),
+                    },
+                )
             })
             .collect();
         Ok(RunRecord {
@@ -199,7 +203,8 @@ pub fn write_atomic(path: &std::path::Path, contents: &str) -> Result<(), CliErr
     use std::io::Write;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| CliError { message: format!("{}: {e}", dir.display()), code: 1 })?;
-    let mut f = tempfile::NamedTempFile::new_in(dir).map_err(|e| CliError { message: format!("{}: {e}", dir.display()), code: 1 })?;
+    let mut f = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| CliError { message: format!("{}: {e}", dir.display()), code: 1 })?;
     f.write_all(contents.as_bytes()).map_err(|e| CliError { message: format!("{}: {e}", path.display()), code: 1 })?;
     f.persist(path).map_err(|e| CliError { message: format!("{}: {e}", path.display()), code: 1 })?;
     Ok(())

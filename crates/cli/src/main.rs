@@ -184,10 +184,18 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
     let out = match (c.format, compare) {
         (Format::Json, false) => schedlab_report::json(&rs[0]),
         (Format::Json, true) => schedlab_report::json_many(rs),
-        (Format::Csv, _) => rs.iter().enumerate().map(|(i, r)| {
-            let s = schedlab_report::csv(r);
-            if i == 0 { s } else { s.lines().skip(1).map(|l| format!("{l}\n")).collect() }
-        }).collect(),
+        (Format::Csv, _) => rs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let s = schedlab_report::csv(r);
+                if i == 0 {
+                    s
+                } else {
+                    s.lines().skip(1).map(|l| format!("{l}\n")).collect()
+                }
+            })
+            .collect(),
         (Format::Text, false) => schedlab_report::text(&rs[0]),
         (Format::Text, true) => schedlab_report::compare_text(rs),
     };
@@ -214,7 +222,8 @@ fn list() {
     }
     println!("\nExample workloads (examples/workloads/):");
     if let Ok(rd) = std::fs::read_dir("examples/workloads") {
-        let mut names: Vec<String> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> =
+            rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         for n in names {
             println!("  {n}");

@@ -15,7 +15,8 @@ fn example(name: &str, params: &[(&str, &str)], secs: u64) -> Job {
     j
 }
 
-const EXAMPLES: &[(&str, &[(&str, &str)], u64)] = &[
+type Example = (&'static str, &'static [(&'static str, &'static str)], u64);
+const EXAMPLES: &[Example] = &[
     ("nice-pair.toml", &[], 2),
     ("four-hogs.toml", &[], 2),
     ("cpu-io-mix.toml", &[("loops", "100")], 2),
@@ -150,8 +151,13 @@ fn limits_are_checked() {
     let text = "[[task]]\nname = \"x\"\ncount = 2000000\nprogram = [ { run = \"1ms\" } ]\n";
     let Err(e) = Job::load("big.toml", text, Some("up"), &[], None) else { panic!("accepted") };
     assert!(e.message.contains("1000000"), "{e}");
-    let Err(e) = Job::load("t.toml", "[[task]]\nname=\"x\"\nprogram=[{run=\"1ms\"}]\n", Some("up"), &[], Some(Ns::from_secs(100_000)))
-    else {
+    let Err(e) = Job::load(
+        "t.toml",
+        "[[task]]\nname=\"x\"\nprogram=[{run=\"1ms\"}]\n",
+        Some("up"),
+        &[],
+        Some(Ns::from_secs(100_000)),
+    ) else {
         panic!("accepted")
     };
     assert!(e.message.contains("exceeds the limit"), "{e}");

@@ -240,7 +240,12 @@ impl Kernel<'_> {
                     self.ttwu(cpu, task, wf, true);
                 } else {
                     let now_on = self.info[task].cpu;
-                    let s = self.locked1(now_on, LockSite::TryToWakeUp, self.machine.costs.ttwu_activate, Action::TtwuRunnable { task, wf, cpu: now_on });
+                    let s = self.locked1(
+                        now_on,
+                        LockSite::TryToWakeUp,
+                        self.machine.costs.ttwu_activate,
+                        Action::TtwuRunnable { task, wf, cpu: now_on },
+                    );
                     self.cpus[cpu].kstack.push_front(s);
                 }
             }
@@ -258,7 +263,12 @@ impl Kernel<'_> {
                 let target = self.select(cpu, child, prev, SelectKind::Fork, wf::FORK);
                 // `__set_task_cpu`: no `migrate_task_rq` for a task that was never queued.
                 self.info[child].cpu = target;
-                let s = self.locked1(target, LockSite::WakeUpNewTask, self.machine.costs.wake_up_new_task, Action::WakeUpNewTask { child, cpu: target });
+                let s = self.locked1(
+                    target,
+                    LockSite::WakeUpNewTask,
+                    self.machine.costs.wake_up_new_task,
+                    Action::WakeUpNewTask { child, cpu: target },
+                );
                 self.cpus[cpu].kstack.push_front(s);
             }
             Action::WakeUpNewTask { child, cpu: rq } => {
@@ -288,7 +298,12 @@ impl Kernel<'_> {
                 if self.cpus[cpu].curr == Some(task) {
                     hook!(self, cpu, |p, cx| p.yield_task(&mut cx, cpu, task));
                 }
-                let s = self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true });
+                let s = self.locked1(
+                    cpu,
+                    LockSite::Schedule,
+                    self.machine.costs.schedule,
+                    Action::Schedule { newidle: true },
+                );
                 self.cpus[cpu].kstack.push_front(s);
             }
             Action::SetNice { task, nice } => {
@@ -332,7 +347,12 @@ impl Kernel<'_> {
                         self.info[c].parent = None;
                     }
                 }
-                steps.push(self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true }));
+                steps.push(self.locked1(
+                    cpu,
+                    LockSite::Schedule,
+                    self.machine.costs.schedule,
+                    Action::Schedule { newidle: true },
+                ));
                 self.push_steps(cpu, steps);
             }
             Action::WaitChildren { task } => {
@@ -417,7 +437,10 @@ impl Kernel<'_> {
     /// Queues a `try_to_wake_up(t)` to run next on `cpu`.
     fn wake_steps(&mut self, cpu: CpuId, t: TaskId, wake_flags: u32) {
         let cost = self.ttwu_cost(cpu, t);
-        self.push_steps(cpu, vec![Step::Delay(cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })]);
+        self.push_steps(
+            cpu,
+            vec![Step::Delay(cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
+        );
     }
 
     /// `try_to_wake_up` (core.c, v5.15): claim the task, then either `ttwu_runnable` (still
@@ -432,7 +455,12 @@ impl Kernel<'_> {
             self.probe.event(&ProbeEvent::Waking { time: self.now, task: t, waker_cpu: cpu });
             if self.tasks[t].on_rq {
                 let rq = self.info[t].cpu;
-                let s = self.locked1(rq, LockSite::TryToWakeUp, self.machine.costs.ttwu_activate, Action::TtwuRunnable { task: t, wf: wake_flags, cpu: rq });
+                let s = self.locked1(
+                    rq,
+                    LockSite::TryToWakeUp,
+                    self.machine.costs.ttwu_activate,
+                    Action::TtwuRunnable { task: t, wf: wake_flags, cpu: rq },
+                );
                 self.cpus[cpu].kstack.push_front(s);
                 return;
             }
@@ -452,7 +480,12 @@ impl Kernel<'_> {
                 self.events.push(at, crate::cpu::Event::Ipi { cpu: target, kind: Ipi::WakeList });
             }
         } else {
-            let s = self.locked1(target, LockSite::TryToWakeUp, self.machine.costs.ttwu_activate, Action::TtwuActivate { task: t, wf: wake_flags, cpu: target });
+            let s = self.locked1(
+                target,
+                LockSite::TryToWakeUp,
+                self.machine.costs.ttwu_activate,
+                Action::TtwuActivate { task: t, wf: wake_flags, cpu: target },
+            );
             self.cpus[cpu].kstack.push_front(s);
         }
     }
@@ -533,7 +566,8 @@ impl Kernel<'_> {
         }
         if let Some(p) = moving {
             let to = self.distribute_cpu(p);
-            let s = self.locked1(to, LockSite::Migrate, self.machine.costs.migrate, Action::ActivateMoved { task: p, to });
+            let s =
+                self.locked1(to, LockSite::Migrate, self.machine.costs.migrate, Action::ActivateMoved { task: p, to });
             self.cpus[cpu].kstack.push_front(s);
         }
         match next {

@@ -43,26 +43,81 @@ pub(crate) struct Lock {
 #[derive(Clone, Debug)]
 pub(crate) enum Action {
     /// `__schedule`; `newidle`: newly-idle balancing may still run.
-    Schedule { newidle: bool },
+    Schedule {
+        newidle: bool,
+    },
     Tick,
-    TtwuStart { task: TaskId, wf: u32, claimed: bool },
-    TtwuRunnable { task: TaskId, wf: u32, cpu: CpuId },
-    TtwuActivate { task: TaskId, wf: u32, cpu: CpuId },
+    TtwuStart {
+        task: TaskId,
+        wf: u32,
+        claimed: bool,
+    },
+    TtwuRunnable {
+        task: TaskId,
+        wf: u32,
+        cpu: CpuId,
+    },
+    TtwuActivate {
+        task: TaskId,
+        wf: u32,
+        cpu: CpuId,
+    },
     TtwuPending,
-    ForkChild { parent: TaskId, template: usize },
-    WakeUpNewTask { child: TaskId, cpu: CpuId },
-    MoveQueued { task: TaskId, from: CpuId, to: CpuId },
-    ActivateMoved { task: TaskId, to: CpuId },
-    Yield { task: TaskId },
-    SetNice { task: TaskId, nice: i32 },
-    SetAffinity { task: TaskId, set: schedlab_machine::CpuSet },
-    SleepUntil { task: TaskId, until: Ns },
-    Exit { task: TaskId },
-    WaitChildren { task: TaskId },
-    PipeWrite { task: TaskId, pipe: usize },
-    PipeRead { task: TaskId, pipe: usize },
-    FutexWait { task: TaskId, key: crate::objects::FutexKey, expected: u64 },
-    FutexWake { key: crate::objects::FutexKey, n: u64 },
+    ForkChild {
+        parent: TaskId,
+        template: usize,
+    },
+    WakeUpNewTask {
+        child: TaskId,
+        cpu: CpuId,
+    },
+    MoveQueued {
+        task: TaskId,
+        from: CpuId,
+        to: CpuId,
+    },
+    ActivateMoved {
+        task: TaskId,
+        to: CpuId,
+    },
+    Yield {
+        task: TaskId,
+    },
+    SetNice {
+        task: TaskId,
+        nice: i32,
+    },
+    SetAffinity {
+        task: TaskId,
+        set: schedlab_machine::CpuSet,
+    },
+    SleepUntil {
+        task: TaskId,
+        until: Ns,
+    },
+    Exit {
+        task: TaskId,
+    },
+    WaitChildren {
+        task: TaskId,
+    },
+    PipeWrite {
+        task: TaskId,
+        pipe: usize,
+    },
+    PipeRead {
+        task: TaskId,
+        pipe: usize,
+    },
+    FutexWait {
+        task: TaskId,
+        key: crate::objects::FutexKey,
+        expected: u64,
+    },
+    FutexWake {
+        key: crate::objects::FutexKey,
+        n: u64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -137,13 +192,29 @@ pub(crate) enum Ipi {
 #[derive(Clone, Debug)]
 pub(crate) enum Event {
     /// The CPU's current delay, lock hold or user work ended.
-    CpuDone { cpu: CpuId, gen: u64 },
+    CpuDone {
+        cpu: CpuId,
+        gen: u64,
+    },
     /// A lock was handed to this spinning CPU.
-    Resume { cpu: CpuId },
-    Tick { cpu: CpuId, gen: u64 },
-    Timer { task: TaskId, gen: u64 },
-    Ipi { cpu: CpuId, kind: Ipi },
-    Start { template: usize },
+    Resume {
+        cpu: CpuId,
+    },
+    Tick {
+        cpu: CpuId,
+        gen: u64,
+    },
+    Timer {
+        task: TaskId,
+        gen: u64,
+    },
+    Ipi {
+        cpu: CpuId,
+        kind: Ipi,
+    },
+    Start {
+        template: usize,
+    },
 }
 
 impl Kernel<'_> {
@@ -261,7 +332,9 @@ impl Kernel<'_> {
         c.gen += 1;
         if let Some(t) = c.curr {
             let task = &mut self.tasks[t];
-            if let (Some(left), crate::exec::OpTiming::Work) = (task.op_left, crate::exec::op_timing(&task.prog, task.pc)) {
+            if let (Some(left), crate::exec::OpTiming::Work) =
+                (task.op_left, crate::exec::op_timing(&task.prog, task.pc))
+            {
                 task.op_left = Some(left.saturating_sub(now - started));
             }
         }
@@ -309,7 +382,10 @@ impl Kernel<'_> {
         loop {
             guard += 1;
             if guard > 1_000_000 {
-                self.fail(format!("CPU {cpu} executed a million zero-time steps at {}: a program makes no progress", self.now));
+                self.fail(format!(
+                    "CPU {cpu} executed a million zero-time steps at {}: a program makes no progress",
+                    self.now
+                ));
                 return;
             }
             if self.fatal.is_some() || self.cpus[cpu].busy != Busy::None {

@@ -111,7 +111,8 @@ impl Kernel<'_> {
             guard += 1;
             if guard > 100_000 {
                 let task = &self.tasks[t];
-                let at = task.prog.origin.get(task.pc).map(|o| format!(" (line {}, `{}`)", o.0, o.1)).unwrap_or_default();
+                let at =
+                    task.prog.origin.get(task.pc).map(|o| format!(" (line {}, `{}`)", o.0, o.1)).unwrap_or_default();
                 self.fail(format!(
                     "task {} ran 100000 operations without using time at {}{at}: a loop makes no progress",
                     self.info[t].name, self.now
@@ -213,7 +214,12 @@ impl Kernel<'_> {
                 Op::Yield => {
                     self.next_op(t);
                     steps.push(self.syscall());
-                    steps.push(self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, Action::Yield { task: t }));
+                    steps.push(self.locked1(
+                        cpu,
+                        LockSite::Setattr,
+                        self.machine.costs.schedule,
+                        Action::Yield { task: t },
+                    ));
                 }
                 Op::Fork { template, count } => {
                     self.next_op(t);
@@ -354,7 +360,12 @@ impl Kernel<'_> {
                 Op::SetNice(n) => {
                     self.next_op(t);
                     steps.push(self.syscall());
-                    steps.push(self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, Action::SetNice { task: t, nice: *n }));
+                    steps.push(self.locked1(
+                        cpu,
+                        LockSite::Setattr,
+                        self.machine.costs.schedule,
+                        Action::SetNice { task: t, nice: *n },
+                    ));
                 }
                 Op::SetAffinity(set) => {
                     self.next_op(t);

@@ -39,7 +39,10 @@ impl Kernel<'_> {
                 }
                 let c = self.info[t].cpu;
                 if !self.info[t].affinity.contains(c) && !task.migrate_pending {
-                    return Err(format!("task {} is on CPU {c}, outside its affinity {}", self.info[t].name, self.info[t].affinity));
+                    return Err(format!(
+                        "task {} is on CPU {c}, outside its affinity {}",
+                        self.info[t].name, self.info[t].affinity
+                    ));
                 }
                 kernel_rq[c].push(t);
             }
@@ -47,7 +50,11 @@ impl Kernel<'_> {
         let mut buf = Vec::new();
         for (c, list) in kernel_rq.iter().enumerate() {
             if self.views[c].nr_running != list.len() {
-                return Err(format!("CPU {c}: nr_running {} but {} tasks queued", self.views[c].nr_running, list.len()));
+                return Err(format!(
+                    "CPU {c}: nr_running {} but {} tasks queued",
+                    self.views[c].nr_running,
+                    list.len()
+                ));
             }
             buf.clear();
             self.policy.queued(c, &mut buf);

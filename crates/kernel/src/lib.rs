@@ -45,7 +45,13 @@ pub struct KernelConfig {
 
 impl Default for KernelConfig {
     fn default() -> Self {
-        KernelConfig { ttwu_queue: true, check_invariants: false, end: Ns::from_secs(10), seed: 1, max_tasks: 1_000_000 }
+        KernelConfig {
+            ttwu_queue: true,
+            check_invariants: false,
+            end: Ns::from_secs(10),
+            seed: 1,
+            max_tasks: 1_000_000,
+        }
     }
 }
 
@@ -182,6 +188,8 @@ pub(crate) enum BlockedOn {
 }
 
 pub(crate) struct Task {
+    /// Index of the workload template this task runs (for explanations).
+    #[allow(dead_code)]
     pub template: usize,
     pub state: TState,
     pub on_rq: bool,

@@ -72,9 +72,8 @@ impl CpuSet {
     pub fn parse_list(s: &str) -> Result<CpuSet, String> {
         let mut set = CpuSet::empty(1);
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let num = |t: &str| {
-                t.trim().parse::<usize>().map_err(|_| format!("`{t}` is not a CPU number in cpu list `{s}`"))
-            };
+            let num =
+                |t: &str| t.trim().parse::<usize>().map_err(|_| format!("`{t}` is not a CPU number in cpu list `{s}`"));
             match part.split_once('-') {
                 Some((a, b)) => {
                     let (a, b) = (num(a)?, num(b)?);

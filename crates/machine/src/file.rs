@@ -20,7 +20,8 @@ pub type MachineError = SourceError;
 /// context_switch = "2us"
 /// ```
 pub fn parse_machine(file: &str, text: &str) -> Result<Machine, MachineError> {
-    let err = |span: std::ops::Range<usize>, field: &str, msg: String| SourceError::at(file, text, span.start, field, msg);
+    let err =
+        |span: std::ops::Range<usize>, field: &str, msg: String| SourceError::at(file, text, span.start, field, msg);
     let doc = DeTable::parse(text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         err(span, "(syntax)", e.message().to_string())
@@ -46,7 +47,8 @@ pub fn parse_machine(file: &str, text: &str) -> Result<Machine, MachineError> {
     for (k, v) in root.iter() {
         match k.get_ref().as_ref() {
             "name" => {
-                name = v.get_ref().as_str().ok_or_else(|| err(v.span(), "name", "expected a string".into()))?.to_string()
+                name =
+                    v.get_ref().as_str().ok_or_else(|| err(v.span(), "name", "expected a string".into()))?.to_string()
             }
             "hz" => {
                 let h = int(v, "hz")?;
@@ -117,11 +119,7 @@ pub fn parse_machine(file: &str, text: &str) -> Result<Machine, MachineError> {
                 }
             }
             other => {
-                return Err(err(
-                    k.span(),
-                    other,
-                    "unknown field; expected one of name, hz, topology, costs".into(),
-                ))
+                return Err(err(k.span(), other, "unknown field; expected one of name, hz, topology, costs".into()))
             }
         }
     }

@@ -6,8 +6,14 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("smp2", "2 CPUs, one LLC, no SMT"),
     ("smp4", "4 CPUs, one LLC, no SMT"),
     ("smp8", "8 CPUs, one LLC, no SMT"),
-    ("i7-3770", "Intel Core i7-3770: 4 cores x 2 SMT threads, one 8 MB LLC (the lock-contention and ULE-vs-CFS desktop)"),
-    ("opteron-32", "32 cores, 2 NUMA nodes of 16 cores, 8 cores per LLC, SLIT distance 20 (the ULE-vs-CFS server, simplified)"),
+    (
+        "i7-3770",
+        "Intel Core i7-3770: 4 cores x 2 SMT threads, one 8 MB LLC (the lock-contention and ULE-vs-CFS desktop)",
+    ),
+    (
+        "opteron-32",
+        "32 cores, 2 NUMA nodes of 16 cores, 8 cores per LLC, SLIT distance 20 (the ULE-vs-CFS server, simplified)",
+    ),
 ];
 
 /// Builds a preset by name.

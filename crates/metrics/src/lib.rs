@@ -33,14 +33,9 @@ struct Acc {
 }
 
 /// Aggregates probe events.
+#[derive(Default)]
 pub struct Metrics {
     tasks: Vec<Acc>,
-}
-
-impl Default for Metrics {
-    fn default() -> Self {
-        Metrics { tasks: Vec::new() }
-    }
 }
 
 impl Metrics {
@@ -69,7 +64,7 @@ impl Metrics {
             .iter()
             .enumerate()
             .map(|(tid, a)| {
-                let q = |p: f64| if a.lat.len() == 0 { 0 } else { a.lat.value_at_quantile(p) };
+                let q = |p: f64| if a.lat.is_empty() { 0 } else { a.lat.value_at_quantile(p) };
                 TaskRecord {
                     name: summary.tasks[tid].name.clone(),
                     tid,

@@ -1,12 +1,15 @@
 use schedlab_machine::Machine;
 use schedlab_sched_api::{SchedClass, Tunable};
 
+/// Builds a policy for a machine with `--set KEY=VALUE` overrides.
+pub type MakePolicy = fn(&Machine, &[(String, String)]) -> Result<Box<dyn SchedClass>, String>;
+
 /// A policy the CLI can name.
 pub struct PolicyEntry {
     pub name: &'static str,
     pub doc: &'static str,
     /// Builds the policy for a machine with `--set KEY=VALUE` overrides.
-    pub make: fn(&Machine, &[(String, String)]) -> Result<Box<dyn SchedClass>, String>,
+    pub make: MakePolicy,
 }
 
 pub const REGISTRY: &[PolicyEntry] = &[
@@ -41,7 +44,9 @@ pub(crate) fn parse_u64(key: &str, v: &str) -> Result<u64, String> {
             return Ok(d.0);
         }
     }
-    t.replace('_', "").parse().map_err(|_| format!("tunable `{key}`: `{v}` is not a non-negative integer (or a duration such as 3ms)"))
+    t.replace('_', "")
+        .parse()
+        .map_err(|_| format!("tunable `{key}`: `{v}` is not a non-negative integer (or a duration such as 3ms)"))
 }
 
 pub(crate) fn unknown(policy: &str, key: &str, tunables: &[Tunable]) -> String {

@@ -152,7 +152,14 @@ pub fn text(r: &RunRecord) -> String {
         r.machine["hz"],
         r.seed
     );
-    let _ = writeln!(s, "simulated {} ms ({}), {} events, trace hash {}\n", ms(r.sim_ns), r.end_reason, r.events, r.trace_hash);
+    let _ = writeln!(
+        s,
+        "simulated {} ms ({}), {} events, trace hash {}\n",
+        ms(r.sim_ns),
+        r.end_reason,
+        r.events,
+        r.trace_hash
+    );
     let group = r.tasks.len() > 24;
     let mut rows = vec![vec![
         if group { "task group".to_string() } else { "task".to_string() },
@@ -190,7 +197,13 @@ pub fn text(r: &RunRecord) -> String {
     let mut rows = vec![vec!["cpu".to_string(), "user".into(), "kernel".into(), "spin".into(), "idle".into()]];
     for c in &r.cpus {
         let t = c.user_ns + c.kernel_ns + c.spin_ns + c.idle_ns;
-        rows.push(vec![c.cpu.to_string(), pct(c.user_ns, t), pct(c.kernel_ns, t), pct(c.spin_ns, t), pct(c.idle_ns, t)]);
+        rows.push(vec![
+            c.cpu.to_string(),
+            pct(c.user_ns, t),
+            pct(c.kernel_ns, t),
+            pct(c.spin_ns, t),
+            pct(c.idle_ns, t),
+        ]);
     }
     s.push_str(&table(&rows));
     s.push('\n');
@@ -212,9 +225,16 @@ fn lock_table(r: &RunRecord) -> String {
             None => agg.push((kind, l.site.clone(), l.acquisitions, l.contended, l.spin_ns)),
         }
     }
-    let mut rows = vec![vec!["lock".to_string(), "site".into(), "acquired".into(), "contended".into(), "spin us".into()]];
+    let mut rows =
+        vec![vec!["lock".to_string(), "site".into(), "acquired".into(), "contended".into(), "spin us".into()]];
     for a in agg {
-        rows.push(vec![a.0, a.1, a.2.to_string(), format!("{} ({})", a.3, pct(a.3, a.2)), format!("{:.1}", a.4 as f64 / 1e3)]);
+        rows.push(vec![
+            a.0,
+            a.1,
+            a.2.to_string(),
+            format!("{} ({})", a.3, pct(a.3, a.2)),
+            format!("{:.1}", a.4 as f64 / 1e3),
+        ]);
     }
     table(&rows)
 }
@@ -240,17 +260,27 @@ pub fn compare_text(rs: &[RunRecord]) -> String {
     for (gi, g) in all_groups[0].iter().enumerate() {
         let total = |r: &RunRecord| r.tasks.iter().map(|t| t.runtime_ns).sum::<u64>();
         let mut row = vec![format!("{} ×{} run share", g.name, g.count)];
-        row.extend(rs.iter().zip(&all_groups).map(|(r, gs)| gs.get(gi).map_or("-".into(), |x| pct(x.runtime, total(r)))));
+        row.extend(
+            rs.iter().zip(&all_groups).map(|(r, gs)| gs.get(gi).map_or("-".into(), |x| pct(x.runtime, total(r)))),
+        );
         rows.push(row);
         let mut row = vec![format!("{} wait ms", g.name)];
         row.extend(all_groups.iter().map(|gs| gs.get(gi).map_or("-".into(), |x| ms(x.wait))));
         rows.push(row);
         let mut row = vec![format!("{} wakeup p99 us", g.name)];
-        row.extend(all_groups.iter().map(|gs| gs.get(gi).map_or("-".into(), |x| format!("{:.1}", x.p99_max as f64 / 1e3))));
+        row.extend(
+            all_groups.iter().map(|gs| gs.get(gi).map_or("-".into(), |x| format!("{:.1}", x.p99_max as f64 / 1e3))),
+        );
         rows.push(row);
         let mut row = vec![format!("{} done at ms", g.name)];
         row.extend(all_groups.iter().map(|gs| {
-            gs.get(gi).map_or("-".into(), |x| if x.all_exited { x.last_exit.map(ms).unwrap_or("-".into()) } else { "-".into() })
+            gs.get(gi).map_or("-".into(), |x| {
+                if x.all_exited {
+                    x.last_exit.map(ms).unwrap_or("-".into())
+                } else {
+                    "-".into()
+                }
+            })
         }));
         rows.push(row);
     }
@@ -262,9 +292,10 @@ pub fn compare_text(rs: &[RunRecord]) -> String {
     row.extend(rs.iter().map(|r| sum(r, |t| t.migrations).to_string()));
     rows.push(row);
     let mut row = vec!["rq lock contended".to_string()];
-    row.extend(rs.iter().map(|r| {
-        r.locks.iter().filter(|l| l.lock.starts_with("rq")).map(|l| l.contended).sum::<u64>().to_string()
-    }));
+    row.extend(
+        rs.iter()
+            .map(|r| r.locks.iter().filter(|l| l.lock.starts_with("rq")).map(|l| l.contended).sum::<u64>().to_string()),
+    );
     rows.push(row);
     let mut row = vec!["spin ms (all CPUs)".to_string()];
     row.extend(rs.iter().map(|r| ms(r.cpus.iter().map(|c| c.spin_ns).sum())));

@@ -181,8 +181,7 @@ pub trait SchedClass {
 
     /// Choose a runqueue for a waking or new task (`select_task_rq`; ULE `sched_pickcpu`).
     /// Runs on the waker's CPU without any rq lock. The kernel enforces affinity.
-    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev_cpu: CpuId, kind: SelectKind, wake_flags: u32)
-        -> CpuId;
+    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev_cpu: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId;
 
     /// The task is about to move from `task_cpu(p)` to `new_cpu` (`migrate_task_rq`, called
     /// from `set_task_cpu`). The task is not queued.

@@ -29,7 +29,13 @@ impl fmt::Display for SourceError {
         write!(f, "{}:{}:{}: field `{}`: {}", self.file, self.line, self.column, self.field, self.message)?;
         if !self.snippet.is_empty() {
             let pad: String = " ".repeat(self.line.to_string().len());
-            write!(f, "\n{pad} |\n{} | {}\n{pad} | {}^", self.line, self.snippet, " ".repeat(self.column.saturating_sub(1)))?;
+            write!(
+                f,
+                "\n{pad} |\n{} | {}\n{pad} | {}^",
+                self.line,
+                self.snippet,
+                " ".repeat(self.column.saturating_sub(1))
+            )?;
         }
         Ok(())
     }

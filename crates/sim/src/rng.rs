@@ -37,10 +37,20 @@ impl RngStreams {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Distribution {
     Constant(Ns),
-    Uniform { min: Ns, max: Ns },
-    Exponential { mean: Ns },
+    Uniform {
+        min: Ns,
+        max: Ns,
+    },
+    Exponential {
+        mean: Ns,
+    },
     /// Normal truncated to `[min, max]` by resampling (at most 64 tries, then clamped).
-    Normal { mean: Ns, stddev: Ns, min: Ns, max: Ns },
+    Normal {
+        mean: Ns,
+        stddev: Ns,
+        min: Ns,
+        max: Ns,
+    },
 }
 
 impl Distribution {
@@ -98,14 +108,18 @@ mod tests {
     #[test]
     fn streams_are_stable_and_independent() {
         let s = RngStreams::new(42);
-        let a: Vec<u64> = (0..3).map({
-            let mut r = s.stream("workload", 0);
-            move |_| r.next_u64()
-        }).collect();
-        let b: Vec<u64> = (0..3).map({
-            let mut r = s.stream("workload", 0);
-            move |_| r.next_u64()
-        }).collect();
+        let a: Vec<u64> = (0..3)
+            .map({
+                let mut r = s.stream("workload", 0);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..3)
+            .map({
+                let mut r = s.stream("workload", 0);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         let mut other = s.stream("policy", 0);
         assert_ne!(a[0], other.next_u64());

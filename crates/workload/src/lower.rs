@@ -18,30 +18,49 @@ pub enum Op {
     /// `sched_yield`.
     Yield,
     /// Start of a loop; `count` `None` = forever; `end` = index of the matching `EndLoop`.
-    Loop { count: Option<u64>, end: usize },
+    Loop {
+        count: Option<u64>,
+        end: usize,
+    },
     /// End of a loop body; jumps back to `start + 1` while iterations remain.
-    EndLoop { start: usize },
+    EndLoop {
+        start: usize,
+    },
     /// `clone` `count` children running template `template`.
-    Fork { template: usize, count: u64 },
+    Fork {
+        template: usize,
+        count: u64,
+    },
     /// Wait until every child has exited (`wait4` loop).
     Wait,
     /// `exit`.
     Exit,
     /// Write `bytes` to a pipe, blocking while it is full.
-    Send { pipe: usize, bytes: u64 },
+    Send {
+        pipe: usize,
+        bytes: u64,
+    },
     /// Read `bytes` from a pipe, blocking while it is empty.
-    Recv { pipe: usize, bytes: u64 },
+    Recv {
+        pipe: usize,
+        bytes: u64,
+    },
     /// Lock a user-space futex mutex (0/1/2 protocol).
     Lock(usize),
     Unlock(usize),
     /// `pthread_cond_wait(cond, mutex)`.
-    CondWait { cond: usize, mutex: usize },
+    CondWait {
+        cond: usize,
+        mutex: usize,
+    },
     Signal(usize),
     Broadcast(usize),
     Barrier(usize),
     /// rt-app style periodic timer: sleep until the next absolute multiple of the period,
     /// counted from the first time this op runs.
-    Timer { period: Ns },
+    Timer {
+        period: Ns,
+    },
     SetNice(i32),
     SetAffinity(CpuSet),
 }
@@ -81,7 +100,11 @@ impl L<'_> {
             if names.len() > 5 {
                 hint.push_str(", …");
             }
-            let hint = if names.is_empty() { format!("none is declared; add a `[[{kind}]]`") } else { format!("declared: {hint}") };
+            let hint = if names.is_empty() {
+                format!("none is declared; add a `[[{kind}]]`")
+            } else {
+                format!("declared: {hint}")
+            };
             self.err(node, format!("undefined {kind} `{name}` ({hint})"))
         })
     }
@@ -119,7 +142,10 @@ impl L<'_> {
                 AstOp::For { var, count, body } => {
                     let n = self.count(node, count)?;
                     if n > 100_000 {
-                        return Err(self.err(node, format!("`for` unrolls its body; {n} iterations is too many (max 100000), use `loop`")));
+                        return Err(self.err(
+                            node,
+                            format!("`for` unrolls its body; {n} iterations is too many (max 100000), use `loop`"),
+                        ));
                     }
                     let saved = self.env.get(var).copied();
                     for k in 0..n {

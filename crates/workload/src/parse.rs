@@ -130,10 +130,9 @@ impl<'a> P<'a> {
                         None => Err(self.err(at, field, format!("unknown parameter `{name}`"))),
                     };
                 }
-                let inner = s
-                    .strip_prefix('{')
-                    .and_then(|r| r.strip_suffix('}'))
-                    .ok_or_else(|| self.err(at, field, format!("expected an integer or an expression `{{…}}`, found `{s}`")))?;
+                let inner = s.strip_prefix('{').and_then(|r| r.strip_suffix('}')).ok_or_else(|| {
+                    self.err(at, field, format!("expected an integer or an expression `{{…}}`, found `{s}`"))
+                })?;
                 let env = self.param_env();
                 let vars = expr::variables(inner);
                 if vars.iter().all(|v| env.contains_key(v)) {
@@ -172,7 +171,9 @@ impl<'a> P<'a> {
                 field,
                 format!("missing unit: write a string such as \"{}ms\" (units: ns, us, ms, s)", i.as_str()),
             )),
-            DeValue::Float(f) => Err(self.err(at, field, format!("missing unit: write \"{}ms\" (units: ns, us, ms, s)", f.as_str()))),
+            DeValue::Float(f) => {
+                Err(self.err(at, field, format!("missing unit: write \"{}ms\" (units: ns, us, ms, s)", f.as_str())))
+            }
             _ => Err(self.err(at, field, "expected a duration such as \"5ms\"")),
         }
     }
@@ -206,7 +207,11 @@ impl<'a> P<'a> {
                 let mean = d("mean")?;
                 let stddev = d("stddev")?;
                 let min = if self.get(t, "min").is_some() { d("min")? } else { Ns(0) };
-                let max = if self.get(t, "max").is_some() { d("max")? } else { Ns(mean.0.saturating_mul(2).max(mean.0 + 4 * stddev.0)) };
+                let max = if self.get(t, "max").is_some() {
+                    d("max")?
+                } else {
+                    Ns(mean.0.saturating_mul(2).max(mean.0 + 4 * stddev.0))
+                };
                 if max < min {
                     return Err(self.err(at, &join(field, "max"), "max must be >= min"));
                 }
@@ -279,12 +284,8 @@ impl<'a> P<'a> {
             t.iter().map(|(k, _)| k).filter(|k| VERBS.contains(&k.get_ref().as_ref())).collect();
         let verb = match verbs.as_slice() {
             [one] => one.get_ref().to_string(),
-            [] => {
-                return Err(self.err(at, field, format!("an operation needs one of: {}", VERBS.join(", "))))
-            }
-            [_, second, ..] => {
-                return Err(self.err(second.span().start, field, "an operation may have only one verb"))
-            }
+            [] => return Err(self.err(at, field, format!("an operation needs one of: {}", VERBS.join(", ")))),
+            [_, second, ..] => return Err(self.err(second.span().start, field, "an operation may have only one verb")),
         };
         let val = self.get(t, &verb).expect("verb present");
         let f = join(field, &verb);
@@ -340,9 +341,11 @@ impl<'a> P<'a> {
             }
             "fork" => {
                 let tname = self.string(val, &f)?;
-                let template = self.task_names.iter().position(|n| *n == tname).ok_or_else(|| {
-                    self.err(val.span().start, &f, format!("no task named `{tname}` to fork"))
-                })?;
+                let template = self
+                    .task_names
+                    .iter()
+                    .position(|n| *n == tname)
+                    .ok_or_else(|| self.err(val.span().start, &f, format!("no task named `{tname}` to fork")))?;
                 let count = match self.get(t, "count") {
                     Some(c) => self.int_src(c, &join(field, "count"))?,
                     None => IntSrc::Const(1),
@@ -384,8 +387,26 @@ impl<'a> P<'a> {
 }
 
 const VERBS: &[&str] = &[
-    "run", "sleep", "spin", "yield", "wait", "exit", "loop", "for", "fork", "send", "recv", "lock", "unlock",
-    "cond_wait", "signal", "broadcast", "barrier", "timer", "set_nice", "set_affinity",
+    "run",
+    "sleep",
+    "spin",
+    "yield",
+    "wait",
+    "exit",
+    "loop",
+    "for",
+    "fork",
+    "send",
+    "recv",
+    "lock",
+    "unlock",
+    "cond_wait",
+    "signal",
+    "broadcast",
+    "barrier",
+    "timer",
+    "set_nice",
+    "set_affinity",
 ];
 
 fn check_nice(n: i64) -> Result<(), String> {
@@ -544,7 +565,8 @@ pub fn parse_workload(
                     "mutex" => mutexes.push(n),
                     "cond" => conds.push(n),
                     _ => {
-                        let parties = p.nonneg(p.require(t, "parties", item.span().start, &f)?, &join(&f, "parties"))?;
+                        let parties =
+                            p.nonneg(p.require(t, "parties", item.span().start, &f)?, &join(&f, "parties"))?;
                         if parties == 0 {
                             return Err(p.err(item.span().start, &join(&f, "parties"), "parties must be > 0"));
                         }
@@ -579,7 +601,10 @@ pub fn parse_workload(
         let t = p.table(tv, &f)?;
         p.check_keys(t, &["name", "count", "template", "nice", "policy", "affinity", "start", "program"], &f)?;
         let template = match p.get(t, "template") {
-            Some(v) => v.get_ref().as_bool().ok_or_else(|| p.err(v.span().start, &join(&f, "template"), "expected true or false"))?,
+            Some(v) => v
+                .get_ref()
+                .as_bool()
+                .ok_or_else(|| p.err(v.span().start, &join(&f, "template"), "expected true or false"))?,
             None => false,
         };
         let count = match p.get(t, "count") {
@@ -607,7 +632,11 @@ pub fn parse_workload(
                 "batch" => Policy::Batch,
                 "idle" => Policy::Idle,
                 o => {
-                    return Err(p.err(v.span().start, &join(&f, "policy"), format!("unknown policy `{o}`; expected normal, batch or idle")))
+                    return Err(p.err(
+                        v.span().start,
+                        &join(&f, "policy"),
+                        format!("unknown policy `{o}`; expected normal, batch or idle"),
+                    ))
                 }
             },
             None => Policy::Normal,
@@ -620,7 +649,7 @@ pub fn parse_workload(
             name: p.task_names[i].clone(),
             count,
             template,
-            nice: nice,
+            nice,
             policy,
             affinity,
             start,

@@ -36,7 +36,13 @@ impl Probe for Switches {
 /// Runs a job with a custom probe; returns the trace hash.
 pub fn run_with_probe(j: &Job, probe: &mut dyn Probe) -> u64 {
     let policy = schedlab_policies::make_policy(&j.sched, &j.machine, &j.sets).unwrap();
-    let cfg = KernelConfig { ttwu_queue: j.ttwu_queue, check_invariants: j.check, end: j.end, seed: j.seed, max_tasks: 1_000_000 };
+    let cfg = KernelConfig {
+        ttwu_queue: j.ttwu_queue,
+        check_invariants: j.check,
+        end: j.end,
+        seed: j.seed,
+        max_tasks: 1_000_000,
+    };
     let mut k = Kernel::new(j.machine.clone(), j.workload.clone(), policy, cfg, probe).unwrap();
     k.run(&mut |_| true).unwrap().trace_hash
 }

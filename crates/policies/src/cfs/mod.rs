@@ -530,7 +530,10 @@ impl SchedClass for Cfs {
                 }
             }
             if load != rq.load || nr != rq.nr_running {
-                return Err(format!("CPU {c}: load {}/{} nr {}/{} disagree with the entities", rq.load, load, rq.nr_running, nr));
+                return Err(format!(
+                    "CPU {c}: load {}/{} nr {}/{} disagree with the entities",
+                    rq.load, load, rq.nr_running, nr
+                ));
             }
         }
         Ok(())

@@ -117,18 +117,62 @@ impl CfsTunables {
     pub fn list(&self) -> Vec<Tunable> {
         let b = |x: bool| if x { "1" } else { "0" }.to_string();
         vec![
-            Tunable { name: "sched_latency_ns", value: self.latency.to_string(), doc: "targeted preemption latency (6 ms × factor)" },
-            Tunable { name: "sched_min_granularity_ns", value: self.min_granularity.to_string(), doc: "minimum slice (0.75 ms × factor)" },
-            Tunable { name: "sched_wakeup_granularity_ns", value: self.wakeup_granularity.to_string(), doc: "wakeup preemption granularity (1 ms × factor)" },
-            Tunable { name: "sched_nr_latency", value: self.nr_latency.to_string(), doc: "tasks beyond which the period grows (derived: latency / min_granularity)" },
-            Tunable { name: "sched_child_runs_first", value: b(self.child_runs_first), doc: "a forked child runs before its parent" },
-            Tunable { name: "sched_tunable_scaling", value: (self.scaling as u8).to_string(), doc: "CPU-count factor for the defaults: 0 none, 1 log (1 + ilog2(min(cpus, 8))), 2 linear" },
-            Tunable { name: "START_DEBIT", value: b(self.start_debit), doc: "feature: new tasks start one vslice after min_vruntime" },
-            Tunable { name: "GENTLE_FAIR_SLEEPERS", value: b(self.gentle_fair_sleepers), doc: "feature: sleeper credit is half of sched_latency" },
-            Tunable { name: "WAKEUP_PREEMPTION", value: b(self.wakeup_preemption), doc: "feature: wakeups may preempt" },
+            Tunable {
+                name: "sched_latency_ns",
+                value: self.latency.to_string(),
+                doc: "targeted preemption latency (6 ms × factor)",
+            },
+            Tunable {
+                name: "sched_min_granularity_ns",
+                value: self.min_granularity.to_string(),
+                doc: "minimum slice (0.75 ms × factor)",
+            },
+            Tunable {
+                name: "sched_wakeup_granularity_ns",
+                value: self.wakeup_granularity.to_string(),
+                doc: "wakeup preemption granularity (1 ms × factor)",
+            },
+            Tunable {
+                name: "sched_nr_latency",
+                value: self.nr_latency.to_string(),
+                doc: "tasks beyond which the period grows (derived: latency / min_granularity)",
+            },
+            Tunable {
+                name: "sched_child_runs_first",
+                value: b(self.child_runs_first),
+                doc: "a forked child runs before its parent",
+            },
+            Tunable {
+                name: "sched_tunable_scaling",
+                value: (self.scaling as u8).to_string(),
+                doc: "CPU-count factor for the defaults: 0 none, 1 log (1 + ilog2(min(cpus, 8))), 2 linear",
+            },
+            Tunable {
+                name: "START_DEBIT",
+                value: b(self.start_debit),
+                doc: "feature: new tasks start one vslice after min_vruntime",
+            },
+            Tunable {
+                name: "GENTLE_FAIR_SLEEPERS",
+                value: b(self.gentle_fair_sleepers),
+                doc: "feature: sleeper credit is half of sched_latency",
+            },
+            Tunable {
+                name: "WAKEUP_PREEMPTION",
+                value: b(self.wakeup_preemption),
+                doc: "feature: wakeups may preempt",
+            },
             Tunable { name: "NEXT_BUDDY", value: b(self.next_buddy), doc: "feature: prefer the last wakee" },
-            Tunable { name: "LAST_BUDDY", value: b(self.last_buddy), doc: "feature: give the CPU back to a wakeup-preempted task" },
-            Tunable { name: "BASE_SLICE", value: b(self.base_slice), doc: "feature (v5.13+): slices are at least min_granularity" },
+            Tunable {
+                name: "LAST_BUDDY",
+                value: b(self.last_buddy),
+                doc: "feature: give the CPU back to a wakeup-preempted task",
+            },
+            Tunable {
+                name: "BASE_SLICE",
+                value: b(self.base_slice),
+                doc: "feature (v5.13+): slices are at least min_granularity",
+            },
         ]
     }
 }

@@ -43,13 +43,7 @@ impl LoadWeight {
     }
     /// A sum of weights (a runqueue's load) with its inverse from `__update_inv_weight`.
     pub fn sum(weight: u64) -> LoadWeight {
-        let inv = if weight >= WMULT_CONST {
-            1
-        } else if weight == 0 {
-            WMULT_CONST as u32
-        } else {
-            (WMULT_CONST / weight) as u32
-        };
+        let inv = if weight >= WMULT_CONST { 1 } else { WMULT_CONST.checked_div(weight).unwrap_or(WMULT_CONST) as u32 };
         LoadWeight { weight, inv_weight: inv }
     }
 }
