@@ -359,28 +359,22 @@ impl Kernel<'_> {
                 }
                 Op::SetNice(n) => {
                     self.next_op(t);
-                    steps.push(self.syscall());
-                    steps.push(self.locked1(
-                        cpu,
-                        LockSite::Setattr,
-                        self.machine.costs.schedule,
-                        Action::SetNice { task: t, nice: *n },
-                    ));
+                    steps = self.setattr(cpu, Action::SetNice { task: t, nice: *n });
                 }
                 Op::SetAffinity(set) => {
                     self.next_op(t);
-                    steps.push(self.syscall());
-                    steps.push(self.locked1(
-                        cpu,
-                        LockSite::Setattr,
-                        self.machine.costs.schedule,
-                        Action::SetAffinity { task: t, set: set.clone() },
-                    ));
+                    steps = self.setattr(cpu, Action::SetAffinity { task: t, set: set.clone() });
                 }
             }
             self.push_steps(cpu, steps);
             return;
         }
+    }
+
+    /// A syscall that changes a task's scheduling attributes under its rq lock
+    /// (`setpriority`, `sched_setaffinity` → `task_rq_lock`).
+    fn setattr(&self, cpu: CpuId, action: Action) -> Vec<Step> {
+        vec![self.syscall(), self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, action)]
     }
 
     /// Queues `steps` to run next on `cpu`, before anything already queued.
