@@ -82,6 +82,8 @@ pub struct Job {
     pub end: Ns,
     pub ttwu_queue: bool,
     pub check: bool,
+    /// Record time series with this sampling interval.
+    pub sample: Option<Ns>,
 }
 
 impl Job {
@@ -109,6 +111,7 @@ impl Job {
             end,
             ttwu_queue: true,
             check: false,
+            sample: None,
         })
     }
 
@@ -124,7 +127,7 @@ impl Job {
             seed: self.seed,
             max_tasks: schedlab_workload::MAX_TASKS,
         };
-        let mut metrics = Metrics::default();
+        let mut metrics = self.sample.map_or_else(Metrics::default, Metrics::sampling);
         #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
         let wall = std::time::Instant::now();
         let summary = {
@@ -133,6 +136,7 @@ impl Job {
             k.run(keep_going).map_err(run_error)?
         };
         let wall_s = wall.elapsed().as_secs_f64();
+        let series = metrics.take_series();
         let (tasks, cpus, locks) = metrics.finish(&summary);
         let m = &self.machine;
         let topo = &m.topology;
@@ -175,6 +179,7 @@ impl Job {
             tasks,
             cpus,
             locks,
+            series,
             host: json!({
                 "wall_s": (wall_s * 1e6).round() / 1e6,
                 "events_per_sec": if wall_s > 0.0 { (summary.events as f64 / wall_s).round() } else { 0.0 },

@@ -53,6 +53,10 @@ struct Common {
     /// Check kernel/policy invariants after every event (slow).
     #[arg(long)]
     check: bool,
+    /// Record time series (runnable per CPU, run time and policy internals per task) with
+    /// this sampling interval, e.g. 10ms; they go into the JSON output.
+    #[arg(long)]
+    sample: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -71,6 +75,15 @@ enum Cmd {
         common: Common,
         /// Comma-separated schedulers.
         #[arg(long, default_value = "cfs,fifo")]
+        sched: String,
+    },
+    /// Run a study (a built-in name from `schedlab list`, or a workload file) under
+    /// several schedulers and print the comparison its paper makes.
+    Study {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated schedulers.
+        #[arg(long, default_value = "cfs,ule")]
         sched: String,
     },
     /// List schedulers with their tunables, machine presets and example workloads.
@@ -105,6 +118,43 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             emit(&common, &[r], false)
         }
         Cmd::Compare { common, sched } => {
+            let out = run_many(&common, &sched)?;
+            emit(&common, &out, true)
+        }
+        Cmd::Study { mut common, sched } => {
+            if common.sample.is_none() {
+                common.sample = Some("10ms".into());
+            }
+            let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
+            let out = run_many(&common, &sched)?;
+            let text = schedlab_report::study_text(&title, &out);
+            match (&common.out, common.format) {
+                (Some(dir), _) => {
+                    for r in &out {
+                        let s = r.scheduler["name"].as_str().unwrap_or("run");
+                        write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
+                    }
+                    write_atomic(&dir.join("study.txt"), &text)?;
+                    eprintln!("wrote {}", dir.display());
+                }
+                (None, Format::Json) => print!("{}", schedlab_report::json_many(&out)),
+                (None, _) => print!("{text}"),
+            }
+            Ok(())
+        }
+        Cmd::List => {
+            list();
+            Ok(())
+        }
+        Cmd::Bench { max_tasks } => run_bench(max_tasks),
+    }
+}
+
+/// Runs the workload under each comma-separated scheduler; `SCHED:KEY=VALUE` sets go to
+/// one scheduler only.
+fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
+    {
+        {
             let mut out = Vec::new();
             for s in sched.split(',').map(str::trim).filter(|s| !s.is_empty()) {
                 let sets: Vec<String> = common
@@ -115,25 +165,41 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
                         _ => Some(kv.clone()),
                     })
                     .collect();
-                let job = prepare(&common, s, &sets)?;
+                let job = prepare(common, s, &sets)?;
                 out.push(run_with_progress(&job)?);
                 if STOP.load(Ordering::SeqCst) {
                     break;
                 }
             }
-            emit(&common, &out, true)
+            Ok(out)
         }
-        Cmd::List => {
-            list();
-            Ok(())
+    }
+}
+
+/// Studies built into the binary, by name.
+pub const STUDIES: &[(&str, &str)] = &[
+    ("ule-cfs-fibo-sysbench", include_str!("../../../examples/studies/ule-cfs-fibo-sysbench.toml")),
+    ("ule-cfs-sysbench128", include_str!("../../../examples/studies/ule-cfs-sysbench128.toml")),
+];
+
+/// A workload file's text, or a built-in study's when no such file exists.
+fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(t),
+        Err(e) => {
+            let name = path.to_string_lossy();
+            let stem = name.trim_end_matches(".toml");
+            match STUDIES.iter().find(|(n, _)| *n == stem) {
+                Some((_, t)) => Ok(t.to_string()),
+                None => Err(CliError::input(format!("{name}: {e}"))),
+            }
         }
-        Cmd::Bench { max_tasks } => run_bench(max_tasks),
     }
 }
 
 fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<Job, CliError> {
     let path = c.workload.display().to_string();
-    let text = std::fs::read_to_string(&c.workload).map_err(|e| CliError::input(format!("{path}: {e}")))?;
+    let text = read_workload(&c.workload)?;
     let params = c.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
     let duration = c
         .duration
@@ -146,6 +212,14 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<Job, CliError> {
     job.seed = c.seed;
     job.ttwu_queue = !c.no_ttwu_queue;
     job.check = c.check;
+    job.sample = c
+        .sample
+        .as_deref()
+        .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--sample: {m}"))))
+        .transpose()?;
+    if job.sample.is_some_and(|s| s.0 == 0) {
+        return Err(CliError::input("--sample: the interval must be positive"));
+    }
     Ok(job)
 }
 
@@ -219,6 +293,11 @@ fn list() {
     println!("\nMachine presets (--machine NAME or a machine file):");
     for (n, d) in schedlab_machine::PRESETS {
         println!("  {n:<11} {d}");
+    }
+    println!("\nStudies (schedlab study NAME):");
+    for (n, t) in STUDIES {
+        let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
+        println!("  {n:<24} {d}");
     }
     println!("\nExample workloads (examples/workloads/):");
     if let Ok(rd) = std::fs::read_dir("examples/workloads") {

@@ -248,7 +248,7 @@ impl Kernel<'_> {
                 if !c.tick_on || c.tick_gen != gen {
                     return;
                 }
-                let next = self.now + self.machine.tick_ns();
+                let next = self.now + self.tick;
                 self.events.push(next, Event::Tick { cpu, gen });
                 let hold = self.machine.costs.tick;
                 self.interrupt(cpu, vec![self.locked1(cpu, LockSite::SchedulerTick, hold, crate::cpu::Action::Tick)]);
@@ -489,7 +489,7 @@ impl Kernel<'_> {
     }
 
     pub(crate) fn start_tick(&mut self, cpu: CpuId) {
-        let tick = self.machine.tick_ns().0;
+        let tick = self.tick.0;
         let c = &mut self.cpus[cpu];
         if c.tick_on {
             return;

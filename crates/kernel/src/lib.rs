@@ -244,6 +244,8 @@ pub struct Kernel<'p> {
     pub(crate) fatal: Option<RunError>,
     pub(crate) distribute: usize,
     pub(crate) exit_times: Vec<Option<Ns>>,
+    /// The scheduler-tick period (the policy's, or the machine's HZ).
+    pub(crate) tick: Ns,
 }
 
 /// The outcome of a run, beyond what probes observed.
@@ -281,7 +283,11 @@ impl<'p> Kernel<'p> {
             )));
         }
         let streams = RngStreams::new(cfg.seed);
+        let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
+        let mut cfg = cfg;
+        cfg.ttwu_queue &= policy.wake_list();
         let mut k = Kernel {
+            tick,
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),

@@ -4,8 +4,12 @@
 //! Architecture Invariant: metrics observe; they never change a result. A run with
 //! `Metrics` attached has the same trace hash as one with `NoProbe`.
 
+mod series;
+
+pub use series::Series;
+
 use hdrhistogram::Histogram;
-use schedlab_kernel::{PrevState, Probe, ProbeEvent, RunSummary};
+use schedlab_kernel::{KernelView, PrevState, Probe, ProbeEvent, RunSummary};
 use schedlab_sim::{Ns, TaskId};
 use serde::Serialize;
 
@@ -32,13 +36,30 @@ struct Acc {
     lat: Histogram<u64>,
 }
 
-/// Aggregates probe events.
+/// Aggregates probe events; with [`Metrics::sampling`], also records a [`Series`].
 #[derive(Default)]
 pub struct Metrics {
     tasks: Vec<Acc>,
+    every: Option<Ns>,
+    series: Series,
 }
 
 impl Metrics {
+    /// Metrics that also sample time series every `every` of simulated time.
+    pub fn sampling(every: Ns) -> Metrics {
+        let every = Ns(every.0.max(1));
+        Metrics {
+            every: Some(every),
+            series: Series { interval_ns: every.0, ..Series::default() },
+            ..Metrics::default()
+        }
+    }
+
+    /// The recorded series (`None` unless sampling).
+    pub fn take_series(&mut self) -> Option<Series> {
+        self.every.map(|_| std::mem::take(&mut self.series))
+    }
+
     fn move_to(&mut self, t: TaskId, now: Ns, st: St) {
         let a = &mut self.tasks[t];
         let d = (now - a.since).0;
@@ -104,6 +125,51 @@ impl Metrics {
 }
 
 impl Probe for Metrics {
+    fn sample_every(&self) -> Option<Ns> {
+        self.every
+    }
+
+    fn sample(&mut self, k: &KernelView) {
+        let s = &mut self.series;
+        let i = s.times_ns.len();
+        s.times_ns.push(k.now.0);
+        if s.cpu_runnable.len() < k.cpus.len() {
+            s.cpu_runnable.resize(k.cpus.len(), Vec::new());
+            s.cpu_busy.resize(k.cpus.len(), Vec::new());
+        }
+        for (c, v) in k.cpus.iter().enumerate() {
+            s.cpu_runnable[c].push(v.nr_running as u32);
+            s.cpu_busy[c].push(u8::from(v.curr.is_some()));
+        }
+        for (t, a) in self.tasks.iter().enumerate() {
+            if s.first.len() <= t {
+                s.first.push(i);
+                s.runtime_ns.push(Vec::new());
+                s.stats.push(Vec::new());
+            }
+            if a.state == St::Dead {
+                continue;
+            }
+            let running = if a.state == St::Running { (k.now - a.since).0 } else { 0 };
+            s.runtime_ns[t].push(a.runtime + running);
+            let stats = k.policy.task_stats(t);
+            for st in &stats {
+                let j = match s.stat_names.iter().position(|n| n == st.name) {
+                    Some(j) => j,
+                    None => {
+                        s.stat_names.push(st.name.to_string());
+                        s.stat_names.len() - 1
+                    }
+                };
+                let v = &mut s.stats[t];
+                if v.len() <= j {
+                    v.resize(j + 1, Vec::new());
+                }
+                v[j].push(st.value);
+            }
+        }
+    }
+
     fn event(&mut self, ev: &ProbeEvent) {
         match *ev {
             ProbeEvent::TaskNew { time, task, .. } => {
@@ -223,6 +289,9 @@ pub struct RunRecord {
     pub tasks: Vec<TaskRecord>,
     pub cpus: Vec<CpuRecord>,
     pub locks: Vec<LockRecord>,
+    /// Sampled time series, when requested (`--sample`, `study`, plots).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<Series>,
     /// The only part allowed to differ between two identical runs.
     pub host: serde_json::Value,
 }

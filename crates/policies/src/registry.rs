@@ -19,6 +19,11 @@ pub const REGISTRY: &[PolicyEntry] = &[
         make: |m, s| Ok(Box::new(crate::cfs::Cfs::new(m, s)?)),
     },
     PolicyEntry {
+        name: "ule",
+        doc: "FreeBSD ULE (11.1 sched_ule.c; version=current for 15): interactivity score, calendar queue, pickcpu, CPU-0 balancer, idle stealing",
+        make: |m, s| Ok(Box::new(crate::ule::Ule::new(m, s)?)),
+    },
+    PolicyEntry {
         name: "fifo",
         doc: "reference policy: per-CPU FIFO queues, no preemption; optional round-robin timeslice",
         make: |m, s| Ok(Box::new(crate::fifo::Fifo::new(m, s)?)),

@@ -2,6 +2,10 @@
 //!
 //! Architecture Invariant: renderers take records and return strings; they do no I/O.
 
+mod study;
+
+pub use study::{completion, group_of, overlap, runtime_between, study_text};
+
 use schedlab_metrics::RunRecord;
 use std::fmt::Write;
 

@@ -226,4 +226,17 @@ pub trait SchedClass {
 
     /// The policy's own consistency checks (`SCHED_WARN_ON`, ULE `KASSERT`).
     fn check_invariants(&self, cx: &Ctx) -> Result<(), String>;
+
+    /// The scheduler-tick period this policy is driven by. `None`: the machine's HZ
+    /// (`scheduler_tick`). ULE returns the statistics clock (`stathz` = 127, `sched_clock`).
+    fn tick_period(&self) -> Option<Ns> {
+        None
+    }
+
+    /// Whether a remote wakeup may be handed to the target CPU's wake list
+    /// (`ttwu_queue_wakelist`, Linux). FreeBSD's `sched_add` always locks the target `tdq`
+    /// from the waker's CPU, so ULE says no.
+    fn wake_list(&self) -> bool {
+        true
+    }
 }

@@ -1,0 +1,145 @@
+//! The comparison the ULE-vs-CFS paper makes, from runs of one workload under several
+//! schedulers: completion times, CPU shares while the task groups overlap, and how run
+//! time is spread over the threads of each group.
+
+use schedlab_metrics::{RunRecord, TaskRecord};
+use std::fmt::Write;
+
+/// A task group: tasks of one template (`worker.0`, `worker.1`, … → `worker`).
+pub fn group_of(name: &str) -> &str {
+    match name.rsplit_once('.') {
+        Some((g, n)) if n.chars().all(|c| c.is_ascii_digit()) => g,
+        _ => name,
+    }
+}
+
+/// Groups in order of first appearance, with their tasks.
+pub fn groups(r: &RunRecord) -> Vec<(String, Vec<&TaskRecord>)> {
+    let mut out: Vec<(String, Vec<&TaskRecord>)> = Vec::new();
+    for t in &r.tasks {
+        let g = group_of(&t.name);
+        match out.iter_mut().find(|(n, _)| n == g) {
+            Some((_, v)) => v.push(t),
+            None => out.push((g.to_string(), vec![t])),
+        }
+    }
+    out
+}
+
+/// When a group completed: the last exit, or `None` if some task never exited.
+pub fn completion(tasks: &[&TaskRecord]) -> Option<u64> {
+    tasks.iter().map(|t| t.exit_ns).collect::<Option<Vec<u64>>>().and_then(|v| v.into_iter().max())
+}
+
+/// The overlap window: from the latest group start to the earliest group completion (or
+/// the end of the run).
+pub fn overlap(r: &RunRecord) -> (u64, u64) {
+    let gs = groups(r);
+    let start = gs.iter().map(|(_, ts)| ts.iter().map(|t| t.start_ns).min().unwrap_or(0)).max().unwrap_or(0);
+    let end = gs.iter().filter_map(|(_, ts)| completion(ts)).min().unwrap_or(r.sim_ns).max(start);
+    (start, end)
+}
+
+/// Run time of task `tid` within `[a, b]`, from the sampled series (exact at sample
+/// points; `None` without a series).
+pub fn runtime_between(r: &RunRecord, tid: usize, a: u64, b: u64) -> Option<u64> {
+    let s = r.series.as_ref()?;
+    let at = |t: u64| s.index_at(t).map_or(0, |i| s.runtime_at(tid, i));
+    // At the end of the run the exact total is known.
+    let end = if b >= r.sim_ns { r.tasks[tid].runtime_ns } else { at(b) };
+    Some(end.saturating_sub(at(a)))
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e6)
+}
+
+/// The study report: one column per scheduler.
+pub fn study_text(title: &str, rs: &[RunRecord]) -> String {
+    let mut s = String::new();
+    let Some(r0) = rs.first() else { return s };
+    let _ = writeln!(
+        s,
+        "study {title} · machine {} ({} CPUs) · seed {} · {} ms simulated",
+        r0.machine["name"].as_str().unwrap_or("?"),
+        r0.machine["cpus"],
+        r0.seed,
+        ms(r0.sim_ns)
+    );
+    let names: Vec<String> = rs.iter().map(|r| r.scheduler["name"].as_str().unwrap_or("?").to_string()).collect();
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let row = |rows: &mut Vec<(String, Vec<String>)>, label: String, f: &dyn Fn(&RunRecord) -> String| {
+        rows.push((label, rs.iter().map(f).collect()));
+    };
+    row(&mut rows, "overlap window ms".into(), &|r| {
+        let (a, b) = overlap(r);
+        format!("{}–{}", ms(a), ms(b))
+    });
+    for (g, _) in groups(r0) {
+        row(&mut rows, format!("{g}: done at ms"), &|r| {
+            groups(r).into_iter().find(|(n, _)| *n == g).and_then(|(_, ts)| completion(&ts)).map_or("-".into(), ms)
+        });
+    }
+    for (g, _) in groups(r0) {
+        row(&mut rows, format!("{g}: CPU share in overlap"), &|r| {
+            let (a, b) = overlap(r);
+            let Some((_, ts)) = groups(r).into_iter().find(|(n, _)| *n == g) else { return "-".into() };
+            let run: Option<u64> = ts.iter().map(|t| runtime_between(r, t.tid, a, b)).sum();
+            match run {
+                Some(x) if b > a => format!("{:.2}%", 100.0 * x as f64 / ((b - a) as f64 * cpus(r))),
+                _ => "-".into(),
+            }
+        });
+    }
+    for (g, ts) in groups(r0) {
+        if ts.len() < 2 {
+            continue;
+        }
+        row(&mut rows, format!("{g}: threads / never ran"), &|r| {
+            let ts = group_tasks(r, &g);
+            format!("{} / {}", ts.len(), ts.iter().filter(|t| t.runtime_ns == 0).count())
+        });
+        row(&mut rows, format!("{g}: run ms min/median/max"), &|r| {
+            let mut v: Vec<u64> = group_tasks(r, &g).iter().map(|t| t.runtime_ns).collect();
+            v.sort_unstable();
+            if v.is_empty() {
+                return "-".into();
+            }
+            format!("{}/{}/{}", ms(v[0]), ms(v[v.len() / 2]), ms(v[v.len() - 1]))
+        });
+        row(&mut rows, format!("{g}: run ms first 3 forked"), &|r| {
+            let v = group_tasks(r, &g);
+            v.iter().take(3).map(|t| ms(t.runtime_ns)).collect::<Vec<_>>().join(" ")
+        });
+        row(&mut rows, format!("{g}: run ms last 3 forked"), &|r| {
+            let v = group_tasks(r, &g);
+            v.iter().skip(v.len().saturating_sub(3)).map(|t| ms(t.runtime_ns)).collect::<Vec<_>>().join(" ")
+        });
+    }
+    let w0 = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+    let ws: Vec<usize> = (0..rs.len())
+        .map(|i| rows.iter().map(|(_, v)| v[i].chars().count()).chain([names[i].len()]).max().unwrap_or(0))
+        .collect();
+    let _ = write!(s, "\n{:w0$}", "");
+    for (n, w) in names.iter().zip(&ws) {
+        let _ = write!(s, "  {n:>w$}");
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{}", "-".repeat(w0 + ws.iter().map(|w| w + 2).sum::<usize>()));
+    for (l, v) in &rows {
+        let _ = write!(s, "{l:w0$}");
+        for (x, w) in v.iter().zip(&ws) {
+            let _ = write!(s, "  {x:>w$}");
+        }
+        let _ = writeln!(s);
+    }
+    s
+}
+
+fn cpus(r: &RunRecord) -> f64 {
+    r.machine["cpus"].as_u64().unwrap_or(1) as f64
+}
+
+fn group_tasks<'a>(r: &'a RunRecord, g: &str) -> Vec<&'a TaskRecord> {
+    r.tasks.iter().filter(|t| group_of(&t.name) == g).collect()
+}
