@@ -179,6 +179,7 @@ impl Job {
             tasks,
             cpus,
             locks,
+            policy_counters: summary.policy_counters.iter().cloned().collect(),
             series,
             host: json!({
                 "wall_s": (wall_s * 1e6).round() / 1e6,

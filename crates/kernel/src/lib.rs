@@ -260,6 +260,8 @@ pub struct RunSummary {
     pub locks: Vec<(LockName, LockSite, LockStat)>,
     pub tasks: Vec<TaskInfo>,
     pub exit_times: Vec<Option<Ns>>,
+    /// The policy's own counters ([`SchedClass::counters`]).
+    pub policy_counters: Vec<(String, u64)>,
 }
 
 impl<'p> Kernel<'p> {
@@ -408,6 +410,7 @@ impl<'p> Kernel<'p> {
             locks,
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
+            policy_counters: self.policy.counters(),
         }
     }
 

@@ -289,6 +289,8 @@ pub struct RunRecord {
     pub tasks: Vec<TaskRecord>,
     pub cpus: Vec<CpuRecord>,
     pub locks: Vec<LockRecord>,
+    /// The policy's counters (balancer runs, steals, …).
+    pub policy_counters: std::collections::BTreeMap<String, u64>,
     /// Sampled time series, when requested (`--sample`, `study`, plots).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,

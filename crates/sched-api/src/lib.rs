@@ -233,6 +233,12 @@ pub trait SchedClass {
         None
     }
 
+    /// Policy-wide counters for reports and explanations (balancer runs, steals, …), in a
+    /// stable order.
+    fn counters(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+
     /// Whether a remote wakeup may be handed to the target CPU's wake list
     /// (`ttwu_queue_wakelist`, Linux). FreeBSD's `sched_add` always locks the target `tdq`
     /// from the waker's CPU, so ULE says no.

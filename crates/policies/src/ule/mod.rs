@@ -121,9 +121,9 @@ struct Tdq {
 /// Counters for explanations and tests.
 #[derive(Clone, Debug, Default)]
 pub struct UleStats {
-    /// `sched_balance` runs, and on which CPU each ran.
+    /// `sched_balance` runs, and how many ran on each CPU.
     pub balance_runs: u64,
-    pub balance_cpus: Vec<CpuId>,
+    pub balance_runs_on: Vec<u64>,
     pub balance_moves: u64,
     pub steals: u64,
 }
@@ -538,17 +538,11 @@ impl Ule {
         let mut mask = CpuSet::full(self.tdq.len());
         mask.remove(me);
         let mut g = Some(self.groups.leaf[me]);
-        let levels_limit = if self.t.version == Version::Current { usize::MAX } else { usize::MAX };
-        let mut level = 0;
         while let Some(gi) = g {
-            if level >= levels_limit {
-                break;
-            }
             let grp_thread = self.groups.groups[gi].thread;
             let thresh = if grp_thread && self.t.version == Version::V11_1 { 1 } else { self.t.steal_thresh };
             let Some(cpu) = self.highest(me, gi, &mask, thresh, (&load, &trans)) else {
                 g = self.groups.groups[gi].parent;
-                level += 1;
                 continue;
             };
             mask.remove(cpu);
@@ -573,18 +567,19 @@ impl Ule {
             return;
         }
         self.stats.balance_runs += 1;
-        self.stats.balance_cpus.push(cx.this_cpu);
-        let me = cx.this_cpu;
         let n = self.tdq.len();
+        self.stats.balance_runs_on.resize(n, 0);
+        self.stats.balance_runs_on[cx.this_cpu] += 1;
+        let me = cx.this_cpu;
         // The moves are applied by the kernel after this hook; the round works on a copy of
         // the loads updated as it decides, as `tdq_move` would have changed them.
         let (mut load, lowpri, mut trans) = self.loads();
         let mut taken: Vec<TaskId> = Vec::new();
-        let minload = if self.t.version == Version::Current { 1 } else { 1 };
+        // 11.1 and 15 look for donors with load >= 1 (13 used 2).
+        let minload = 1;
         let mut hmask = CpuSet::full(n);
         let root = self.groups.root();
-        loop {
-            let Some(high) = self.highest(me, root, &hmask, minload, (&load, &trans)) else { break };
+        while let Some(high) = self.highest(me, root, &hmask, minload, (&load, &trans)) {
             hmask.remove(high);
             let mut lmask = hmask.clone();
             if lmask.is_empty() {
@@ -647,6 +642,20 @@ impl SchedClass for Ule {
 
     fn wake_list(&self) -> bool {
         false
+    }
+
+    fn counters(&self) -> Vec<(String, u64)> {
+        let mut v = vec![
+            ("balance_runs".to_string(), self.stats.balance_runs),
+            ("balance_moves".to_string(), self.stats.balance_moves),
+            ("idle_steals".to_string(), self.stats.steals),
+        ];
+        for (c, n) in self.stats.balance_runs_on.iter().enumerate() {
+            if *n > 0 {
+                v.push((format!("balance_runs.cpu{c}"), *n));
+            }
+        }
+        v
     }
 
     /// `sched_fork` + `sched_fork_thread` (child) and the parent's fork penalty. A task the
@@ -786,13 +795,9 @@ impl SchedClass for Ule {
             }
             return;
         }
-        let notify_pri = match self.t.version {
-            Version::V11_1 => cpri,
-            // current compares the new lowpri with the tdq's previous lowpri; the running
-            // thread's priority is the best approximation available after the add.
-            Version::Current => cpri,
-        };
-        if self.tdq[cpu].ipipending || !self.shouldpreempt(pri, notify_pri, true) {
+        // (current compares the tdq's new lowpri with its previous one instead of the
+        // running thread's priority; modelled with the 11.1 rule, see docs/policies/ule.md.)
+        if self.tdq[cpu].ipipending || !self.shouldpreempt(pri, cpri, true) {
             return;
         }
         self.tdq[cpu].ipipending = true;

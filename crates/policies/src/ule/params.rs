@@ -116,8 +116,6 @@ pub struct UleTunables {
     /// `rebalance` (`kern.sched.balance`) and `balance_interval` in stat ticks.
     pub balance: bool,
     pub balance_interval: u32,
-    /// `trysteal_limit` (current only: `tdq_trysteal` search depth).
-    pub trysteal_limit: u32,
 }
 
 impl UleTunables {
@@ -149,7 +147,6 @@ impl UleTunables {
             steal_thresh: 2,
             balance: true,
             balance_interval: stathz,
-            trysteal_limit: 2,
         };
         let mut slice_set = false;
         let mut slice_min_set = false;
@@ -175,7 +172,6 @@ impl UleTunables {
                 "steal_thresh" => t.steal_thresh = n()?,
                 "balance" => t.balance = n()? != 0,
                 "balance_interval" => t.balance_interval = positive(k, n()?)?,
-                "trysteal_limit" => t.trysteal_limit = n()?,
                 _ => return Err(unknown("ule", k, &t.list())),
             }
         }
@@ -235,11 +231,6 @@ impl UleTunables {
                 name: "balance_interval",
                 value: v(&self.balance_interval),
                 doc: "balancer period, stat ticks (0.5x–1.5x at random)",
-            },
-            Tunable {
-                name: "trysteal_limit",
-                value: v(&self.trysteal_limit),
-                doc: "current only: levels tdq_trysteal searches when a CPU goes idle",
             },
         ]
     }

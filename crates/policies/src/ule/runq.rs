@@ -67,7 +67,7 @@ impl Runq {
     }
     /// The bitmap agrees with the lists.
     pub fn consistent(&self) -> bool {
-        self.lists.iter().enumerate().all(|(i, l)| (self.bits[i / 64] & (1 << (i % 64)) != 0) == !l.is_empty())
+        self.lists.iter().enumerate().all(|(i, l)| (self.bits[i / 64] & (1 << (i % 64)) != 0) != l.is_empty())
     }
 }
 

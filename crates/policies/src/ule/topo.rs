@@ -52,14 +52,14 @@ impl Groups {
         let key_node = |c: CpuId| topo.cpus[c].node;
         let key_llc = |c: CpuId| topo.cpus[c].llc;
         let key_core = |c: CpuId| topo.cpus[c].core;
-        let levels: [(&dyn Fn(CpuId) -> usize, u32, bool); 3] =
+        type Key<'a> = &'a dyn Fn(CpuId) -> usize;
+        let levels: [(Key, u32, bool); 3] =
             [(&key_node, CG_SHARE_NONE, false), (&key_llc, CG_SHARE_L3, false), (&key_core, 1, true)];
         let mut current: Vec<usize> = vec![0; n]; // each CPU's innermost group so far
         for (key, level, thread) in levels {
             let mut by_key: Vec<(usize, usize, CpuSet)> = Vec::new(); // (parent, key, mask)
-            for c in 0..n {
+            for (c, &parent) in current.iter().enumerate() {
                 let k = key(c);
-                let parent = current[c];
                 match by_key.iter_mut().find(|(p, kk, _)| *p == parent && *kk == k) {
                     Some((_, _, s)) => s.insert(c),
                     None => by_key.push((parent, k, CpuSet::single(n, c))),
@@ -84,9 +84,9 @@ impl Groups {
                 g.groups[parent].children.push(id);
             }
         }
-        for c in 0..n {
-            g.leaf[c] = current[c];
-            g.groups[current[c]].cpus.push(c);
+        for (c, &grp) in current.iter().enumerate() {
+            g.leaf[c] = grp;
+            g.groups[grp].cpus.push(c);
         }
         g
     }
@@ -248,9 +248,7 @@ mod tests {
         let g = Groups::build(&o);
         let mut load = vec![1u32; 32];
         // Node 1's first LLC (CPUs 16..24) is the least loaded path; CPU 20 idle there.
-        for c in 0..16 {
-            load[c] = 2;
-        }
+        load[..16].fill(2);
         load[20] = 0;
         load[3] = 0; // idle CPU on a busier path
         let lowpri = vec![200u8; 32];
