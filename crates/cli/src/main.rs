@@ -74,7 +74,7 @@ enum Cmd {
         #[command(flatten)]
         common: Common,
         /// Comma-separated schedulers.
-        #[arg(long, default_value = "cfs,fifo")]
+        #[arg(long, default_value = "cfs,ule")]
         sched: String,
     },
     /// Run a study (a built-in name from `schedlab list`, or a workload file) under

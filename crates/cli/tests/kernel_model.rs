@@ -162,3 +162,27 @@ fn limits_are_checked() {
     };
     assert!(e.message.contains("exceeds the limit"), "{e}");
 }
+
+/// Sampling time series reads the kernel and the policy but changes nothing: same trace
+/// hash and the same metrics with recording on or off, under every policy.
+#[test]
+fn recording_series_changes_nothing() {
+    for sched in ["cfs", "ule", "fifo"] {
+        let mut j = example("cpu-io-mix.toml", &[("loops", "100")], 2);
+        j.sched = sched.into();
+        let off = run(&j);
+        j.sample = Some(Ns::from_us(250));
+        let on = run(&j);
+        assert_eq!(off.trace_hash, on.trace_hash, "{sched}");
+        let mut on_json: serde_json::Value = serde_json::from_str(&deterministic_json(&on)).unwrap();
+        let s = on_json.as_object_mut().unwrap().remove("series").expect("series recorded");
+        assert!(s["times_ns"].as_array().unwrap().len() >= 8000);
+        assert_eq!(serde_json::to_string_pretty(&on_json).unwrap(), deterministic_json(&off), "{sched}");
+        // The last sample of each task's run time is at most its total.
+        let series = on.series.as_ref().unwrap();
+        for t in &on.tasks {
+            let last = series.runtime_at(t.tid, series.times_ns.len() - 1);
+            assert!(last <= t.runtime_ns, "{sched} {}: {last} > {}", t.name, t.runtime_ns);
+        }
+    }
+}

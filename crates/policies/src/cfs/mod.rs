@@ -41,6 +41,8 @@ struct Entity {
     seq: u64,
     /// Last slice computed at pick time (for time series).
     slice: u64,
+    /// The runqueue it was last enqueued on (for the lag statistic).
+    cpu: CpuId,
 }
 
 impl Entity {
@@ -336,6 +338,7 @@ impl SchedClass for Cfs {
     fn enqueue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) {
         let renorm = flags & enqueue::WAKEUP == 0 || flags & enqueue::MIGRATED != 0;
         let is_curr = self.rqs[cpu].curr == Some(p);
+        self.se[p].cpu = cpu;
         if renorm && self.se[p].relative {
             let min = self.rqs[cpu].min_vruntime;
             if is_curr {
@@ -497,8 +500,11 @@ impl SchedClass for Cfs {
     fn task_stats(&self, p: TaskId) -> Vec<Stat> {
         let Some(se) = self.se.get(p).filter(|s| s.load.is_some()) else { return Vec::new() };
         let v = if se.relative { se.vruntime as i64 } else { vdiff(se.vruntime, MIN_VRUNTIME_INIT) };
+        // Lag against the runqueue's floor: positive = behind `min_vruntime` (owed CPU).
+        let lag = if se.relative { -(se.vruntime as i64) } else { vdiff(self.rqs[se.cpu].min_vruntime, se.vruntime) };
         vec![
             Stat { name: "vruntime", value: v },
+            Stat { name: "lag", value: lag },
             Stat { name: "sum_exec_runtime", value: se.sum_exec_runtime as i64 },
             Stat { name: "slice", value: se.slice as i64 },
             Stat { name: "weight", value: se.lw().weight as i64 },
