@@ -84,6 +84,8 @@ pub struct Job {
     pub check: bool,
     /// Record time series with this sampling interval.
     pub sample: Option<Ns>,
+    /// Keep every scheduling event (for the Perfetto trace and the ASCII timeline).
+    pub trace: bool,
 }
 
 impl Job {
@@ -112,6 +114,7 @@ impl Job {
             ttwu_queue: true,
             check: false,
             sample: None,
+            trace: false,
         })
     }
 
@@ -128,6 +131,9 @@ impl Job {
             max_tasks: schedlab_workload::MAX_TASKS,
         };
         let mut metrics = self.sample.map_or_else(Metrics::default, Metrics::sampling);
+        if self.trace {
+            metrics = metrics.with_trace();
+        }
         #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
         let wall = std::time::Instant::now();
         let summary = {
@@ -137,6 +143,8 @@ impl Job {
         };
         let wall_s = wall.elapsed().as_secs_f64();
         let series = metrics.take_series();
+        let trace = metrics.take_trace(&summary);
+        let latency_cdf = metrics.latency_cdf();
         let (tasks, cpus, locks) = metrics.finish(&summary);
         let m = &self.machine;
         let topo = &m.topology;
@@ -180,6 +188,8 @@ impl Job {
             cpus,
             locks,
             policy_counters: summary.policy_counters.iter().cloned().collect(),
+            latency_cdf,
+            trace,
             series,
             host: json!({
                 "wall_s": (wall_s * 1e6).round() / 1e6,
@@ -206,12 +216,23 @@ pub fn deterministic_json(r: &RunRecord) -> String {
 
 /// Writes `contents` to `path` atomically (temp file in the same directory, then rename).
 pub fn write_atomic(path: &std::path::Path, contents: &str) -> Result<(), CliError> {
+    write_atomic_bytes(path, contents.as_bytes())
+}
+
+/// [`write_atomic`] for bytes.
+pub fn write_atomic_bytes(path: &std::path::Path, contents: &[u8]) -> Result<(), CliError> {
     use std::io::Write;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| CliError { message: format!("{}: {e}", dir.display()), code: 1 })?;
     let mut f = tempfile::NamedTempFile::new_in(dir)
         .map_err(|e| CliError { message: format!("{}: {e}", dir.display()), code: 1 })?;
-    f.write_all(contents.as_bytes()).map_err(|e| CliError { message: format!("{}: {e}", path.display()), code: 1 })?;
+    f.write_all(contents).map_err(|e| CliError { message: format!("{}: {e}", path.display()), code: 1 })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Outputs are ordinary files (the temp file starts private).
+        let _ = f.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
     f.persist(path).map_err(|e| CliError { message: format!("{}: {e}", path.display()), code: 1 })?;
     Ok(())
 }

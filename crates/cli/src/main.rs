@@ -1,5 +1,5 @@
 use clap::{Parser, Subcommand, ValueEnum};
-use schedlab::{bench, deterministic_json, parse_kv, write_atomic, CliError, Job};
+use schedlab::{bench, deterministic_json, parse_kv, write_atomic, write_atomic_bytes, CliError, Job};
 use schedlab_metrics::RunRecord;
 use schedlab_sim::{parse_duration, Ns};
 use std::path::PathBuf;
@@ -57,6 +57,27 @@ struct Common {
     /// this sampling interval, e.g. 10ms; they go into the JSON output.
     #[arg(long)]
     sample: Option<String>,
+    /// Write a Perfetto trace (open it at ui.perfetto.dev). With several schedulers the
+    /// scheduler's name is inserted before the extension.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Print an ASCII per-CPU timeline after the summary.
+    #[arg(long)]
+    timeline: bool,
+    /// Timeline width in columns.
+    #[arg(long, default_value_t = 100)]
+    timeline_width: usize,
+    /// Timeline window start and end (durations; default: the whole run).
+    #[arg(long)]
+    timeline_from: Option<String>,
+    #[arg(long)]
+    timeline_to: Option<String>,
+    /// Write SVG figures into this directory (records time series).
+    #[arg(long)]
+    plots: Option<PathBuf>,
+    /// Write a self-contained HTML report to this file (records time series).
+    #[arg(long)]
+    html: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -85,6 +106,28 @@ enum Cmd {
         /// Comma-separated schedulers.
         #[arg(long, default_value = "cfs,ule")]
         sched: String,
+    },
+    /// Simulate under several schedulers and write one self-contained HTML report.
+    Report {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated schedulers.
+        #[arg(long, default_value = "cfs,ule")]
+        sched: String,
+        /// Output file (default: report.html).
+        #[arg(short, long, default_value = "report.html")]
+        output: PathBuf,
+    },
+    /// Simulate under several schedulers and write the SVG figures.
+    Plot {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated schedulers.
+        #[arg(long, default_value = "cfs,ule")]
+        sched: String,
+        /// Output directory (default: plots).
+        #[arg(short, long, default_value = "plots")]
+        output: PathBuf,
     },
     /// List schedulers with their tunables, machine presets and example workloads.
     List,
@@ -115,11 +158,23 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Run { common, sched } => {
             let job = prepare(&common, &sched, &common.sets)?;
             let r = run_with_progress(&job)?;
-            emit(&common, &[r], false)
+            emit(&common, std::slice::from_ref(&r), false)?;
+            extras(&common, &[r])
         }
         Cmd::Compare { common, sched } => {
             let out = run_many(&common, &sched)?;
-            emit(&common, &out, true)
+            emit(&common, &out, true)?;
+            extras(&common, &out)
+        }
+        Cmd::Report { mut common, sched, output } => {
+            common.html = Some(output);
+            let out = run_many(&common, &sched)?;
+            extras(&common, &out)
+        }
+        Cmd::Plot { mut common, sched, output } => {
+            common.plots = Some(output);
+            let out = run_many(&common, &sched)?;
+            extras(&common, &out)
         }
         Cmd::Study { mut common, sched } => {
             if common.sample.is_none() {
@@ -127,6 +182,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
             let out = run_many(&common, &sched)?;
+            extras(&common, &out)?;
             let text = schedlab_report::study_text(&title, &out);
             match (&common.out, common.format) {
                 (Some(dir), _) => {
@@ -220,7 +276,66 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<Job, CliError> {
     if job.sample.is_some_and(|s| s.0 == 0) {
         return Err(CliError::input("--sample: the interval must be positive"));
     }
+    if job.sample.is_none() && (c.plots.is_some() || c.html.is_some()) {
+        // About 2000 samples per run, at least 1 ms apart.
+        job.sample = Some(Ns((job.end.0 / 2000).max(1_000_000)));
+    }
+    job.trace = c.trace.is_some() || c.timeline;
     Ok(job)
+}
+
+/// The outputs beyond the summary: Perfetto traces, the timeline, figures, the HTML report.
+fn extras(c: &Common, rs: &[RunRecord]) -> Result<(), CliError> {
+    let dur = |d: &Option<String>, what: &str| {
+        d.as_deref().map(|d| parse_duration(d).map_err(|m| CliError::input(format!("{what}: {m}")))).transpose()
+    };
+    if let Some(path) = &c.trace {
+        for r in rs {
+            let bytes = schedlab_report::perfetto::encode(r).expect("trace recorded");
+            let p = if rs.len() > 1 { per_scheduler(path, r) } else { path.clone() };
+            write_atomic_bytes(&p, &bytes)?;
+            eprintln!("wrote {} (open it at ui.perfetto.dev)", p.display());
+        }
+    }
+    if c.timeline {
+        let from = dur(&c.timeline_from, "--timeline-from")?.map_or(0, |d| d.0);
+        for r in rs {
+            let t = r.trace.as_ref().expect("trace recorded");
+            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0);
+            if to <= from {
+                return Err(CliError::input("--timeline-to must be after --timeline-from"));
+            }
+            println!("\n[{}]", r.scheduler["name"].as_str().unwrap_or("?"));
+            print!("{}", schedlab_report::timeline::timeline(t, from, to, c.timeline_width));
+        }
+    }
+    let need_figs = c.plots.is_some() || c.html.is_some();
+    let figs = if need_figs {
+        schedlab_report::plots::figures(rs).map_err(|m| CliError { message: m, code: 1 })?
+    } else {
+        Vec::new()
+    };
+    if let Some(dir) = &c.plots {
+        for f in &figs {
+            write_atomic(&dir.join(&f.name), &f.svg)?;
+        }
+        eprintln!("wrote {} figures to {}", figs.len(), dir.display());
+    }
+    if let Some(path) = &c.html {
+        let title = c.workload.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
+        let html = schedlab_report::html::report(&title, rs, &figs).map_err(|m| CliError { message: m, code: 1 })?;
+        write_atomic(path, &html)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// `out.pftrace` → `out.cfs.pftrace`.
+fn per_scheduler(path: &std::path::Path, r: &RunRecord) -> PathBuf {
+    let s = r.scheduler["name"].as_str().unwrap_or("run");
+    let stem = path.file_stem().map_or("trace".into(), |x| x.to_string_lossy().into_owned());
+    let ext = path.extension().map_or("pftrace".into(), |x| x.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}.{s}.{ext}"))
 }
 
 fn run_with_progress(job: &Job) -> Result<RunRecord, CliError> {

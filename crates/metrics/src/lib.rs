@@ -8,6 +8,17 @@ mod series;
 
 pub use series::Series;
 
+/// The scheduling events of a run, for timelines and trace exports.
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    /// Every event except per-CPU mode changes, in order.
+    pub events: Vec<ProbeEvent>,
+    /// Task names by id.
+    pub names: Vec<String>,
+    pub nr_cpus: usize,
+    pub end_ns: u64,
+}
+
 use hdrhistogram::Histogram;
 use schedlab_kernel::{KernelView, PrevState, Probe, ProbeEvent, RunSummary};
 use schedlab_sim::{Ns, TaskId};
@@ -42,6 +53,7 @@ pub struct Metrics {
     tasks: Vec<Acc>,
     every: Option<Ns>,
     series: Series,
+    trace: Option<Vec<ProbeEvent>>,
 }
 
 impl Metrics {
@@ -53,6 +65,23 @@ impl Metrics {
             series: Series { interval_ns: every.0, ..Series::default() },
             ..Metrics::default()
         }
+    }
+
+    /// Also keep every scheduling event (for `--trace` and `--timeline`).
+    pub fn with_trace(mut self) -> Metrics {
+        self.trace = Some(Vec::new());
+        self
+    }
+
+    /// The recorded events (`None` unless [`Metrics::with_trace`]).
+    pub fn take_trace(&mut self, summary: &RunSummary) -> Option<Trace> {
+        let events = self.trace.take()?;
+        Some(Trace {
+            events,
+            names: summary.tasks.iter().map(|t| t.name.clone()).collect(),
+            nr_cpus: summary.cpu_times.len(),
+            end_ns: summary.end.0,
+        })
     }
 
     /// The recorded series (`None` unless sampling).
@@ -74,6 +103,19 @@ impl Metrics {
     }
 
     /// Closes open intervals at `end` and combines with the kernel's summary.
+    /// Wakeup latencies of all tasks together as a CDF: `(latency_ns, fraction ≤ it)` at
+    /// 100 quantiles.
+    pub fn latency_cdf(&self) -> Vec<(u64, f64)> {
+        let mut all = Histogram::<u64>::new(3).expect("3 significant digits is valid");
+        for a in &self.tasks {
+            let _ = all.add(&a.lat);
+        }
+        if all.is_empty() {
+            return Vec::new();
+        }
+        (1..=100).map(|q| (all.value_at_quantile(q as f64 / 100.0), q as f64 / 100.0)).collect()
+    }
+
     pub fn finish(mut self, summary: &RunSummary) -> (Vec<TaskRecord>, Vec<CpuRecord>, Vec<LockRecord>) {
         let end = summary.end;
         for t in 0..self.tasks.len() {
@@ -171,6 +213,11 @@ impl Probe for Metrics {
     }
 
     fn event(&mut self, ev: &ProbeEvent) {
+        if let Some(t) = &mut self.trace {
+            if !matches!(ev, ProbeEvent::CpuMode { .. }) {
+                t.push(ev.clone());
+            }
+        }
         match *ev {
             ProbeEvent::TaskNew { time, task, .. } => {
                 debug_assert_eq!(task, self.tasks.len());
@@ -291,6 +338,11 @@ pub struct RunRecord {
     pub locks: Vec<LockRecord>,
     /// The policy's counters (balancer runs, steals, …).
     pub policy_counters: std::collections::BTreeMap<String, u64>,
+    /// Wakeup latency of all tasks as a CDF: `[latency_ns, fraction]` at 100 quantiles.
+    pub latency_cdf: Vec<(u64, f64)>,
+    /// The scheduling events, when requested (`--trace`, `--timeline`); not in the JSON.
+    #[serde(skip)]
+    pub trace: Option<Trace>,
     /// Sampled time series, when requested (`--sample`, `study`, plots).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,

@@ -2,7 +2,11 @@
 //!
 //! Architecture Invariant: renderers take records and return strings; they do no I/O.
 
+pub mod html;
+pub mod perfetto;
+pub mod plots;
 mod study;
+pub mod timeline;
 
 pub use study::{completion, group_of, overlap, runtime_between, study_text};
 
@@ -256,6 +260,13 @@ pub fn compare_text(rs: &[RunRecord]) -> String {
         first.seed,
         ms(first.sim_ns)
     );
+    s.push_str(&table(&compare_rows(rs)));
+    s
+}
+
+/// The side-by-side table: a header row of scheduler names, then one row per measure.
+pub fn compare_rows(rs: &[RunRecord]) -> Vec<Vec<String>> {
+    let Some(first) = rs.first() else { return Vec::new() };
     let group = first.tasks.len() > 24;
     let mut header = vec!["".to_string()];
     header.extend(rs.iter().map(|r| r.scheduler["name"].as_str().unwrap_or("").to_string()));
@@ -307,6 +318,5 @@ pub fn compare_text(rs: &[RunRecord]) -> String {
     let mut row = vec!["events".to_string()];
     row.extend(rs.iter().map(|r| r.events.to_string()));
     rows.push(row);
-    s.push_str(&table(&rows));
-    s
+    rows
 }

@@ -1,0 +1,191 @@
+//! One self-contained HTML report (inline SVG figures, inline CSS and a few lines of JS for
+//! sortable tables; no network access) for one run or several runs of one workload.
+
+use crate::plots::Figure;
+use minijinja::{context, Environment};
+use schedlab_metrics::RunRecord;
+use serde::Serialize;
+
+const TEMPLATE: &str = include_str!("../templates/report.html");
+
+#[derive(Serialize)]
+struct Cell {
+    text: String,
+    diff: bool,
+}
+
+#[derive(Serialize)]
+struct TaskRow {
+    name: String,
+    tid: usize,
+    nice: i32,
+    run: String,
+    wait: String,
+    sleep: String,
+    vol: u64,
+    invol: u64,
+    migr: u64,
+    p50: String,
+    p99: String,
+    max: String,
+    exit: String,
+}
+
+#[derive(Serialize)]
+struct LockRow {
+    kind: String,
+    site: String,
+    acq: u64,
+    cont: u64,
+    pct: String,
+    spin: String,
+}
+
+#[derive(Serialize)]
+struct Run {
+    scheduler: String,
+    tunables: String,
+    counters: String,
+    tasks: Vec<TaskRow>,
+    locks: Vec<LockRow>,
+}
+
+#[derive(Serialize)]
+struct Fig {
+    title: String,
+    svg: String,
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e3)
+}
+
+/// The first number in a cell (`"46.80%"` → 46.8), for highlighting differences.
+fn number(s: &str) -> Option<f64> {
+    let t: String = s.chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '-').collect();
+    t.parse().ok()
+}
+
+fn run_of(r: &RunRecord) -> Run {
+    let tunables = r.scheduler["tunables"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(&v.to_string())))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    let tasks = r
+        .tasks
+        .iter()
+        .map(|t| TaskRow {
+            name: t.name.clone(),
+            tid: t.tid,
+            nice: t.nice,
+            run: ms(t.runtime_ns),
+            wait: ms(t.wait_ns),
+            sleep: ms(t.sleep_ns),
+            vol: t.switches_voluntary,
+            invol: t.switches_involuntary,
+            migr: t.migrations,
+            p50: us(t.wakeup_latency_ns.p50),
+            p99: us(t.wakeup_latency_ns.p99),
+            max: us(t.wakeup_latency_ns.max),
+            exit: t.exit_ns.map_or("-".into(), ms),
+        })
+        .collect();
+    // By lock kind (rq, futex_bucket) and site, summed over the lock instances.
+    let mut locks: Vec<LockRow> = Vec::new();
+    for l in &r.locks {
+        let kind = l.lock.split('[').next().unwrap_or("").to_string();
+        match locks.iter_mut().find(|x| x.kind == kind && x.site == l.site) {
+            Some(x) => {
+                x.acq += l.acquisitions;
+                x.cont += l.contended;
+                let spin: f64 = x.spin.parse().unwrap_or(0.0);
+                x.spin = format!("{:.1}", spin + l.spin_ns as f64 / 1e3);
+            }
+            None => locks.push(LockRow {
+                kind,
+                site: l.site.clone(),
+                acq: l.acquisitions,
+                cont: l.contended,
+                pct: String::new(),
+                spin: us(l.spin_ns),
+            }),
+        }
+    }
+    for l in &mut locks {
+        l.pct = if l.acq == 0 { "-".into() } else { format!("{:.2}", l.cont as f64 * 100.0 / l.acq as f64) };
+    }
+    Run {
+        scheduler: r.scheduler["name"].as_str().unwrap_or("?").to_string(),
+        tunables,
+        counters: r.policy_counters.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "),
+        tasks,
+        locks,
+    }
+}
+
+/// Renders the report. `figures` are usually `plots::figures(rs)`.
+pub fn report(title: &str, rs: &[RunRecord], figures: &[Figure]) -> Result<String, String> {
+    let Some(r0) = rs.first() else { return Err("no runs to report".into()) };
+    let rows = crate::compare_rows(rs);
+    let header = rows.first().cloned().unwrap_or_default();
+    let summary: Vec<Vec<Cell>> = rows
+        .iter()
+        .skip(1)
+        .map(|row| {
+            let base = row.get(1).and_then(|c| number(c));
+            row.iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let diff = i > 1
+                        && match (base, number(c)) {
+                            (Some(b), Some(x)) => (x - b).abs() > 0.1 * b.abs().max(1e-9),
+                            _ => false,
+                        };
+                    Cell { text: c.clone(), diff }
+                })
+                .collect()
+        })
+        .collect();
+    let m = &r0.machine;
+    let machine = format!(
+        "{} — {} CPUs, HZ={}, topology {}",
+        m["name"].as_str().unwrap_or("?"),
+        m["cpus"],
+        m["hz"],
+        m["topology"]
+    );
+    let mut env = Environment::new();
+    env.add_template("report.html", TEMPLATE).map_err(|e| e.to_string())?;
+    let tpl = env.get_template("report.html").map_err(|e| e.to_string())?;
+    // Inline SVG in HTML needs no namespace declaration; dropping it leaves the file with
+    // no URL at all.
+    let figs: Vec<Fig> = figures
+        .iter()
+        .map(|f| Fig { title: f.title.clone(), svg: f.svg.replace(" xmlns=\"http://www.w3.org/2000/svg\"", "") })
+        .collect();
+    let runs: Vec<Run> = rs.iter().map(run_of).collect();
+    tpl.render(context! {
+        title => title,
+        version => r0.schedlab_version.clone(),
+        workload => r0.workload["name"].as_str().unwrap_or("?"),
+        workload_file => r0.workload["file"].as_str().unwrap_or("?"),
+        params => r0.workload["params"].to_string(),
+        machine => machine,
+        seed => r0.seed,
+        sim_ms => ms(r0.sim_ns),
+        end_reason => r0.end_reason.clone(),
+        runs => minijinja::value::Serde(&runs),
+        summary_header => header,
+        summary => minijinja::value::Serde(&summary),
+        figures => minijinja::value::Serde(&figs),
+    })
+    .map_err(|e| format!("report template: {e}"))
+}

@@ -1,0 +1,356 @@
+//! A Perfetto trace (protobuf) of a run: the CPU timeline as synthetic ftrace events
+//! (`sched_switch`, `sched_waking`, `sched_wakeup(_new)`, `sched_migrate_task`,
+//! `task_newtask`, `sched_process_exit`) so the Perfetto UI draws its native per-CPU tracks,
+//! thread states and wakeup arrows, exactly as for a kernel trace; a `ProcessTree` for
+//! names; and counter tracks for per-CPU runnable counts and per-task policy internals.
+//!
+//! The messages are declared by hand with the field numbers of Perfetto's protos
+//! (`protos/perfetto/trace/…`, perfetto_protos 0.51.1); unknown fields are omitted.
+
+use schedlab_kernel::{PrevState, ProbeEvent};
+use schedlab_metrics::{RunRecord, Trace as EventLog};
+
+/// `perfetto.protos.Trace`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Trace {
+    #[prost(message, repeated, tag = "1")]
+    pub packet: Vec<TracePacket>,
+}
+
+/// `perfetto.protos.TracePacket` (the fields used here).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TracePacket {
+    #[prost(uint64, optional, tag = "8")]
+    pub timestamp: Option<u64>,
+    #[prost(uint32, optional, tag = "10")]
+    pub trusted_packet_sequence_id: Option<u32>,
+    #[prost(uint32, optional, tag = "13")]
+    pub sequence_flags: Option<u32>,
+    #[prost(message, optional, tag = "1")]
+    pub ftrace_events: Option<FtraceEventBundle>,
+    #[prost(message, optional, tag = "2")]
+    pub process_tree: Option<ProcessTree>,
+    #[prost(message, optional, tag = "11")]
+    pub track_event: Option<TrackEvent>,
+    #[prost(message, optional, tag = "60")]
+    pub track_descriptor: Option<TrackDescriptor>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FtraceEventBundle {
+    #[prost(uint32, optional, tag = "1")]
+    pub cpu: Option<u32>,
+    #[prost(message, repeated, tag = "2")]
+    pub event: Vec<FtraceEvent>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FtraceEvent {
+    #[prost(uint64, optional, tag = "1")]
+    pub timestamp: Option<u64>,
+    #[prost(uint32, optional, tag = "2")]
+    pub pid: Option<u32>,
+    #[prost(oneof = "Event", tags = "4, 17, 20, 114, 235, 238, 491")]
+    pub event: Option<Event>,
+}
+
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub enum Event {
+    #[prost(message, tag = "4")]
+    SchedSwitch(SchedSwitch),
+    #[prost(message, tag = "17")]
+    SchedWakeup(SchedWakeup),
+    #[prost(message, tag = "20")]
+    SchedWaking(SchedWakeup),
+    #[prost(message, tag = "114")]
+    SchedWakeupNew(SchedWakeup),
+    #[prost(message, tag = "235")]
+    TaskNewtask(TaskNewtask),
+    #[prost(message, tag = "238")]
+    SchedProcessExit(SchedProcessExit),
+    #[prost(message, tag = "491")]
+    SchedMigrateTask(SchedMigrateTask),
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SchedSwitch {
+    #[prost(string, optional, tag = "1")]
+    pub prev_comm: Option<String>,
+    #[prost(int32, optional, tag = "2")]
+    pub prev_pid: Option<i32>,
+    #[prost(int32, optional, tag = "3")]
+    pub prev_prio: Option<i32>,
+    #[prost(int64, optional, tag = "4")]
+    pub prev_state: Option<i64>,
+    #[prost(string, optional, tag = "5")]
+    pub next_comm: Option<String>,
+    #[prost(int32, optional, tag = "6")]
+    pub next_pid: Option<i32>,
+    #[prost(int32, optional, tag = "7")]
+    pub next_prio: Option<i32>,
+}
+
+/// `SchedWakingFtraceEvent`, `SchedWakeupFtraceEvent`, `SchedWakeupNewFtraceEvent` share
+/// their layout.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SchedWakeup {
+    #[prost(string, optional, tag = "1")]
+    pub comm: Option<String>,
+    #[prost(int32, optional, tag = "2")]
+    pub pid: Option<i32>,
+    #[prost(int32, optional, tag = "3")]
+    pub prio: Option<i32>,
+    #[prost(int32, optional, tag = "4")]
+    pub success: Option<i32>,
+    #[prost(int32, optional, tag = "5")]
+    pub target_cpu: Option<i32>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TaskNewtask {
+    #[prost(int32, optional, tag = "1")]
+    pub pid: Option<i32>,
+    #[prost(string, optional, tag = "2")]
+    pub comm: Option<String>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SchedProcessExit {
+    #[prost(string, optional, tag = "1")]
+    pub comm: Option<String>,
+    #[prost(int32, optional, tag = "2")]
+    pub pid: Option<i32>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SchedMigrateTask {
+    #[prost(string, optional, tag = "1")]
+    pub comm: Option<String>,
+    #[prost(int32, optional, tag = "2")]
+    pub pid: Option<i32>,
+    #[prost(int32, optional, tag = "3")]
+    pub prio: Option<i32>,
+    #[prost(int32, optional, tag = "4")]
+    pub orig_cpu: Option<i32>,
+    #[prost(int32, optional, tag = "5")]
+    pub dest_cpu: Option<i32>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProcessTree {
+    #[prost(message, repeated, tag = "1")]
+    pub processes: Vec<Process>,
+    #[prost(message, repeated, tag = "2")]
+    pub threads: Vec<Thread>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Process {
+    #[prost(int32, optional, tag = "1")]
+    pub pid: Option<i32>,
+    #[prost(int32, optional, tag = "2")]
+    pub ppid: Option<i32>,
+    #[prost(string, repeated, tag = "3")]
+    pub cmdline: Vec<String>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Thread {
+    #[prost(int32, optional, tag = "1")]
+    pub tid: Option<i32>,
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
+    #[prost(int32, optional, tag = "3")]
+    pub tgid: Option<i32>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TrackDescriptor {
+    #[prost(uint64, optional, tag = "1")]
+    pub uuid: Option<u64>,
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
+    #[prost(message, optional, tag = "8")]
+    pub counter: Option<CounterDescriptor>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CounterDescriptor {
+    /// `UNIT_TIME_NS = 1`, `UNIT_COUNT = 2`.
+    #[prost(int32, optional, tag = "3")]
+    pub unit: Option<i32>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TrackEvent {
+    /// `TYPE_COUNTER = 4`.
+    #[prost(int32, optional, tag = "9")]
+    pub r#type: Option<i32>,
+    #[prost(uint64, optional, tag = "11")]
+    pub track_uuid: Option<u64>,
+    #[prost(int64, optional, tag = "30")]
+    pub counter_value: Option<i64>,
+}
+
+/// Linux `prev_state` bits as Perfetto decodes them.
+const TASK_RUNNING: i64 = 0;
+const TASK_INTERRUPTIBLE: i64 = 1;
+const EXIT_DEAD: i64 = 0x10;
+/// Packets of the counter tracks use this sequence.
+const SEQ: u32 = 1;
+
+/// A task's pid in the trace: 0 is the idle task (`swapper`), so task `t` is `t + 1`.
+pub fn pid_of(t: usize) -> i32 {
+    t as i32 + 1
+}
+
+/// Encodes the run as a Perfetto trace. Needs the event log (`Job::trace`); adds counter
+/// tracks when the run recorded a series.
+pub fn encode(r: &RunRecord) -> Option<Vec<u8>> {
+    use prost::Message;
+    Some(build(r, r.trace.as_ref()?).encode_to_vec())
+}
+
+fn build(r: &RunRecord, log: &EventLog) -> Trace {
+    let name = |t: usize| log.names.get(t).cloned().unwrap_or_default();
+    let prio = |t: usize| 120 + r.tasks.get(t).map_or(0, |x| x.nice);
+    let mut packets = Vec::new();
+    let tree = ProcessTree {
+        processes: (0..log.names.len())
+            .map(|t| Process { pid: Some(pid_of(t)), ppid: Some(0), cmdline: vec![name(t)] })
+            .collect(),
+        threads: (0..log.names.len())
+            .map(|t| Thread { tid: Some(pid_of(t)), name: Some(name(t)), tgid: Some(pid_of(t)) })
+            .collect(),
+    };
+    packets.push(TracePacket { timestamp: Some(0), process_tree: Some(tree), ..Default::default() });
+    // One bundle per CPU, events in time order (the kernel's per-CPU ring buffers).
+    let mut per_cpu: Vec<Vec<FtraceEvent>> = vec![Vec::new(); log.nr_cpus];
+    let ev =
+        |time: u64, pid: i32, e: Event| FtraceEvent { timestamp: Some(time), pid: Some(pid as u32), event: Some(e) };
+    let wake = |t: usize, cpu: usize| SchedWakeup {
+        comm: Some(name(t)),
+        pid: Some(pid_of(t)),
+        prio: Some(prio(t)),
+        success: Some(1),
+        target_cpu: Some(cpu as i32),
+    };
+    let mut current = vec![0i32; log.nr_cpus];
+    for e in &log.events {
+        match *e {
+            ProbeEvent::TaskNew { time, task, parent, cpu } => {
+                let by = parent.map_or(0, pid_of);
+                let nt = TaskNewtask { pid: Some(pid_of(task)), comm: Some(name(task)) };
+                per_cpu[cpu].push(ev(time.0, by, Event::TaskNewtask(nt)));
+            }
+            ProbeEvent::Switch { time, cpu, prev, prev_state, next } => {
+                let state = match prev_state {
+                    PrevState::Runnable => TASK_RUNNING,
+                    PrevState::Blocked => TASK_INTERRUPTIBLE,
+                    PrevState::Dead => EXIT_DEAD,
+                };
+                let sw = SchedSwitch {
+                    prev_comm: Some(prev.map_or("swapper".into(), name)),
+                    prev_pid: Some(prev.map_or(0, pid_of)),
+                    prev_prio: Some(prev.map_or(120, prio)),
+                    prev_state: Some(if prev.is_some() { state } else { TASK_RUNNING }),
+                    next_comm: Some(next.map_or("swapper".into(), name)),
+                    next_pid: Some(next.map_or(0, pid_of)),
+                    next_prio: Some(next.map_or(120, prio)),
+                };
+                per_cpu[cpu].push(ev(time.0, prev.map_or(0, pid_of), Event::SchedSwitch(sw)));
+                current[cpu] = next.map_or(0, pid_of);
+            }
+            ProbeEvent::Waking { time, task, waker_cpu } => {
+                let w = wake(task, waker_cpu);
+                per_cpu[waker_cpu].push(ev(time.0, current[waker_cpu], Event::SchedWaking(w)));
+            }
+            ProbeEvent::Wakeup { time, task, cpu, new } => {
+                let w = wake(task, cpu);
+                let e = if new { Event::SchedWakeupNew(w) } else { Event::SchedWakeup(w) };
+                per_cpu[cpu].push(ev(time.0, current[cpu], e));
+            }
+            ProbeEvent::Migrate { time, task, from, to } => {
+                let m = SchedMigrateTask {
+                    comm: Some(name(task)),
+                    pid: Some(pid_of(task)),
+                    prio: Some(prio(task)),
+                    orig_cpu: Some(from as i32),
+                    dest_cpu: Some(to as i32),
+                };
+                per_cpu[to].push(ev(time.0, current[to], Event::SchedMigrateTask(m)));
+            }
+            ProbeEvent::Exit { time, task } => {
+                let x = SchedProcessExit { comm: Some(name(task)), pid: Some(pid_of(task)) };
+                let cpu = current.iter().position(|&p| p == pid_of(task)).unwrap_or(0);
+                per_cpu[cpu].push(ev(time.0, pid_of(task), Event::SchedProcessExit(x)));
+            }
+            ProbeEvent::CpuMode { .. } => {}
+        }
+    }
+    for (cpu, events) in per_cpu.into_iter().enumerate() {
+        // Bundles of bounded size, as the kernel's per-page ring buffer reads give.
+        for chunk in events.chunks(4096) {
+            packets.push(TracePacket {
+                ftrace_events: Some(FtraceEventBundle { cpu: Some(cpu as u32), event: chunk.to_vec() }),
+                ..Default::default()
+            });
+        }
+    }
+    if let Some(s) = &r.series {
+        counters(r, s, &mut packets);
+    }
+    Trace { packet: packets }
+}
+
+/// Counter tracks: runnable tasks per CPU and every policy statistic per task.
+fn counters(r: &RunRecord, s: &schedlab_metrics::Series, packets: &mut Vec<TracePacket>) {
+    let mut first = true;
+    let mut track = |packets: &mut Vec<TracePacket>, uuid: u64, name: String, unit: i32| {
+        packets.push(TracePacket {
+            timestamp: Some(0),
+            trusted_packet_sequence_id: Some(SEQ),
+            sequence_flags: first.then_some(1),
+            track_descriptor: Some(TrackDescriptor {
+                uuid: Some(uuid),
+                name: Some(name),
+                counter: Some(CounterDescriptor { unit: Some(unit) }),
+            }),
+            ..Default::default()
+        });
+        first = false;
+    };
+    let value = |packets: &mut Vec<TracePacket>, uuid: u64, time: u64, v: i64| {
+        packets.push(TracePacket {
+            timestamp: Some(time),
+            trusted_packet_sequence_id: Some(SEQ),
+            track_event: Some(TrackEvent { r#type: Some(4), track_uuid: Some(uuid), counter_value: Some(v) }),
+            ..Default::default()
+        });
+    };
+    for (cpu, v) in s.cpu_runnable.iter().enumerate() {
+        let uuid = 1_000_000 + cpu as u64;
+        track(packets, uuid, format!("cpu{cpu} runnable"), 2);
+        let mut last = None;
+        for (i, &x) in v.iter().enumerate() {
+            if last != Some(x) {
+                value(packets, uuid, s.times_ns[i], i64::from(x));
+                last = Some(x);
+            }
+        }
+    }
+    for (t, stats) in s.stats.iter().enumerate() {
+        for (k, v) in stats.iter().enumerate() {
+            let uuid = 2_000_000 + (t as u64) * 64 + k as u64;
+            let name = format!("{} {}", r.tasks.get(t).map_or("?", |x| x.name.as_str()), s.stat_names[k]);
+            track(packets, uuid, name, 2);
+            let mut last = None;
+            for (i, &x) in v.iter().enumerate() {
+                if last != Some(x) {
+                    value(packets, uuid, s.times_ns[s.first[t] + i], x);
+                    last = Some(x);
+                }
+            }
+        }
+    }
+}
