@@ -109,6 +109,9 @@ pub struct KernelView<'a> {
     pub tasks: &'a [TaskInfo],
     pub alive: &'a dyn Fn(TaskId) -> bool,
     pub policy: &'a dyn SchedClass,
+    /// Runqueue-lock acquisitions so far and how many found the lock held (all sites).
+    pub rq_lock_acquisitions: u64,
+    pub rq_lock_contended: u64,
 }
 
 /// Lock statistics per (lock, call site).
@@ -379,7 +382,16 @@ impl<'p> Kernel<'p> {
     fn sample(&mut self) {
         let tasks = &self.tasks;
         let alive = |t: TaskId| tasks[t].state != TState::Dead;
+        let (mut acq, mut cont) = (0, 0);
+        for (i, stats) in self.lock_stats.iter().enumerate() {
+            if matches!(self.lock_names[i], LockName::Rq(_)) {
+                acq += stats.iter().map(|s| s.acquisitions).sum::<u64>();
+                cont += stats.iter().map(|s| s.contended).sum::<u64>();
+            }
+        }
         let view = KernelView {
+            rq_lock_acquisitions: acq,
+            rq_lock_contended: cont,
             now: self.now,
             cpus: &self.views,
             tasks: &self.info,

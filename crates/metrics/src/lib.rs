@@ -175,6 +175,8 @@ impl Probe for Metrics {
         let s = &mut self.series;
         let i = s.times_ns.len();
         s.times_ns.push(k.now.0);
+        s.rq_lock_acquisitions.push(k.rq_lock_acquisitions);
+        s.rq_lock_contended.push(k.rq_lock_contended);
         if s.cpu_runnable.len() < k.cpus.len() {
             s.cpu_runnable.resize(k.cpus.len(), Vec::new());
             s.cpu_busy.resize(k.cpus.len(), Vec::new());

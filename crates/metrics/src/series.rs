@@ -14,6 +14,9 @@ pub struct Series {
     pub cpu_runnable: Vec<Vec<u32>>,
     /// `[cpu][sample]`: 1 if a task was running at the sample.
     pub cpu_busy: Vec<Vec<u8>>,
+    /// `[sample]`: runqueue-lock acquisitions so far, and how many were contended.
+    pub rq_lock_acquisitions: Vec<u64>,
+    pub rq_lock_contended: Vec<u64>,
     /// `[task]`: index of the task's first sample.
     pub first: Vec<usize>,
     /// `[task][sample]`: cumulative run time.

@@ -108,6 +108,14 @@ pub fn figures(rs: &[RunRecord]) -> Result<Vec<Figure>, String> {
             "threads",
             panels,
         )?);
+        let panels = with.iter().map(|r| lock_panel(r)).collect();
+        out.push(figure(
+            "rq-lock-contention.svg",
+            "Runqueue-lock contention over time",
+            "time (s)",
+            "contended acquisitions (%)",
+            panels,
+        )?);
         let panels = with.iter().map(|r| util_panel(r)).collect();
         out.push(figure("cpu-utilisation.svg", "CPU utilisation", "time (s)", "busy (%)", panels)?);
         let mut names: Vec<String> = Vec::new();
@@ -210,6 +218,23 @@ fn util_panel(r: &RunRecord) -> Panel {
         })
         .collect();
     Panel { scheduler: sched(r), lines, y_range: Some((0.0, 100.0)) }
+}
+
+/// Contended fraction of runqueue-lock acquisitions per window of 1/100 of the run.
+fn lock_panel(r: &RunRecord) -> Panel {
+    let s = r.series.as_ref().expect("series");
+    let w = (s.times_ns.len() / 100).max(1);
+    let mut pts = Vec::new();
+    let mut i = 0;
+    while i + w < s.times_ns.len() {
+        let acq = s.rq_lock_acquisitions[i + w] - s.rq_lock_acquisitions[i];
+        let cont = s.rq_lock_contended[i + w] - s.rq_lock_contended[i];
+        let pct = if acq == 0 { 0.0 } else { cont as f64 * 100.0 / acq as f64 };
+        pts.push((secs(s.times_ns[i + w]), pct));
+        i += w;
+    }
+    let lines = vec![Line { name: "rq locks".into(), group: "rq locks".into(), pts }];
+    Panel { scheduler: sched(r), lines, y_range: None }
 }
 
 fn stat_panel(r: &RunRecord, name: &str) -> Panel {
