@@ -49,8 +49,41 @@ impl Kernel<'_> {
     fn apply_requests(&mut self, this: CpuId) {
         let reqs = std::mem::take(&mut self.requests);
         for r in &reqs {
-            match *r {
+            match r.clone() {
                 Request::Resched(c) => self.resched_curr(this, c),
+                Request::Kick(cpu) => {
+                    if cpu < self.cpus.len() && cpu != this {
+                        let at = self.now + self.machine.costs.ipi_latency;
+                        self.events.push(at, crate::cpu::Event::Ipi { cpu, kind: Ipi::Balance });
+                    }
+                }
+                Request::ActiveBalance { from, to } => {
+                    let Some(t) = self.cpus.get(from).and_then(|c| c.curr) else { continue };
+                    let ok = to < self.cpus.len()
+                        && to != from
+                        && self.info[t].affinity.contains(to)
+                        && self.info[t].cpu == from
+                        && !self.tasks[t].migrate_pending;
+                    if ok {
+                        // The stopper preempts the task; `__schedule` then moves it to `to`.
+                        self.tasks[t].migrate_pending = true;
+                        self.tasks[t].migrate_to = Some(to);
+                        self.resched_curr(this, from);
+                    }
+                }
+                Request::MigrateBatch { from, to, tasks, count } => {
+                    if to < self.cpus.len() && to != from && count > 0 {
+                        let hold = Ns(self.machine.costs.migrate.0 * count as u64);
+                        let s = self.locked2(
+                            from,
+                            to,
+                            LockSite::Migrate,
+                            hold,
+                            Action::MoveQueuedBatch { tasks, from, to, count },
+                        );
+                        self.cpus[this].kstack.push_front(s);
+                    }
+                }
                 Request::Migrate { task, to } => {
                     let from = self.info[task].cpu;
                     let ok = to < self.cpus.len()
@@ -177,6 +210,7 @@ impl Kernel<'_> {
             waking: false,
             in_transit: false,
             migrate_pending: false,
+            migrate_to: None,
             prog,
             pc: 0,
             loops: Vec::new(),
@@ -218,10 +252,56 @@ impl Kernel<'_> {
         }
     }
 
+    /// A `[[change]]`: an outside process sets the affinity and/or nice of every live task
+    /// of a template. Each task's own CPU does the work under its runqueue lock; a running
+    /// task on a CPU it may no longer use is pushed off by the stopper, a queued one moved.
+    pub(crate) fn apply_change(&mut self, idx: usize) {
+        let c = self.wl.changes[idx].clone();
+        for t in 0..self.tasks.len() {
+            if self.tasks[t].template != c.template || self.tasks[t].state == TState::Dead {
+                continue;
+            }
+            let cpu = self.info[t].cpu;
+            if let Some(n) = c.nice {
+                let s = self.locked1(
+                    cpu,
+                    LockSite::Setattr,
+                    self.machine.costs.schedule,
+                    Action::SetNice { task: t, nice: n },
+                );
+                self.interrupt(cpu, vec![s]);
+            }
+            if let Some(set) = &c.affinity {
+                self.info[t].affinity = set.clone();
+                if set.contains(cpu) || self.tasks[t].in_transit {
+                    continue;
+                }
+                if self.cpus[cpu].curr == Some(t) {
+                    self.tasks[t].migrate_pending = true;
+                    // Not from `cpu` itself: an IPI brings it into `schedule()`.
+                    self.resched_curr(usize::MAX, cpu);
+                } else if self.tasks[t].on_rq {
+                    let to = self.distribute_cpu(t);
+                    let s = self.locked2(
+                        cpu,
+                        to,
+                        LockSite::Migrate,
+                        self.machine.costs.migrate,
+                        Action::MoveQueued { task: t, from: cpu, to },
+                    );
+                    self.interrupt(cpu, vec![s]);
+                }
+            }
+        }
+    }
+
     /// Executes `action` on `cpu`. Returns extra lock hold time.
     pub(crate) fn act(&mut self, cpu: CpuId, action: Action) -> Ns {
         match action {
             Action::Schedule { newidle } => return self.schedule(cpu, newidle),
+            Action::NohzBalance => {
+                hook!(self, cpu, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
+            }
             Action::Tick => {
                 if let Some(t) = self.cpus[cpu].curr {
                     hook!(self, cpu, |p, cx| p.task_tick(&mut cx, cpu, t));
@@ -275,6 +355,27 @@ impl Kernel<'_> {
                 self.enqueue(cpu, rq, child, enqueue::INITIAL);
                 self.probe.event(&ProbeEvent::Wakeup { time: self.now, task: child, cpu: rq, new: true });
                 self.check_preempt(cpu, rq, child, wf::FORK);
+            }
+            Action::MoveQueuedBatch { tasks, from, to, count } => {
+                // `detach_tasks` under both locks: the first `count` candidates that are
+                // still queued on `from`, not running and allowed on `to`.
+                let mut moved = 0;
+                for task in tasks {
+                    if moved == count {
+                        break;
+                    }
+                    let ok = self.tasks[task].on_rq
+                        && self.info[task].cpu == from
+                        && self.cpus[from].curr != Some(task)
+                        && self.info[task].affinity.contains(to);
+                    if ok {
+                        self.dequeue(cpu, from, task, dequeue::MIGRATE);
+                        self.set_task_cpu(cpu, task, to);
+                        self.enqueue(cpu, to, task, enqueue::MIGRATED);
+                        self.check_preempt(cpu, to, task, wf::MIGRATED);
+                        moved += 1;
+                    }
+                }
             }
             Action::MoveQueued { task, from, to } => {
                 let ok = self.tasks[task].on_rq
@@ -565,7 +666,10 @@ impl Kernel<'_> {
             }
         }
         if let Some(p) = moving {
-            let to = self.distribute_cpu(p);
+            let to = match self.tasks[p].migrate_to.take() {
+                Some(to) if self.info[p].affinity.contains(to) => to,
+                _ => self.distribute_cpu(p),
+            };
             let s =
                 self.locked1(to, LockSite::Migrate, self.machine.costs.migrate, Action::ActivateMoved { task: p, to });
             self.cpus[cpu].kstack.push_front(s);

@@ -47,6 +47,15 @@ pub(crate) enum Action {
         newidle: bool,
     },
     Tick,
+    /// The SCHED_SOFTIRQ of a kicked idle CPU (`nohz_idle_balance`).
+    NohzBalance,
+    /// Move up to `count` of `tasks` (in order) from `from` to `to`.
+    MoveQueuedBatch {
+        tasks: Vec<TaskId>,
+        from: CpuId,
+        to: CpuId,
+        count: usize,
+    },
     TtwuStart {
         task: TaskId,
         wf: u32,
@@ -187,6 +196,8 @@ impl Cpu {
 pub(crate) enum Ipi {
     Resched,
     WakeList,
+    /// `kick_ilb`: run the idle load balancer.
+    Balance,
 }
 
 #[derive(Clone, Debug)]
@@ -212,6 +223,10 @@ pub(crate) enum Event {
         cpu: CpuId,
         kind: Ipi,
     },
+    /// The workload's `[[change]]` number `idx` takes effect.
+    Change {
+        idx: usize,
+    },
     Start {
         template: usize,
     },
@@ -226,6 +241,7 @@ impl Kernel<'_> {
             Event::Timer { task, gen } => (4, *task as u64, *gen),
             Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
             Event::Start { template } => (6, *template as u64, 0),
+            Event::Change { idx } => (7, *idx as u64, 0),
         };
         self.hash.write_u64(self.now.0);
         self.hash.write_u64(kind);
@@ -270,11 +286,13 @@ impl Kernel<'_> {
                     let hold = self.machine.costs.ttwu_activate;
                     self.interrupt(cpu, vec![self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
                 }
+                Ipi::Balance => self.interrupt(cpu, vec![Step::Do(Action::NohzBalance)]),
             },
             Event::Start { template } => {
                 self.pending_starts -= 1;
                 self.start_task(template);
             }
+            Event::Change { idx } => self.apply_change(idx),
         }
     }
 

@@ -201,6 +201,8 @@ pub(crate) struct Task {
     /// Off every runqueue between detach and attach of an affinity move.
     pub in_transit: bool,
     pub migrate_pending: bool,
+    /// Where an active balance sends the task (else any allowed CPU).
+    pub migrate_to: Option<CpuId>,
     pub prog: Arc<Program>,
     pub pc: usize,
     pub loops: Vec<u64>,
@@ -326,6 +328,9 @@ impl<'p> Kernel<'p> {
                 k.events.push(tpl.start, cpu::Event::Start { template: t });
                 k.pending_starts += 1;
             }
+        }
+        for (idx, c) in k.wl.changes.iter().enumerate() {
+            k.events.push(c.at, cpu::Event::Change { idx });
         }
         Ok(k)
     }

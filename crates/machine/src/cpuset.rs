@@ -64,6 +64,16 @@ impl CpuSet {
     pub fn last(&self) -> Option<usize> {
         self.iter().last()
     }
+    /// `cpumask_and` in place.
+    pub fn intersect_with(&mut self, o: &CpuSet) {
+        for (i, w) in self.words.iter_mut().enumerate() {
+            *w &= o.words.get(i).copied().unwrap_or(0);
+        }
+    }
+    /// How many CPU numbers the bitmap can hold (a multiple of 64).
+    pub fn len_bits(&self) -> usize {
+        self.words.len() * 64
+    }
     pub fn intersects(&self, o: &CpuSet) -> bool {
         self.words.iter().zip(&o.words).any(|(a, b)| a & b != 0)
     }

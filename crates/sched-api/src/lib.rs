@@ -59,6 +59,9 @@ pub enum BalanceKind {
     NewIdle,
     /// From the tick (`trigger_load_balance`, ULE `sched_balance` on CPU 0).
     Tick,
+    /// On an idle CPU woken by a [`Request::Kick`] to balance on behalf of the idle CPUs
+    /// (`nohz_idle_balance`).
+    NohzIdle,
 }
 
 /// Scheduling policy of a task (`SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`).
@@ -97,12 +100,21 @@ pub struct CpuView {
 }
 
 /// A policy's request to the kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Request {
     /// `resched_curr(cpu)`: set need_resched on that CPU (with an IPI if remote).
     Resched(CpuId),
     /// Move a queued, not running task to another CPU (`move_queued_task`/`detach_task`).
     Migrate { task: TaskId, to: CpuId },
+    /// Move up to `count` of `tasks` from `from` to `to`: the first ones, in order, that
+    /// are still queued there, not running and allowed on `to` when the kernel holds both
+    /// runqueue locks (`detach_tasks`).
+    MigrateBatch { from: CpuId, to: CpuId, tasks: Vec<TaskId>, count: usize },
+    /// Move the task *running* on `from` to `to` (`active_load_balance_cpu_stop`: the
+    /// stopper preempts it, then it is moved).
+    ActiveBalance { from: CpuId, to: CpuId },
+    /// Send `cpu` an IPI that makes it call `balance(NohzIdle)` (`kick_ilb`).
+    Kick(CpuId),
 }
 
 /// The view of the system a policy hook receives.
@@ -132,6 +144,18 @@ impl Ctx<'_> {
     /// Ask the kernel to move a queued task.
     pub fn migrate(&mut self, task: TaskId, to: CpuId) {
         self.requests.push(Request::Migrate { task, to });
+    }
+    /// Ask the kernel to move `count` of `tasks` (in order of preference).
+    pub fn migrate_batch(&mut self, from: CpuId, to: CpuId, tasks: Vec<TaskId>, count: usize) {
+        self.requests.push(Request::MigrateBatch { from, to, tasks, count });
+    }
+    /// Ask the kernel to push the task running on `from` to `to`.
+    pub fn active_balance(&mut self, from: CpuId, to: CpuId) {
+        self.requests.push(Request::ActiveBalance { from, to });
+    }
+    /// Ask the kernel to kick `cpu` into `balance(NohzIdle)`.
+    pub fn kick(&mut self, cpu: CpuId) {
+        self.requests.push(Request::Kick(cpu));
     }
     /// `idle_cpu()`: running the idle task, nothing queued, no wakeup pending.
     pub fn idle_cpu(&self, cpu: CpuId) -> bool {

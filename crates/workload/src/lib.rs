@@ -82,6 +82,17 @@ pub struct Workload {
     pub conds: Vec<String>,
     pub barriers: Vec<BarrierDef>,
     pub templates: Vec<TaskTemplate>,
+    /// `[[change]]`s, in file order.
+    pub changes: Vec<Change>,
+}
+
+/// At `at`, set the affinity and/or nice of every live task of `template`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub at: Ns,
+    pub template: usize,
+    pub affinity: Option<CpuSet>,
+    pub nice: Option<i32>,
 }
 
 impl Workload {

@@ -1,7 +1,7 @@
 //! Spanned TOML → validated workload AST.
 
 use crate::expr::{self, Env};
-use crate::{BarrierDef, ParamValue, PipeDef, Policy, TaskTemplate, Workload, MAX_TASKS};
+use crate::{BarrierDef, Change, ParamValue, PipeDef, Policy, TaskTemplate, Workload, MAX_TASKS};
 use schedlab_machine::CpuSet;
 use schedlab_sim::{parse_duration, Distribution, Ns, SourceError};
 use std::collections::BTreeMap;
@@ -466,7 +466,7 @@ pub fn parse_workload(
     let mut p = P { file, text, params: BTreeMap::new(), nr_cpus: nr_cpus.max(1), task_names: Vec::new() };
     p.check_keys(
         root,
-        &["name", "description", "duration", "machine", "params", "pipe", "mutex", "cond", "barrier", "task"],
+        &["name", "description", "duration", "machine", "params", "pipe", "mutex", "cond", "barrier", "task", "change"],
         "",
     )?;
 
@@ -661,7 +661,41 @@ pub fn parse_workload(
         return Err(p.err(0, "task", "no task is started: every `[[task]]` is a template"));
     }
 
+    // `[[change]]`: set the affinity and/or nice of every live task of a template at a
+    // time, from outside the tasks (an administrator's `taskset`/`renice`).
+    let mut changes = Vec::new();
+    if let Some(v) = p.get(root, "change") {
+        let DeValue::Array(items) = v.get_ref() else {
+            return Err(p.err(v.span().start, "change", "expected `[[change]]` tables"));
+        };
+        for (i, item) in items.iter().enumerate() {
+            let f = format!("change[{i}]");
+            let t = p.table(item, &f)?;
+            p.check_keys(t, &["at", "tasks", "set_affinity", "set_nice"], &f)?;
+            let at = p.duration(p.require(t, "at", item.span().start, &f)?, &join(&f, "at"))?;
+            let tv = p.require(t, "tasks", item.span().start, &f)?;
+            let tname = p.string(tv, &join(&f, "tasks"))?;
+            let Some(template) = templates.iter().position(|x: &TaskTemplate| x.name == tname) else {
+                return Err(p.err(tv.span().start, &join(&f, "tasks"), format!("no task named `{tname}`")));
+            };
+            let affinity = p.get(t, "set_affinity").map(|v| p.cpuset(v, &join(&f, "set_affinity"))).transpose()?;
+            let nice = match p.get(t, "set_nice") {
+                Some(v) => {
+                    let n = p.int(v, &join(&f, "set_nice"))?;
+                    check_nice(n).map_err(|m| p.err(v.span().start, &join(&f, "set_nice"), m))?;
+                    Some(n as i32)
+                }
+                None => None,
+            };
+            if affinity.is_none() && nice.is_none() {
+                return Err(p.err(item.span().start, &f, "a change sets `set_affinity`, `set_nice` or both"));
+            }
+            changes.push(Change { at, template, affinity, nice });
+        }
+    }
+
     let wl = Workload {
+        changes,
         file: file.to_string(),
         text: text.to_string(),
         name,

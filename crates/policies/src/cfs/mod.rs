@@ -9,6 +9,11 @@
 //! and at wakeups (`check_preempt_wakeup`). Placement across CPUs is the simple
 //! idle-or-previous rule until the load balancer lands. Deviations: `docs/policies/cfs.md`.
 
+mod balance;
+mod domains;
+mod load;
+pub mod pelt;
+mod select;
 mod tunables;
 mod weights;
 
@@ -16,10 +21,14 @@ pub use tunables::{factor, CfsTunables, Scaling};
 pub use weights::{calc_delta, calc_delta_fair, LoadWeight, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT, SCHED_PRIO_TO_WMULT};
 
 use crate::placement::idle_or_prev;
+use balance::{Adjust, LbStats};
+use domains::Domains;
+use load::DO_ATTACH;
+use pelt::SchedAvg;
 use schedlab_machine::Machine;
 use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskPolicy, Tunable};
 use schedlab_sim::{CpuId, Ns, TaskId};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 
 /// Initial `min_vruntime`. The kernel starts at `(u64)-(1 << 20)` so that wrap-around is
 /// exercised early; we start far from zero instead, so raw `u64` keys order correctly in
@@ -43,6 +52,18 @@ struct Entity {
     slice: u64,
     /// The runqueue it was last enqueued on (for the lag statistic).
     cpu: CpuId,
+    /// PELT (`se->avg`).
+    avg: SchedAvg,
+    /// Dequeued to move to another runqueue (`TASK_ON_RQ_MIGRATING`).
+    migrating: bool,
+    /// `record_wakee` state.
+    wakee_flips: u64,
+    wakee_flip_decay_ts: u64,
+    last_wakee: Option<TaskId>,
+    /// `p->recent_used_cpu`.
+    recent_used_cpu: Option<CpuId>,
+    /// `SCHED_IDLE` (`task_has_idle_policy`).
+    idle_policy: bool,
 }
 
 impl Entity {
@@ -62,6 +83,24 @@ struct CfsRq {
     next: Option<TaskId>,
     last: Option<TaskId>,
     skip: Option<TaskId>,
+    /// PELT of the runqueue and the averages of tasks that left it (`removed`).
+    avg: SchedAvg,
+    removed: [u64; 3],
+    /// `rq->cfs_tasks`: queued tasks, most recently run first.
+    cfs_tasks: VecDeque<TaskId>,
+    /// `SCHED_IDLE` tasks queued (`idle_h_nr_running`).
+    idle_nr: u64,
+    /// `rq->next_balance` (jiffies), `avg_idle`, `idle_stamp`, `max_idle_balance_cost`.
+    next_balance: u64,
+    avg_idle: u64,
+    idle_stamp: u64,
+    max_idle_balance_cost: u64,
+}
+
+/// Counters besides the per-level balance statistics.
+#[derive(Clone, Debug, Default)]
+struct Counters {
+    nohz_kicks: u64,
 }
 
 /// Signed vruntime comparison, as the kernel's `(s64)(a - b)`.
@@ -74,6 +113,22 @@ pub struct Cfs {
     rqs: Vec<CfsRq>,
     se: Vec<Entity>,
     seq: u64,
+    domains: Domains,
+    /// ns per jiffy, and HZ.
+    jiffy: u64,
+    hz: u64,
+    /// The machine has SMT (`sched_smt_present`).
+    smt: bool,
+    /// Per LLC (indexed by its first CPU): `has_idle_cores`, `nr_idle_scan`.
+    has_idle_cores: Vec<bool>,
+    nr_idle_scan: Vec<usize>,
+    /// `nohz.next_balance` (jiffies).
+    nohz_next_balance: u64,
+    /// CPUs with an active balance under way (`rq->active_balance`).
+    active_pending: Vec<CpuId>,
+    adj: Adjust,
+    lb: LbStats,
+    counters: Counters,
 }
 
 impl Cfs {
@@ -89,9 +144,36 @@ impl Cfs {
                 next: None,
                 last: None,
                 skip: None,
+                avg: SchedAvg::default(),
+                removed: [0; 3],
+                cfs_tasks: VecDeque::new(),
+                idle_nr: 0,
+                next_balance: 0,
+                avg_idle: 2 * t.migration_cost,
+                idle_stamp: 1,
+                max_idle_balance_cost: t.migration_cost,
             })
             .collect();
-        Ok(Cfs { t, rqs, se: Vec::new(), seq: 0 })
+        let n = m.nr_cpus();
+        let domains = Domains::build(m);
+        let nr_idle_scan = (0..n).map(|c| domains.llc_size[c]).collect();
+        Ok(Cfs {
+            t,
+            rqs,
+            se: Vec::new(),
+            seq: 0,
+            domains,
+            jiffy: m.tick_ns().0.max(1),
+            hz: u64::from(m.hz),
+            smt: m.topology.threads_per_core > 1,
+            has_idle_cores: vec![false; n],
+            nr_idle_scan,
+            nohz_next_balance: 0,
+            active_pending: Vec::new(),
+            adj: Adjust::default(),
+            lb: LbStats::default(),
+            counters: Counters::default(),
+        })
     }
 
     pub fn tunables_ref(&self) -> &CfsTunables {
@@ -294,8 +376,10 @@ impl SchedClass for Cfs {
         let cpu = info.cpu;
         self.se[p] = Entity {
             load: Some(LoadWeight::for_task(info.nice, info.policy == TaskPolicy::Idle)),
+            idle_policy: info.policy == TaskPolicy::Idle,
             ..Entity::default()
         };
+        self.init_entity_runnable_average(p);
         self.update_curr(cpu, cx.now);
         let curr = self.rqs[cpu].curr.filter(|&c| Some(c) == parent);
         if let Some(c) = curr {
@@ -315,23 +399,45 @@ impl SchedClass for Cfs {
         self.se[p].relative = true;
     }
 
-    fn task_dead(&mut self, _cx: &mut Ctx, _p: TaskId) {}
+    /// `task_dead_fair` → `remove_entity_load_avg`.
+    fn task_dead(&mut self, cx: &mut Ctx, p: TaskId) {
+        let cpu = cx.task(p).cpu;
+        self.remove_entity_load_avg(cpu, p);
+    }
 
-    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, _kind: SelectKind, _wf: u32) -> CpuId {
-        idle_or_prev(cx, p, prev)
+    /// `select_task_rq_fair`, or idle-or-previous with `balance=0`.
+    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId {
+        if self.t.balance {
+            self.adj.reset(self.rqs.len());
+            self.select_task_rq_fair(cx, p, prev, kind, wake_flags)
+        } else {
+            idle_or_prev(cx, p, prev)
+        }
     }
 
     /// `migrate_task_rq_fair` (≤6.5): a waking task leaving its CPU takes its vruntime
-    /// relative to the old `min_vruntime`.
-    fn migrate_task_rq(&mut self, _cx: &mut Ctx, p: TaskId, _new_cpu: CpuId) {
+    /// relative to the old `min_vruntime`; its load leaves the old runqueue (detached if it
+    /// is being moved while queued, queued for removal if it was asleep), and it is no
+    /// longer cache-hot.
+    fn migrate_task_rq(&mut self, cx: &mut Ctx, p: TaskId, _new_cpu: CpuId) {
+        let old = cx.task(p).cpu;
         let se = &self.se[p];
-        if !se.on_rq && !se.relative {
-            let old = _cx.task(p).cpu;
+        if !se.on_rq && !se.relative && !se.migrating {
             let min = self.rqs[old].min_vruntime;
             let se = &mut self.se[p];
             se.vruntime = se.vruntime.wrapping_sub(min);
             se.relative = true;
         }
+        if self.se[p].avg.last_update_time != 0 {
+            if std::mem::take(&mut self.se[p].migrating) {
+                self.update_load_avg(old, p, cx.now.0, load::DO_DETACH);
+            } else {
+                self.remove_entity_load_avg(old, p);
+            }
+        }
+        self.se[p].migrating = false;
+        self.se[p].avg.last_update_time = 0;
+        self.se[p].exec_start = 0;
     }
 
     /// `enqueue_entity` (≤6.5).
@@ -353,10 +459,20 @@ impl SchedClass for Cfs {
         } else {
             self.update_curr(cpu, cx.now);
         }
+        if flags & enqueue::INITIAL != 0 {
+            self.post_init_entity_util_avg(cpu, p);
+        }
+        if flags & enqueue::WAKEUP != 0 {
+            self.update_avg_idle(cpu, cx.now.0);
+        }
+        self.se[p].migrating = false;
+        self.update_load_avg(cpu, p, cx.now.0, DO_ATTACH);
         let w = self.se[p].lw().weight;
         let rq = &mut self.rqs[cpu];
         rq.load += w;
         rq.nr_running += 1;
+        rq.idle_nr += u64::from(self.se[p].idle_policy);
+        rq.cfs_tasks.push_front(p);
         if flags & enqueue::WAKEUP != 0 {
             self.place_entity(cpu, p, false);
         }
@@ -369,6 +485,8 @@ impl SchedClass for Cfs {
     /// `dequeue_entity` (≤6.5).
     fn dequeue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) {
         self.update_curr(cpu, cx.now);
+        self.update_load_avg(cpu, p, cx.now.0, 0);
+        self.se[p].migrating = flags & dequeue::MIGRATE != 0;
         self.clear_buddies(cpu, p);
         if self.rqs[cpu].curr != Some(p) {
             self.dequeue_timeline(cpu, p);
@@ -378,6 +496,10 @@ impl SchedClass for Cfs {
         let rq = &mut self.rqs[cpu];
         rq.load -= w;
         rq.nr_running -= 1;
+        rq.idle_nr -= u64::from(self.se[p].idle_policy);
+        if let Some(i) = rq.cfs_tasks.iter().position(|&t| t == p) {
+            rq.cfs_tasks.remove(i);
+        }
         if flags & dequeue::SLEEP == 0 {
             let min = rq.min_vruntime;
             self.se[p].vruntime = self.se[p].vruntime.wrapping_sub(min);
@@ -433,6 +555,7 @@ impl SchedClass for Cfs {
     fn put_prev_task(&mut self, cx: &mut Ctx, cpu: CpuId, prev: TaskId) {
         if self.se[prev].on_rq {
             self.update_curr(cpu, cx.now);
+            self.update_load_avg(cpu, prev, cx.now.0, 0);
             self.enqueue_timeline(cpu, prev);
         }
         self.rqs[cpu].curr = None;
@@ -443,7 +566,14 @@ impl SchedClass for Cfs {
         let se = self.pick_next_entity(cpu)?;
         self.clear_buddies(cpu, se);
         self.dequeue_timeline(cpu, se);
+        self.update_load_avg(cpu, se, cx.now.0, 0);
         self.rqs[cpu].curr = Some(se);
+        // `cfs_tasks` is kept most-recently-run first.
+        let rq = &mut self.rqs[cpu];
+        if let Some(i) = rq.cfs_tasks.iter().position(|&t| t == se) {
+            rq.cfs_tasks.remove(i);
+            rq.cfs_tasks.push_front(se);
+        }
         let slice = self.sched_slice(cpu, se);
         let e = &mut self.se[se];
         e.exec_start = cx.now.0;
@@ -455,6 +585,7 @@ impl SchedClass for Cfs {
     /// `task_tick_fair` → `entity_tick`.
     fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
         self.update_curr(cpu, cx.now);
+        self.update_load_avg(cpu, curr, cx.now.0, 0);
         if self.rqs[cpu].nr_running > 1 {
             self.check_preempt_tick(cx, cpu, curr);
         }
@@ -486,7 +617,29 @@ impl SchedClass for Cfs {
         self.se[p].load = Some(new);
     }
 
-    fn balance(&mut self, _cx: &mut Ctx, _cpu: CpuId, _kind: BalanceKind) {}
+    /// `newidle_balance`, `trigger_load_balance` from the tick, `nohz_idle_balance`.
+    fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
+        if !self.t.balance {
+            return;
+        }
+        match kind {
+            BalanceKind::NewIdle => self.newidle_balance(cx, cpu),
+            BalanceKind::Tick => self.trigger_load_balance(cx, cpu),
+            BalanceKind::NohzIdle => self.nohz_idle_balance(cx, cpu),
+        }
+    }
+
+    /// Balancing per domain level: `lb.<level>.{attempts,balanced,moved,failed,active}`.
+    fn counters(&self) -> Vec<(String, u64)> {
+        let mut v = Vec::new();
+        for (name, r) in &self.lb.rows {
+            for (i, col) in ["attempts", "balanced", "moved", "failed", "active"].iter().enumerate() {
+                v.push((format!("lb.{name}.{col}"), r[i]));
+            }
+        }
+        v.push(("nohz_kicks".into(), self.counters.nohz_kicks));
+        v
+    }
 
     fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
         out.extend(self.rqs[cpu].timeline.iter().map(|e| e.2));
@@ -508,6 +661,9 @@ impl SchedClass for Cfs {
             Stat { name: "sum_exec_runtime", value: se.sum_exec_runtime as i64 },
             Stat { name: "slice", value: se.slice as i64 },
             Stat { name: "weight", value: se.lw().weight as i64 },
+            Stat { name: "load_avg", value: se.avg.load_avg as i64 },
+            Stat { name: "runnable_avg", value: se.avg.runnable_avg as i64 },
+            Stat { name: "util_avg", value: se.avg.util_avg as i64 },
         ]
     }
 

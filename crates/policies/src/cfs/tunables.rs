@@ -27,6 +27,18 @@ pub struct CfsTunables {
     pub next_buddy: bool,
     pub last_buddy: bool,
     pub base_slice: bool,
+    /// `sysctl_sched_migration_cost` (cache hotness, newidle gate), ns.
+    pub migration_cost: u64,
+    /// `sysctl_sched_nr_migrate`: tasks a balance pass may examine.
+    pub nr_migrate: u64,
+    /// Load balancing and wakeup/fork placement by scheduling domains (off: idle-or-previous
+    /// placement and no balancer, the pre-issue-4 model).
+    pub balance: bool,
+    /// `SIS_UTIL`: limit the idle-CPU scan by the LLC's utilisation.
+    pub sis_util: bool,
+    /// `WA_IDLE`, `WA_WEIGHT` wake-affine heuristics.
+    pub wa_idle: bool,
+    pub wa_weight: bool,
 }
 
 /// `normalized_sysctl_sched_latency` etc. (base values for one CPU).
@@ -74,6 +86,12 @@ impl CfsTunables {
             next_buddy: false,
             last_buddy: true,
             base_slice: true,
+            migration_cost: 500_000,
+            nr_migrate: 32,
+            balance: true,
+            sis_util: true,
+            wa_idle: true,
+            wa_weight: true,
         };
         let mut recompute = false;
         for (k, v) in sets {
@@ -102,6 +120,12 @@ impl CfsTunables {
                 "NEXT_BUDDY" => t.next_buddy = b(v)?,
                 "LAST_BUDDY" => t.last_buddy = b(v)?,
                 "BASE_SLICE" => t.base_slice = b(v)?,
+                "sched_migration_cost_ns" => t.migration_cost = parse_u64(k, v)?,
+                "sched_nr_migrate" => t.nr_migrate = parse_u64(k, v)?.max(1),
+                "balance" => t.balance = b(v)?,
+                "SIS_UTIL" => t.sis_util = b(v)?,
+                "WA_IDLE" => t.wa_idle = b(v)?,
+                "WA_WEIGHT" => t.wa_weight = b(v)?,
                 _ => return Err(unknown("cfs", k, &t.list())),
             }
         }
@@ -173,6 +197,24 @@ impl CfsTunables {
                 value: b(self.base_slice),
                 doc: "feature (v5.13+): slices are at least min_granularity",
             },
+            Tunable {
+                name: "sched_migration_cost_ns",
+                value: self.migration_cost.to_string(),
+                doc: "a task that ran this recently is cache-hot; newidle needs this much avg_idle",
+            },
+            Tunable {
+                name: "sched_nr_migrate",
+                value: self.nr_migrate.to_string(),
+                doc: "tasks one balance pass may examine",
+            },
+            Tunable {
+                name: "balance",
+                value: b(self.balance),
+                doc: "scheduling domains: select_task_rq_fair + load balancing (0: idle-or-prev, no balancer)",
+            },
+            Tunable { name: "SIS_UTIL", value: b(self.sis_util), doc: "feature: idle scan depth from LLC utilisation" },
+            Tunable { name: "WA_IDLE", value: b(self.wa_idle), doc: "feature: wake_affine_idle" },
+            Tunable { name: "WA_WEIGHT", value: b(self.wa_weight), doc: "feature: wake_affine_weight" },
         ]
     }
 }

@@ -889,7 +889,7 @@ impl SchedClass for Ule {
                     }
                 }
             }
-            BalanceKind::Tick => {}
+            BalanceKind::Tick | BalanceKind::NohzIdle => {}
         }
     }
 

@@ -1,0 +1,685 @@
+//! The load balancer (fair.c v5.15): `trigger_load_balance` → `rebalance_domains` →
+//! `load_balance` (`should_we_balance`, `find_busiest_group`, `calculate_imbalance`,
+//! `find_busiest_queue`, `detach_tasks`, `can_migrate_task`, `task_hot`,
+//! `need_active_balance`), `newidle_balance`, and NOHZ idle balancing
+//! (`nohz_balancer_kick`, `kick_ilb`, `_nohz_idle_balance`).
+//!
+//! Moves are requested from the kernel, which takes both runqueue locks and moves the task
+//! after the hook returns. Within one hook the balancer sees its own pending moves
+//! ([`Adjust`]), as the synchronous kernel code would.
+
+use super::domains::{Domain, SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_PKG_RESOURCES};
+use super::pelt::SCHED_CAPACITY_SCALE;
+use super::select::{group_classify, GroupStats, GroupType};
+use super::Cfs;
+use schedlab_machine::CpuSet;
+use schedlab_sched_api::{Ctx, TaskPolicy};
+use schedlab_sim::{CpuId, TaskId};
+
+/// Effects of the moves requested in the current hook, not yet applied by the kernel.
+#[derive(Clone, Debug, Default)]
+pub struct Adjust {
+    pub load: Vec<i64>,
+    pub util: Vec<i64>,
+    pub runnable: Vec<i64>,
+    pub nr: Vec<i64>,
+    pub moved: Vec<TaskId>,
+}
+
+impl Adjust {
+    pub fn reset(&mut self, n: usize) {
+        for v in [&mut self.load, &mut self.util, &mut self.runnable, &mut self.nr] {
+            v.clear();
+            v.resize(n, 0);
+        }
+        self.moved.clear();
+    }
+}
+
+/// `enum cpu_idle_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Idle {
+    Idle,
+    NotIdle,
+    NewlyIdle,
+}
+
+/// `enum migration_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Migration {
+    Load,
+    Util,
+    Task,
+}
+
+/// Per-level counters (like `/proc/schedstat`'s per-domain `lb_count`, `lb_balanced`,
+/// `lb_failed`, `lb_gained`), indexed by level name.
+#[derive(Clone, Debug, Default)]
+pub struct LbStats {
+    pub rows: Vec<(String, [u64; 5])>,
+}
+
+impl LbStats {
+    /// Columns: attempts, balanced, moved tasks, failed, active balances.
+    fn bump(&mut self, level: &str, col: usize, by: u64) {
+        match self.rows.iter_mut().find(|(n, _)| n == level) {
+            Some((_, r)) => r[col] += by,
+            None => {
+                let mut r = [0; 5];
+                r[col] = by;
+                self.rows.push((level.to_string(), r));
+            }
+        }
+    }
+}
+
+struct Env {
+    dst: CpuId,
+    idle: Idle,
+    level: usize,
+    cpus: CpuSet,
+    imbalance: i64,
+    migration: Migration,
+    all_pinned: bool,
+}
+
+/// `struct sd_lb_stats`.
+struct SdStats {
+    busiest: Option<(usize, GroupStats)>,
+    local: GroupStats,
+    total_load: u64,
+    total_capacity: u64,
+    avg_load: u64,
+    prefer_sibling: bool,
+}
+
+/// Modelled cost of one newidle attempt at a level (the kernel measures it): fixed part plus
+/// per CPU of the span, ns.
+fn newidle_cost(sd: &Domain) -> u64 {
+    1_000 + 200 * sd.span_weight as u64
+}
+
+impl Cfs {
+    fn h_nr(&self, cpu: CpuId) -> u64 {
+        (self.rqs[cpu].nr_running as i64 + self.adj.nr[cpu]).max(0) as u64
+    }
+    fn nr(&self, cx: &Ctx, cpu: CpuId) -> u64 {
+        (cx.cpus[cpu].nr_running as i64 + self.adj.nr[cpu]).max(0) as u64
+    }
+
+    /// `update_sg_lb_stats`.
+    fn sg_stats(&self, cx: &Ctx, sd: &Domain, group: &CpuSet, cpus: &CpuSet) -> GroupStats {
+        let mut s = GroupStats {
+            avg_load: 0,
+            group_load: 0,
+            group_util: 0,
+            group_runnable: 0,
+            sum_nr_running: 0,
+            sum_h_nr_running: 0,
+            idle_cpus: 0,
+            group_weight: group.count() as u64,
+            group_capacity: SCHED_CAPACITY_SCALE * group.count() as u64,
+            group_type: GroupType::HasSpare,
+        };
+        for c in group.iter().filter(|&c| cpus.contains(c)) {
+            s.group_load += self.cpu_load(c);
+            s.group_util += self.cpu_util(c);
+            s.group_runnable += self.cpu_runnable(c);
+            s.sum_h_nr_running += self.h_nr(c);
+            let nr = self.nr(cx, c);
+            s.sum_nr_running += nr;
+            if nr == 0 && self.idle(cx, c) {
+                s.idle_cpus += 1;
+            }
+        }
+        s.group_type = group_classify(sd.imbalance_pct, &s);
+        if s.group_type == GroupType::Overloaded {
+            s.avg_load = s.group_load * SCHED_CAPACITY_SCALE / s.group_capacity;
+        }
+        s
+    }
+
+    /// `update_sd_lb_stats` + `update_sd_pick_busiest` (v5.15).
+    fn sd_stats(&mut self, cx: &Ctx, env: &Env) -> SdStats {
+        let sd = &self.domains.per_cpu[env.dst][env.level];
+        let prefer_sibling = env.level > 0 && self.domains.per_cpu[env.dst][env.level - 1].has(SD_PREFER_SIBLING);
+        let mut local = None;
+        let mut busiest: Option<(usize, GroupStats)> = None;
+        let (mut total_load, mut total_capacity, mut sum_util) = (0, 0, 0);
+        for (gi, g) in sd.groups.iter().enumerate() {
+            let s = self.sg_stats(cx, sd, g, &env.cpus);
+            total_load += s.group_load;
+            total_capacity += s.group_capacity;
+            sum_util += s.group_util;
+            if gi == 0 {
+                local = Some(s);
+                continue;
+            }
+            if pick_busiest(busiest.as_ref().map(|b| &b.1), &s) {
+                busiest = Some((gi, s));
+            }
+        }
+        // `update_idle_cpu_scan` (SIS_UTIL) when balancing the LLC domain.
+        if sd.has(SD_SHARE_PKG_RESOURCES) && self.domains.llc_level(env.dst) == Some(env.level) {
+            let w = sd.span_weight as u64;
+            let x = sum_util / w.max(1);
+            let pct = sd.imbalance_pct;
+            let tmp = (x * x * pct * pct / (10_000 * 1024)).min(1024);
+            let llc = self.domains.llc_id[env.dst];
+            self.nr_idle_scan[llc] = (w * (1024 - tmp) / 1024) as usize;
+        }
+        let avg_load = if total_capacity > 0 { total_load * SCHED_CAPACITY_SCALE / total_capacity } else { 0 };
+        SdStats {
+            busiest,
+            local: local.expect("a domain has a local group"),
+            total_load,
+            total_capacity,
+            avg_load,
+            prefer_sibling,
+        }
+    }
+
+    /// `find_busiest_group` (v5.15) and `calculate_imbalance`; returns the busiest group.
+    fn find_busiest_group(&mut self, cx: &Ctx, env: &mut Env) -> Option<usize> {
+        let mut sds = self.sd_stats(cx, env);
+        let sd = self.domains.per_cpu[env.dst][env.level].clone();
+        let (bi, busiest) = sds.busiest.clone()?;
+        if busiest.sum_h_nr_running == 0 {
+            return None;
+        }
+        let local = &mut sds.local;
+        if local.group_type > busiest.group_type {
+            return None;
+        }
+        if local.group_type == GroupType::Overloaded {
+            if local.avg_load >= busiest.avg_load {
+                return None;
+            }
+            sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity.max(1);
+            if local.avg_load >= sds.avg_load {
+                return None;
+            }
+            if 100 * busiest.avg_load <= sd.imbalance_pct * local.avg_load {
+                return None;
+            }
+        }
+        let force = sds.prefer_sibling
+            && local.group_type == GroupType::HasSpare
+            && busiest.sum_nr_running > local.sum_nr_running + 1;
+        if !force && busiest.group_type != GroupType::Overloaded {
+            if env.idle == Idle::NotIdle {
+                return None;
+            }
+            if busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1 {
+                return None;
+            }
+            if busiest.sum_h_nr_running == 1 {
+                return None;
+            }
+        }
+        self.calculate_imbalance(env, &sd, &mut sds, &busiest);
+        (env.imbalance > 0).then_some(bi)
+    }
+
+    /// `calculate_imbalance` (v5.15).
+    fn calculate_imbalance(&self, env: &mut Env, sd: &Domain, sds: &mut SdStats, busiest: &GroupStats) {
+        let local = &mut sds.local;
+        if local.group_type == GroupType::HasSpare {
+            if busiest.group_type > GroupType::FullyBusy && !sd.has(SD_SHARE_PKG_RESOURCES) {
+                env.migration = Migration::Util;
+                env.imbalance = (local.group_capacity.max(local.group_util) - local.group_util) as i64;
+                if env.idle != Idle::NotIdle && env.imbalance == 0 {
+                    env.migration = Migration::Task;
+                    env.imbalance = 1;
+                }
+                return;
+            }
+            env.migration = Migration::Task;
+            if busiest.group_weight == 1 || sds.prefer_sibling {
+                env.imbalance = (busiest.sum_nr_running.saturating_sub(local.sum_nr_running) >> 1) as i64;
+            } else {
+                env.imbalance = (local.idle_cpus as i64 - busiest.idle_cpus as i64).max(0) >> 1;
+            }
+            // `adjust_numa_imbalance` (v5.15): a small imbalance is allowed while the
+            // source node runs fewer tasks than a quarter of its CPUs.
+            if sd.has(SD_NUMA) && busiest.sum_nr_running < (busiest.group_weight >> 2) && env.imbalance <= 2 {
+                env.imbalance = 0;
+            }
+            return;
+        }
+        if local.group_type < GroupType::Overloaded {
+            local.avg_load = local.group_load * SCHED_CAPACITY_SCALE / local.group_capacity;
+            if local.avg_load >= busiest.avg_load {
+                env.imbalance = 0;
+                return;
+            }
+            sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity.max(1);
+            if local.avg_load >= sds.avg_load {
+                env.imbalance = 0;
+                return;
+            }
+        }
+        env.migration = Migration::Load;
+        let a = busiest.avg_load.saturating_sub(sds.avg_load) * busiest.group_capacity;
+        let b = sds.avg_load.saturating_sub(local.avg_load) * local.group_capacity;
+        env.imbalance = (a.min(b) / SCHED_CAPACITY_SCALE) as i64;
+    }
+
+    /// `find_busiest_queue` (v5.15).
+    fn find_busiest_queue(&self, env: &Env, group: &CpuSet) -> Option<CpuId> {
+        let mut best: Option<(CpuId, u64)> = None;
+        for c in group.iter().filter(|&c| env.cpus.contains(c)) {
+            let nr = self.h_nr(c);
+            if nr == 0 {
+                continue;
+            }
+            let v = match env.migration {
+                Migration::Load => {
+                    let load = self.cpu_load(c);
+                    if nr == 1 && load as i64 > env.imbalance {
+                        continue;
+                    }
+                    load
+                }
+                Migration::Util => {
+                    if nr <= 1 {
+                        continue;
+                    }
+                    self.cpu_util(c)
+                }
+                Migration::Task => nr,
+            };
+            if best.is_none_or(|(_, b)| v > b) {
+                best = Some((c, v));
+            }
+        }
+        best.map(|b| b.0)
+    }
+
+    /// `task_hot`: ran within `sched_migration_cost` on its CPU, or is the next/last buddy.
+    fn task_hot(&self, cx: &Ctx, p: TaskId, src: CpuId, dst: CpuId) -> bool {
+        if cx.task(p).policy == TaskPolicy::Idle {
+            return false;
+        }
+        let rq = &self.rqs[src];
+        if self.t.last_buddy && self.nr(cx, dst) > 0 && (rq.next == Some(p) || rq.last == Some(p)) {
+            return true;
+        }
+        let exec = self.se[p].exec_start;
+        exec != 0 && cx.now.0.saturating_sub(exec) < self.t.migration_cost
+    }
+
+    /// `can_migrate_task` (v5.15, without the destination-group retry).
+    fn can_migrate_task(&self, cx: &Ctx, env: &mut Env, sd: &Domain, p: TaskId, src: CpuId) -> bool {
+        if !cx.allowed(p, env.dst) || self.adj.moved.contains(&p) {
+            return false;
+        }
+        env.all_pinned = false;
+        if cx.cpus[src].curr == Some(p) {
+            return false;
+        }
+        !self.task_hot(cx, p, src, env.dst) || sd.nr_balance_failed > sd.cache_nice_tries
+    }
+
+    /// `detach_tasks` + `attach_tasks`: from the least recently run end of `cfs_tasks`.
+    /// The kernel performs the move under both locks; the tasks this pass did not choose
+    /// but could move follow as stand-ins for ones that start running meanwhile (the kernel
+    /// code would skip those and go on down the list).
+    fn detach_tasks(&mut self, cx: &mut Ctx, env: &mut Env, src: CpuId) -> u64 {
+        if self.h_nr(src) <= 1 {
+            env.all_pinned = false;
+            return 0;
+        }
+        if env.imbalance <= 0 {
+            return 0;
+        }
+        let sd = self.domains.per_cpu[env.dst][env.level].clone();
+        let loop_max = self.t.nr_migrate.min(self.h_nr(src)) as usize;
+        let mut list: Vec<TaskId> = self.rqs[src].cfs_tasks.iter().rev().copied().collect();
+        list.truncate(loop_max);
+        let mut chosen = Vec::new();
+        let mut spare = Vec::new();
+        let mut left = self.h_nr(src);
+        for p in list {
+            if env.idle != Idle::NotIdle && left <= 1 {
+                break;
+            }
+            if !self.can_migrate_task(cx, env, &sd, p, src) {
+                continue;
+            }
+            if env.imbalance <= 0 {
+                spare.push(p);
+                continue;
+            }
+            match env.migration {
+                Migration::Load => {
+                    let l = self.task_h_load(p).max(1);
+                    if (l >> sd.nr_balance_failed.min(63)) as i64 > env.imbalance {
+                        continue;
+                    }
+                    env.imbalance -= l as i64;
+                }
+                Migration::Util => {
+                    let u = self.se[p].avg.util_avg;
+                    if u as i64 > env.imbalance {
+                        continue;
+                    }
+                    env.imbalance -= u as i64;
+                }
+                Migration::Task => env.imbalance -= 1,
+            }
+            chosen.push(p);
+            left -= 1;
+        }
+        if chosen.is_empty() {
+            return 0;
+        }
+        for &p in &chosen {
+            self.note_move(p, src, env.dst);
+        }
+        let count = chosen.len();
+        chosen.extend(spare);
+        cx.migrate_batch(src, env.dst, chosen, count);
+        count as u64
+    }
+
+    /// Records a requested move's effect for the rest of this hook.
+    fn note_move(&mut self, p: TaskId, src: CpuId, dst: CpuId) {
+        let a = self.se[p].avg;
+        for (v, x) in [
+            (&mut self.adj.load, a.load_avg),
+            (&mut self.adj.util, a.util_avg),
+            (&mut self.adj.runnable, a.runnable_avg),
+        ] {
+            v[src] -= x as i64;
+            v[dst] += x as i64;
+        }
+        self.adj.nr[src] -= 1;
+        self.adj.nr[dst] += 1;
+        self.adj.moved.push(p);
+    }
+
+    /// `should_we_balance`: one CPU of the local group balances at each level.
+    fn should_we_balance(&self, cx: &Ctx, env: &Env) -> bool {
+        if env.idle == Idle::NewlyIdle {
+            return true;
+        }
+        let g = &self.domains.per_cpu[env.dst][env.level].groups[0];
+        let first_idle = g.iter().filter(|&c| env.cpus.contains(c)).find(|&c| self.idle(cx, c));
+        let balance_cpu = first_idle.or_else(|| g.first()).unwrap_or(env.dst);
+        balance_cpu == env.dst
+    }
+
+    /// `load_balance`; returns the number of tasks moved (or pushed).
+    fn load_balance(&mut self, cx: &mut Ctx, dst: CpuId, level: usize, idle: Idle, cont: &mut bool) -> u64 {
+        let name = self.domains.per_cpu[dst][level].name;
+        let mut env = Env {
+            dst,
+            idle,
+            level,
+            cpus: self.domains.per_cpu[dst][level].span.clone(),
+            imbalance: 0,
+            migration: Migration::Load,
+            all_pinned: false,
+        };
+        self.lb.bump(name, 0, 1);
+        let mut moved = 0;
+        let mut busiest_cpu;
+        loop {
+            if !self.should_we_balance(cx, &env) {
+                *cont = false;
+                return self.out_balanced(dst, level, idle, false);
+            }
+            let Some(gi) = self.find_busiest_group(cx, &mut env) else {
+                self.lb.bump(name, 1, 1);
+                return self.out_balanced(dst, level, idle, false);
+            };
+            let group = self.domains.per_cpu[dst][level].groups[gi].clone();
+            let Some(busiest) = self.find_busiest_queue(&env, &group) else {
+                self.lb.bump(name, 1, 1);
+                return self.out_balanced(dst, level, idle, false);
+            };
+            busiest_cpu = Some(busiest);
+            env.all_pinned = true;
+            if self.h_nr(busiest) > 1 {
+                moved += self.detach_tasks(cx, &mut env, busiest);
+                if env.all_pinned {
+                    env.cpus.remove(busiest);
+                    let local = &self.domains.per_cpu[dst][level].groups[0];
+                    if env.cpus.iter().any(|c| !local.contains(c)) {
+                        continue;
+                    }
+                    return self.out_balanced(dst, level, idle, true);
+                }
+            }
+            break;
+        }
+        let sd = &mut self.domains.per_cpu[dst][level];
+        let mut active = false;
+        if moved == 0 {
+            if idle != Idle::NewlyIdle {
+                sd.nr_balance_failed += 1;
+            }
+            self.lb.bump(name, 3, 1);
+            // `need_active_balance`: after repeated failures, push the running task.
+            let sd = &mut self.domains.per_cpu[dst][level];
+            if sd.nr_balance_failed > sd.cache_nice_tries + 2 {
+                if let Some(b) = busiest_cpu {
+                    let cur = cx.cpus[b].curr;
+                    if cur.is_some_and(|t| !cx.allowed(t, dst)) {
+                        return self.out_balanced(dst, level, idle, true);
+                    }
+                    if cur.is_some() && !self.active_pending.contains(&b) {
+                        self.active_pending.push(b);
+                        cx.active_balance(b, dst);
+                        self.lb.bump(name, 4, 1);
+                        active = true;
+                        let sd = &mut self.domains.per_cpu[dst][level];
+                        sd.nr_balance_failed = sd.cache_nice_tries + 1;
+                    }
+                }
+            }
+        } else {
+            sd.nr_balance_failed = 0;
+            self.lb.bump(name, 2, moved);
+        }
+        let sd = &mut self.domains.per_cpu[dst][level];
+        if !active || sd.nr_balance_failed > sd.cache_nice_tries + 2 {
+            sd.balance_interval = sd.min_interval;
+        } else if sd.balance_interval < sd.max_interval {
+            sd.balance_interval *= 2;
+        }
+        moved + u64::from(active)
+    }
+
+    /// The `out_balanced` / `out_all_pinned` / `out_one_pinned` tails of `load_balance`.
+    fn out_balanced(&mut self, dst: CpuId, level: usize, idle: Idle, all_pinned: bool) -> u64 {
+        let sd = &mut self.domains.per_cpu[dst][level];
+        sd.nr_balance_failed = 0;
+        if idle == Idle::NewlyIdle {
+            return 0;
+        }
+        if (all_pinned && sd.balance_interval < 512) || sd.balance_interval < sd.max_interval {
+            sd.balance_interval *= 2;
+        }
+        0
+    }
+
+    /// `get_sd_balance_interval`, jiffies.
+    fn sd_balance_interval(&self, sd: &Domain, busy: bool) -> u64 {
+        let ms = sd.balance_interval * if busy { sd.busy_factor } else { 1 };
+        let mut j = (ms * 1_000_000).div_ceil(self.jiffy);
+        if busy {
+            j = j.saturating_sub(1);
+        }
+        j.clamp(1, self.max_balance_interval())
+    }
+
+    /// `max_load_balance_interval`: HZ × CPUs / 10 jiffies.
+    fn max_balance_interval(&self) -> u64 {
+        (self.hz * self.rqs.len() as u64 / 10).max(1)
+    }
+
+    /// `rebalance_domains` for `cpu`.
+    pub(super) fn rebalance_domains(&mut self, cx: &mut Ctx, cpu: CpuId, idle: Idle) {
+        let j = cx.now.0 / self.jiffy;
+        let mut busy = idle == Idle::NotIdle;
+        let mut next = j + 60 * self.hz;
+        let mut cont = true;
+        for level in 0..self.domains.per_cpu[cpu].len() {
+            if !cont {
+                break;
+            }
+            let sd = &self.domains.per_cpu[cpu][level];
+            let mut interval = self.sd_balance_interval(sd, busy);
+            if j >= sd.last_balance + interval {
+                let it = if busy { Idle::NotIdle } else { idle };
+                if self.load_balance(cx, cpu, level, it, &mut cont) > 0 {
+                    busy = false;
+                }
+                let sd = &mut self.domains.per_cpu[cpu][level];
+                sd.last_balance = j;
+                interval = self.sd_balance_interval(&self.domains.per_cpu[cpu][level], busy);
+            }
+            next = next.min(self.domains.per_cpu[cpu][level].last_balance + interval);
+        }
+        self.rqs[cpu].next_balance = next;
+    }
+
+    /// The periodic part of the tick (`trigger_load_balance`) on a busy CPU.
+    pub(super) fn trigger_load_balance(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        self.adj.reset(self.rqs.len());
+        self.active_pending.retain(|&c| cx.cpus[c].curr.is_some() && cx.cpus[c].need_resched);
+        let j = cx.now.0 / self.jiffy;
+        if j >= self.rqs[cpu].next_balance {
+            self.update_blocked_averages(cpu, cx.now.0);
+            self.rebalance_domains(cx, cpu, Idle::NotIdle);
+        }
+        self.nohz_balancer_kick(cx, cpu, j);
+    }
+
+    /// `nohz_balancer_kick` (v5.15): a busy CPU asks an idle one to balance for all idle
+    /// CPUs when it has more than one task or its LLC has more than one busy CPU.
+    fn nohz_balancer_kick(&mut self, cx: &mut Ctx, cpu: CpuId, j: u64) {
+        let n = self.rqs.len();
+        let idle_cpus: Vec<CpuId> = (0..n).filter(|&c| c != cpu && cx.idle_cpu(c)).collect();
+        if idle_cpus.is_empty() || j < self.nohz_next_balance {
+            return;
+        }
+        let mut kick = cx.cpus[cpu].nr_running >= 2;
+        if !kick {
+            let llc = self.domains.llc_id[cpu];
+            let busy = (0..n).filter(|&c| self.domains.llc_id[c] == llc && !cx.idle_cpu(c)).count();
+            kick = busy > 1;
+        }
+        if kick {
+            self.nohz_next_balance = j + 1;
+            // `find_new_ilb`: the first idle CPU.
+            cx.kick(idle_cpus[0]);
+            self.counters.nohz_kicks += 1;
+        }
+    }
+
+    /// `_nohz_idle_balance` on the kicked CPU `ilb`: rebalance every idle CPU whose
+    /// balance is due, as that CPU, then itself.
+    pub(super) fn nohz_idle_balance(&mut self, cx: &mut Ctx, ilb: CpuId) {
+        self.adj.reset(self.rqs.len());
+        let n = self.rqs.len();
+        let j = cx.now.0 / self.jiffy;
+        let mut next = j + 60 * self.hz;
+        for i in 1..n {
+            let c = (ilb + i) % n;
+            if !self.idle(cx, c) {
+                continue;
+            }
+            self.update_blocked_averages(c, cx.now.0);
+            if j >= self.rqs[c].next_balance {
+                self.rebalance_domains(cx, c, Idle::Idle);
+            }
+            next = next.min(self.rqs[c].next_balance);
+        }
+        if self.idle(cx, ilb) {
+            self.update_blocked_averages(ilb, cx.now.0);
+            self.rebalance_domains(cx, ilb, Idle::Idle);
+            next = next.min(self.rqs[ilb].next_balance);
+        }
+        self.nohz_next_balance = next;
+    }
+
+    /// `newidle_balance` (v5.15): pull from the busiest queue of each level while the
+    /// expected idle time pays for it.
+    pub(super) fn newidle_balance(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        self.adj.reset(self.rqs.len());
+        if cx.cpus[cpu].ttwu_pending {
+            return;
+        }
+        self.rqs[cpu].idle_stamp = cx.now.0.max(1);
+        // `__update_idle_core`: every SMT sibling idle → the LLC has an idle core.
+        if self.smt && cx.machine.topology.smt_mask(cpu).iter().all(|c| c == cpu || cx.idle_cpu(c)) {
+            let llc = self.domains.llc_id[cpu];
+            self.has_idle_cores[llc] = true;
+        }
+        let overload = (0..self.rqs.len()).any(|c| cx.cpus[c].nr_running > 1);
+        if self.rqs[cpu].avg_idle < self.t.migration_cost || !overload {
+            return;
+        }
+        self.update_blocked_averages(cpu, cx.now.0);
+        let mut curr_cost = 0;
+        let mut cont = true;
+        for level in 0..self.domains.per_cpu[cpu].len() {
+            let sd = &self.domains.per_cpu[cpu][level];
+            if self.rqs[cpu].avg_idle < curr_cost + sd.max_newidle_lb_cost {
+                break;
+            }
+            let mut pulled = 0;
+            if sd.has(SD_BALANCE_NEWIDLE) {
+                let cost = newidle_cost(sd);
+                pulled = self.load_balance(cx, cpu, level, Idle::NewlyIdle, &mut cont);
+                let sd = &mut self.domains.per_cpu[cpu][level];
+                sd.max_newidle_lb_cost = sd.max_newidle_lb_cost.max(cost);
+                curr_cost += cost;
+            }
+            if pulled > 0 {
+                self.rqs[cpu].idle_stamp = 0;
+                break;
+            }
+        }
+        self.rqs[cpu].max_idle_balance_cost = self.rqs[cpu].max_idle_balance_cost.max(curr_cost);
+    }
+
+    /// `ttwu_do_activate`'s `avg_idle` update when a task wakes onto an idle-stamped CPU.
+    pub(super) fn update_avg_idle(&mut self, cpu: CpuId, now: u64) {
+        let rq = &mut self.rqs[cpu];
+        if rq.idle_stamp == 0 {
+            return;
+        }
+        let delta = now.saturating_sub(rq.idle_stamp) as i64;
+        let max = 2 * rq.max_idle_balance_cost;
+        let avg = rq.avg_idle as i64;
+        rq.avg_idle = ((avg + (delta - avg) / 8).max(0) as u64).min(max);
+        rq.idle_stamp = 0;
+    }
+}
+
+/// `update_sd_pick_busiest` (v5.15): is `s` busier than the current pick?
+fn pick_busiest(busiest: Option<&GroupStats>, s: &GroupStats) -> bool {
+    if s.sum_h_nr_running == 0 {
+        return false;
+    }
+    let Some(b) = busiest else { return true };
+    if s.group_type > b.group_type {
+        return true;
+    }
+    if s.group_type < b.group_type {
+        return false;
+    }
+    match s.group_type {
+        GroupType::Overloaded | GroupType::FullyBusy => s.avg_load > b.avg_load,
+        GroupType::HasSpare => {
+            if s.idle_cpus > b.idle_cpus {
+                return false;
+            }
+            !(s.idle_cpus == b.idle_cpus && s.sum_nr_running <= b.sum_nr_running)
+        }
+    }
+}

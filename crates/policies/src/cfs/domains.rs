@@ -1,0 +1,192 @@
+//! Scheduling domains built from the machine topology (`kernel/sched/topology.c`:
+//! `sd_init`, `default_topology`, `sd_degenerate`, `build_sched_groups`; v5.15 values).
+//!
+//! Levels bottom-up: SMT (threads of a core), MC (cores sharing the LLC), DIE (the package,
+//! here a NUMA node), NUMA (the whole machine). A level whose span equals its child's, or
+//! that spans one CPU, is removed. A domain's groups are its child's spans (one CPU each at
+//! the lowest level), the local group first.
+
+use schedlab_machine::{CpuSet, Machine};
+use schedlab_sim::CpuId;
+
+pub const SD_BALANCE_NEWIDLE: u32 = 0x0001;
+pub const SD_BALANCE_EXEC: u32 = 0x0002;
+pub const SD_BALANCE_FORK: u32 = 0x0004;
+pub const SD_BALANCE_WAKE: u32 = 0x0008;
+pub const SD_WAKE_AFFINE: u32 = 0x0010;
+pub const SD_SHARE_CPUCAPACITY: u32 = 0x0080;
+pub const SD_SHARE_PKG_RESOURCES: u32 = 0x0200;
+pub const SD_SERIALIZE: u32 = 0x0400;
+pub const SD_PREFER_SIBLING: u32 = 0x1000;
+pub const SD_NUMA: u32 = 0x4000;
+
+/// `RECLAIM_DISTANCE`: NUMA levels farther than this do no fork/exec/wake-affine placement.
+const RECLAIM_DISTANCE: u32 = 30;
+
+/// One CPU's domain at one level (`struct sched_domain`), with its balancing state.
+#[derive(Clone, Debug)]
+pub struct Domain {
+    pub name: &'static str,
+    pub span: CpuSet,
+    pub span_weight: usize,
+    /// Child spans; `groups[0]` holds this CPU.
+    pub groups: Vec<CpuSet>,
+    pub flags: u32,
+    pub imbalance_pct: u64,
+    pub cache_nice_tries: u32,
+    pub busy_factor: u64,
+    /// ms.
+    pub min_interval: u64,
+    pub max_interval: u64,
+    /// ms; adapts between `min_interval` and `max_interval` (512 when all pinned).
+    pub balance_interval: u64,
+    /// jiffies.
+    pub last_balance: u64,
+    pub nr_balance_failed: u32,
+    /// ns (`max_newidle_lb_cost`), a modelled cost per attempt.
+    pub max_newidle_lb_cost: u64,
+}
+
+impl Domain {
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+/// Every CPU's domains, bottom-up, and the LLC facts wakeup placement uses.
+#[derive(Clone, Debug)]
+pub struct Domains {
+    pub per_cpu: Vec<Vec<Domain>>,
+    /// `sd_llc_size` and `sd_llc_id` (lowest CPU of the LLC).
+    pub llc_size: Vec<usize>,
+    pub llc_id: Vec<CpuId>,
+}
+
+impl Domains {
+    pub fn build(m: &Machine) -> Domains {
+        let topo = &m.topology;
+        let n = m.nr_cpus();
+        let max_dist = topo.numa_distance.iter().flatten().copied().max().unwrap_or(10);
+        let mut per_cpu = Vec::with_capacity(n);
+        for cpu in 0..n {
+            // (name, span(c), flags, imbalance_pct, cache_nice_tries)
+            type SpanOf<'a> = Box<dyn Fn(CpuId) -> CpuSet + 'a>;
+            let mut levels: Vec<(&'static str, SpanOf, u32, u64, u32)> = vec![
+                (
+                    "SMT",
+                    Box::new(|c| topo.smt_mask(c)),
+                    SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING,
+                    110,
+                    0,
+                ),
+                ("MC", Box::new(|c| topo.llc_mask(c)), SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING, 117, 1),
+                ("DIE", Box::new(|c| topo.node_mask(c)), SD_PREFER_SIBLING, 117, 1),
+            ];
+            if topo.nodes > 1 {
+                let numa = SD_NUMA | SD_SERIALIZE;
+                levels.push(("NUMA", Box::new(move |_| CpuSet::full(n)), numa, 117, 2));
+            }
+            let mut doms: Vec<Domain> = Vec::new();
+            let mut child_span: Option<CpuSet> = None;
+            let mut child_fn: Option<&SpanOf> = None;
+            for (name, span_of, extra, pct, tries) in &levels {
+                let span = span_of(cpu);
+                if span.count() <= 1 || child_span.as_ref() == Some(&span) {
+                    // Degenerate: no new CPUs at this level.
+                    continue;
+                }
+                let mut flags = SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | extra;
+                if *name == "NUMA" && max_dist > RECLAIM_DISTANCE {
+                    flags &= !(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
+                }
+                let groups = groups_of(&span, n, cpu, child_fn.map(|f| &**f));
+                let w = span.count() as u64;
+                doms.push(Domain {
+                    name,
+                    span_weight: span.count(),
+                    span: span.clone(),
+                    groups,
+                    flags,
+                    imbalance_pct: *pct,
+                    cache_nice_tries: *tries,
+                    busy_factor: 16,
+                    min_interval: w,
+                    max_interval: 2 * w,
+                    balance_interval: w,
+                    last_balance: 0,
+                    nr_balance_failed: 0,
+                    max_newidle_lb_cost: 0,
+                });
+                child_span = Some(span);
+                child_fn = Some(span_of);
+            }
+            // SD_PREFER_SIBLING is dropped on NUMA levels (and only children matter for it).
+            per_cpu.push(doms);
+        }
+        let llc_size = (0..n).map(|c| topo.llc_mask(c).count()).collect();
+        let llc_id = (0..n).map(|c| topo.llc_mask(c).first().unwrap_or(c)).collect();
+        Domains { per_cpu, llc_size, llc_id }
+    }
+
+    /// The LLC domain level index of `cpu` (`sd_llc`), if it has domains.
+    pub fn llc_level(&self, cpu: CpuId) -> Option<usize> {
+        self.per_cpu[cpu].iter().rposition(|d| d.has(SD_SHARE_PKG_RESOURCES))
+    }
+}
+
+/// Groups of a domain: the distinct child spans of its CPUs (single CPUs at the lowest
+/// level), starting with the one holding `cpu`, then in CPU order.
+fn groups_of(span: &CpuSet, n: usize, cpu: CpuId, child: Option<&dyn Fn(CpuId) -> CpuSet>) -> Vec<CpuSet> {
+    let mut groups: Vec<CpuSet> = Vec::new();
+    let mut seen = CpuSet::empty(n);
+    let order = std::iter::once(cpu).chain(span.iter().filter(move |&c| c != cpu));
+    for c in order {
+        if seen.contains(c) {
+            continue;
+        }
+        let g = match child {
+            Some(f) => {
+                let mut g = f(c);
+                g.intersect_with(span);
+                g
+            }
+            None => CpuSet::single(n, c),
+        };
+        for x in g.iter() {
+            seen.insert(x);
+        }
+        groups.push(g);
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_machine::preset;
+
+    #[test]
+    fn levels_follow_the_topology_and_degenerate_ones_go() {
+        let smp8 = Domains::build(&preset("smp8").unwrap());
+        let d = &smp8.per_cpu[3];
+        assert_eq!(d.len(), 1, "one MC level of 8 single-CPU groups");
+        assert_eq!((d[0].name, d[0].groups.len(), d[0].imbalance_pct), ("MC", 8, 117));
+        assert!(d[0].groups[0].contains(3));
+        let i7 = Domains::build(&preset("i7-3770").unwrap());
+        let d = &i7.per_cpu[0];
+        assert_eq!(d.iter().map(|x| x.name).collect::<Vec<_>>(), ["SMT", "MC"]);
+        assert_eq!(d[1].groups.len(), 4, "MC groups are the SMT cores");
+        assert_eq!((d[0].imbalance_pct, d[0].cache_nice_tries), (110, 0));
+        let o = Domains::build(&preset("opteron-32").unwrap());
+        let d = &o.per_cpu[17];
+        assert_eq!(d.iter().map(|x| x.name).collect::<Vec<_>>(), ["MC", "DIE", "NUMA"]);
+        assert_eq!(d[2].groups.len(), 2);
+        assert_eq!(d[2].groups[0].count(), 16);
+        assert!(d[2].groups[0].contains(17));
+        assert_eq!((d[2].min_interval, d[2].max_interval, d[2].busy_factor), (32, 64, 16));
+        assert!(d[2].has(SD_NUMA) && d[2].has(SD_BALANCE_FORK));
+        assert_eq!(o.llc_size[17], 8);
+        let up = Domains::build(&preset("up").unwrap());
+        assert!(up.per_cpu[0].is_empty());
+    }
+}

@@ -1,0 +1,517 @@
+//! Wakeup and fork placement (fair.c v5.15: `select_task_rq_fair`, `record_wakee`,
+//! `wake_wide`, `wake_affine`, `wake_affine_idle`, `wake_affine_weight`,
+//! `select_idle_sibling`, `select_idle_cpu`, `select_idle_core`, `select_idle_smt`,
+//! `find_idlest_cpu`, `find_idlest_group`, `find_idlest_group_cpu`).
+
+use super::domains::{Domain, SD_BALANCE_EXEC, SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_NUMA, SD_WAKE_AFFINE};
+use super::pelt::SCHED_CAPACITY_SCALE;
+use super::Cfs;
+use schedlab_machine::CpuSet;
+use schedlab_sched_api::{wf, Ctx, SelectKind};
+use schedlab_sim::{CpuId, TaskId};
+
+/// `enum group_type` (v5.15, the types a symmetric machine can produce).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GroupType {
+    HasSpare = 0,
+    FullyBusy = 1,
+    Overloaded = 5,
+}
+
+/// `struct sg_lb_stats` (the fields used).
+#[derive(Clone, Debug)]
+pub struct GroupStats {
+    pub avg_load: u64,
+    pub group_load: u64,
+    pub group_util: u64,
+    pub group_runnable: u64,
+    pub sum_nr_running: u64,
+    pub sum_h_nr_running: u64,
+    pub idle_cpus: u64,
+    pub group_weight: u64,
+    pub group_capacity: u64,
+    pub group_type: GroupType,
+}
+
+/// `group_has_capacity` (v5.15).
+pub fn group_has_capacity(pct: u64, s: &GroupStats) -> bool {
+    if s.sum_nr_running < s.group_weight {
+        return true;
+    }
+    if s.group_capacity * pct < s.group_runnable * 100 {
+        return false;
+    }
+    s.group_capacity * 100 > s.group_util * pct
+}
+
+/// `group_is_overloaded` (v5.15).
+pub fn group_is_overloaded(pct: u64, s: &GroupStats) -> bool {
+    if s.sum_nr_running <= s.group_weight {
+        return false;
+    }
+    if s.group_capacity * 100 < s.group_util * pct {
+        return true;
+    }
+    s.group_capacity * pct < s.group_runnable * 100
+}
+
+/// `group_classify` (no misfit, asym packing or imbalanced groups on this model).
+pub fn group_classify(pct: u64, s: &GroupStats) -> GroupType {
+    if group_is_overloaded(pct, s) {
+        GroupType::Overloaded
+    } else if !group_has_capacity(pct, s) {
+        GroupType::FullyBusy
+    } else {
+        GroupType::HasSpare
+    }
+}
+
+impl Cfs {
+    /// `available_idle_cpu`, seen through the balancer's pending moves.
+    pub(super) fn idle(&self, cx: &Ctx, cpu: CpuId) -> bool {
+        cx.idle_cpu(cpu) && self.adj.nr[cpu] == 0
+    }
+
+    /// `sched_idle_cpu`: only `SCHED_IDLE` tasks are queued.
+    fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
+        let rq = &self.rqs[cpu];
+        rq.nr_running > 0 && rq.nr_running == rq.idle_nr
+    }
+
+    fn idle_or_sched_idle(&self, cx: &Ctx, cpu: CpuId) -> bool {
+        self.idle(cx, cpu) || self.sched_idle_cpu(cpu)
+    }
+
+    fn share_cache(&self, a: CpuId, b: CpuId) -> bool {
+        self.domains.llc_id[a] == self.domains.llc_id[b]
+    }
+
+    fn jiffies(&self, cx: &Ctx) -> u64 {
+        cx.now.0 / self.jiffy
+    }
+
+    /// `record_wakee`, in the waker's context.
+    fn record_wakee(&mut self, cx: &Ctx, waker: TaskId, p: TaskId) {
+        let j = self.jiffies(cx);
+        let w = &mut self.se[waker];
+        if j > w.wakee_flip_decay_ts + self.hz {
+            w.wakee_flips >>= 1;
+            w.wakee_flip_decay_ts = j;
+        }
+        if w.last_wakee != Some(p) {
+            w.last_wakee = Some(p);
+            w.wakee_flips += 1;
+        }
+    }
+
+    /// `wake_wide`: a waker switching among many wakees should not pull them to itself.
+    fn wake_wide(&self, waker: TaskId, p: TaskId, this: CpuId) -> bool {
+        let (mut master, mut slave) = (self.se[waker].wakee_flips, self.se[p].wakee_flips);
+        let factor = self.domains.llc_size[this] as u64;
+        if master < slave {
+            std::mem::swap(&mut master, &mut slave);
+        }
+        !(slave < factor || master < slave * factor)
+    }
+
+    /// `wake_affine_idle`.
+    fn wake_affine_idle(&self, cx: &Ctx, this: CpuId, prev: CpuId, sync: bool) -> Option<CpuId> {
+        if self.idle(cx, this) && self.share_cache(this, prev) {
+            return Some(if self.idle(cx, prev) { prev } else { this });
+        }
+        if sync && cx.cpus[this].nr_running == 1 {
+            return Some(this);
+        }
+        if self.idle(cx, prev) {
+            return Some(prev);
+        }
+        None
+    }
+
+    /// `wake_affine_weight`: move to the waker's CPU if its load, with the wakee, would
+    /// stay below the previous CPU's (biased by half the domain's imbalance_pct).
+    fn wake_affine_weight(
+        &self,
+        cx: &Ctx,
+        sd: &Domain,
+        p: TaskId,
+        this: CpuId,
+        prev: CpuId,
+        sync: bool,
+    ) -> Option<CpuId> {
+        let mut this_eff = self.cpu_load(this) as i64;
+        if sync {
+            if let Some(cur) = cx.cpus[this].curr {
+                let cl = self.task_h_load(cur) as i64;
+                if cl > this_eff {
+                    return Some(this);
+                }
+                this_eff -= cl;
+            }
+        }
+        let tl = self.task_h_load(p) as i64;
+        let cap = SCHED_CAPACITY_SCALE as i64;
+        let this_eff = (this_eff + tl) * 100 * cap;
+        let mut prev_eff = (self.cpu_load(prev) as i64 - tl) * (100 + (sd.imbalance_pct as i64 - 100) / 2) * cap;
+        if sync {
+            prev_eff += 1;
+        }
+        (this_eff < prev_eff).then_some(this)
+    }
+
+    /// `wake_affine`: the waker's CPU or the previous one.
+    fn wake_affine(&self, cx: &Ctx, sd: &Domain, p: TaskId, this: CpuId, prev: CpuId, sync: bool) -> CpuId {
+        let mut target = None;
+        if self.t.wa_idle {
+            target = self.wake_affine_idle(cx, this, prev, sync);
+        }
+        if target.is_none() && self.t.wa_weight {
+            target = self.wake_affine_weight(cx, sd, p, this, prev, sync);
+        }
+        target.unwrap_or(prev)
+    }
+
+    /// `select_task_rq_fair`.
+    pub(super) fn select_task_rq_fair(
+        &mut self,
+        cx: &mut Ctx,
+        p: TaskId,
+        prev: CpuId,
+        kind: SelectKind,
+        wake_flags: u32,
+    ) -> CpuId {
+        let cpu = cx.this_cpu;
+        let waker = cx.cpus[cpu].curr.filter(|&c| c != p && self.se.get(c).is_some_and(|e| e.load.is_some()));
+        let sync = wake_flags & wf::SYNC != 0;
+        let sd_flag = match kind {
+            SelectKind::Wake => SD_BALANCE_WAKE,
+            SelectKind::Fork => SD_BALANCE_FORK,
+            SelectKind::Exec => SD_BALANCE_EXEC,
+        };
+        let mut new_cpu = prev;
+        let mut want_affine = false;
+        if kind == SelectKind::Wake {
+            if let Some(w) = waker {
+                self.record_wakee(cx, w, p);
+                want_affine = !self.wake_wide(w, p, cpu) && cx.allowed(p, cpu);
+            } else {
+                want_affine = cx.allowed(p, cpu);
+            }
+        }
+        let mut sd: Option<usize> = None;
+        let doms = &self.domains.per_cpu[cpu];
+        for (lvl, tmp) in doms.iter().enumerate() {
+            if want_affine && tmp.has(SD_WAKE_AFFINE) && tmp.span.contains(prev) {
+                if cpu != prev {
+                    new_cpu = self.wake_affine(cx, tmp, p, cpu, prev, sync);
+                }
+                sd = None;
+                break;
+            }
+            if tmp.flags & sd_flag != 0 {
+                sd = Some(lvl);
+            } else if !want_affine {
+                break;
+            }
+        }
+        if let Some(level) = sd {
+            self.find_idlest_cpu(cx, p, cpu, prev, level, sd_flag)
+        } else if kind == SelectKind::Wake {
+            self.select_idle_sibling(cx, p, prev, new_cpu)
+        } else {
+            new_cpu
+        }
+    }
+
+    /// `select_idle_sibling`: an idle CPU sharing the cache with `target`, or `target`.
+    fn select_idle_sibling(&mut self, cx: &Ctx, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+        if self.idle_or_sched_idle(cx, target) {
+            return target;
+        }
+        if prev != target && self.share_cache(prev, target) && self.idle_or_sched_idle(cx, prev) {
+            return prev;
+        }
+        let recent = self.se[p].recent_used_cpu.replace(prev);
+        if let Some(r) = recent {
+            if r != prev
+                && r != target
+                && self.share_cache(r, target)
+                && self.idle_or_sched_idle(cx, r)
+                && cx.allowed(p, r)
+            {
+                return r;
+            }
+        }
+        let Some(llc) = self.domains.llc_level(target) else { return target };
+        let mut has_idle_core = false;
+        if self.smt {
+            has_idle_core = self.has_idle_cores[self.domains.llc_id[target]];
+            if !has_idle_core && self.share_cache(prev, target) {
+                // `select_idle_smt(p, prev)`.
+                let sib = cx.machine.topology.smt_mask(prev);
+                let found = sib.iter().find(|&c| c != prev && cx.allowed(p, c) && self.idle_or_sched_idle(cx, c));
+                if let Some(c) = found {
+                    return c;
+                }
+            }
+        }
+        let span = self.domains.per_cpu[target][llc].span.clone();
+        if let Some(c) = self.select_idle_cpu(cx, p, &span, has_idle_core, target) {
+            return c;
+        }
+        target
+    }
+
+    /// `select_idle_cpu`: scan the LLC from `target + 1` for an idle core (when one is
+    /// known to exist) or an idle CPU, at most `nr_idle_scan + 1` CPUs deep (`SIS_UTIL`).
+    fn select_idle_cpu(
+        &mut self,
+        cx: &Ctx,
+        p: TaskId,
+        llc: &CpuSet,
+        has_idle_core: bool,
+        target: CpuId,
+    ) -> Option<CpuId> {
+        let n = cx.nr_cpus();
+        let mut nr = usize::MAX;
+        if self.t.sis_util && !has_idle_core {
+            nr = self.nr_idle_scan[self.domains.llc_id[target]] + 1;
+            if nr == 1 {
+                return None;
+            }
+        }
+        let mut skip = CpuSet::empty(n);
+        let mut fallback = None;
+        for i in 1..=n {
+            let c = (target + i) % n;
+            if !llc.contains(c) || !cx.allowed(p, c) || skip.contains(c) {
+                continue;
+            }
+            if has_idle_core {
+                // `select_idle_core`.
+                let sib = cx.machine.topology.smt_mask(c);
+                let mut idle = true;
+                for s in sib.iter() {
+                    if !self.idle(cx, s) {
+                        idle = false;
+                        if fallback.is_none() && self.sched_idle_cpu(s) && cx.allowed(p, s) {
+                            fallback = Some(s);
+                        }
+                        break;
+                    }
+                    if fallback.is_none() && cx.allowed(p, s) {
+                        fallback = Some(s);
+                    }
+                }
+                if idle {
+                    return Some(c);
+                }
+                for s in sib.iter() {
+                    skip.insert(s);
+                }
+            } else {
+                nr -= 1;
+                if nr == 0 {
+                    return None;
+                }
+                if self.idle_or_sched_idle(cx, c) {
+                    return Some(c);
+                }
+            }
+        }
+        if has_idle_core {
+            self.has_idle_cores[self.domains.llc_id[target]] = false;
+        }
+        fallback
+    }
+
+    /// Statistics of a group for placing `p` (`update_sg_wakeup_stats`: `p` itself is not
+    /// counted where it is).
+    fn wakeup_stats(&self, cx: &Ctx, group: &CpuSet, p: TaskId, pct: u64) -> GroupStats {
+        let mut s = GroupStats {
+            avg_load: 0,
+            group_load: 0,
+            group_util: 0,
+            group_runnable: 0,
+            sum_nr_running: 0,
+            sum_h_nr_running: 0,
+            idle_cpus: 0,
+            group_weight: group.count() as u64,
+            group_capacity: SCHED_CAPACITY_SCALE * group.count() as u64,
+            group_type: GroupType::HasSpare,
+        };
+        let here = cx.task(p).cpu;
+        let counted = self.se[p].on_rq || self.se[p].avg.last_update_time != 0;
+        for c in group.iter() {
+            let mine = c == here && counted;
+            let mut load = self.cpu_load(c);
+            let mut util = self.cpu_util(c);
+            let mut runnable = self.cpu_runnable(c);
+            let mut nr = (cx.cpus[c].nr_running as i64 + self.adj.nr[c]).max(0) as u64;
+            let mut h = (self.rqs[c].nr_running as i64 + self.adj.nr[c]).max(0) as u64;
+            if mine {
+                let a = &self.se[p].avg;
+                load = load.saturating_sub(a.load_avg);
+                util = util.saturating_sub(a.util_avg);
+                runnable = runnable.saturating_sub(a.runnable_avg);
+                if self.se[p].on_rq {
+                    nr = nr.saturating_sub(1);
+                    h = h.saturating_sub(1);
+                }
+            }
+            s.group_load += load;
+            s.group_util += util;
+            s.group_runnable += runnable;
+            s.sum_nr_running += nr;
+            s.sum_h_nr_running += h;
+            if nr == 0 && (self.idle(cx, c) || mine) {
+                s.idle_cpus += 1;
+            }
+        }
+        s.group_type = group_classify(pct, &s);
+        if matches!(s.group_type, GroupType::FullyBusy | GroupType::Overloaded) {
+            s.avg_load = s.group_load * SCHED_CAPACITY_SCALE / s.group_capacity;
+        }
+        s
+    }
+
+    /// `find_idlest_group` (v5.15): the least busy group of `sd` other than the local one,
+    /// or `None` when the local group is good enough.
+    fn find_idlest_group(&self, cx: &Ctx, sd: &Domain, p: TaskId, this: CpuId) -> Option<usize> {
+        let aff = &cx.task(p).affinity;
+        let mut idlest: Option<(usize, GroupStats)> = None;
+        let mut local: Option<GroupStats> = None;
+        for (gi, g) in sd.groups.iter().enumerate() {
+            if !g.intersects(aff) {
+                continue;
+            }
+            let s = self.wakeup_stats(cx, g, p, sd.imbalance_pct);
+            if g.contains(this) {
+                local = Some(s);
+                continue;
+            }
+            let better = match &idlest {
+                None => true,
+                Some((_, i)) => update_pick_idlest(i, &s),
+            };
+            if better {
+                idlest = Some((gi, s));
+            }
+        }
+        let (gi, idl) = idlest?;
+        let Some(loc) = local else { return Some(gi) };
+        if loc.group_type < idl.group_type {
+            return None;
+        }
+        if loc.group_type > idl.group_type {
+            return Some(gi);
+        }
+        match loc.group_type {
+            GroupType::Overloaded | GroupType::FullyBusy => {
+                let imbalance = SCHED_CAPACITY_SCALE * (sd.imbalance_pct - 100) / 100;
+                if sd.has(SD_NUMA) {
+                    if idl.avg_load + imbalance >= loc.avg_load {
+                        return None;
+                    }
+                } else if idl.avg_load >= loc.avg_load + imbalance {
+                    return None;
+                }
+                if 100 * loc.avg_load <= sd.imbalance_pct * idl.avg_load {
+                    return None;
+                }
+            }
+            GroupType::HasSpare => {
+                // v5.15 `allow_numa_imbalance(local running, sd weight)`: stay on the node
+                // while it runs fewer than a quarter of the domain's CPUs.
+                if sd.has(SD_NUMA) && loc.sum_nr_running < (sd.span_weight as u64 >> 2) {
+                    return None;
+                }
+                if loc.idle_cpus >= idl.idle_cpus {
+                    return None;
+                }
+            }
+        }
+        Some(gi)
+    }
+
+    /// `find_idlest_group_cpu`: the most recently idled idle CPU, else the least loaded.
+    fn find_idlest_group_cpu(&self, cx: &Ctx, group: &CpuSet, p: TaskId, this: CpuId) -> CpuId {
+        if group.count() == 1 {
+            return group.first().unwrap_or(this);
+        }
+        let mut min_load = u64::MAX;
+        let mut least = this;
+        let mut latest = 0;
+        let mut shallowest = None;
+        for c in group.iter().filter(|&c| cx.allowed(p, c)) {
+            if self.sched_idle_cpu(c) {
+                return c;
+            }
+            if self.idle(cx, c) {
+                if self.rqs[c].idle_stamp > latest {
+                    latest = self.rqs[c].idle_stamp;
+                    shallowest = Some(c);
+                }
+            } else if shallowest.is_none() {
+                let l = self.cpu_load(c);
+                if l < min_load {
+                    min_load = l;
+                    least = c;
+                }
+            }
+        }
+        shallowest.unwrap_or(least)
+    }
+
+    /// `find_idlest_cpu`: descend from domain level `level` towards the idlest CPU.
+    fn find_idlest_cpu(&self, cx: &Ctx, p: TaskId, this: CpuId, prev: CpuId, level: usize, sd_flag: u32) -> CpuId {
+        let aff = &cx.task(p).affinity;
+        let top = &self.domains.per_cpu[this][level];
+        if !top.span.intersects(aff) {
+            return prev;
+        }
+        let mut cpu = this;
+        let mut new_cpu = this;
+        let mut lvl = Some(level);
+        while let Some(l) = lvl {
+            let sd = &self.domains.per_cpu[cpu][l];
+            if sd.flags & sd_flag == 0 {
+                lvl = l.checked_sub(1);
+                continue;
+            }
+            let Some(gi) = self.find_idlest_group(cx, sd, p, cpu) else {
+                lvl = l.checked_sub(1);
+                continue;
+            };
+            new_cpu = self.find_idlest_group_cpu(cx, &sd.groups[gi], p, cpu);
+            if new_cpu == cpu {
+                lvl = l.checked_sub(1);
+                continue;
+            }
+            // Restart below this level around the new CPU.
+            let weight = sd.span_weight;
+            cpu = new_cpu;
+            lvl = self.domains.per_cpu[cpu].iter().rposition(|d| d.span_weight < weight && d.flags & sd_flag != 0);
+        }
+        new_cpu
+    }
+}
+
+/// `update_pick_idlest` (v5.15): is `s` a better idlest group than `idlest`?
+fn update_pick_idlest(idlest: &GroupStats, s: &GroupStats) -> bool {
+    if s.group_type < idlest.group_type {
+        return true;
+    }
+    if s.group_type > idlest.group_type {
+        return false;
+    }
+    match s.group_type {
+        GroupType::Overloaded | GroupType::FullyBusy => s.avg_load < idlest.avg_load,
+        GroupType::HasSpare => {
+            if idlest.idle_cpus > s.idle_cpus {
+                return false;
+            }
+            !(idlest.idle_cpus == s.idle_cpus && idlest.group_util <= s.group_util)
+        }
+    }
+}
