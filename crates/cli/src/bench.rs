@@ -13,6 +13,14 @@ pub fn periodic_workload(tasks: u64, machine: &str) -> String {
     )
 }
 
+/// `tasks` threads alternating exponential bursts (mean 400 µs) and sleeps (mean 1 ms):
+/// wakeups, placement and balancing on every CPU.
+pub fn mixed_workload(tasks: u64, machine: &str) -> String {
+    format!(
+        "name = \"bench-mixed-{tasks}\"\nmachine = \"{machine}\"\n[[task]]\nname = \"p\"\ncount = {tasks}\nprogram = [ {{ loop = \"forever\", do = [ {{ run = {{ dist = \"exponential\", mean = \"400us\" }} }}, {{ sleep = {{ dist = \"exponential\", mean = \"1ms\" }} }} ] }} ]\n"
+    )
+}
+
 pub struct BenchRow {
     pub label: String,
     pub events: u64,

@@ -431,6 +431,11 @@ fn run_bench(max_tasks: u64) -> Result<(), CliError> {
         .map_err(|e| CliError::input(format!("examples/workloads/periodic-200.toml: {e}")))?;
     let job = Job::load("examples/workloads/periodic-200.toml", &text, None, &[], Some(Ns::from_secs(10)))?;
     rows.push(bench::time_job("periodic-200.toml, smp8, 10 s", &job)?);
+    for sched in ["cfs", "ule"] {
+        let mut j = Job::load("bench", &bench::mixed_workload(512, "opteron-32"), None, &[], Some(Ns::from_secs(2)))?;
+        j.sched = sched.into();
+        rows.push(bench::time_job(&format!("512 threads, opteron-32, {sched}, 2 s"), &j)?);
+    }
     let mut n = 10;
     while n <= max_tasks {
         let text = bench::periodic_workload(n, "smp8");

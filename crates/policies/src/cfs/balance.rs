@@ -36,11 +36,12 @@ impl Adjust {
     }
 }
 
-/// `enum cpu_idle_type`.
+/// `enum cpu_idle_type`: `CPU_IDLE`, `CPU_NOT_IDLE`, `CPU_NEWLY_IDLE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Idle {
+pub enum CpuIdleType {
     Idle,
-    NotIdle,
+    /// `CPU_NOT_IDLE`.
+    Busy,
     NewlyIdle,
 }
 
@@ -75,7 +76,7 @@ impl LbStats {
 
 struct Env {
     dst: CpuId,
-    idle: Idle,
+    idle: CpuIdleType,
     level: usize,
     cpus: CpuSet,
     imbalance: i64,
@@ -168,7 +169,7 @@ impl Cfs {
             let llc = self.domains.llc_id[env.dst];
             self.nr_idle_scan[llc] = (w * (1024 - tmp) / 1024) as usize;
         }
-        let avg_load = if total_capacity > 0 { total_load * SCHED_CAPACITY_SCALE / total_capacity } else { 0 };
+        let avg_load = (total_load * SCHED_CAPACITY_SCALE).checked_div(total_capacity).unwrap_or(0);
         SdStats {
             busiest,
             local: local.expect("a domain has a local group"),
@@ -207,7 +208,7 @@ impl Cfs {
             && local.group_type == GroupType::HasSpare
             && busiest.sum_nr_running > local.sum_nr_running + 1;
         if !force && busiest.group_type != GroupType::Overloaded {
-            if env.idle == Idle::NotIdle {
+            if env.idle == CpuIdleType::Busy {
                 return None;
             }
             if busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1 {
@@ -228,7 +229,7 @@ impl Cfs {
             if busiest.group_type > GroupType::FullyBusy && !sd.has(SD_SHARE_PKG_RESOURCES) {
                 env.migration = Migration::Util;
                 env.imbalance = (local.group_capacity.max(local.group_util) - local.group_util) as i64;
-                if env.idle != Idle::NotIdle && env.imbalance == 0 {
+                if env.idle != CpuIdleType::Busy && env.imbalance == 0 {
                     env.migration = Migration::Task;
                     env.imbalance = 1;
                 }
@@ -341,7 +342,7 @@ impl Cfs {
         let mut spare = Vec::new();
         let mut left = self.h_nr(src);
         for p in list {
-            if env.idle != Idle::NotIdle && left <= 1 {
+            if env.idle != CpuIdleType::Busy && left <= 1 {
                 break;
             }
             if !self.can_migrate_task(cx, env, &sd, p, src) {
@@ -401,7 +402,7 @@ impl Cfs {
 
     /// `should_we_balance`: one CPU of the local group balances at each level.
     fn should_we_balance(&self, cx: &Ctx, env: &Env) -> bool {
-        if env.idle == Idle::NewlyIdle {
+        if env.idle == CpuIdleType::NewlyIdle {
             return true;
         }
         let g = &self.domains.per_cpu[env.dst][env.level].groups[0];
@@ -411,7 +412,7 @@ impl Cfs {
     }
 
     /// `load_balance`; returns the number of tasks moved (or pushed).
-    fn load_balance(&mut self, cx: &mut Ctx, dst: CpuId, level: usize, idle: Idle, cont: &mut bool) -> u64 {
+    fn load_balance(&mut self, cx: &mut Ctx, dst: CpuId, level: usize, idle: CpuIdleType, cont: &mut bool) -> u64 {
         let name = self.domains.per_cpu[dst][level].name;
         let mut env = Env {
             dst,
@@ -457,7 +458,7 @@ impl Cfs {
         let sd = &mut self.domains.per_cpu[dst][level];
         let mut active = false;
         if moved == 0 {
-            if idle != Idle::NewlyIdle {
+            if idle != CpuIdleType::NewlyIdle {
                 sd.nr_balance_failed += 1;
             }
             self.lb.bump(name, 3, 1);
@@ -493,10 +494,10 @@ impl Cfs {
     }
 
     /// The `out_balanced` / `out_all_pinned` / `out_one_pinned` tails of `load_balance`.
-    fn out_balanced(&mut self, dst: CpuId, level: usize, idle: Idle, all_pinned: bool) -> u64 {
+    fn out_balanced(&mut self, dst: CpuId, level: usize, idle: CpuIdleType, all_pinned: bool) -> u64 {
         let sd = &mut self.domains.per_cpu[dst][level];
         sd.nr_balance_failed = 0;
-        if idle == Idle::NewlyIdle {
+        if idle == CpuIdleType::NewlyIdle {
             return 0;
         }
         if (all_pinned && sd.balance_interval < 512) || sd.balance_interval < sd.max_interval {
@@ -521,9 +522,9 @@ impl Cfs {
     }
 
     /// `rebalance_domains` for `cpu`.
-    pub(super) fn rebalance_domains(&mut self, cx: &mut Ctx, cpu: CpuId, idle: Idle) {
+    pub(super) fn rebalance_domains(&mut self, cx: &mut Ctx, cpu: CpuId, idle: CpuIdleType) {
         let j = cx.now.0 / self.jiffy;
-        let mut busy = idle == Idle::NotIdle;
+        let mut busy = idle == CpuIdleType::Busy;
         let mut next = j + 60 * self.hz;
         let mut cont = true;
         for level in 0..self.domains.per_cpu[cpu].len() {
@@ -533,7 +534,7 @@ impl Cfs {
             let sd = &self.domains.per_cpu[cpu][level];
             let mut interval = self.sd_balance_interval(sd, busy);
             if j >= sd.last_balance + interval {
-                let it = if busy { Idle::NotIdle } else { idle };
+                let it = if busy { CpuIdleType::Busy } else { idle };
                 if self.load_balance(cx, cpu, level, it, &mut cont) > 0 {
                     busy = false;
                 }
@@ -553,7 +554,7 @@ impl Cfs {
         let j = cx.now.0 / self.jiffy;
         if j >= self.rqs[cpu].next_balance {
             self.update_blocked_averages(cpu, cx.now.0);
-            self.rebalance_domains(cx, cpu, Idle::NotIdle);
+            self.rebalance_domains(cx, cpu, CpuIdleType::Busy);
         }
         self.nohz_balancer_kick(cx, cpu, j);
     }
@@ -594,13 +595,13 @@ impl Cfs {
             }
             self.update_blocked_averages(c, cx.now.0);
             if j >= self.rqs[c].next_balance {
-                self.rebalance_domains(cx, c, Idle::Idle);
+                self.rebalance_domains(cx, c, CpuIdleType::Idle);
             }
             next = next.min(self.rqs[c].next_balance);
         }
         if self.idle(cx, ilb) {
             self.update_blocked_averages(ilb, cx.now.0);
-            self.rebalance_domains(cx, ilb, Idle::Idle);
+            self.rebalance_domains(cx, ilb, CpuIdleType::Idle);
             next = next.min(self.rqs[ilb].next_balance);
         }
         self.nohz_next_balance = next;
@@ -634,7 +635,7 @@ impl Cfs {
             let mut pulled = 0;
             if sd.has(SD_BALANCE_NEWIDLE) {
                 let cost = newidle_cost(sd);
-                pulled = self.load_balance(cx, cpu, level, Idle::NewlyIdle, &mut cont);
+                pulled = self.load_balance(cx, cpu, level, CpuIdleType::NewlyIdle, &mut cont);
                 let sd = &mut self.domains.per_cpu[cpu][level];
                 sd.max_newidle_lb_cost = sd.max_newidle_lb_cost.max(cost);
                 curr_cost += cost;

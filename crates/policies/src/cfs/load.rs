@@ -65,7 +65,7 @@ impl Cfs {
         a.period_contrib = rqa.period_contrib;
         a.util_sum = a.util_avg * div;
         a.runnable_sum = a.runnable_avg * div;
-        a.load_sum = if w > 0 { a.load_avg * div / w } else { div };
+        a.load_sum = (a.load_avg * div).checked_div(w).unwrap_or(div);
         let se = *a;
         let r = &mut self.rqs[cpu].avg;
         r.load_avg += se.load_avg;

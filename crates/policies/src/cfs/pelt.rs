@@ -97,7 +97,7 @@ impl SchedAvg {
             self.load_sum += load * contrib;
         }
         if runnable != 0 {
-            self.runnable_sum += runnable * contrib << 10;
+            self.runnable_sum += (runnable * contrib) << 10;
         }
         if running != 0 {
             self.util_sum += contrib << 10;
