@@ -364,30 +364,13 @@ impl Kernel<'_> {
                     if moved == count {
                         break;
                     }
-                    let ok = self.tasks[task].on_rq
-                        && self.info[task].cpu == from
-                        && self.cpus[from].curr != Some(task)
-                        && self.info[task].affinity.contains(to);
-                    if ok {
-                        self.dequeue(cpu, from, task, dequeue::MIGRATE);
-                        self.set_task_cpu(cpu, task, to);
-                        self.enqueue(cpu, to, task, enqueue::MIGRATED);
-                        self.check_preempt(cpu, to, task, wf::MIGRATED);
+                    if self.move_queued(cpu, task, from, to) {
                         moved += 1;
                     }
                 }
             }
             Action::MoveQueued { task, from, to } => {
-                let ok = self.tasks[task].on_rq
-                    && self.info[task].cpu == from
-                    && self.cpus[from].curr != Some(task)
-                    && self.info[task].affinity.contains(to);
-                if ok {
-                    self.dequeue(cpu, from, task, dequeue::MIGRATE);
-                    self.set_task_cpu(cpu, task, to);
-                    self.enqueue(cpu, to, task, enqueue::MIGRATED);
-                    self.check_preempt(cpu, to, task, wf::MIGRATED);
-                }
+                self.move_queued(cpu, task, from, to);
             }
             Action::ActivateMoved { task, to } => {
                 self.set_task_cpu(cpu, task, to);
@@ -525,6 +508,22 @@ impl Kernel<'_> {
             }
         }
         Ns(0)
+    }
+
+    /// `move_queued_task` / `detach_task` + `attach_task` with both locks held, if `task`
+    /// is still queued on `from`, not running, and allowed on `to`.
+    fn move_queued(&mut self, cpu: CpuId, task: TaskId, from: CpuId, to: CpuId) -> bool {
+        let ok = self.tasks[task].on_rq
+            && self.info[task].cpu == from
+            && self.cpus[from].curr != Some(task)
+            && self.info[task].affinity.contains(to);
+        if ok {
+            self.dequeue(cpu, from, task, dequeue::MIGRATE);
+            self.set_task_cpu(cpu, task, to);
+            self.enqueue(cpu, to, task, enqueue::MIGRATED);
+            self.check_preempt(cpu, to, task, wf::MIGRATED);
+        }
+        ok
     }
 
     fn ttwu_cost(&self, cpu: CpuId, t: TaskId) -> Ns {

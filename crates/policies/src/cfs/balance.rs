@@ -110,18 +110,7 @@ impl Cfs {
 
     /// `update_sg_lb_stats`.
     fn sg_stats(&self, cx: &Ctx, sd: &Domain, group: &CpuSet, cpus: &CpuSet) -> GroupStats {
-        let mut s = GroupStats {
-            avg_load: 0,
-            group_load: 0,
-            group_util: 0,
-            group_runnable: 0,
-            sum_nr_running: 0,
-            sum_h_nr_running: 0,
-            idle_cpus: 0,
-            group_weight: group.count() as u64,
-            group_capacity: SCHED_CAPACITY_SCALE * group.count() as u64,
-            group_type: GroupType::HasSpare,
-        };
+        let mut s = GroupStats::new(group.count());
         for c in group.iter().filter(|&c| cpus.contains(c)) {
             s.group_load += self.cpu_load(c);
             s.group_util += self.cpu_util(c);

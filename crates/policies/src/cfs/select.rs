@@ -33,6 +33,24 @@ pub struct GroupStats {
     pub group_type: GroupType,
 }
 
+impl GroupStats {
+    /// Empty statistics of a group of `weight` CPUs of capacity 1024.
+    pub fn new(weight: usize) -> GroupStats {
+        GroupStats {
+            avg_load: 0,
+            group_load: 0,
+            group_util: 0,
+            group_runnable: 0,
+            sum_nr_running: 0,
+            sum_h_nr_running: 0,
+            idle_cpus: 0,
+            group_weight: weight as u64,
+            group_capacity: SCHED_CAPACITY_SCALE * weight as u64,
+            group_type: GroupType::HasSpare,
+        }
+    }
+}
+
 /// `group_has_capacity` (v5.15).
 pub fn group_has_capacity(pct: u64, s: &GroupStats) -> bool {
     if s.sum_nr_running < s.group_weight {
@@ -328,18 +346,7 @@ impl Cfs {
     /// Statistics of a group for placing `p` (`update_sg_wakeup_stats`: `p` itself is not
     /// counted where it is).
     fn wakeup_stats(&self, cx: &Ctx, group: &CpuSet, p: TaskId, pct: u64) -> GroupStats {
-        let mut s = GroupStats {
-            avg_load: 0,
-            group_load: 0,
-            group_util: 0,
-            group_runnable: 0,
-            sum_nr_running: 0,
-            sum_h_nr_running: 0,
-            idle_cpus: 0,
-            group_weight: group.count() as u64,
-            group_capacity: SCHED_CAPACITY_SCALE * group.count() as u64,
-            group_type: GroupType::HasSpare,
-        };
+        let mut s = GroupStats::new(group.count());
         let here = cx.task(p).cpu;
         let counted = self.se[p].on_rq || self.se[p].avg.last_update_time != 0;
         for c in group.iter() {
