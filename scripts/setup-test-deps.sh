@@ -12,3 +12,11 @@ if ! command -v chromium >/dev/null 2>&1; then
         exit 1
     fi
 fi
+
+# Perfetto's official protobuf definitions (PyPI `perfetto`), to decode our traces with the
+# real schema in tests/see_inside.rs. Kept under target/ (not committed).
+venv="$(dirname "$0")/../target/test-venv"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import perfetto, google.protobuf" 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q "perfetto==0.59.1" "protobuf>=4,<7"
+fi

@@ -1,0 +1,59 @@
+"""Decode a schedlab Perfetto trace with Perfetto's own protobuf definitions and print a
+JSON summary: sched_switch count per CPU, run time per pid from the switch events, the
+other ftrace event kinds seen, thread names, and counter tracks.
+
+Usage: perfetto_decode.py TRACE END_NS
+"""
+import json
+import sys
+
+from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
+
+
+def main():
+    path, end = sys.argv[1], int(sys.argv[2])
+    trace = pb.Trace()
+    with open(path, "rb") as f:
+        trace.ParseFromString(f.read())
+    switches, kinds, threads, tracks, counters = {}, {}, {}, set(), 0
+    since, run = {}, {}
+    for p in trace.packet:
+        if p.HasField("process_tree"):
+            for t in p.process_tree.threads:
+                threads[t.tid] = t.name
+        if p.HasField("track_descriptor") and p.track_descriptor.HasField("counter"):
+            tracks.add(p.track_descriptor.name)
+        if p.HasField("track_event") and p.track_event.type == pb.TrackEvent.TYPE_COUNTER:
+            counters += 1
+        if not p.HasField("ftrace_events"):
+            continue
+        cpu = p.ftrace_events.cpu
+        for e in p.ftrace_events.event:
+            kind = e.WhichOneof("event")
+            kinds[kind] = kinds.get(kind, 0) + 1
+            if kind != "sched_switch":
+                continue
+            sw = e.sched_switch
+            if sw.next_pid != 0:
+                switches[cpu] = switches.get(cpu, 0) + 1
+            if cpu in since:
+                t0, pid = since.pop(cpu)
+                run[pid] = run.get(pid, 0) + e.timestamp - t0
+            if sw.next_pid != 0:
+                since[cpu] = (e.timestamp, sw.next_pid)
+    for cpu, (t0, pid) in since.items():
+        run[pid] = run.get(pid, 0) + end - t0
+    json.dump(
+        {
+            "switches": {str(k): v for k, v in sorted(switches.items())},
+            "run_ns": {str(k): v for k, v in sorted(run.items())},
+            "kinds": kinds,
+            "threads": {str(k): v for k, v in sorted(threads.items())},
+            "counter_tracks": sorted(tracks),
+            "counter_values": counters,
+        },
+        sys.stdout,
+    )
+
+
+main()
