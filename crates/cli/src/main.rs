@@ -75,6 +75,9 @@ struct Common {
     /// Write SVG figures into this directory (records time series).
     #[arg(long)]
     plots: Option<PathBuf>,
+    /// With --plots (or `schedlab plot`): also write each figure as PNG.
+    #[arg(long)]
+    png: bool,
     /// Write a self-contained HTML report to this file (records time series).
     #[arg(long)]
     html: Option<PathBuf>,
@@ -318,6 +321,10 @@ fn extras(c: &Common, rs: &[RunRecord]) -> Result<(), CliError> {
     if let Some(dir) = &c.plots {
         for f in &figs {
             write_atomic(&dir.join(&f.name), &f.svg)?;
+            if c.png {
+                let png = f.png().map_err(|m| CliError { message: m, code: 1 })?;
+                write_atomic_bytes(&dir.join(f.png_name()), &png)?;
+            }
         }
         eprintln!("wrote {} figures to {}", figs.len(), dir.display());
     }

@@ -290,3 +290,24 @@ fn perfetto_trace_decodes_with_the_official_schema() {
     assert!(v["counter_tracks"].as_array().unwrap().iter().any(|t| t == "cpu0 runnable"));
     assert!(v["counter_values"].as_u64().unwrap() > 0);
 }
+
+/// PNG renderings (vendored font, no system fonts) decode, are not blank, and are the same
+/// bytes every time.
+#[test]
+fn png_figures_render_deterministically() {
+    let mut j = example("nice-pair.toml", 1);
+    j.sample = Some(Ns::from_ms(5));
+    let r = run(&j);
+    let figs = schedlab_report::plots::figures(std::slice::from_ref(&r)).unwrap();
+    let f = figs.iter().find(|f| f.name == "runtime.svg").unwrap();
+    assert_eq!(f.png_name(), "runtime.png");
+    let a = f.png().unwrap();
+    assert_eq!(a, f.png().unwrap());
+    let mut reader = png::Decoder::new(std::io::Cursor::new(&a)).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (640, 480));
+    let px = &buf[..info.buffer_size()];
+    let white = px.chunks(3).filter(|p| p.iter().all(|&c| c >= 250)).count();
+    assert!(white < px.len() / 3 * 99 / 100, "blank PNG");
+}

@@ -14,11 +14,76 @@ use plotters::prelude::*;
 use schedlab_metrics::{RunRecord, Series};
 use serde::Serialize;
 
-/// One figure: file name (`runtime.svg`) and SVG text.
+/// One figure: file name (`runtime.svg`), title and SVG text; [`Figure::png`] renders the
+/// same drawing as PNG.
 pub struct Figure {
     pub name: String,
     pub title: String,
     pub svg: String,
+    xdesc: String,
+    ydesc: String,
+    panels: Vec<Panel>,
+}
+
+/// The font PNGs are drawn with (DejaVu Sans, vendored: no system fonts, the same pixels on
+/// every host). SVG text names `sans-serif` and leaves the font to the viewer.
+const FONT: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
+
+impl Figure {
+    /// The figure as a PNG image.
+    pub fn png(&self) -> Result<Vec<u8>, String> {
+        register_font();
+        let (w, h) = size(self.panels.len());
+        let mut rgb = vec![0u8; (w * h * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+            draw(root, &self.title, &self.xdesc, &self.ydesc, &self.panels)?;
+        }
+        let mut out = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut out, w, h);
+            enc.set_color(png::ColorType::Rgb);
+            enc.set_depth(png::BitDepth::Eight);
+            let mut wr = enc.write_header().map_err(|e| format!("png: {e}"))?;
+            wr.write_image_data(&rgb).map_err(|e| format!("png: {e}"))?;
+        }
+        Ok(out)
+    }
+
+    /// The PNG file name (`runtime.png`).
+    pub fn png_name(&self) -> String {
+        self.name.trim_end_matches(".svg").to_string() + ".png"
+    }
+}
+
+/// Registers the vendored font once; text is measured with it for SVG and PNG alike.
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // A valid TTF cannot fail to parse; if it did, drawing reports `FontUnavailable`.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+fn size(panels: usize) -> (u32, u32) {
+    ((640 * panels.max(1)).min(1920) as u32, 480)
+}
+
+/// Draws a figure's panels side by side under its title on any plotters backend.
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    xdesc: &str,
+    ydesc: &str,
+    panels: &[Panel],
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(err)?;
+    let root = root.titled(title, ("sans-serif", 20)).map_err(err)?;
+    let areas = root.split_evenly((1, panels.len().max(1)));
+    for (area, p) in areas.iter().zip(panels) {
+        draw_panel(area, p, xdesc, ydesc)?;
+    }
+    root.present().map_err(err)
 }
 
 #[derive(Serialize)]
@@ -92,6 +157,7 @@ fn secs(ns: u64) -> f64 {
 
 /// All figures the runs support (runs without a series give only the latency CDF).
 pub fn figures(rs: &[RunRecord]) -> Result<Vec<Figure>, String> {
+    register_font();
     let mut out = Vec::new();
     let with: Vec<&RunRecord> = rs.iter().filter(|r| r.series.is_some()).collect();
     if !with.is_empty() {
@@ -257,19 +323,9 @@ fn stat_panel(r: &RunRecord, name: &str) -> Panel {
 
 fn figure(file: &str, title: &str, xdesc: &str, ydesc: &str, panels: Vec<Panel>) -> Result<Figure, String> {
     let panels: Vec<Panel> = panels.into_iter().map(thin_panel).collect();
-    let n = panels.len().max(1);
-    let (w, h) = ((640 * n).min(1920) as u32, 480u32);
+    let (w, h) = size(panels.len());
     let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let root = root.titled(title, ("sans-serif", 20)).map_err(err)?;
-        let areas = root.split_evenly((1, n));
-        for (area, p) in areas.iter().zip(&panels) {
-            draw_panel(area, p, xdesc, ydesc)?;
-        }
-        root.present().map_err(err)?;
-    }
+    draw(SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(), title, xdesc, ydesc, &panels)?;
     let meta: Vec<MetaPanel> = panels
         .iter()
         .map(|p| MetaPanel {
@@ -290,14 +346,26 @@ fn figure(file: &str, title: &str, xdesc: &str, ydesc: &str, panels: Vec<Panel>)
     if let Some(end) = svg.find('>') {
         svg.insert_str(end + 1, &format!("\n<metadata id=\"schedlab-data\">{json}</metadata>"));
     }
-    Ok(Figure { name: file.to_string(), title: title.to_string(), svg })
+    Ok(Figure {
+        name: file.to_string(),
+        title: title.to_string(),
+        svg,
+        xdesc: xdesc.to_string(),
+        ydesc: ydesc.to_string(),
+        panels,
+    })
 }
 
 fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("plot: {e:?}")
 }
 
-fn draw_panel(area: &DrawingArea<SVGBackend, Shift>, p: &Panel, xdesc: &str, ydesc: &str) -> Result<(), String> {
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Panel,
+    xdesc: &str,
+    ydesc: &str,
+) -> Result<(), String> {
     let pts = p.lines.iter().flat_map(|l| l.pts.iter());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for &(x, y) in pts {
