@@ -14,7 +14,6 @@ use std::sync::Arc;
 /// Calls a policy hook with a freshly built [`Ctx`], then applies its requests.
 macro_rules! hook {
     ($k:expr, $cpu:expr, |$p:ident, $cx:ident| $body:expr) => {{
-        $k.refresh_views();
         let mut reqs = std::mem::take(&mut $k.requests);
         let r = {
             let mut $cx = Ctx {
@@ -36,13 +35,21 @@ macro_rules! hook {
 }
 
 impl Kernel<'_> {
-    /// Brings the per-CPU views policies read up to date.
-    pub(crate) fn refresh_views(&mut self) {
-        for (v, c) in self.views.iter_mut().zip(&self.cpus) {
-            v.curr = c.curr;
-            v.ttwu_pending = !c.wake_list.is_empty();
-            v.need_resched = c.need_resched;
+    /// Whether the per-CPU views policies read agree with the CPUs (they are updated where
+    /// the CPUs change, not copied before every hook).
+    pub(crate) fn views_consistent(&self) -> Result<(), String> {
+        for (i, (v, c)) in self.views.iter().zip(&self.cpus).enumerate() {
+            if v.curr != c.curr || v.ttwu_pending == c.wake_list.is_empty() || v.need_resched != c.need_resched {
+                return Err(format!("CPU {i}: the policy's view of curr/ttwu_pending/need_resched is stale"));
+            }
         }
+        Ok(())
+    }
+
+    /// Sets `TIF_NEED_RESCHED` of `cpu`'s current task (and the policies' view of it).
+    pub(crate) fn set_need_resched(&mut self, cpu: CpuId, on: bool) {
+        self.cpus[cpu].need_resched = on;
+        self.views[cpu].need_resched = on;
     }
 
     /// Applies policy requests made while running on `this`.
@@ -108,7 +115,7 @@ impl Kernel<'_> {
         if self.cpus[cpu].need_resched {
             return;
         }
-        self.cpus[cpu].need_resched = true;
+        self.set_need_resched(cpu, true);
         if cpu != this {
             let at = self.now + self.machine.costs.ipi_latency;
             self.events.push(at, crate::cpu::Event::Ipi { cpu, kind: Ipi::Resched });
@@ -332,6 +339,7 @@ impl Kernel<'_> {
             Action::TtwuActivate { task, wf, cpu: rq } => self.ttwu_activate(cpu, rq, task, wf),
             Action::TtwuPending => {
                 let list = std::mem::take(&mut self.cpus[cpu].wake_list);
+                self.views[cpu].ttwu_pending = false;
                 for t in list {
                     self.ttwu_activate(cpu, cpu, t, 0);
                 }
@@ -400,7 +408,7 @@ impl Kernel<'_> {
                 if !self.info[task].affinity.contains(here) {
                     // `affine_move_task`: the stopper pushes the running task off this CPU.
                     self.tasks[task].migrate_pending = true;
-                    self.cpus[cpu].need_resched = true;
+                    self.set_need_resched(cpu, true);
                 }
             }
             Action::SleepUntil { task, until } => {
@@ -575,6 +583,7 @@ impl Kernel<'_> {
             // `ttwu_queue_wakelist`: the target activates it under its own lock after an IPI.
             let first = self.cpus[target].wake_list.is_empty();
             self.cpus[target].wake_list.push(t);
+            self.views[target].ttwu_pending = true;
             if first {
                 let at = self.now + self.machine.costs.ipi_latency;
                 self.events.push(at, crate::cpu::Event::Ipi { cpu: target, kind: Ipi::WakeList });
@@ -610,7 +619,7 @@ impl Kernel<'_> {
     /// `__schedule` on `cpu` with its runqueue locked. Returns the context-switch time,
     /// which extends the lock hold (the lock is released in `finish_task_switch`).
     fn schedule(&mut self, cpu: CpuId, newidle: bool) -> Ns {
-        self.cpus[cpu].need_resched = false;
+        self.set_need_resched(cpu, false);
         let prev = self.cpus[cpu].curr;
         let mut prev_state = PrevState::Runnable;
         let mut moving = None;

@@ -11,6 +11,7 @@ impl Kernel<'_> {
     /// * affinity holds for every queued or running task;
     /// * the policy's own checks pass.
     pub(crate) fn check_invariants(&self) -> Result<(), String> {
+        self.views_consistent()?;
         let n = self.cpus.len();
         let mut running_on = vec![None; self.tasks.len()];
         for (c, cpu) in self.cpus.iter().enumerate() {

@@ -71,6 +71,12 @@ impl Topology {
         }
         s
     }
+    /// The SMT siblings of `cpu`, itself included, in CPU order, without building a mask.
+    pub fn smt_siblings(&self, cpu: usize) -> impl Iterator<Item = usize> + '_ {
+        let total_cores = self.nodes * self.llcs_per_node * self.cores_per_llc;
+        let core = self.cpus[cpu].core;
+        (0..self.threads_per_core).map(move |t| t * total_cores + core)
+    }
     /// `cpu_smt_mask`: the SMT siblings of `cpu`, itself included.
     pub fn smt_mask(&self, cpu: usize) -> CpuSet {
         let core = self.cpus[cpu].core;
@@ -98,6 +104,7 @@ mod tests {
         assert!(t.same_core(0, 4));
         assert!(!t.same_core(0, 1));
         assert_eq!(t.smt_mask(1).to_string(), "1,5");
+        assert_eq!(t.smt_siblings(5).collect::<Vec<_>>(), vec![1, 5]);
         let o = Topology::new(2, 2, 8, 1, None);
         assert_eq!(o.node_mask(0).to_string(), "0-15");
         assert_eq!(o.llc_mask(9).to_string(), "8-15");

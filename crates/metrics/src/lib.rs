@@ -44,7 +44,7 @@ struct Acc {
     migrations: u64,
     wakeups: u64,
     waking: Option<Ns>,
-    lat: Histogram<u64>,
+    lat: Histogram<u32>,
 }
 
 /// Aggregates probe events; with [`Metrics::sampling`], also records a [`Series`].
@@ -106,7 +106,7 @@ impl Metrics {
     /// Wakeup latencies of all tasks together as a CDF: `(latency_ns, fraction ≤ it)` at
     /// 100 quantiles.
     pub fn latency_cdf(&self) -> Vec<(u64, f64)> {
-        let mut all = Histogram::<u64>::new(3).expect("3 significant digits is valid");
+        let mut all = Histogram::<u32>::new(2).expect("2 significant digits is valid");
         for a in &self.tasks {
             let _ = all.add(&a.lat);
         }
@@ -235,7 +235,9 @@ impl Probe for Metrics {
                     migrations: 0,
                     wakeups: 0,
                     waking: None,
-                    lat: Histogram::new(3).expect("3 significant digits is valid"),
+                    // Two significant digits (1 % resolution) keep a task's histogram at a few KB,
+                    // so hundreds of thousands of tasks fit in memory.
+                    lat: Histogram::new(2).expect("2 significant digits is valid"),
                 });
             }
             ProbeEvent::Switch { time, prev, prev_state, next, .. } => {

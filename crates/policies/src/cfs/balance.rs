@@ -24,13 +24,24 @@ pub struct Adjust {
     pub runnable: Vec<i64>,
     pub nr: Vec<i64>,
     pub moved: Vec<TaskId>,
+    /// CPUs with a non-zero entry (reset touches only these).
+    touched: Vec<CpuId>,
 }
 
 impl Adjust {
     pub fn reset(&mut self, n: usize) {
-        for v in [&mut self.load, &mut self.util, &mut self.runnable, &mut self.nr] {
-            v.clear();
-            v.resize(n, 0);
+        if self.nr.len() != n {
+            for v in [&mut self.load, &mut self.util, &mut self.runnable, &mut self.nr] {
+                v.clear();
+                v.resize(n, 0);
+            }
+            self.touched.clear();
+        }
+        for c in self.touched.drain(..) {
+            self.load[c] = 0;
+            self.util[c] = 0;
+            self.runnable[c] = 0;
+            self.nr[c] = 0;
         }
         self.moved.clear();
     }
@@ -387,6 +398,7 @@ impl Cfs {
         self.adj.nr[src] -= 1;
         self.adj.nr[dst] += 1;
         self.adj.moved.push(p);
+        self.adj.touched.extend([src, dst]);
     }
 
     /// `should_we_balance`: one CPU of the local group balances at each level.
@@ -605,7 +617,7 @@ impl Cfs {
         }
         self.rqs[cpu].idle_stamp = cx.now.0.max(1);
         // `__update_idle_core`: every SMT sibling idle → the LLC has an idle core.
-        if self.smt && cx.machine.topology.smt_mask(cpu).iter().all(|c| c == cpu || cx.idle_cpu(c)) {
+        if self.smt && cx.machine.topology.smt_siblings(cpu).all(|c| c == cpu || cx.idle_cpu(c)) {
             let llc = self.domains.llc_id[cpu];
             self.has_idle_cores[llc] = true;
         }

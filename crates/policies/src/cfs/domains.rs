@@ -60,6 +60,8 @@ pub struct Domains {
     /// `sd_llc_size` and `sd_llc_id` (lowest CPU of the LLC).
     pub llc_size: Vec<usize>,
     pub llc_id: Vec<CpuId>,
+    /// The CPUs of each LLC in order, indexed by `llc_id` (empty for other CPUs).
+    pub llc_cpus: Vec<Vec<CpuId>>,
 }
 
 impl Domains {
@@ -124,8 +126,12 @@ impl Domains {
             per_cpu.push(doms);
         }
         let llc_size = (0..n).map(|c| topo.llc_mask(c).count()).collect();
-        let llc_id = (0..n).map(|c| topo.llc_mask(c).first().unwrap_or(c)).collect();
-        Domains { per_cpu, llc_size, llc_id }
+        let llc_id: Vec<CpuId> = (0..n).map(|c| topo.llc_mask(c).first().unwrap_or(c)).collect();
+        let mut llc_cpus = vec![Vec::new(); n];
+        for c in 0..n {
+            llc_cpus[llc_id[c]].push(c);
+        }
+        Domains { per_cpu, llc_size, llc_id, llc_cpus }
     }
 
     /// The LLC domain level index of `cpu` (`sd_llc`), if it has domains.

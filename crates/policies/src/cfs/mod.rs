@@ -157,6 +157,8 @@ impl Cfs {
         let n = m.nr_cpus();
         let domains = Domains::build(m);
         let nr_idle_scan = (0..n).map(|c| domains.llc_size[c]).collect();
+        let mut adj = Adjust::default();
+        adj.reset(n);
         Ok(Cfs {
             t,
             rqs,
@@ -170,7 +172,7 @@ impl Cfs {
             nr_idle_scan,
             nohz_next_balance: 0,
             active_pending: Vec::new(),
-            adj: Adjust::default(),
+            adj,
             lb: LbStats::default(),
             counters: Counters::default(),
         })

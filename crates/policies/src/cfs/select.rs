@@ -266,15 +266,18 @@ impl Cfs {
             has_idle_core = self.has_idle_cores[self.domains.llc_id[target]];
             if !has_idle_core && self.share_cache(prev, target) {
                 // `select_idle_smt(p, prev)`.
-                let sib = cx.machine.topology.smt_mask(prev);
-                let found = sib.iter().find(|&c| c != prev && cx.allowed(p, c) && self.idle_or_sched_idle(cx, c));
+                let found = cx
+                    .machine
+                    .topology
+                    .smt_siblings(prev)
+                    .find(|&c| c != prev && cx.allowed(p, c) && self.idle_or_sched_idle(cx, c));
                 if let Some(c) = found {
                     return c;
                 }
             }
         }
-        let span = self.domains.per_cpu[target][llc].span.clone();
-        if let Some(c) = self.select_idle_cpu(cx, p, &span, has_idle_core, target) {
+        let _ = llc;
+        if let Some(c) = self.select_idle_cpu(cx, p, has_idle_core, target) {
             return c;
         }
         target
@@ -282,34 +285,29 @@ impl Cfs {
 
     /// `select_idle_cpu`: scan the LLC from `target + 1` for an idle core (when one is
     /// known to exist) or an idle CPU, at most `nr_idle_scan + 1` CPUs deep (`SIS_UTIL`).
-    fn select_idle_cpu(
-        &mut self,
-        cx: &Ctx,
-        p: TaskId,
-        llc: &CpuSet,
-        has_idle_core: bool,
-        target: CpuId,
-    ) -> Option<CpuId> {
-        let n = cx.nr_cpus();
+    fn select_idle_cpu(&mut self, cx: &Ctx, p: TaskId, has_idle_core: bool, target: CpuId) -> Option<CpuId> {
+        let llc = self.domains.llc_id[target];
         let mut nr = usize::MAX;
         if self.t.sis_util && !has_idle_core {
-            nr = self.nr_idle_scan[self.domains.llc_id[target]] + 1;
+            nr = self.nr_idle_scan[llc] + 1;
             if nr == 1 {
                 return None;
             }
         }
-        let mut skip = CpuSet::empty(n);
+        // `for_each_cpu_wrap(cpu, llc span, target + 1)`.
+        let cpus = &self.domains.llc_cpus[llc];
+        let start = cpus.partition_point(|&c| c <= target);
+        let mut skipped: Vec<CpuId> = Vec::new();
         let mut fallback = None;
-        for i in 1..=n {
-            let c = (target + i) % n;
-            if !llc.contains(c) || !cx.allowed(p, c) || skip.contains(c) {
+        for k in 0..cpus.len() {
+            let c = cpus[(start + k) % cpus.len()];
+            if !cx.allowed(p, c) || skipped.contains(&c) {
                 continue;
             }
             if has_idle_core {
                 // `select_idle_core`.
-                let sib = cx.machine.topology.smt_mask(c);
                 let mut idle = true;
-                for s in sib.iter() {
+                for s in cx.machine.topology.smt_siblings(c) {
                     if !self.idle(cx, s) {
                         idle = false;
                         if fallback.is_none() && self.sched_idle_cpu(s) && cx.allowed(p, s) {
@@ -324,9 +322,7 @@ impl Cfs {
                 if idle {
                     return Some(c);
                 }
-                for s in sib.iter() {
-                    skip.insert(s);
-                }
+                skipped.extend(cx.machine.topology.smt_siblings(c));
             } else {
                 nr -= 1;
                 if nr == 0 {
@@ -338,7 +334,7 @@ impl Cfs {
             }
         }
         if has_idle_core {
-            self.has_idle_cores[self.domains.llc_id[target]] = false;
+            self.has_idle_cores[llc] = false;
         }
         fallback
     }
