@@ -239,6 +239,7 @@ fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
 pub const STUDIES: &[(&str, &str)] = &[
     ("ule-cfs-fibo-sysbench", include_str!("../../../examples/studies/ule-cfs-fibo-sysbench.toml")),
     ("ule-cfs-sysbench128", include_str!("../../../examples/studies/ule-cfs-sysbench128.toml")),
+    ("ule-cfs-unpin512", include_str!("../../../examples/studies/ule-cfs-unpin512.toml")),
 ];
 
 /// A workload file's text, or a built-in study's when no such file exists.

@@ -412,15 +412,21 @@ fn draw_panel<DB: DrawingBackend>(
             stroke_width: if many { 1 } else { 2 },
         };
         let s = chart.draw_series(LineSeries::new(l.pts.iter().copied(), style)).map_err(err)?;
-        // Many lines: one legend entry per group (its first line).
-        if !many
-            || groups.len() - 1 == gi && l.name == p.lines.iter().find(|x| x.group == l.group).map_or("", |x| &x.name)
-        {
-            let label = if many {
-                format!("{} ({} threads)", l.group, p.lines.iter().filter(|x| x.group == l.group).count())
-            } else {
-                l.name.clone()
-            };
+        // Many lines: one legend entry per group (its first line); when every line is its
+        // own group (one per CPU), a single entry says how many there are.
+        let singletons = many && p.lines.iter().all(|x| p.lines.iter().filter(|y| y.group == x.group).count() == 1);
+        let first_of_group = p.lines.iter().find(|x| x.group == l.group).is_some_and(|x| std::ptr::eq(x, l));
+        let label = if !many {
+            Some(l.name.clone())
+        } else if singletons {
+            (i == 0).then(|| format!("one line per series ({})", p.lines.len()))
+        } else if first_of_group {
+            let n = p.lines.iter().filter(|x| x.group == l.group).count();
+            Some(if n > 1 { format!("{} (×{n})", l.group) } else { l.group.clone() })
+        } else {
+            None
+        };
+        if let Some(label) = label {
             s.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
         }
     }

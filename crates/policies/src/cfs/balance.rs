@@ -341,6 +341,7 @@ impl Cfs {
         let mut chosen = Vec::new();
         let mut spare = Vec::new();
         let mut left = self.h_nr(src);
+        let full = env.imbalance;
         for p in list {
             if env.idle != CpuIdleType::Busy && left <= 1 {
                 break;
@@ -348,29 +349,30 @@ impl Cfs {
             if !self.can_migrate_task(cx, env, &sd, p, src) {
                 continue;
             }
-            if env.imbalance <= 0 {
-                spare.push(p);
-                continue;
-            }
-            match env.migration {
-                Migration::Load => {
-                    let l = self.task_h_load(p).max(1);
-                    if (l >> sd.nr_balance_failed.min(63)) as i64 > env.imbalance {
-                        continue;
+            // What moving `p` would take off the imbalance (`None`: too big for it).
+            let cost = |imb: i64| -> Option<i64> {
+                match env.migration {
+                    Migration::Load => {
+                        let l = self.task_h_load(p).max(1);
+                        ((l >> sd.nr_balance_failed.min(63)) as i64 <= imb).then_some(l as i64)
                     }
-                    env.imbalance -= l as i64;
-                }
-                Migration::Util => {
-                    let u = self.se[p].avg.util_avg;
-                    if u as i64 > env.imbalance {
-                        continue;
+                    Migration::Util => {
+                        let u = self.se[p].avg.util_avg as i64;
+                        (u <= imb).then_some(u)
                     }
-                    env.imbalance -= u as i64;
+                    Migration::Task => Some(1),
                 }
-                Migration::Task => env.imbalance -= 1,
+            };
+            match cost(env.imbalance).filter(|_| env.imbalance > 0) {
+                Some(c) => {
+                    env.imbalance -= c;
+                    chosen.push(p);
+                    left -= 1;
+                }
+                // Could have been chosen had a chosen one been running: a stand-in.
+                None if cost(full).is_some() => spare.push(p),
+                None => {}
             }
-            chosen.push(p);
-            left -= 1;
         }
         if chosen.is_empty() {
             return 0;
