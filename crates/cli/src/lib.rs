@@ -16,6 +16,9 @@ use std::sync::Arc;
 
 /// Limits checked before a run starts.
 pub const MAX_SIM_TIME: Ns = Ns::from_secs(24 * 3600);
+/// Time-series samples per run, and sampled values (samples × (tasks + CPUs)).
+pub const MAX_SAMPLES: u64 = 2_000_000;
+pub const MAX_SERIES_VALUES: u64 = 500_000_000;
 
 /// A user-facing error; `code` is the process exit status.
 #[derive(Debug)]
@@ -120,6 +123,17 @@ impl Job {
 
     /// Runs the simulation. `keep_going` is polled with the simulated time.
     pub fn run(&self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, CliError> {
+        if let Some(every) = self.sample {
+            let samples = self.end.0 / every.0.max(1);
+            let series = samples.saturating_mul(self.workload.initial_tasks().max(1) + self.machine.nr_cpus() as u64);
+            if samples > MAX_SAMPLES || series > MAX_SERIES_VALUES {
+                return Err(CliError::input(format!(
+                    "limit exceeded: sampling every {every} for {} records {samples} samples ({series} values); \
+                     the limits are {MAX_SAMPLES} samples and {MAX_SERIES_VALUES} values — sample less often",
+                    self.end
+                )));
+            }
+        }
         let policy = schedlab_policies::make_policy(&self.sched, &self.machine, &self.sets).map_err(CliError::input)?;
         let tunables: serde_json::Map<String, serde_json::Value> =
             policy.tunables().into_iter().map(|t| (t.name.to_string(), json!(t.value))).collect();

@@ -152,6 +152,26 @@ fn unknown_scheduler_tunable_machine_and_param() {
     let (code, err) = schedlab(&["--param", "groups=4"], OK_TASK);
     assert_eq!(code, 2);
     assert!(err.contains("no parameter `groups`"), "{err}");
+    let (code, err) = schedlab(&["--sched", "ule", "--set", "version=12"], OK_TASK);
+    assert_eq!(code, 2);
+    assert!(err.contains("`version`") && err.contains("current"), "{err}");
+    let (code, err) = schedlab(&["--sample", "1ns"], OK_TASK);
+    assert_eq!(code, 2);
+    assert!(err.contains("limit exceeded") && err.contains("samples"), "{err}");
+}
+
+/// A `[[change]]` naming a task that does not exist, or changing nothing, is an error
+/// with its location.
+#[test]
+fn bad_change_tables() {
+    let w = format!("{OK_TASK}[[change]]\nat = \"1s\"\ntasks = \"nobody\"\nset_nice = 3\n");
+    let (code, err) = schedlab(&[], &w);
+    assert_eq!(code, 2);
+    assert!(err.contains("change[0].tasks") && err.contains("no task named `nobody`"), "{err}");
+    let w = format!("{OK_TASK}[[change]]\nat = \"1s\"\ntasks = \"t\"\n");
+    let (code, err) = schedlab(&[], &w);
+    assert_eq!(code, 2);
+    assert!(err.contains("set_affinity") && err.contains("change[0]"), "{err}");
 }
 
 #[test]
