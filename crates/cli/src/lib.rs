@@ -4,6 +4,7 @@
 //! stdout/stderr and exit codes; everything below it is pure.
 
 pub mod bench;
+pub mod fuzz;
 
 use schedlab_kernel::{EndReason, Kernel, KernelConfig, RunError};
 use schedlab_machine::{parse_machine, preset, Machine};
