@@ -187,6 +187,9 @@ program = [ { loop = "forever", do = [ { recv = "ping", bytes = 1 }, { run = "20
     for (&(_, c), &ns) in &p.per {
         per_llc[llc_of(c)] += ns;
     }
+    let r = run(&j);
+    assert_eq!(r.policy_counters["wake_wide"], 0);
+    assert!(r.policy_counters["wake_affine"] > 0);
     let total = per_llc[0] + per_llc[1];
     assert!(per_llc.iter().any(|&x| x * 1000 >= total * 999), "run time per LLC {per_llc:?}: {:?}", p.per);
 }
@@ -231,6 +234,9 @@ program = [ { loop = "forever", do = [ { recv = "job.{n}", bytes = 1 }, { run = 
     }
     let total = per_llc[0] + per_llc[1];
     assert!(per_llc.iter().all(|&x| x * 4 >= total), "worker run time per LLC: {per_llc:?}");
+    // Most wakeups of the workers were judged wide (the dispatcher flips ≥ llc_size times
+    // as often as each worker, and each worker flips between two wakees).
+    assert!(r.policy_counters["wake_wide"] > 1000, "{:?}", r.policy_counters);
 }
 
 /// On opteron-32, balancing between the two nodes waits until the source node runs a

@@ -101,6 +101,10 @@ struct CfsRq {
 #[derive(Clone, Debug, Default)]
 struct Counters {
     nohz_kicks: u64,
+    /// Wakeups where `wake_wide` said not to pull the wakee; wakeups placed on the waker's
+    /// CPU by `wake_affine`.
+    wake_wide: u64,
+    wake_affine: u64,
 }
 
 /// Signed vruntime comparison, as the kernel's `(s64)(a - b)`.
@@ -640,6 +644,8 @@ impl SchedClass for Cfs {
             }
         }
         v.push(("nohz_kicks".into(), self.counters.nohz_kicks));
+        v.push(("wake_wide".into(), self.counters.wake_wide));
+        v.push(("wake_affine".into(), self.counters.wake_affine));
         v
     }
 

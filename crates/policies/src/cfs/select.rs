@@ -211,7 +211,9 @@ impl Cfs {
         if kind == SelectKind::Wake {
             if let Some(w) = waker {
                 self.record_wakee(cx, w, p);
-                want_affine = !self.wake_wide(w, p, cpu) && cx.allowed(p, cpu);
+                let wide = self.wake_wide(w, p, cpu);
+                self.counters.wake_wide += u64::from(wide);
+                want_affine = !wide && cx.allowed(p, cpu);
             } else {
                 want_affine = cx.allowed(p, cpu);
             }
@@ -222,6 +224,7 @@ impl Cfs {
             if want_affine && tmp.has(SD_WAKE_AFFINE) && tmp.span.contains(prev) {
                 if cpu != prev {
                     new_cpu = self.wake_affine(cx, tmp, p, cpu, prev, sync);
+                    self.counters.wake_affine += u64::from(new_cpu == cpu);
                 }
                 sd = None;
                 break;
