@@ -198,8 +198,8 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
             let out = run_many(&common, &sched)?;
-            extras(&common, &out)?;
             let text = schedlab_report::study_text(&title, &out);
+            extras_with(&common, &out, Some(&text))?;
             match (&common.out, common.format) {
                 (Some(dir), _) => {
                     for r in &out {
@@ -339,6 +339,11 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<Job, CliError> {
 
 /// The outputs beyond the summary: Perfetto traces, the timeline, figures, the HTML report.
 fn extras(c: &Common, rs: &[RunRecord]) -> Result<(), CliError> {
+    extras_with(c, rs, None)
+}
+
+/// [`extras`], with a study's comparison for the HTML report.
+fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result<(), CliError> {
     let dur = |d: &Option<String>, what: &str| {
         d.as_deref().map(|d| parse_duration(d).map_err(|m| CliError::input(format!("{what}: {m}")))).transpose()
     };
@@ -380,7 +385,8 @@ fn extras(c: &Common, rs: &[RunRecord]) -> Result<(), CliError> {
     }
     if let Some(path) = &c.html {
         let title = c.workload.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
-        let html = schedlab_report::html::report(&title, rs, &figs).map_err(|m| CliError { message: m, code: 1 })?;
+        let html = schedlab_report::html::report_with(&title, rs, &figs, comparison)
+            .map_err(|m| CliError { message: m, code: 1 })?;
         write_atomic(path, &html)?;
         eprintln!("wrote {}", path.display());
     }

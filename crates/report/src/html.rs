@@ -133,6 +133,16 @@ fn run_of(r: &RunRecord) -> Run {
 
 /// Renders the report. `figures` are usually `plots::figures(rs)`.
 pub fn report(title: &str, rs: &[RunRecord], figures: &[Figure]) -> Result<String, String> {
+    report_with(title, rs, figures, None)
+}
+
+/// [`report`] with a preformatted comparison (a study's table) shown after the parameters.
+pub fn report_with(
+    title: &str,
+    rs: &[RunRecord],
+    figures: &[Figure],
+    comparison: Option<&str>,
+) -> Result<String, String> {
     let Some(r0) = rs.first() else { return Err("no runs to report".into()) };
     let rows = crate::compare_rows(rs);
     let header = rows.first().cloned().unwrap_or_default();
@@ -186,6 +196,7 @@ pub fn report(title: &str, rs: &[RunRecord], figures: &[Figure]) -> Result<Strin
         summary_header => header,
         summary => minijinja::value::Serde(&summary),
         figures => minijinja::value::Serde(&figs),
+        comparison => comparison,
     })
     .map_err(|e| format!("report template: {e}"))
 }
