@@ -247,6 +247,7 @@ fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
                 }
             }
         }
+        eprintln!("seed {seed} ({machine}) done, {failed} failures so far");
         if STOP.load(Ordering::SeqCst) {
             break;
         }
