@@ -8,10 +8,12 @@ use schedlab::fuzz::world;
 
 #[test]
 fn random_worlds_keep_invariants_and_replay() {
-    for seed in 0..10u64 {
+    for seed in 0..8u64 {
         let (text, machine) = world(seed);
-        for sched in ["cfs", "ule", "fifo"] {
-            let mut j = job(&text, machine, sched, 1, &[]);
+        let configs: [(&str, &[(&str, &str)]); 4] =
+            [("cfs", &[]), ("ule", &[]), ("ule", &[("version", "current")]), ("fifo", &[])];
+        for (sched, sets) in configs {
+            let mut j = job(&text, machine, sched, 1, sets);
             j.seed = seed;
             j.end = schedlab_sim::Ns::from_ms(120);
             let r = j

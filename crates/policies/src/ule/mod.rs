@@ -109,6 +109,8 @@ struct Tdq {
     ipipending: bool,
     /// `td_owepreempt` of the running thread (local immediate preemption).
     owepreempt: bool,
+    /// `tdq_lowpri` before the last `tdq_add` (current's `tdq_notify` compares with it).
+    lowpri_before_add: u8,
     realtime: Runq,
     timeshare: Calendar,
     idle: Runq,
@@ -155,6 +157,7 @@ impl Ule {
             lowpri: PRI_MAX_IDLE,
             ipipending: false,
             owepreempt: false,
+            lowpri_before_add: PRI_MAX_IDLE,
             realtime: Runq::new(nrt),
             timeshare: Calendar::new(lay.calendar_slots, current),
             idle: Runq::new(nidle),
@@ -324,6 +327,7 @@ impl Ule {
     /// `tdq_add`.
     fn tdq_add(&mut self, cpu: CpuId, p: TaskId, preempted: bool) {
         let pri = self.td[p].priority;
+        self.tdq[cpu].lowpri_before_add = self.tdq[cpu].lowpri;
         if pri < self.tdq[cpu].lowpri {
             self.tdq[cpu].lowpri = pri;
         }
@@ -795,9 +799,13 @@ impl SchedClass for Ule {
             }
             return;
         }
-        // (current compares the tdq's new lowpri with its previous one instead of the
-        // running thread's priority; modelled with the 11.1 rule, see docs/policies/ule.md.)
-        if self.tdq[cpu].ipipending || !self.shouldpreempt(pri, cpri, true) {
+        // 11.1 compares the new thread with the running one; current compares the tdq's new
+        // `tdq_lowpri` with the one it had before the add.
+        let (new, old) = match self.t.version {
+            Version::V11_1 => (pri, cpri),
+            Version::Current => (self.tdq[cpu].lowpri, self.tdq[cpu].lowpri_before_add),
+        };
+        if self.tdq[cpu].ipipending || !self.shouldpreempt(new, old, true) {
             return;
         }
         self.tdq[cpu].ipipending = true;
