@@ -3,7 +3,6 @@
 
 mod common;
 use common::*;
-use schedlab::Job;
 use schedlab_kernel::{Probe, ProbeEvent};
 use schedlab_metrics::RunRecord;
 use schedlab_sim::Ns;
@@ -111,18 +110,8 @@ impl Probe for Migrations {
 /// 8 hogs pinned to CPU 0 of smp2 and unpinned at once reach 4/4 and stay there.
 #[test]
 fn unpinned_hogs_reach_four_and_four() {
-    let text = r#"
-[[task]]
-name = "hog"
-count = 8
-affinity = [0]
-program = [ { loop = "forever", do = [ { run = "50ms" } ] } ]
-[[change]]
-at = "1s"
-tasks = "hog"
-set_affinity = "0-1"
-"#;
-    let mut j = job(text, "smp2", "cfs", 4, &[]);
+    let text = unpinned_hogs(8, "0-1");
+    let mut j = job(&text, "smp2", "cfs", 4, &[]);
     j.sample = Some(Ns::from_ms(1));
     let r = run(&j);
     let s = r.series.as_ref().unwrap();
@@ -270,5 +259,4 @@ fn three_hogs_on_two_cpus_share_and_stay_deterministic() {
     }
     let again = sampled(&fork_hogs(3), "smp2", 4, 100);
     assert_eq!(r.trace_hash, again.trace_hash);
-    let _ = Job::load;
 }

@@ -106,18 +106,12 @@ fn four_forked_hogs_spread_one_per_cpu() {
 }
 
 /// The paper's Fig. 6–7 in small: 8 hogs pinned to CPU 0 of an 8-CPU machine and unpinned
-/// at once. Nothing goes idle after the start, so only the long-term balancer on CPU 0
+/// at once at 1 s. Nothing goes idle after the start, so only the long-term balancer on CPU 0
 /// moves them: one thread per round (every 0.5–1.5 s), until there is one per CPU.
 #[test]
 fn unpinned_hogs_spread_one_thread_per_balancer_round() {
-    let text = r#"
-[[task]]
-name = "hog"
-count = 8
-affinity = [0]
-program = [ { set_affinity = "0-7" }, { loop = "forever", do = [ { run = "50ms" } ] } ]
-"#;
-    let mut j = job(text, "smp8", "ule", 12, &[]);
+    let text = unpinned_hogs(8, "0-7");
+    let mut j = job(&text, "smp8", "ule", 12, &[]);
     // Shorter than the shortest balancer interval (63 stat ticks = 496 ms).
     j.sample = Some(Ns::from_ms(400));
     let r = run(&j);

@@ -82,3 +82,10 @@ pub fn sleeper(name: &str, nice: i32, cpu: usize, run: &str, sleep: &str) -> Str
 pub fn _arc<T>(t: T) -> Arc<T> {
     Arc::new(t)
 }
+
+/// `n` hogs started pinned to CPU 0 and unpinned to `cpus` at once at 1 s (`[[change]]`).
+pub fn unpinned_hogs(n: usize, cpus: &str) -> String {
+    format!(
+        "[[task]]\nname = \"hog\"\ncount = {n}\naffinity = [0]\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"50ms\" }} ] }} ]\n[[change]]\nat = \"1s\"\ntasks = \"hog\"\nset_affinity = \"{cpus}\"\n"
+    )
+}

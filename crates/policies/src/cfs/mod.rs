@@ -6,8 +6,10 @@
 //! queued weights, and the `next`/`last`/`skip` buddies. Time is charged by `update_curr`
 //! in virtual time (`calc_delta_fair`); slices come from `sched_slice`; new and waking
 //! tasks are placed by `place_entity`; preemption happens at ticks (`check_preempt_tick`)
-//! and at wakeups (`check_preempt_wakeup`). Placement across CPUs is the simple
-//! idle-or-previous rule until the load balancer lands. Deviations: `docs/policies/cfs.md`.
+//! and at wakeups (`check_preempt_wakeup`). Across CPUs: PELT load tracking (`pelt.rs`,
+//! `load.rs`), scheduling domains from the machine (`domains.rs`), wakeup and fork placement
+//! (`select.rs`, `select_task_rq_fair`) and the load balancer (`balance.rs`: periodic,
+//! newly idle, NOHZ idle, active). Deviations: `docs/policies/cfs.md`.
 
 mod balance;
 mod domains;

@@ -7,6 +7,7 @@ use schedlab_sim::CpuId;
 
 /// `CG_SHARE_NONE`, `CG_SHARE_L1`, `CG_SHARE_L2`, `CG_SHARE_L3`.
 pub const CG_SHARE_NONE: u32 = 0;
+pub const CG_SHARE_L1: u32 = 1;
 pub const CG_SHARE_L2: u32 = 2;
 pub const CG_SHARE_L3: u32 = 3;
 
@@ -33,7 +34,7 @@ pub struct Groups {
 
 impl Groups {
     /// Root (all CPUs, `CG_SHARE_NONE`) → NUMA nodes (`CG_SHARE_NONE`) → LLCs
-    /// (`CG_SHARE_L3`) → SMT cores (`CG_SHARE_L2`? no: L1, `CG_FLAG_THREAD`). A group with
+    /// (`CG_SHARE_L3`) → SMT cores (`CG_SHARE_L1`, `CG_FLAG_THREAD`). A group with
     /// the same members as its parent is dropped, and single CPUs are not groups, as the
     /// x86 builder does.
     pub fn build(m: &Machine) -> Groups {
@@ -54,7 +55,7 @@ impl Groups {
         let key_core = |c: CpuId| topo.cpus[c].core;
         type Key<'a> = &'a dyn Fn(CpuId) -> usize;
         let levels: [(Key, u32, bool); 3] =
-            [(&key_node, CG_SHARE_NONE, false), (&key_llc, CG_SHARE_L3, false), (&key_core, 1, true)];
+            [(&key_node, CG_SHARE_NONE, false), (&key_llc, CG_SHARE_L3, false), (&key_core, CG_SHARE_L1, true)];
         let mut current: Vec<usize> = vec![0; n]; // each CPU's innermost group so far
         for (key, level, thread) in levels {
             let mut by_key: Vec<(usize, usize, CpuSet)> = Vec::new(); // (parent, key, mask)
