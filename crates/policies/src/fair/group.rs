@@ -165,14 +165,16 @@ impl Fair {
         ph * self.e(gse).avg.load_avg / (self.rq(parent).avg.load_avg + 1)
     }
 
-    /// Group-structure checks: every group entity is queued iff its queue has entities,
-    /// and its queue's counts agree with its members.
+    /// Group-structure checks: a group entity is queued iff its queue has entities, or
+    /// (delayed) it has none but still owes service.
     pub(super) fn check_groups(&self) -> Result<(), String> {
         for g in 1..self.tgs.len() {
             for c in 0..self.nr_cpus {
                 let se = self.group_se(g, c);
                 let q = self.rq(self.group_rq(g, c));
-                if self.e(se).on_rq != (q.nr_running > 0) {
+                // A group entity whose dequeue was delayed stays queued with an empty queue.
+                let e = self.e(se);
+                if e.on_rq != (q.nr_running > 0 || e.sched_delayed) || (e.sched_delayed && q.nr_running > 0) {
                     return Err(format!(
                         "group `{}` on CPU {c}: entity on_rq={} but its queue holds {} entities",
                         self.tgs[g].name,
