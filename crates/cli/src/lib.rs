@@ -6,9 +6,10 @@
 pub mod bench;
 pub mod fuzz;
 
-use schedlab_kernel::{EndReason, Kernel, KernelConfig, RunError};
+use schedlab_kernel::{Kernel, KernelConfig, RunError};
 use schedlab_machine::{parse_machine, preset, Machine};
 use schedlab_metrics::{Metrics, RunRecord, SCHEMA_VERSION};
+use schedlab_probe::EndReason;
 use schedlab_sim::{Ns, SourceError};
 use schedlab_workload::{parse_workload, ParamValue, Workload};
 use serde_json::json;

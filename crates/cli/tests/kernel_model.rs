@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 use schedlab::{deterministic_json, Job};
-use schedlab_kernel::NoProbe;
+use schedlab_probe::NoProbe;
 use schedlab_sim::Ns;
 
 fn example(name: &str, params: &[(&str, &str)], secs: u64) -> Job {

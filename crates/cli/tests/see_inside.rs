@@ -155,7 +155,7 @@ fn perfetto_trace_round_trips_to_the_metrics() {
     let log = r.trace.as_ref().unwrap();
     let mut want_slices = vec![0usize; log.nr_cpus];
     for e in &log.events {
-        if let schedlab_kernel::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
+        if let schedlab_probe::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
             want_slices[*cpu] += 1;
         }
     }
@@ -272,7 +272,7 @@ fn perfetto_trace_decodes_with_the_official_schema() {
     let log = r.trace.as_ref().unwrap();
     let mut want = vec![0u64; log.nr_cpus];
     for e in &log.events {
-        if let schedlab_kernel::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
+        if let schedlab_probe::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
             want[*cpu] += 1;
         }
     }

@@ -20,7 +20,7 @@ pub struct Trace {
 }
 
 use hdrhistogram::Histogram;
-use schedlab_kernel::{KernelView, PrevState, Probe, ProbeEvent, RunSummary};
+use schedlab_probe::{PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sim::{Ns, TaskId};
 use serde::Serialize;
 
@@ -171,7 +171,7 @@ impl Probe for Metrics {
         self.every
     }
 
-    fn sample(&mut self, k: &KernelView) {
+    fn sample(&mut self, k: &SampleView) {
         let s = &mut self.series;
         let i = s.times_ns.len();
         s.times_ns.push(k.now.0);
@@ -196,7 +196,7 @@ impl Probe for Metrics {
             }
             let running = if a.state == St::Running { (k.now - a.since).0 } else { 0 };
             s.runtime_ns[t].push(a.runtime + running);
-            let stats = k.policy.task_stats(t);
+            let stats = k.task_stats.map_or_else(Vec::new, |f| f(t));
             for st in &stats {
                 let j = match s.stat_names.iter().position(|n| n == st.name) {
                     Some(j) => j,

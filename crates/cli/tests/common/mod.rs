@@ -1,7 +1,8 @@
 #![allow(dead_code)]
 use schedlab::Job;
-use schedlab_kernel::{Kernel, KernelConfig, Probe, ProbeEvent};
+use schedlab_kernel::{Kernel, KernelConfig};
 use schedlab_metrics::RunRecord;
+use schedlab_probe::{Probe, ProbeEvent};
 use schedlab_sim::Ns;
 use std::sync::Arc;
 
