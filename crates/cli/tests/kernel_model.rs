@@ -2,15 +2,15 @@
 
 mod common;
 use common::*;
-use schedlab::{deterministic_json, Job};
 use schedlab_probe::NoProbe;
+use schedlab_run::{deterministic_json, RunSpec};
 use schedlab_sim::Ns;
 
-fn example(name: &str, params: &[(&str, &str)], secs: u64) -> Job {
+fn example(name: &str, params: &[(&str, &str)], secs: u64) -> RunSpec {
     let path = format!("{}/../../examples/workloads/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
     let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let mut j = Job::load(name, &text, None, &params, Some(Ns::from_secs(secs))).unwrap();
+    let mut j = RunSpec::load(name, &text, None, &params, Some(Ns::from_secs(secs))).unwrap();
     j.check = true;
     j
 }
@@ -149,9 +149,9 @@ program = [ { run = "2ms" }, { set_nice = 10 }, { set_affinity = "1" }, { run = 
 #[test]
 fn limits_are_checked() {
     let text = "[[task]]\nname = \"x\"\ncount = 2000000\nprogram = [ { run = \"1ms\" } ]\n";
-    let Err(e) = Job::load("big.toml", text, Some("up"), &[], None) else { panic!("accepted") };
-    assert!(e.message.contains("1000000"), "{e}");
-    let Err(e) = Job::load(
+    let Err(e) = RunSpec::load("big.toml", text, Some("up"), &[], None) else { panic!("accepted") };
+    assert!(e.to_string().contains("1000000"), "{e}");
+    let Err(e) = RunSpec::load(
         "t.toml",
         "[[task]]\nname=\"x\"\nprogram=[{run=\"1ms\"}]\n",
         Some("up"),
@@ -160,7 +160,7 @@ fn limits_are_checked() {
     ) else {
         panic!("accepted")
     };
-    assert!(e.message.contains("exceeds the limit"), "{e}");
+    assert!(e.to_string().contains("exceeds the limit"), "{e}");
 }
 
 /// Sampling time series reads the kernel and the policy but changes nothing: same trace
