@@ -203,7 +203,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             match (&common.out, common.format) {
                 (Some(dir), _) => {
                     for r in &out {
-                        let s = r.scheduler["name"].as_str().unwrap_or("run");
+                        let s = &r.scheduler.name;
                         write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
                     }
                     write_atomic(&dir.join("study.txt"), &text)?;
@@ -356,7 +356,7 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
             if to <= from {
                 return Err(CliError::input("--timeline-to must be after --timeline-from"));
             }
-            println!("\n[{}]", r.scheduler["name"].as_str().unwrap_or("?"));
+            println!("\n[{}]", r.scheduler.name);
             print!("{}", schedlab_report::timeline::timeline(t, from, to, c.timeline_width));
         }
     }
@@ -388,7 +388,7 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
 
 /// `out.pftrace` → `out.cfs.pftrace`.
 fn per_scheduler(path: &std::path::Path, r: &RunRecord) -> PathBuf {
-    let s = r.scheduler["name"].as_str().unwrap_or("run");
+    let s = &r.scheduler.name;
     let stem = path.file_stem().map_or("trace".into(), |x| x.to_string_lossy().into_owned());
     let ext = path.extension().map_or("pftrace".into(), |x| x.to_string_lossy().into_owned());
     path.with_file_name(format!("{stem}.{s}.{ext}"))
@@ -415,7 +415,7 @@ fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
 fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
     if let Some(dir) = &c.out {
         for r in rs {
-            let s = r.scheduler["name"].as_str().unwrap_or("run");
+            let s = &r.scheduler.name;
             write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
             write_atomic(&dir.join(format!("{s}.tasks.csv")), &schedlab_report::csv(r))?;
             write_atomic(&dir.join(format!("{s}.txt")), &schedlab_report::text(r))?;

@@ -1,57 +1,42 @@
-//! Assembling a [`RunRecord`] from what a backend measured, shared by every backend.
+//! Assembling a [`RunRecord`] from what a backend measured, shared by every backend: the
+//! backend supplies the scheduler and kernel descriptions, its `RunSummary` and the
+//! `Metrics` probe that watched it; the workload and machine come from the [`RunSpec`].
 
 use crate::{RunRecord, RunSpec};
-use schedlab_metrics::{Metrics, SCHEMA_VERSION};
+use schedlab_machine::Machine;
+use schedlab_metrics::{
+    HostInfo, KernelInfo, MachineInfo, Metrics, Param, SchedulerInfo, TopologyInfo, WorkloadInfo, SCHEMA_VERSION,
+};
 use schedlab_probe::RunSummary;
-use schedlab_workload::ParamValue;
-use serde_json::json;
+use schedlab_workload::{ParamValue, Workload};
 
-/// The record of a finished run: `tunables` are the policy's effective values in its order,
-/// `wall_s` the run's wall-clock time.
-pub(crate) fn assemble(
-    spec: &RunSpec,
-    tunables: Vec<(String, String)>,
-    summary: &RunSummary,
-    mut metrics: Metrics,
-    wall_s: f64,
-) -> RunRecord {
+/// What a backend measured, to be assembled into a record.
+pub struct Measured {
+    pub scheduler: SchedulerInfo,
+    pub kernel: KernelInfo,
+    pub summary: RunSummary,
+    pub metrics: Metrics,
+    /// Wall-clock seconds the run took.
+    pub wall_s: f64,
+}
+
+/// The record of a finished run of `spec`.
+pub fn assemble(spec: &RunSpec, m: Measured) -> RunRecord {
+    let Measured { scheduler, kernel, summary, mut metrics, wall_s } = m;
     let series = metrics.take_series();
-    let trace = metrics.take_trace(summary);
+    let trace = metrics.take_trace(&summary);
     let latency_cdf = metrics.latency_cdf();
-    let (tasks, cpus, locks) = metrics.finish(summary);
-    let tunables: serde_json::Map<String, serde_json::Value> =
-        tunables.into_iter().map(|(k, v)| (k, json!(v))).collect();
-    let m = &spec.machine;
-    let topo = &m.topology;
-    let params: serde_json::Map<String, serde_json::Value> = spec
-        .workload
-        .params
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                match v {
-                    ParamValue::Int(i) => json!(i),
-                    ParamValue::Text(t) => json!(t),
-                },
-            )
-        })
-        .collect();
+    let (tasks, cpus, locks) = metrics.finish(&summary);
     RunRecord {
         schema_version: SCHEMA_VERSION,
         schedlab_version: env!("CARGO_PKG_VERSION").to_string(),
-        workload: json!({ "name": spec.workload.name, "file": spec.workload.file, "params": params }),
-        scheduler: json!({ "name": spec.sched, "tunables": tunables }),
-        machine: json!({
-            "name": m.name, "cpus": m.nr_cpus(), "hz": m.hz,
-            "topology": { "nodes": topo.nodes, "llcs_per_node": topo.llcs_per_node,
-                          "cores_per_llc": topo.cores_per_llc, "threads_per_core": topo.threads_per_core },
-            "costs": m.costs.fields().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
-        }),
-        kernel: json!({ "ttwu_queue": spec.ttwu_queue }),
+        workload: workload_info(&spec.workload),
+        scheduler,
+        machine: machine_info(&spec.machine),
+        kernel,
         seed: spec.seed,
         sim_ns: summary.end.0,
-        end_reason: summary.reason.as_str().to_string(),
+        end_reason: summary.reason,
         events: summary.events,
         trace_hash: format!("{:016x}", summary.trace_hash),
         tasks,
@@ -61,10 +46,40 @@ pub(crate) fn assemble(
         latency_cdf,
         trace,
         series,
-        host: json!({
-            "wall_s": (wall_s * 1e6).round() / 1e6,
-            "events_per_sec": if wall_s > 0.0 { (summary.events as f64 / wall_s).round() } else { 0.0 },
-        }),
+        host: HostInfo::measured(wall_s, summary.events),
+    }
+}
+
+/// The workload's name, file and parameter values.
+pub fn workload_info(wl: &Workload) -> WorkloadInfo {
+    let params = wl
+        .params
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                ParamValue::Int(i) => Param::Int(*i),
+                ParamValue::Text(t) => Param::Text(t.clone()),
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    WorkloadInfo { name: wl.name.clone(), file: wl.file.clone(), params }
+}
+
+/// A described machine as the record shows it.
+pub fn machine_info(m: &Machine) -> MachineInfo {
+    let t = &m.topology;
+    MachineInfo {
+        name: m.name.clone(),
+        cpus: m.nr_cpus(),
+        hz: Some(m.hz),
+        topology: TopologyInfo {
+            nodes: t.nodes,
+            llcs_per_node: t.llcs_per_node,
+            cores_per_llc: t.cores_per_llc,
+            threads_per_core: t.threads_per_core,
+        },
+        costs: m.costs.fields().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     }
 }
 

@@ -1,9 +1,10 @@
 //! The simulator backend: the kernel model (`schedlab-kernel`) under a policy of
 //! `schedlab-policies`, observed by a `Metrics` probe.
 
-use crate::{record, RunError, RunRecord, RunSpec};
+use crate::record::{self, Measured};
+use crate::{RunError, RunRecord, RunSpec};
 use schedlab_kernel::{Kernel, KernelConfig};
-use schedlab_metrics::Metrics;
+use schedlab_metrics::{KernelInfo, Metrics, SchedulerInfo};
 use schedlab_probe::{Probe, RunSummary};
 use schedlab_sched_api::SchedClass;
 use schedlab_sim::Ns;
@@ -11,7 +12,10 @@ use schedlab_sim::Ns;
 /// Simulates `spec` and assembles its record.
 pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
     let policy = make_policy(spec)?;
-    let tunables = policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect();
+    let scheduler = SchedulerInfo {
+        name: spec.sched.clone(),
+        tunables: policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect(),
+    };
     let mut metrics = spec.sample.map_or_else(Metrics::default, Metrics::sampling);
     if spec.trace {
         metrics = metrics.with_trace();
@@ -20,7 +24,8 @@ pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Res
     let wall = std::time::Instant::now();
     let summary = simulate(spec, policy, &mut metrics, keep_going)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    Ok(record::assemble(spec, tunables, &summary, metrics, wall_s))
+    let kernel = KernelInfo { ttwu_queue: Some(spec.ttwu_queue), ..KernelInfo::default() };
+    Ok(record::assemble(spec, Measured { scheduler, kernel, summary, metrics, wall_s }))
 }
 
 /// Simulates `spec` with a caller's probe instead of `Metrics`: for tests and tools that
