@@ -8,7 +8,6 @@
 pub mod bench;
 
 use schedlab_run::RunError;
-use schedlab_sim::SourceError;
 use std::fmt;
 
 /// A user-facing error; `code` is the process exit status.
@@ -27,12 +26,6 @@ impl fmt::Display for CliError {
 impl CliError {
     pub fn input(m: impl Into<String>) -> CliError {
         CliError { message: m.into(), code: 2 }
-    }
-}
-
-impl From<SourceError> for CliError {
-    fn from(e: SourceError) -> Self {
-        CliError::input(e.to_string())
     }
 }
 

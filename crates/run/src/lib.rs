@@ -5,6 +5,16 @@
 //! bindings share: [`RunSpec`] says what to run, [`RunSpec::run`] picks the [`Backend`] from
 //! the scheduler name and returns the record, [`RunError`] says what went wrong.
 //!
+//! ```
+//! use schedlab_run::{RunError, RunSpec};
+//! let text = "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n";
+//! let mut spec = RunSpec::load("w.toml", text, Some("smp2"), &[], None)?;
+//! spec.sched = "ule".into();
+//! let record = spec.run(&mut |_now| true)?;
+//! assert!(record.tasks[0].runtime_ns >= 1_000_000);
+//! # Ok::<(), RunError>(())
+//! ```
+//!
 //! Architecture Invariant: every backend produces the same [`RunRecord`] from the same
 //! vocabulary: it emits `schedlab_probe` events into a `Metrics` probe and ends with a
 //! `RunSummary`; [`record`] assembles the record. Renderers never know which backend ran.

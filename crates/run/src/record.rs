@@ -1,6 +1,7 @@
 //! Assembling a [`RunRecord`] from what a backend measured, shared by every backend: the
-//! backend supplies the scheduler and kernel descriptions, its `RunSummary` and the
-//! `Metrics` probe that watched it; the workload and machine come from the [`RunSpec`].
+//! backend watches its run with [`metrics`] and supplies the scheduler, machine and kernel
+//! descriptions and its `RunSummary`; the workload, seed and version come from the
+//! [`RunSpec`]. [`workload_info`] and [`machine_info`] describe the spec's inputs.
 
 use crate::{RunRecord, RunSpec};
 use schedlab_machine::Machine;
@@ -10,9 +11,23 @@ use schedlab_metrics::{
 use schedlab_probe::RunSummary;
 use schedlab_workload::{ParamValue, Workload};
 
+/// The `Metrics` probe a run of `spec` is watched with: sampling and the event log as the
+/// spec asks.
+pub fn metrics(spec: &RunSpec) -> Metrics {
+    let m = spec.sample.map_or_else(Metrics::default, Metrics::sampling);
+    if spec.trace {
+        m.with_trace()
+    } else {
+        m
+    }
+}
+
 /// What a backend measured, to be assembled into a record.
 pub struct Measured {
     pub scheduler: SchedulerInfo,
+    /// The machine that ran: the spec's described machine for the simulator
+    /// ([`machine_info`]), the real one for the host.
+    pub machine: MachineInfo,
     pub kernel: KernelInfo,
     pub summary: RunSummary,
     pub metrics: Metrics,
@@ -22,7 +37,7 @@ pub struct Measured {
 
 /// The record of a finished run of `spec`.
 pub fn assemble(spec: &RunSpec, m: Measured) -> RunRecord {
-    let Measured { scheduler, kernel, summary, mut metrics, wall_s } = m;
+    let Measured { scheduler, machine, kernel, summary, mut metrics, wall_s } = m;
     let series = metrics.take_series();
     let trace = metrics.take_trace(&summary);
     let latency_cdf = metrics.latency_cdf();
@@ -32,7 +47,7 @@ pub fn assemble(spec: &RunSpec, m: Measured) -> RunRecord {
         schedlab_version: env!("CARGO_PKG_VERSION").to_string(),
         workload: workload_info(&spec.workload),
         scheduler,
-        machine: machine_info(&spec.machine),
+        machine,
         kernel,
         seed: spec.seed,
         sim_ns: summary.end.0,

@@ -4,7 +4,7 @@
 use crate::record::{self, Measured};
 use crate::{RunError, RunRecord, RunSpec};
 use schedlab_kernel::{Kernel, KernelConfig};
-use schedlab_metrics::{KernelInfo, Metrics, SchedulerInfo};
+use schedlab_metrics::{KernelInfo, SchedulerInfo};
 use schedlab_probe::{Probe, RunSummary};
 use schedlab_sched_api::SchedClass;
 use schedlab_sim::Ns;
@@ -16,16 +16,14 @@ pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Res
         name: spec.sched.clone(),
         tunables: policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect(),
     };
-    let mut metrics = spec.sample.map_or_else(Metrics::default, Metrics::sampling);
-    if spec.trace {
-        metrics = metrics.with_trace();
-    }
+    let mut metrics = record::metrics(spec);
     #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
     let wall = std::time::Instant::now();
     let summary = simulate(spec, policy, &mut metrics, keep_going)?;
     let wall_s = wall.elapsed().as_secs_f64();
     let kernel = KernelInfo { ttwu_queue: Some(spec.ttwu_queue), ..KernelInfo::default() };
-    Ok(record::assemble(spec, Measured { scheduler, kernel, summary, metrics, wall_s }))
+    let machine = record::machine_info(&spec.machine);
+    Ok(record::assemble(spec, Measured { scheduler, machine, kernel, summary, metrics, wall_s }))
 }
 
 /// Simulates `spec` with a caller's probe instead of `Metrics`: for tests and tools that
