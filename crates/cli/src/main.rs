@@ -1,6 +1,6 @@
 use clap::{Parser, Subcommand, ValueEnum};
 use schedlab::{bench, parse_kv, write_atomic, write_atomic_bytes, CliError};
-use schedlab_run::{deterministic_json, RunRecord, RunSpec};
+use schedlab_run::{RunRecord, RunSpec};
 use schedlab_sim::{parse_duration, Ns};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -89,34 +89,37 @@ enum Cmd {
     Run {
         #[command(flatten)]
         common: Common,
-        /// Scheduler (see `schedlab list`).
-        #[arg(long, default_value = "cfs")]
+        /// Scheduler (see `schedlab list`); `NAME@VERSION` picks a version, e.g. eevdf@6.6.
+        #[arg(long, default_value = schedlab_run::DEFAULT_SCHEDULER)]
         sched: String,
     },
     /// Simulate a workload under several schedulers and print them side by side.
     Compare {
         #[command(flatten)]
         common: Common,
-        /// Comma-separated schedulers.
-        #[arg(long, default_value = "cfs,ule")]
-        sched: String,
+        /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: the
+        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf).
+        #[arg(long)]
+        sched: Option<String>,
     },
     /// Run a study (a built-in name from `schedlab list`, or a workload file) under
     /// several schedulers and print the comparison its paper makes.
     Study {
         #[command(flatten)]
         common: Common,
-        /// Comma-separated schedulers.
-        #[arg(long, default_value = "cfs,ule")]
-        sched: String,
+        /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: the
+        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf).
+        #[arg(long)]
+        sched: Option<String>,
     },
     /// Simulate under several schedulers and write one self-contained HTML report.
     Report {
         #[command(flatten)]
         common: Common,
-        /// Comma-separated schedulers.
-        #[arg(long, default_value = "cfs,ule")]
-        sched: String,
+        /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: the
+        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf).
+        #[arg(long)]
+        sched: Option<String>,
         /// Output file (default: report.html).
         #[arg(short, long, default_value = "report.html")]
         output: PathBuf,
@@ -125,9 +128,10 @@ enum Cmd {
     Plot {
         #[command(flatten)]
         common: Common,
-        /// Comma-separated schedulers.
-        #[arg(long, default_value = "cfs,ule")]
-        sched: String,
+        /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: the
+        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf).
+        #[arg(long)]
+        sched: Option<String>,
         /// Output directory (default: plots).
         #[arg(short, long, default_value = "plots")]
         output: PathBuf,
@@ -178,18 +182,18 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             extras(&common, &[r])
         }
         Cmd::Compare { common, sched } => {
-            let out = run_many(&common, &sched)?;
+            let out = run_many(&common, sched.as_deref())?;
             emit(&common, &out, true)?;
             extras(&common, &out)
         }
         Cmd::Report { mut common, sched, output } => {
             common.html = Some(output);
-            let out = run_many(&common, &sched)?;
+            let out = run_many(&common, sched.as_deref())?;
             extras(&common, &out)
         }
         Cmd::Plot { mut common, sched, output } => {
             common.plots = Some(output);
-            let out = run_many(&common, &sched)?;
+            let out = run_many(&common, Some(sched.as_deref().unwrap_or(schedlab_run::DEFAULT_SCHEDULER)))?;
             extras(&common, &out)
         }
         Cmd::Study { mut common, sched } => {
@@ -197,7 +201,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
                 common.sample = Some("10ms".into());
             }
             let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
-            let out = run_many(&common, &sched)?;
+            let out = run_many(&common, sched.as_deref())?;
             let text = schedlab_report::study_text(&title, &out);
             extras_with(&common, &out, Some(&text))?;
             match (&common.out, common.format) {
@@ -226,33 +230,24 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
 fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
     let end = parse_duration(duration).map_err(|m| CliError::input(format!("--duration: {m}")))?;
     let mut failed = 0;
+    let mut done = 0;
     for seed in from..from + seeds {
-        let (text, machine) = schedlab_run::fuzz::world(seed);
-        for e in schedlab_policies::REGISTRY {
-            let mut j = RunSpec::load(&format!("world-{seed}.toml"), &text, Some(machine), &[], Some(end))?;
-            j.sched = e.name.to_string();
-            j.seed = seed;
-            j.check = true;
-            match j.run(&mut |_| !STOP.load(Ordering::SeqCst)) {
-                Ok(r) => {
-                    let again = j.run(&mut |_| true)?;
-                    if deterministic_json(&r) != deterministic_json(&again) {
-                        failed += 1;
-                        eprintln!("seed {seed}: {} on {machine} does not replay\n{text}", e.name);
-                    }
-                }
-                Err(err) => {
-                    failed += 1;
-                    eprintln!("seed {seed}: {} on {machine}: {err}\n{text}", e.name);
-                }
+        match schedlab_run::fuzz::check_world(seed, end, &mut |_| !STOP.load(Ordering::SeqCst)) {
+            Ok(true) => done += 1,
+            Ok(false) => break,
+            Err(f) => {
+                failed += 1;
+                done += 1;
+                let sets: Vec<String> = f.sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                eprintln!("seed {seed}: {} [{}] on {}: {}\n{}", f.sched, sets.join(" "), f.machine, f.message, f.workload);
             }
         }
-        eprintln!("seed {seed} ({machine}) done, {failed} failures so far");
+        eprintln!("seed {seed} done, {failed} failures so far");
         if STOP.load(Ordering::SeqCst) {
             break;
         }
     }
-    println!("{seeds} worlds from seed {from}: {failed} failures");
+    println!("{done} worlds from seed {from}: {failed} failures");
     if failed > 0 {
         return Err(CliError { message: format!("{failed} worlds failed"), code: 1 });
     }
@@ -261,7 +256,15 @@ fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
 
 /// Runs the workload under each comma-separated scheduler; `SCHED:KEY=VALUE` sets go to
 /// one scheduler only.
-fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
+fn run_many(common: &Common, sched: Option<&str>) -> Result<Vec<RunRecord>, CliError> {
+    let named;
+    let sched = match sched {
+        Some(s) => s,
+        None => {
+            named = schedlab_run::default_schedulers(&read_workload(&common.workload)?);
+            &named
+        }
+    };
     {
         {
             let mut out = Vec::new();
@@ -448,14 +451,34 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
     Ok(())
 }
 
+fn list_or_none(v: &[&str]) -> String {
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
 fn list() {
     println!("Schedulers (--sched NAME, tunables via --set KEY=VALUE):");
     let m = schedlab_machine::preset("smp8").expect("preset");
     for e in schedlab_policies::REGISTRY {
         println!("  {:<6} {}", e.name, e.doc);
-        if let Ok(p) = (e.make)(&m, &[]) {
-            for t in p.tunables() {
-                println!("           {:<30} {:>10}  {}", t.name, t.value, t.doc);
+        let Ok(p) = (e.make)(&m, &[]) else { continue };
+        let names: Vec<&str> = p.tunables().iter().map(|t| t.name).collect();
+        for t in p.tunables() {
+            println!("           {:<30} {:>10}  {}", t.name, t.value, t.doc);
+        }
+        if let Some((default, others)) = e.versions.split_last() {
+            println!("         versions: {} (default {default}; NAME@VERSION or --set version=…)", e.versions.join(", "));
+            for v in others {
+                let Ok(pv) = (e.make)(&m, &[("version".into(), v.to_string())]) else { continue };
+                let these: Vec<&str> = pv.tunables().iter().map(|t| t.name).collect();
+                let lacks: Vec<&str> = names.iter().copied().filter(|n| !these.contains(n)).collect();
+                let adds: Vec<&str> = these.iter().copied().filter(|n| !names.contains(n)).collect();
+                if !lacks.is_empty() || !adds.is_empty() {
+                    println!("           {v}: lacks {}; adds {}", list_or_none(&lacks), list_or_none(&adds));
+                }
             }
         }
     }

@@ -62,6 +62,62 @@ const CASES: &[Case] = &[
         "negative",
     ),
     (
+        "unknown group",
+        "[[group]]\nname = \"web\"\n[[task]]\nname = \"t\"\ngroup = \"db\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":5:",
+        "task[0].group",
+        "no `[[group]]` named `db` (web)",
+    ),
+    (
+        "group cycle",
+        "[[group]]\nname = \"a\"\nparent = \"b\"\n[[group]]\nname = \"b\"\nparent = \"a\"\n[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":3:",
+        "group[0].parent",
+        "its own ancestor",
+    ),
+    (
+        "unknown parent group",
+        "[[group]]\nname = \"a\"\nparent = \"zz\"\n[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":3:",
+        "group[0].parent",
+        "no group named `zz`",
+    ),
+    (
+        "cpu.weight out of range",
+        "[[group]]\nname = \"a\"\nweight = 10001\n[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":3:",
+        "group[0].weight",
+        "outside 1..=10000",
+    ),
+    (
+        "slice too short",
+        "[[task]]\nname = \"t\"\nslice = \"50us\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":3:",
+        "task[0].slice",
+        "outside 100us..=100ms",
+    ),
+    (
+        "set_slice too long",
+        "[[task]]\nname = \"t\"\nprogram = [ { set_slice = \"200ms\" } ]\n",
+        &[],
+        ":3:",
+        "task[0].program[0].set_slice",
+        "outside 100us..=100ms",
+    ),
+    (
+        "session nice out of range",
+        "[[session]]\nname = \"s\"\nnice = -21\n[[task]]\nname = \"t\"\nsession = \"s\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":3:",
+        "session[0].nice",
+        "outside -20..=19",
+    ),
+    (
         "undefined pipe",
         "[[task]]\nname = \"t\"\nprogram = [ { send = \"nope\", bytes = 10 } ]\n",
         &[],
@@ -143,7 +199,7 @@ fn unknown_scheduler_tunable_machine_and_param() {
     let (code, err) = schedlab(&["--sched", "bfs"], OK_TASK);
     assert_eq!(code, 2);
     assert!(err.contains("unknown scheduler `bfs`") && err.contains("cfs"), "{err}");
-    let (code, err) = schedlab(&["--set", "sched_latncy_ns=5"], OK_TASK);
+    let (code, err) = schedlab(&["--sched", "cfs", "--set", "sched_latncy_ns=5"], OK_TASK);
     assert_eq!(code, 2);
     assert!(err.contains("unknown tunable `sched_latncy_ns`") && err.contains("sched_latency_ns"), "{err}");
     let (code, err) = schedlab(&["--machine", "cray-1"], OK_TASK);
@@ -155,6 +211,16 @@ fn unknown_scheduler_tunable_machine_and_param() {
     let (code, err) = schedlab(&["--sched", "ule", "--set", "version=12"], OK_TASK);
     assert_eq!(code, 2);
     assert!(err.contains("`version`") && err.contains("current"), "{err}");
+    for (set, words) in [
+        ("version=6.7", "6.6, 6.12 or 6.18"),
+        ("DELAY_DEQUEUE=2", "expected 0/1"),
+        ("PICK_BUDDY=1", "does not exist in fair.c v6.12"),
+        ("base_slice_ns=10", "outside its range"),
+    ] {
+        let (code, err) = schedlab(&["--sched", "eevdf", "--set", "version=6.12", "--set", set], OK_TASK);
+        assert_eq!(code, 2, "{set}");
+        assert!(err.contains(words), "{set}: {err}");
+    }
     let (code, err) = schedlab(&["--sample", "1ns"], OK_TASK);
     assert_eq!(code, 2);
     assert!(err.contains("limit exceeded") && err.contains("samples"), "{err}");

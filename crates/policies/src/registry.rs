@@ -10,6 +10,8 @@ pub struct PolicyEntry {
     pub doc: &'static str,
     /// Builds the policy for a machine with `--set KEY=VALUE` overrides.
     pub make: MakePolicy,
+    /// The kernel versions it models (`--set version=…` or `NAME@VERSION`), default last.
+    pub versions: &'static [&'static str],
 }
 
 pub const REGISTRY: &[PolicyEntry] = &[
@@ -17,28 +19,42 @@ pub const REGISTRY: &[PolicyEntry] = &[
         name: "eevdf",
         doc: "Linux EEVDF (fair.c v6.18; version=6.6|6.12): lag, eligibility, virtual deadlines, slice protection, delayed dequeue, task groups",
         make: |m, s| Ok(Box::new(crate::fair::Fair::eevdf(m, s)?)),
+        versions: &["6.6", "6.12", "6.18"],
     },
     PolicyEntry {
         name: "cfs",
         doc: "Linux CFS (v5.15 fair.c): weighted vruntime, sched_slice, sleeper credit, wakeup granularity, buddies, task groups",
         make: |m, s| Ok(Box::new(crate::fair::Fair::cfs(m, s)?)),
+        versions: &["5.15"],
     },
     PolicyEntry {
         name: "ule",
         doc: "FreeBSD ULE (11.1 sched_ule.c; version=current for 15): interactivity score, calendar queue, pickcpu, CPU-0 balancer, idle stealing",
         make: |m, s| Ok(Box::new(crate::ule::Ule::new(m, s)?)),
+        versions: &["current", "11.1"],
     },
     PolicyEntry {
         name: "fifo",
         doc: "reference policy: per-CPU FIFO queues, no preemption; optional round-robin timeslice",
         make: |m, s| Ok(Box::new(crate::fifo::Fifo::new(m, s)?)),
+        versions: &[],
     },
 ];
 
-/// Builds policy `name`, or explains what exists.
+/// Builds policy `name`, or explains what exists. `NAME@VERSION` (e.g. `eevdf@6.6`) is
+/// short for `NAME` with `--set version=VERSION` (later sets still apply).
 pub fn make_policy(name: &str, machine: &Machine, sets: &[(String, String)]) -> Result<Box<dyn SchedClass>, String> {
-    match REGISTRY.iter().find(|e| e.name == name) {
-        Some(e) => (e.make)(machine, sets),
+    let (base, version) = match name.split_once('@') {
+        Some((b, v)) => (b, Some(v)),
+        None => (name, None),
+    };
+    let mut all = Vec::with_capacity(sets.len() + 1);
+    if let Some(v) = version {
+        all.push(("version".to_string(), v.to_string()));
+    }
+    all.extend_from_slice(sets);
+    match REGISTRY.iter().find(|e| e.name == base) {
+        Some(e) => (e.make)(machine, &all),
         None => {
             let names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
             Err(format!("unknown scheduler `{name}`; available: {}", names.join(", ")))

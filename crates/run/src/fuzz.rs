@@ -3,11 +3,79 @@
 //! and the policies' invariants checked after every event. A failure names the seed and
 //! prints the workload, so it replays exactly.
 
+use crate::{deterministic_json, RunError, RunSpec};
 use rand::{Rng, RngExt};
-use schedlab_sim::RngStreams;
+use schedlab_probe::EndReason;
+use schedlab_sim::{Ns, RngStreams};
 
 /// Machines worlds are drawn on.
 pub const MACHINES: &[&str] = &["up", "smp2", "smp4", "i7-3770", "opteron-32"];
+
+/// Every scheduler and version a world runs under, with the switches worth exercising.
+pub const CONFIGS: &[(&str, &[(&str, &str)])] = &[
+    ("eevdf", &[]),
+    ("eevdf", &[("version", "6.12")]),
+    ("eevdf", &[("version", "6.6")]),
+    ("eevdf", &[("autogroup", "0"), ("RUN_TO_PARITY", "0")]),
+    ("cfs", &[]),
+    ("cfs", &[("autogroup", "0")]),
+    ("ule", &[]),
+    ("ule", &[("version", "current")]),
+    ("fifo", &[]),
+];
+
+/// Why a world failed under one configuration.
+#[derive(Debug)]
+pub struct Failure {
+    pub sched: String,
+    pub sets: Vec<(String, String)>,
+    pub machine: &'static str,
+    pub message: String,
+    pub workload: String,
+}
+
+/// Runs world `seed` for `end` under every [`CONFIGS`] entry with every invariant checked
+/// after every event, and again to check it replays bit-identically. A run that
+/// `keep_going` interrupts is neither a failure nor compared; `Ok(false)` says the world
+/// was cut short.
+pub fn check_world(seed: u64, end: Ns, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<bool, Failure> {
+    let (text, machine) = world(seed);
+    for (sched, sets) in CONFIGS {
+        let fail = |message: String| Failure {
+            sched: sched.to_string(),
+            sets: sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            machine,
+            message,
+            workload: text.clone(),
+        };
+        let spec = world_spec(seed, &text, machine, end, sched, sets).map_err(|e| fail(e.to_string()))?;
+        let first = spec.run(keep_going).map_err(|e| fail(e.to_string()))?;
+        if first.end_reason == EndReason::Interrupted {
+            return Ok(false);
+        }
+        let again = spec.run(&mut |_| true).map_err(|e| fail(e.to_string()))?;
+        if deterministic_json(&first) != deterministic_json(&again) {
+            return Err(fail("does not replay bit-identically".into()));
+        }
+    }
+    Ok(true)
+}
+
+fn world_spec(
+    seed: u64,
+    text: &str,
+    machine: &str,
+    end: Ns,
+    sched: &str,
+    sets: &[(&str, &str)],
+) -> Result<RunSpec, RunError> {
+    let mut spec = RunSpec::load(&format!("world-{seed}.toml"), text, Some(machine), &[], Some(end))?;
+    spec.sched = sched.to_string();
+    spec.sets = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    spec.seed = seed;
+    spec.check = true;
+    Ok(spec)
+}
 
 fn dur(rng: &mut impl Rng, lo_us: u64, hi_us: u64) -> String {
     format!("{}us", rng.random_range(lo_us..=hi_us))
@@ -15,7 +83,7 @@ fn dur(rng: &mut impl Rng, lo_us: u64, hi_us: u64) -> String {
 
 /// A random but well-formed program body: locks are released, pipes used by pairs.
 fn op(rng: &mut impl Rng, ncpu: usize, depth: u32) -> String {
-    match rng.random_range(0..14) {
+    match rng.random_range(0..15) {
         0..=3 => format!("{{ run = \"{}\" }}", dur(rng, 10, 3000)),
         4 | 5 => format!("{{ sleep = \"{}\" }}", dur(rng, 10, 5000)),
         6 => format!("{{ run = {{ dist = \"exponential\", mean = \"{}\" }} }}", dur(rng, 50, 2000)),
@@ -28,6 +96,10 @@ fn op(rng: &mut impl Rng, ncpu: usize, depth: u32) -> String {
             format!("{{ set_affinity = \"{a}-{b}\" }}")
         }
         11 => format!("{{ spin = \"{}\" }}", dur(rng, 5, 300)),
+        13 => match rng.random_range(0..3) {
+            0 => "{ set_slice = \"default\" }".into(),
+            _ => format!("{{ set_slice = \"{}\" }}", dur(rng, 100, 5000)),
+        },
         12 if depth < 2 => {
             let inner: Vec<String> = (0..rng.random_range(1..4)).map(|_| op(rng, ncpu, depth + 1)).collect();
             format!("{{ loop = {}, do = [ {} ] }}", rng.random_range(1..5), inner.join(", "))
@@ -43,13 +115,27 @@ pub fn world(seed: u64) -> (String, &'static str) {
     let ncpu = schedlab_machine::preset(machine).unwrap().nr_cpus();
     let mut w =
         String::from("[[mutex]]\nname = \"m\"\n[[pipe]]\nname = \"p\"\n[[barrier]]\nname = \"b\"\nparties = 2\n");
+    let groups = rng.random_range(0..4);
+    for g in 0..groups {
+        let parent = if g > 0 && rng.random_bool(0.5) { format!("parent = \"g{}\"\n", rng.random_range(0..g)) } else { String::new() };
+        w += &format!("[[group]]\nname = \"g{g}\"\nweight = {}\n{parent}", rng.random_range(1..=1000));
+    }
+    w += &format!("[[session]]\nname = \"s0\"\nnice = {}\n", rng.random_range(-5..=5));
     for t in 0..rng.random_range(1..6) {
         let body: Vec<String> = (0..rng.random_range(1..6)).map(|_| op(&mut rng, ncpu, 0)).collect();
         let count = rng.random_range(1..6);
         let nice = rng.random_range(-5..=5);
         let policy = ["normal", "normal", "batch", "idle"][rng.random_range(0..4)];
+        let mut extra = match rng.random_range(0..4) {
+            0 if groups > 0 => format!("group = \"g{}\"\n", rng.random_range(0..groups)),
+            1 => format!("session = \"s{}\"\n", rng.random_range(0..2)),
+            _ => String::new(),
+        };
+        if rng.random_bool(0.3) {
+            extra += &format!("slice = \"{}\"\n", dur(&mut rng, 100, 8000));
+        }
         w += &format!(
-            "[[task]]\nname = \"t{t}\"\ncount = {count}\nnice = {nice}\npolicy = \"{policy}\"\nprogram = [ {{ loop = \"forever\", do = [ {} ] }} ]\n",
+            "[[task]]\nname = \"t{t}\"\ncount = {count}\nnice = {nice}\npolicy = \"{policy}\"\n{extra}program = [ {{ loop = \"forever\", do = [ {} ] }} ]\n",
             body.join(", ")
         );
     }

@@ -25,6 +25,25 @@ pub fn workload_machine_hint(text: &str) -> Option<String> {
     v.get_ref().as_str().map(str::to_string)
 }
 
+/// The schedulers `compare`, `report` and `study` run when none are named: the
+/// workload's `schedulers`, else [`DEFAULT_COMPARE`].
+pub fn default_schedulers(text: &str) -> String {
+    let named = || -> Option<String> {
+        let doc = toml::de::DeTable::parse(text).ok()?;
+        let v = doc.get_ref().iter().find(|(k, _)| k.get_ref() == "schedulers")?.1;
+        let list: Option<Vec<&str>> = v.get_ref().as_array()?.iter().map(|e| e.get_ref().as_str()).collect();
+        list.filter(|l| !l.is_empty()).map(|l| l.join(","))
+    };
+    named().unwrap_or_else(|| DEFAULT_COMPARE.to_string())
+}
+
+/// What `compare`, `report` and `study` run by default: current Linux, the CFS it
+/// replaced, and FreeBSD's ULE.
+pub const DEFAULT_COMPARE: &str = "eevdf,cfs,ule";
+
+/// The scheduler of `run` and `plot` by default: the one Linux runs today.
+pub const DEFAULT_SCHEDULER: &str = "eevdf";
+
 /// Studies built into the library, by name: workload files of `examples/studies/`.
 pub const STUDIES: &[(&str, &str)] = &[
     ("ule-cfs-fibo-sysbench", include_str!("../../../examples/studies/ule-cfs-fibo-sysbench.toml")),

@@ -29,7 +29,9 @@ pub mod record;
 pub mod sim;
 
 pub use error::RunError;
-pub use input::{builtin_study, load_machine, workload_machine_hint, STUDIES};
+pub use input::{
+    builtin_study, default_schedulers, load_machine, workload_machine_hint, DEFAULT_COMPARE, DEFAULT_SCHEDULER, STUDIES,
+};
 pub use record::deterministic_json;
 pub use schedlab_metrics::RunRecord;
 
@@ -104,12 +106,13 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    /// A run of `workload` on `machine` under CFS for `end`, seed 1, with the defaults.
+    /// A run of `workload` on `machine` under [`DEFAULT_SCHEDULER`] for `end`, seed 1, with
+    /// the defaults.
     pub fn new(workload: Workload, machine: Machine, end: Ns) -> RunSpec {
         RunSpec {
             workload: Arc::new(workload),
             machine: Arc::new(machine),
-            sched: "cfs".into(),
+            sched: DEFAULT_SCHEDULER.into(),
             sets: Vec::new(),
             seed: 1,
             end,

@@ -85,6 +85,8 @@ pub struct Workload {
     pub duration: Option<Ns>,
     /// Default machine preset or file (`--machine` overrides).
     pub machine: Option<String>,
+    /// The schedulers `compare`, `report` and `study` run by default (`--sched` overrides).
+    pub schedulers: Option<Vec<String>>,
     pub params: BTreeMap<String, ParamValue>,
     pub pipes: Vec<PipeDef>,
     pub mutexes: Vec<String>,

@@ -265,6 +265,18 @@ impl<'a> P<'a> {
         Ok(Some(d))
     }
 
+    /// A non-empty array of strings.
+    fn string_list(&self, v: &V, field: &str) -> R<Vec<String>> {
+        let DeValue::Array(a) = v.get_ref() else {
+            return Err(self.err(v.span().start, field, "expected an array of strings"));
+        };
+        let out = a.iter().enumerate().map(|(i, e)| self.string(e, &format!("{field}[{i}]"))).collect::<R<Vec<_>>>()?;
+        if out.is_empty() {
+            return Err(self.err(v.span().start, field, "name at least one"));
+        }
+        Ok(out)
+    }
+
     fn cpuset(&self, v: &V, field: &str) -> R<CpuSet> {
         let at = v.span().start;
         let set = match v.get_ref() {
@@ -526,6 +538,7 @@ pub fn parse_workload(
             "session",
             "task",
             "change",
+            "schedulers",
         ],
         "",
     )?;
@@ -572,6 +585,7 @@ pub fn parse_workload(
     let name = str_field("name")?.unwrap_or_else(|| file.to_string());
     let description = str_field("description")?.unwrap_or_default();
     let machine = str_field("machine")?;
+    let schedulers = p.get(root, "schedulers").map(|v| p.string_list(v, "schedulers")).transpose()?;
     let duration = p.get(root, "duration").map(|v| p.duration(v, "duration")).transpose()?;
 
     // Kernel objects: `[[pipe]]`, `[[mutex]]`, `[[cond]]`, `[[barrier]]`.
@@ -770,6 +784,7 @@ pub fn parse_workload(
     }
 
     let wl = Workload {
+        schedulers,
         changes,
         groups,
         file: file.to_string(),

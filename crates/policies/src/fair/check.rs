@@ -10,20 +10,30 @@ impl Fair {
         if self.counters.ineligible_picks > 0 {
             return Err(format!("EEVDF picked an ineligible entity {} times", self.counters.ineligible_picks));
         }
+        let mut ents = Vec::new();
         for i in 0..self.rqs.len() {
-            self.check_rq(RqId(i as u32))?;
+            let rq = RqId(i as u32);
+            let r = self.rq(rq);
+            if r.timeline.len() == 0 && r.curr.is_none() {
+                if r.load != 0 || r.nr_running != 0 {
+                    return Err(format!("CPU {}: an empty queue has load {} nr {}", r.cpu, r.load, r.nr_running));
+                }
+                continue;
+            }
+            ents.clear();
+            self.nodes.in_order(&r.timeline, &mut ents);
+            self.check_rq(rq, &mut ents)?;
         }
         self.check_groups()
     }
 
-    fn check_rq(&self, rq: RqId) -> Result<(), String> {
+    /// `ents`: the tree's entities in order (`curr` is appended for the V check).
+    fn check_rq(&self, rq: RqId, ents: &mut Vec<u32>) -> Result<(), String> {
         let r = self.rq(rq);
         let name = || format!("CPU {} group `{}`", r.cpu, self.tgs[r.tg].name);
-        self.nodes.check(&r.timeline).map_err(|e| format!("{}: {e}", name()))?;
-        let mut ents = Vec::new();
-        self.nodes.in_order(&r.timeline, &mut ents);
+        self.nodes.check(&r.timeline, ents).map_err(|e| format!("{}: {e}", name()))?;
         let (mut load, mut nr, mut key_sum, mut w_sum) = (0, 0, 0i128, 0u64);
-        for &id in &ents {
+        for &id in ents.iter() {
             let se = Se(id);
             let e = self.e(se);
             if !e.on_rq || e.cfs_rq != rq || e.relative {
@@ -53,9 +63,10 @@ impl Fair {
             if key_sum != r.avg_vruntime || w_sum != r.avg_load {
                 return Err(format!("{}: avg_vruntime/avg_load disagree with the tree", name()));
             }
-            self.check_v(rq)?;
+            ents.extend(r.curr.filter(|&c| self.e(c).on_rq).map(|c| c.0));
+            self.check_v(rq, ents)?;
         } else {
-            for &id in &ents {
+            for &id in ents.iter() {
                 if vdiff(self.e(Se(id)).vruntime, r.min_vruntime) < -(self.t.latency as i64) {
                     return Err(format!("{}: entity {id} is more than sched_latency left of min_vruntime", name()));
                 }
@@ -66,14 +77,11 @@ impl Fair {
 
     /// V is the weighted mean of the queued vruntimes: Σ w·(V − v) is 0 up to the floor
     /// of the division (−Σw < Σ w·(V − v) ≤ 0).
-    fn check_v(&self, rq: RqId) -> Result<(), String> {
+    fn check_v(&self, rq: RqId, queued: &[u32]) -> Result<(), String> {
         let r = self.rq(rq);
         let v = self.avg_vruntime(rq);
-        let mut ents = Vec::new();
-        self.nodes.in_order(&r.timeline, &mut ents);
-        ents.extend(r.curr.filter(|&c| self.e(c).on_rq).map(|c| c.0));
         let (mut lag, mut w) = (0i128, 0i128);
-        for id in ents {
+        for &id in queued {
             let e = self.e(Se(id));
             lag += e.load.weight as i128 * vdiff(v, e.vruntime) as i128;
             w += e.load.weight as i128;

@@ -277,10 +277,9 @@ impl Nodes {
         (self.node(id).key, self.node(id).seq)
     }
 
-    /// Checks order, augmentation and size (tests and `--check`).
-    pub fn check(&self, t: &Timeline) -> Result<(), String> {
-        let mut all = Vec::new();
-        self.in_order(t, &mut all);
+    /// Checks order, augmentation and size (tests and `--check`); `all` is the tree's
+    /// [`Nodes::in_order`] list.
+    pub fn check(&self, t: &Timeline, all: &[u32]) -> Result<(), String> {
         if all.len() != t.len() {
             return Err(format!("timeline holds {} nodes but counts {}", all.len(), t.len()));
         }
@@ -289,7 +288,7 @@ impl Nodes {
                 return Err(format!("timeline out of order at entities {} and {}", w[0], w[1]));
             }
         }
-        for &i in &all {
+        for &i in all {
             let n = *self.node(i);
             let mut mv = n.vruntime;
             let mut ms = n.slice;
@@ -339,7 +338,9 @@ mod tests {
                     }
                     _ => continue,
                 }
-                nodes.check(&t).map_err(TestCaseError::fail)?;
+                let mut all = Vec::new();
+                nodes.in_order(&t, &mut all);
+                nodes.check(&t, &all).map_err(TestCaseError::fail)?;
                 let mut sorted = items.clone();
                 sorted.sort_by_key(|(_, e)| (e.key, e.seq));
                 prop_assert_eq!(nodes.first(&t), sorted.first().map(|x| x.0));

@@ -1,0 +1,198 @@
+//! Hook-level tests of EEVDF placement against `kernel/sched/fair.c`: the fair class is
+//! driven directly, without the kernel model, so the quantities the kernel computes (V,
+//! lag, deadlines) can be read exactly.
+
+use super::entity::Se;
+use super::weights::calc_delta_fair;
+use super::{vdiff, Fair};
+use schedlab_machine::{preset, Machine};
+use schedlab_sched_api::{dequeue, enqueue, wf, CpuView, Ctx, Request, SchedClass, SelectKind, TaskInfo, TaskPolicy};
+use schedlab_sim::{Ns, RngStreams, SimRng, TaskId};
+
+/// A minimal stand-in for the kernel: one CPU's view, task infos, a clock.
+struct Harness {
+    m: Machine,
+    tasks: Vec<TaskInfo>,
+    cpus: Vec<CpuView>,
+    rng: SimRng,
+    reqs: Vec<Request>,
+    now: Ns,
+    f: Fair,
+}
+
+impl Harness {
+    fn new(version: &str) -> Harness {
+        let m = preset("smp2").unwrap();
+        let f = Fair::eevdf(&m, &[("version".into(), version.into())]).unwrap();
+        Harness {
+            cpus: vec![CpuView::default(); m.nr_cpus()],
+            m,
+            tasks: Vec::new(),
+            rng: RngStreams::new(1).stream("t", 0),
+            reqs: Vec::new(),
+            now: Ns(0),
+            f,
+        }
+    }
+
+    fn with<R>(&mut self, f: impl FnOnce(&mut Fair, &mut Ctx) -> R) -> R {
+        let mut cx = Ctx {
+            now: self.now,
+            this_cpu: 0,
+            machine: &self.m,
+            tasks: &self.tasks,
+            cpus: &self.cpus,
+            rng: &mut self.rng,
+            requests: &mut self.reqs,
+        };
+        f(&mut self.f, &mut cx)
+    }
+
+    /// A new nice-`nice` task on CPU 0, forked and woken (`wake_up_new_task`).
+    fn spawn(&mut self, nice: i32) -> TaskId {
+        let p = self.tasks.len();
+        self.tasks.push(TaskInfo {
+            name: format!("t{p}"),
+            nice,
+            policy: TaskPolicy::Normal,
+            affinity: self.m.all_cpus(),
+            cpu: 0,
+            parent: None,
+            cgroup: None,
+            session: None,
+            slice: None,
+        });
+        self.with(|f, cx| f.task_new(cx, p, None));
+        self.with(|f, cx| f.enqueue_task(cx, 0, p, enqueue::INITIAL));
+        self.cpus[0].nr_running += 1;
+        p
+    }
+
+    /// `schedule()` on CPU 0: put the running task, pick the next.
+    fn schedule(&mut self) -> Option<TaskId> {
+        if let Some(c) = self.cpus[0].curr {
+            self.with(|f, cx| f.put_prev_task(cx, 0, c));
+        }
+        let next = self.with(|f, cx| f.pick_next_task(cx, 0));
+        self.cpus[0].curr = next;
+        next
+    }
+
+    fn advance(&mut self, ns: u64) {
+        self.now = Ns(self.now.0 + ns);
+    }
+
+    fn se(&self, p: TaskId) -> Se {
+        self.f.task_se(p)
+    }
+    fn root(&self) -> super::entity::RqId {
+        self.f.root(0)
+    }
+    /// The task's true lag `V − v` while it is queued.
+    fn lag(&self, p: TaskId) -> i64 {
+        vdiff(self.f.avg_vruntime(self.root()), self.f.e(self.se(p)).vruntime)
+    }
+}
+
+/// §2.5: a task that slept with lag `l` and wakes to a busy queue is placed so that its lag
+/// right after insertion is again `l` (the inflation by (W + w)/W), up to rounding.
+#[test]
+fn waking_keeps_the_lag_it_slept_with() {
+    let mut checked = 0;
+    for v in ["6.6", "6.12", "6.18"] {
+        let mut h = Harness::new(v);
+        let (a, b, c) = (h.spawn(0), h.spawn(0), h.spawn(5));
+        // Let `c` run a while, then make it sleep; then `a` and `b` run on.
+        let mut guard = 0;
+        while h.schedule() != Some(c) {
+            h.advance(1_000_000);
+            guard += 1;
+            assert!(guard < 50, "v{v}: c never ran");
+        }
+        h.advance(300_000);
+        let slept_lag = {
+            h.with(|f, cx| f.update_curr(cx, f.root(0)));
+            h.lag(c)
+        };
+        let done = h.with(|f, cx| f.dequeue_task(cx, 0, c, dequeue::SLEEP));
+        assert!(done, "v{v}: c (just picked, so eligible) was delayed");
+        h.cpus[0].nr_running -= 1;
+        assert_eq!(h.f.e(h.se(c)).vlag, slept_lag, "v{v}: vlag stored at dequeue");
+        for _ in 0..5 {
+            h.schedule();
+            h.advance(700_000);
+        }
+        h.with(|f, cx| f.enqueue_task(cx, 0, c, enqueue::WAKEUP));
+        let now_lag = h.lag(c);
+        assert!((now_lag - slept_lag).abs() <= 2, "v{v}: slept with lag {slept_lag}, woke with {now_lag}");
+        assert!(slept_lag != 0, "v{v}: a zero lag proves nothing");
+        let _ = (a, b);
+        checked += 1;
+    }
+    assert_eq!(checked, 3);
+}
+
+/// §2.5: on an empty queue lag is dropped: the task is placed at the queue's V.
+#[test]
+fn waking_to_an_empty_queue_loses_the_lag() {
+    let mut h = Harness::new("6.18");
+    let a = h.spawn(0);
+    h.with(|f, _| f.em(f.task_se(a)).vlag = 5_000_000);
+    assert_eq!(h.schedule(), Some(a));
+    h.cpus[0].curr = Some(a);
+    let v_before = h.f.avg_vruntime(h.root());
+    let done = h.with(|f, cx| f.dequeue_task(cx, 0, a, dequeue::SLEEP));
+    assert!(done);
+    h.cpus[0].nr_running -= 1;
+    h.schedule();
+    h.advance(2_000_000);
+    h.with(|f, _| f.em(f.task_se(a)).vlag = 3_000_000);
+    h.with(|f, cx| f.enqueue_task(cx, 0, a, enqueue::WAKEUP));
+    let e = h.f.e(h.se(a));
+    assert_eq!(vdiff(e.vruntime, h.f.rq(h.root()).min_vruntime), 0, "placed at V of an empty queue");
+    let _ = v_before;
+}
+
+/// §2.11: a new task starts at V; from 6.12 its first deadline is half a request away
+/// (PLACE_DEADLINE_INITIAL with ENQUEUE_INITIAL), in 6.6 a whole one.
+#[test]
+fn a_new_task_starts_at_v_with_half_a_request() {
+    for (v, divisor) in [("6.6", 1), ("6.12", 2), ("6.18", 2)] {
+        let mut h = Harness::new(v);
+        let a = h.spawn(0);
+        h.schedule();
+        h.advance(3_000_000);
+        h.with(|f, cx| f.update_curr(cx, f.root(0)));
+        let b = h.spawn(0);
+        let e = h.f.e(h.se(b));
+        let vslice = calc_delta_fair(h.f.t.base_slice, e.load);
+        assert_eq!(e.vlag, 0, "v{v}");
+        assert_eq!(vdiff(e.deadline, e.vruntime), (vslice / divisor) as i64, "v{v}: first deadline");
+        // Placed at V of the queue without it (the queue held only `a`).
+        assert_eq!(e.vruntime, h.f.e(h.se(a)).vruntime, "v{v}: at V");
+        let _ = (wf::FORK, SelectKind::Fork);
+    }
+}
+
+/// §2.10: re-weighting a queued task keeps its lag's effect: its true lag w·(V − v) is
+/// unchanged up to rounding (6.12 `reweight_eevdf`, 6.18 re-placement).
+#[test]
+fn reweight_keeps_the_true_lag() {
+    for v in ["6.12", "6.18"] {
+        let mut h = Harness::new(v);
+        let (a, b) = (h.spawn(0), h.spawn(0));
+        h.schedule();
+        h.advance(1_000_000);
+        h.with(|f, cx| f.update_curr(cx, f.root(0)));
+        let waiting = if h.cpus[0].curr == Some(a) { b } else { a };
+        let w0 = h.f.e(h.se(waiting)).load.weight as i64;
+        let lag0 = h.lag(waiting) * w0;
+        h.tasks[waiting].nice = 5;
+        h.with(|f, cx| f.reweight_task(cx, waiting));
+        let w1 = h.f.e(h.se(waiting)).load.weight as i64;
+        assert_eq!(w1, 335, "v{v}");
+        let lag1 = h.lag(waiting) * w1;
+        assert!((lag1 - lag0).abs() <= 2 * w0, "v{v}: true lag {lag0} before, {lag1} after");
+        h.f.check_fair().unwrap();
+    }
+}
