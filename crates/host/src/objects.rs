@@ -1,0 +1,210 @@
+//! The workload's kernel objects on the real kernel: futex mutexes (the 0/1/2 protocol the
+//! simulator models), condition variables and barriers on futex words, and real pipes.
+//!
+//! Blocking calls return [`Interrupted`] when a signal interrupts them while the run is
+//! stopping (a signal is how the controller gets a blocked task out of the kernel at the end
+//! of a run); any other interruption is retried, or is a spurious wakeup where POSIX allows
+//! one (condition variables).
+
+use crate::sys;
+use schedlab_workload::Workload;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+
+/// A blocking call was interrupted by a signal (`EINTR`).
+#[derive(Debug)]
+pub struct Interrupted;
+
+/// A failed system call, with what was attempted.
+#[derive(Debug)]
+pub enum ObjError {
+    Interrupted,
+    Failed(String),
+}
+
+impl From<Interrupted> for ObjError {
+    fn from(_: Interrupted) -> Self {
+        ObjError::Interrupted
+    }
+}
+
+fn wait(word: &AtomicU32, expected: u32, stop: &AtomicBool) -> Result<(), Interrupted> {
+    match sys::futex_wait(word, expected) {
+        Err(libc::EINTR) if stop.load(SeqCst) => Err(Interrupted),
+        // EAGAIN (the word changed before we slept) or a stray signal: the caller re-checks.
+        _ => Ok(()),
+    }
+}
+
+pub struct Pipe {
+    pub read: OwnedFd,
+    pub write: OwnedFd,
+}
+
+/// Condition variable: a sequence word to wait on and a waiter count (so `signal` skips the
+/// system call when nobody waits, as the simulator's model does).
+#[derive(Default)]
+pub struct Cond {
+    seq: AtomicU32,
+    waiters: AtomicU32,
+}
+
+#[derive(Default)]
+pub struct Barrier {
+    arrived: AtomicU32,
+    gen: AtomicU32,
+    parties: u32,
+}
+
+pub struct Objects {
+    pub mutexes: Vec<AtomicU32>,
+    pub conds: Vec<Cond>,
+    pub barriers: Vec<Barrier>,
+    pub pipes: Vec<Pipe>,
+    /// Pipe capacities the kernel granted, where they differ from the requested ones
+    /// (`F_SETPIPE_SZ` rounds up to a power-of-two number of pages).
+    pub pipe_notes: Vec<String>,
+    /// Set when the run stops: blocked tasks give up instead of retrying.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Objects {
+    /// Creates every object the workload declares (pipes with `O_CLOEXEC`).
+    pub fn new(wl: &Workload, stop: Arc<AtomicBool>) -> Result<Objects, String> {
+        let mut pipes = Vec::new();
+        let mut pipe_notes = Vec::new();
+        for p in &wl.pipes {
+            let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+                .map_err(|e| format!("pipe `{}`: pipe2: {e}", p.name))?;
+            let want = p.capacity.clamp(4096, i32::MAX as u64) as i32;
+            // SAFETY: fcntl on a descriptor we own.
+            let got = unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, want) };
+            if got < 0 {
+                return Err(format!(
+                    "pipe `{}`: F_SETPIPE_SZ {want}: {} (see /proc/sys/fs/pipe-max-size)",
+                    p.name,
+                    std::io::Error::last_os_error()
+                ));
+            }
+            if got as u64 != p.capacity {
+                pipe_notes.push(format!("pipe `{}`: capacity {} bytes (asked {})", p.name, got, p.capacity));
+            }
+            pipes.push(Pipe { read: r, write: w });
+        }
+        Ok(Objects {
+            mutexes: wl.mutexes.iter().map(|_| AtomicU32::new(0)).collect(),
+            conds: wl.conds.iter().map(|_| Cond::default()).collect(),
+            barriers: wl
+                .barriers
+                .iter()
+                .map(|b| Barrier { parties: b.parties.min(u32::MAX as u64) as u32, ..Barrier::default() })
+                .collect(),
+            pipes,
+            pipe_notes,
+            stop,
+        })
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop.load(SeqCst)
+    }
+
+    /// glibc `lll_lock`: CAS 0→1; else `xchg(word, 2)` and `futex_wait(word, 2)` until the
+    /// exchange finds it free. `contended` starts with the exchange (a re-lock after a
+    /// condition wait, as the simulator's model does).
+    pub fn lock(&self, m: usize) -> Result<(), Interrupted> {
+        let w = &self.mutexes[m];
+        if w.compare_exchange(0, 1, SeqCst, SeqCst).is_ok() {
+            return Ok(());
+        }
+        self.lock_contended(m)
+    }
+
+    fn lock_contended(&self, m: usize) -> Result<(), Interrupted> {
+        let w = &self.mutexes[m];
+        while w.swap(2, SeqCst) != 0 {
+            wait(w, 2, &self.stop)?;
+        }
+        Ok(())
+    }
+
+    /// `xchg(word, 0)`; if it was 2 (waiters possible), `futex_wake(word, 1)`.
+    pub fn unlock(&self, m: usize) {
+        let w = &self.mutexes[m];
+        if w.swap(0, SeqCst) == 2 {
+            sys::futex_wake(w, 1);
+        }
+    }
+
+    /// `pthread_cond_wait`: register, unlock, wait for the sequence to move, re-lock.
+    /// Interrupted while the run stops, the task leaves without the mutex.
+    pub fn cond_wait(&self, c: usize, m: usize) -> Result<(), Interrupted> {
+        let cv = &self.conds[c];
+        cv.waiters.fetch_add(1, SeqCst);
+        let seq = cv.seq.load(SeqCst);
+        self.unlock(m);
+        let r = wait(&cv.seq, seq, &self.stop);
+        cv.waiters.fetch_sub(1, SeqCst);
+        r?;
+        self.lock(m)
+    }
+
+    /// `pthread_cond_signal`/`broadcast`: advance the sequence; wake if anyone waits.
+    pub fn signal(&self, c: usize, all: bool) {
+        let cv = &self.conds[c];
+        cv.seq.fetch_add(1, SeqCst);
+        if cv.waiters.load(SeqCst) > 0 {
+            sys::futex_wake(&cv.seq, if all { u32::MAX } else { 1 });
+        }
+    }
+
+    /// Arrive at barrier `b`; the last of `parties` advances the generation and wakes all.
+    pub fn barrier(&self, b: usize) -> Result<(), Interrupted> {
+        let bar = &self.barriers[b];
+        let gen = bar.gen.load(SeqCst);
+        if bar.arrived.fetch_add(1, SeqCst) + 1 >= bar.parties {
+            bar.arrived.store(0, SeqCst);
+            bar.gen.fetch_add(1, SeqCst);
+            sys::futex_wake(&bar.gen, u32::MAX);
+            return Ok(());
+        }
+        while bar.gen.load(SeqCst) == gen {
+            wait(&bar.gen, gen, &self.stop)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` zero bytes to pipe `p`, blocking while it is full.
+    pub fn send(&self, p: usize, bytes: u64) -> Result<(), ObjError> {
+        static ZEROS: [u8; 65536] = [0; 65536];
+        let mut left = bytes;
+        while left > 0 {
+            let n = left.min(ZEROS.len() as u64) as usize;
+            match nix::unistd::write(&self.pipes[p].write, &ZEROS[..n]) {
+                Ok(k) => left -= k as u64,
+                Err(nix::errno::Errno::EINTR) if self.stopping() => return Err(ObjError::Interrupted),
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => return Err(ObjError::Failed(format!("write to pipe {p}: {e}"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `bytes` bytes from pipe `p`, blocking while it is empty.
+    pub fn recv(&self, p: usize, bytes: u64) -> Result<(), ObjError> {
+        let mut buf = [0u8; 65536];
+        let mut left = bytes;
+        while left > 0 {
+            let n = left.min(buf.len() as u64) as usize;
+            match nix::unistd::read(&self.pipes[p].read, &mut buf[..n]) {
+                Ok(0) => return Err(ObjError::Failed(format!("read from pipe {p}: end of file"))),
+                Ok(k) => left -= k as u64,
+                Err(nix::errno::Errno::EINTR) if self.stopping() => return Err(ObjError::Interrupted),
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => return Err(ObjError::Failed(format!("read from pipe {p}: {e}"))),
+            }
+        }
+        Ok(())
+    }
+}
