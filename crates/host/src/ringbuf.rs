@@ -270,9 +270,9 @@ mod tests {
         data.extend_from_slice(&rec);
         data.extend_from_slice(&((3u32 << 5) | 30).to_ne_bytes()); // extend: 2<<27 + 3
         data.extend_from_slice(&2u32.to_ne_bytes());
-        data.extend_from_slice(&((1u32 << 5) | 29).to_ne_bytes()); // padding, 8 bytes
-        data.extend_from_slice(&8u32.to_ne_bytes());
-        data.extend_from_slice(&[0u8; 8]);
+        data.extend_from_slice(&((1u32 << 5) | 29).to_ne_bytes()); // padding: 8 bytes after the header
+        data.extend_from_slice(&8u32.to_ne_bytes()); // (the length word counts itself)
+        data.extend_from_slice(&[0u8; 4]);
         let rec2 = switch_payload(0, 0, 11);
         data.extend_from_slice(&((7u32 << 5) | (rec2.len() as u32 / 4)).to_ne_bytes());
         data.extend_from_slice(&rec2);
