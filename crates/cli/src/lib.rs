@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod fuzz;
+pub mod host;
 
 use schedlab_kernel::{EndReason, Kernel, KernelConfig, RunError};
 use schedlab_machine::{parse_machine, preset, Machine};
@@ -48,6 +49,9 @@ impl From<SourceError> for CliError {
 
 /// `--machine`: a preset name or a TOML file.
 pub fn load_machine(spec: &str) -> Result<Machine, CliError> {
+    if spec == host::HOST {
+        return Ok(host::host_machine());
+    }
     if let Some(m) = preset(spec) {
         return Ok(m);
     }
@@ -56,7 +60,7 @@ pub fn load_machine(spec: &str) -> Result<Machine, CliError> {
         return Ok(parse_machine(spec, &text)?);
     }
     let names: Vec<&str> = schedlab_machine::PRESETS.iter().map(|p| p.0).collect();
-    Err(CliError::input(format!("unknown machine `{spec}`: not a preset ({}) and no such file", names.join(", "))))
+    Err(CliError::input(format!("unknown machine `{spec}`: not a preset ({}, or `host`) and no such file", names.join(", "))))
 }
 
 /// Reads `machine = "…"` from a workload without validating the rest (the machine is
@@ -65,6 +69,17 @@ pub fn workload_machine_hint(text: &str) -> Option<String> {
     let doc = toml::de::DeTable::parse(text).ok()?;
     let v = doc.get_ref().iter().find(|(k, _)| k.get_ref() == "machine")?.1;
     v.get_ref().as_str().map(str::to_string)
+}
+
+/// The machine for a command running schedulers `scheds`: `--machine` if given; else, when
+/// a host run is among them and the workload names no machine, this host (so simulations
+/// compared with it get as many CPUs).
+pub fn machine_for(flag: Option<&str>, workload_text: &str, scheds: &str) -> Option<String> {
+    if let Some(m) = flag {
+        return Some(m.to_string());
+    }
+    let host = scheds.split(',').any(|s| s.trim() == host::HOST);
+    (host && workload_machine_hint(workload_text).is_none()).then(|| host::HOST.to_string())
 }
 
 /// Splits `KEY=VALUE`.
@@ -124,6 +139,9 @@ impl Job {
 
     /// Runs the simulation. `keep_going` is polled with the simulated time.
     pub fn run(&self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, CliError> {
+        if self.sched == host::HOST {
+            return host::run(self, keep_going);
+        }
         if let Some(every) = self.sample {
             let samples = self.end.0 / every.0.max(1);
             let series = samples.saturating_mul(self.workload.initial_tasks().max(1) + self.machine.nr_cpus() as u64);

@@ -85,11 +85,12 @@ struct Common {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Simulate a workload under one scheduler.
+    /// Simulate a workload under one scheduler (`--sched host`: run it for real on this
+    /// machine's kernel; see docs/host-runs.md).
     Run {
         #[command(flatten)]
         common: Common,
-        /// Scheduler (see `schedlab list`).
+        /// Scheduler (see `schedlab list`), or `host` for a real run on this kernel.
         #[arg(long, default_value = "cfs")]
         sched: String,
     },
@@ -171,28 +172,33 @@ fn main() -> ExitCode {
 fn real_main(cli: Cli) -> Result<(), CliError> {
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     match cli.cmd {
-        Cmd::Run { common, sched } => {
+        Cmd::Run { mut common, sched } => {
+            host_default(&mut common, &sched);
             let job = prepare(&common, &sched, &common.sets)?;
             let r = run_with_progress(&job)?;
             emit(&common, std::slice::from_ref(&r), false)?;
             extras(&common, &[r])
         }
-        Cmd::Compare { common, sched } => {
+        Cmd::Compare { mut common, sched } => {
+            host_default(&mut common, &sched);
             let out = run_many(&common, &sched)?;
             emit(&common, &out, true)?;
             extras(&common, &out)
         }
         Cmd::Report { mut common, sched, output } => {
+            host_default(&mut common, &sched);
             common.html = Some(output);
             let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
         Cmd::Plot { mut common, sched, output } => {
+            host_default(&mut common, &sched);
             common.plots = Some(output);
             let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
         Cmd::Study { mut common, sched } => {
+            host_default(&mut common, &sched);
             if common.sample.is_none() {
                 common.sample = Some("10ms".into());
             }
@@ -220,6 +226,15 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         }
         Cmd::Bench { max_tasks } => run_bench(max_tasks),
         Cmd::Fuzz { seeds, from, duration } => run_fuzz(from, seeds, &duration),
+    }
+}
+
+/// With `--sched host` among the schedulers and no machine named anywhere, the machine is
+/// this host (`schedlab::machine_for`).
+fn host_default(common: &mut Common, sched: &str) {
+    if common.machine.is_none() {
+        let text = read_workload(&common.workload).unwrap_or_default();
+        common.machine = schedlab::machine_for(None, &text, sched);
     }
 }
 
@@ -350,7 +365,10 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     };
     if let Some(path) = &c.trace {
         for r in rs {
-            let bytes = schedlab_report::perfetto::encode(r).expect("trace recorded");
+            let Some(bytes) = schedlab_report::perfetto::encode(r) else {
+                eprintln!("no trace for {} (its events were not recorded): no Perfetto file", sched_name(r));
+                continue;
+            };
             let p = if rs.len() > 1 { per_scheduler(path, r) } else { path.clone() };
             write_atomic_bytes(&p, &bytes)?;
             eprintln!("wrote {} (open it at ui.perfetto.dev)", p.display());
@@ -359,7 +377,10 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     if c.timeline {
         let from = dur(&c.timeline_from, "--timeline-from")?.map_or(0, |d| d.0);
         for r in rs {
-            let t = r.trace.as_ref().expect("trace recorded");
+            let Some(t) = r.trace.as_ref() else {
+                eprintln!("no trace for {} (its events were not recorded): no timeline", sched_name(r));
+                continue;
+            };
             let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0);
             if to <= from {
                 return Err(CliError::input("--timeline-to must be after --timeline-from"));
@@ -392,6 +413,10 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
         eprintln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+fn sched_name(r: &RunRecord) -> &str {
+    r.scheduler["name"].as_str().unwrap_or("?")
 }
 
 /// `out.pftrace` → `out.cfs.pftrace`.

@@ -149,7 +149,14 @@ impl Metrics {
             .cpu_times
             .iter()
             .enumerate()
-            .map(|(cpu, t)| CpuRecord { cpu, user_ns: t[0].0, kernel_ns: t[1].0, spin_ns: t[2].0, idle_ns: t[3].0 })
+            .map(|(cpu, t)| CpuRecord {
+                cpu,
+                user_ns: t[0].0,
+                kernel_ns: t[1].0,
+                spin_ns: t[2].0,
+                idle_ns: t[3].0,
+                other_ns: 0,
+            })
             .collect();
         let locks = summary
             .locks
@@ -312,6 +319,14 @@ pub struct CpuRecord {
     pub kernel_ns: u64,
     pub spin_ns: u64,
     pub idle_ns: u64,
+    /// Host runs: time the CPU ran threads outside the run (other processes, kernel
+    /// threads). Always 0 in a simulation, and then left out of the JSON.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub other_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
