@@ -16,12 +16,7 @@ pub const HOST: &str = "host";
 /// simulation compared with a host run has as many CPUs.
 pub fn host_machine() -> Machine {
     let n = schedlab_host::online_cpus();
-    Machine {
-        name: HOST.into(),
-        hz: 250,
-        topology: Topology::new(1, 1, n, 1, None),
-        costs: Costs::default(),
-    }
+    Machine { name: HOST.into(), hz: 250, topology: Topology::new(1, 1, n, 1, None), costs: Costs::default() }
 }
 
 /// The machine of a host run is the host itself: a job whose machine has another CPU count
@@ -76,6 +71,8 @@ fn cpu_records(hr: &HostRun, from_metrics: Vec<CpuRecord>) -> Vec<CpuRecord> {
 pub fn run(job: &Job, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, CliError> {
     check_machine(job)?;
     let cfg = HostConfig { duration: job.end, seed: job.seed, tracing: true, max_tasks: schedlab_host::MAX_TASKS };
+    // What the host cannot do is bad input (exit 2), refused before anything starts.
+    schedlab_host::check(&job.workload, &cfg).map_err(|e| CliError::input(e.0))?;
     let mut metrics = job.sample.map_or_else(Metrics::default, Metrics::sampling);
     if job.trace {
         metrics = metrics.with_trace();

@@ -60,7 +60,10 @@ pub fn load_machine(spec: &str) -> Result<Machine, CliError> {
         return Ok(parse_machine(spec, &text)?);
     }
     let names: Vec<&str> = schedlab_machine::PRESETS.iter().map(|p| p.0).collect();
-    Err(CliError::input(format!("unknown machine `{spec}`: not a preset ({}, or `host`) and no such file", names.join(", "))))
+    Err(CliError::input(format!(
+        "unknown machine `{spec}`: not a preset ({}, or `host`) and no such file",
+        names.join(", ")
+    )))
 }
 
 /// Reads `machine = "…"` from a workload without validating the rest (the machine is

@@ -144,16 +144,14 @@ impl Interp<'_> {
     fn op(&mut self, op: &Op) -> Result<(), End> {
         let objs = &self.run.objs;
         match op {
-            Op::Loop { count, end } => {
-                match count {
-                    Some(0) => {
-                        self.pc = end + 1;
-                        return Ok(());
-                    }
-                    Some(c) => self.loops.push(*c),
-                    None => self.loops.push(u64::MAX),
+            Op::Loop { count, end } => match count {
+                Some(0) => {
+                    self.pc = end + 1;
+                    return Ok(());
                 }
-            }
+                Some(c) => self.loops.push(*c),
+                None => self.loops.push(u64::MAX),
+            },
             Op::EndLoop { start } => {
                 let top = self.loops.last_mut().ok_or_else(|| End::Failed("loop stack underflow".into()))?;
                 if *top != u64::MAX {

@@ -121,6 +121,9 @@ mod tests {
         let cfg = "# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_NONE=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n";
         assert_eq!(config_value(cfg, "CONFIG_HZ"), Some("250"));
         assert_eq!(config_value(cfg, "CONFIG_PREEMPT"), None);
-        assert!(preempt_model(cfg).unwrap().contains("preempt-none") || preempt_model(cfg).unwrap().contains("built PREEMPT_NONE"));
+        assert!(
+            preempt_model(cfg).unwrap().contains("preempt-none")
+                || preempt_model(cfg).unwrap().contains("built PREEMPT_NONE")
+        );
     }
 }

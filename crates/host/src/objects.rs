@@ -9,8 +9,8 @@
 use crate::sys;
 use schedlab_workload::Workload;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+use std::sync::Arc;
 
 /// A blocking call was interrupted by a signal (`EINTR`).
 #[derive(Debug)]

@@ -140,9 +140,7 @@ impl Decoder {
             "sched_wakeup" | "sched_wakeup_new" => {
                 RawKind::Wakeup { pid: pid("pid")?, target_cpu: pid("target_cpu")?, new: name == "sched_wakeup_new" }
             }
-            "sched_migrate_task" => {
-                RawKind::Migrate { pid: pid("pid")?, from: pid("orig_cpu")?, to: pid("dest_cpu")? }
-            }
+            "sched_migrate_task" => RawKind::Migrate { pid: pid("pid")?, from: pid("orig_cpu")?, to: pid("dest_cpu")? },
             "sched_process_fork" => RawKind::Fork { parent: pid("parent_pid")?, child: pid("child_pid")? },
             "sched_process_exit" => RawKind::Exit { pid: pid("pid")? },
             _ => return None,
@@ -281,7 +279,10 @@ mod tests {
         let mut out = Vec::new();
         let st = parse_page(&page, 1, 16, &decoder(), &mut out);
         assert_eq!(st, PageStats { records: 2, missed: false });
-        assert_eq!(out[0], RawEvent { ts: 1_000_005, cpu: 1, kind: RawKind::Switch { prev: 10, prev_state: 1, next: 0 } });
+        assert_eq!(
+            out[0],
+            RawEvent { ts: 1_000_005, cpu: 1, kind: RawKind::Switch { prev: 10, prev_state: 1, next: 0 } }
+        );
         let t2 = 1_000_005 + (2u64 << 27) + 3 + 1 + 7;
         assert_eq!(out[1], RawEvent { ts: t2, cpu: 1, kind: RawKind::Switch { prev: 0, prev_state: 0, next: 11 } });
     }

@@ -78,7 +78,15 @@ pub fn futex_wake(word: &AtomicU32, n: u32) {
     let n = n.min(i32::MAX as u32);
     // SAFETY: as for `futex_wait`; FUTEX_WAKE only reads the address.
     unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, n, 0usize, 0usize, 0u32);
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            n,
+            0usize,
+            0usize,
+            0u32,
+        );
     }
 }
 
