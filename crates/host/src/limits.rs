@@ -35,7 +35,10 @@ fn min_nice() -> i32 {
 
 /// Every affinity and nice value the workload can set: task fields, `[[change]]`s and the
 /// ops of each started instance's program (and instance 0 of fork-only templates).
-fn requested(wl: &Workload) -> Result<(Vec<(String, CpuSet)>, Vec<(String, i32)>), String> {
+/// `(where it is asked, what)` pairs.
+type Asked<T> = Vec<(String, T)>;
+
+fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
     let mut sets = Vec::new();
     let mut nices = Vec::new();
     for (t, tpl) in wl.templates.iter().enumerate() {

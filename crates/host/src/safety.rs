@@ -31,14 +31,14 @@ pub fn install_wake_handler() -> Result<(), String> {
 /// and joins them. `Err` if some thread did not finish within [`STOP_TIMEOUT`].
 pub fn stop_all(run: &Run) -> Result<(), String> {
     run.objs.stop.store(true, SeqCst);
-    let start = std::time::Instant::now();
+    let deadline = crate::sys::monotonic_ns() + STOP_TIMEOUT.as_nanos() as u64;
     loop {
         let live = run.live();
         let unfinished = lock(&run.tasks).handles.iter().filter(|h| !h.is_finished()).count();
         if unfinished == 0 {
             break;
         }
-        if start.elapsed() > STOP_TIMEOUT {
+        if crate::sys::monotonic_ns() > deadline {
             return Err(format!("{unfinished} task threads did not stop within {STOP_TIMEOUT:?}"));
         }
         for (_, tid) in live {
