@@ -70,6 +70,11 @@ fn cpu_records(hr: &HostRun, from_metrics: Vec<CpuRecord>) -> Vec<CpuRecord> {
 /// Runs `job` on the host.
 pub fn run(job: &Job, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, CliError> {
     check_machine(job)?;
+    if let Some((k, _)) = job.sets.first() {
+        return Err(CliError::input(format!(
+            "--set {k}: a host run uses the kernel's own scheduler, whose tunables schedlab does not change"
+        )));
+    }
     let cfg = HostConfig { duration: job.end, seed: job.seed, tracing: true, max_tasks: schedlab_host::MAX_TASKS };
     // What the host cannot do is bad input (exit 2), refused before anything starts.
     schedlab_host::check(&job.workload, &cfg).map_err(|e| CliError::input(e.0))?;

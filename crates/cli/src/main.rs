@@ -493,6 +493,7 @@ fn list() {
         }
     }
     println!("  (defaults shown for smp8; CPU-count-scaled values follow the machine)");
+    println!("  host   not simulated: runs the workload for real on this kernel (docs/host-runs.md)");
     println!("\nMachine presets (--machine NAME or a machine file):");
     for (n, d) in schedlab_machine::PRESETS {
         println!("  {n:<11} {d}");

@@ -208,3 +208,93 @@ impl Objects {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    fn objects() -> Arc<Objects> {
+        let text = "[[mutex]]\nname = \"m\"\n[[cond]]\nname = \"c\"\n[[barrier]]\nname = \"b\"\nparties = 4\n\
+                    [[pipe]]\nname = \"p\"\ncapacity = 4096\n[[task]]\nname = \"t\"\nprogram = [ \"yield\" ]\n";
+        let wl = schedlab_workload::parse_workload("t.toml", text, &[], 2).unwrap();
+        Arc::new(Objects::new(&wl, Arc::new(AtomicBool::new(false))).unwrap())
+    }
+
+    fn on_threads(n: usize, f: impl Fn(usize) + Send + Sync + 'static) {
+        let f = Arc::new(f);
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                std::thread::spawn({
+                    let f = f.clone();
+                    move || f(i)
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    }
+
+    /// The futex mutex excludes: unsynchronised read-modify-write under it loses nothing,
+    /// and the word is 0 (free, no waiters) at the end.
+    #[test]
+    fn mutex_excludes_and_ends_free() {
+        let o = objects();
+        let count = Arc::new(AtomicU64::new(0));
+        let (o2, c2) = (o.clone(), count.clone());
+        on_threads(4, move |_| {
+            for _ in 0..20_000 {
+                o2.lock(0).unwrap();
+                let v = c2.load(SeqCst);
+                std::hint::spin_loop();
+                c2.store(v + 1, SeqCst);
+                o2.unlock(0);
+            }
+        });
+        assert_eq!(count.load(SeqCst), 80_000);
+        assert_eq!(o.mutexes[0].load(SeqCst), 0);
+    }
+
+    /// No thread leaves a barrier generation before all parties arrived.
+    #[test]
+    fn barrier_releases_only_full_generations() {
+        let o = objects();
+        let arrived = Arc::new(AtomicU64::new(0));
+        let (o2, a2) = (o.clone(), arrived.clone());
+        on_threads(4, move |_| {
+            for round in 1..=200u64 {
+                a2.fetch_add(1, SeqCst);
+                o2.barrier(0).unwrap();
+                assert!(a2.load(SeqCst) >= round * 4, "left round {round} early");
+                o2.barrier(0).unwrap();
+            }
+        });
+    }
+
+    /// A waiter woken by `signal` holds the mutex again; a pipe carries more than its
+    /// capacity between a writer and a reader.
+    #[test]
+    fn cond_signal_and_pipe_transfer() {
+        let o = objects();
+        let ready = Arc::new(AtomicU32::new(0));
+        let (o2, r2) = (o.clone(), ready.clone());
+        let waiter = std::thread::spawn(move || {
+            o2.lock(0).unwrap();
+            while r2.load(SeqCst) == 0 {
+                o2.cond_wait(0, 0).unwrap();
+            }
+            o2.unlock(0);
+        });
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        o.lock(0).unwrap();
+        ready.store(1, SeqCst);
+        o.signal(0, false);
+        o.unlock(0);
+        waiter.join().unwrap();
+        let o3 = o.clone();
+        let reader = std::thread::spawn(move || o3.recv(0, 100_000).is_ok());
+        assert!(o.send(0, 100_000).is_ok());
+        assert!(reader.join().unwrap());
+    }
+}
