@@ -96,6 +96,14 @@ pub fn run(job: &Job, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecor
     let latency_cdf = metrics.latency_cdf();
     let (mut tasks, cpus, locks) = metrics.finish(&hr.summary);
     let trace_runtime: u64 = tasks.iter().map(|t| t.runtime_ns).sum();
+    if !traced {
+        // Without events the probe only saw the tasks appear; what it would infer from
+        // that (all time asleep) is not a measurement.
+        for t in &mut tasks {
+            t.sleep_ns = 0;
+            t.wakeups = 0;
+        }
+    }
     apply_procfs(&mut tasks, &hr);
     let cpus = cpu_records(&hr, cpus);
     Ok(record(job, hr, tasks, cpus, locks, latency_cdf, trace, series, wall_s, trace_runtime))

@@ -162,6 +162,7 @@ fn without_tracepoints_the_run_says_so_and_skips_those_metrics() {
     for t in v["tasks"].as_array().unwrap() {
         assert!(t["runtime_ns"].as_u64().unwrap() > 0, "procfs run time missing: {t}");
         assert_eq!(t["wakeup_latency_ns"]["max"], 0);
+        assert_eq!(t["sleep_ns"], 0, "sleep time invented without a trace: {t}");
     }
 }
 

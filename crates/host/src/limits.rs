@@ -23,14 +23,19 @@ pub fn online_cpus() -> usize {
     nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_ONLN).ok().flatten().map_or(1, |n| n.max(1) as usize)
 }
 
-/// The lowest nice this process may set: any with `CAP_SYS_NICE` (root here), else
-/// `20 − RLIMIT_NICE` (`kernel/sys.c: set_one_prio`, `can_nice`).
+/// The lowest nice this process may set: any with `CAP_SYS_NICE` (root here); else a thread
+/// may keep or raise its nice (threads start with the process's), and go below that only
+/// down to `20 − RLIMIT_NICE` (`kernel/sys.c: set_one_prio`, `kernel/sched/syscalls.c:
+/// can_nice`, v6.18). A program that raises its nice and later lowers it again fails at that
+/// op (`EACCES`) without privilege.
 fn min_nice() -> i32 {
     if nix::unistd::geteuid().is_root() {
         return -20;
     }
     let lim = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NICE).map_or(0, |(cur, _)| cur);
-    (20 - lim.min(40) as i32).max(-20)
+    // SAFETY: plain syscall on integers; -1 is a valid nice, so errno is not checked.
+    let current = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    current.min(20 - lim.min(40) as i32).max(-20)
 }
 
 /// Every affinity and nice value the workload can set: task fields, `[[change]]`s and the

@@ -31,20 +31,48 @@ pub struct TraceSession {
     pub missed_pages: u64,
 }
 
-/// The first tracefs mount point in `/proc/mounts`.
+/// Prefix of the private mount a run makes when tracefs is not mounted.
+const PRIVATE_MOUNT: &str = "schedlab-tracefs-";
+
+/// The pid in a private mount's directory name.
+fn private_mount_pid(dir: &Path) -> Option<u32> {
+    dir.file_name()?.to_str()?.strip_prefix(PRIVATE_MOUNT)?.parse().ok()
+}
+
+/// tracefs mount points in `/proc/mounts`.
+fn tracefs_mounts() -> Vec<PathBuf> {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_, dir, kind) = (f.next()?, f.next()?, f.next()?);
+            (kind == "tracefs").then(|| PathBuf::from(dir))
+        })
+        .collect()
+}
+
+/// A tracefs mount that outlives this run: not another run's private mount (which goes
+/// away when that run ends). Private mounts of runs that were killed are removed here.
 fn tracefs_mount() -> Option<PathBuf> {
-    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
-    mounts.lines().find_map(|l| {
-        let mut f = l.split_whitespace();
-        let (_, dir, kind) = (f.next()?, f.next()?, f.next()?);
-        (kind == "tracefs").then(|| PathBuf::from(dir))
-    })
+    let mut found = None;
+    for dir in tracefs_mounts() {
+        match private_mount_pid(&dir) {
+            Some(pid) if !Path::new(&format!("/proc/{pid}")).exists() => {
+                let _ = nix::mount::umount2(&dir, nix::mount::MntFlags::MNT_DETACH);
+                let _ = std::fs::remove_dir(&dir);
+            }
+            Some(_) => {}
+            None => found = found.or(Some(dir)),
+        }
+    }
+    found
 }
 
 /// Mounts tracefs on a private directory (not on `/sys/kernel/tracing`, which others may
 /// use), so unmounting it later changes nothing anyone else sees.
 fn mount_private() -> Result<PathBuf, Unavailable> {
-    let dir = std::env::temp_dir().join(format!("schedlab-tracefs-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("{PRIVATE_MOUNT}{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| Unavailable(format!("{}: {e}", dir.display())))?;
     nix::mount::mount(Some("nodev"), &dir, Some("tracefs"), nix::mount::MsFlags::empty(), None::<&str>).map_err(
         |e| {
