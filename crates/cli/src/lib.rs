@@ -239,6 +239,7 @@ fn run_error(e: RunError) -> CliError {
     match e {
         RunError::Workload(s) => CliError::input(s.to_string()),
         RunError::Limit(m) => CliError::input(format!("limit exceeded: {m}")),
+        RunError::Config(m) => CliError::input(m),
         RunError::Invariant(m) => CliError { message: format!("simulation error: {m}"), code: 1 },
     }
 }

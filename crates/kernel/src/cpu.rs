@@ -100,6 +100,11 @@ pub(crate) enum Action {
         task: TaskId,
         set: schedlab_machine::CpuSet,
     },
+    /// `sched_setattr(sched_runtime)` of a fair task.
+    SetSlice {
+        task: TaskId,
+        slice: Option<u64>,
+    },
     SleepUntil {
         task: TaskId,
         until: Ns,

@@ -156,6 +156,8 @@ pub enum RunError {
     Limit(String),
     /// A policy broke the `SchedClass` contract, or an invariant failed.
     Invariant(String),
+    /// The policy refused the workload's configuration (e.g. its task groups).
+    Config(String),
 }
 
 impl std::error::Error for RunError {}
@@ -166,6 +168,7 @@ impl std::fmt::Display for RunError {
             RunError::Workload(e) => write!(f, "{e}"),
             RunError::Limit(m) => write!(f, "limit: {m}"),
             RunError::Invariant(m) => write!(f, "invariant violated: {m}"),
+            RunError::Config(m) => write!(f, "{m}"),
         }
     }
 }
@@ -218,6 +221,8 @@ pub(crate) struct Task {
     pub last_ran: Option<CpuId>,
     pub blocked_on: BlockedOn,
     pub wake_migrated: bool,
+    /// Asleep but still queued: the policy delayed its dequeue (v6.12 `se->sched_delayed`).
+    pub delayed: bool,
 }
 
 /// The simulated kernel.
@@ -290,6 +295,8 @@ impl<'p> Kernel<'p> {
             )));
         }
         let streams = RngStreams::new(cfg.seed);
+        let mut policy = policy;
+        policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list();
