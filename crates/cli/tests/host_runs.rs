@@ -305,6 +305,8 @@ fn impossible_host_runs_are_refused_up_front() {
     assert!(err.contains("at most 600"), "{err}");
     let err = refuse(&hog.replace("name = \"h\"", "name = \"h\"\ncount = 2000"), &[]);
     assert!(err.contains("at most 1024"), "{err}");
+    let err = refuse(&hog.replace("name = \"h\"", "name = \"h\"\nsession = \"s\""), &[]);
+    assert!(err.contains("`session` needs a process"), "{err}");
     let cpus = schedlab_host::online_cpus();
     let err = refuse(&hog.replace("name = \"h\"", &format!("name = \"h\"\naffinity = [{cpus}]")), &[]);
     assert!(err.contains(&format!("CPU {cpus}")), "{err}");

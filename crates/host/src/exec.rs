@@ -51,7 +51,8 @@ fn policy_number(p: Policy) -> u32 {
 fn set_attributes(run: &Run, slot: &Slot, tid: i32) -> Result<(), String> {
     let tpl = &run.wl.templates[slot.template];
     let e = |what: &str, errno| format!("task `{}`: {what}: {}", slot.name, sys::strerror(errno));
-    sys::set_policy(tid, policy_number(tpl.policy), tpl.nice).map_err(|x| e("sched_setattr", x))?;
+    let slice = slot.slice.load(SeqCst);
+    sys::set_policy(tid, policy_number(tpl.policy), tpl.nice, slice).map_err(|x| e("sched_setattr", x))?;
     if let Some(set) = &tpl.affinity {
         set_affinity(0, set).map_err(|m| format!("task `{}`: {m}", slot.name))?;
     }
@@ -192,8 +193,19 @@ impl Interp<'_> {
                 lock(&self.run.tasks).slots[self.idx].nice.store(*n, SeqCst);
             }
             Op::SetAffinity(set) => set_affinity(0, set).map_err(End::Failed)?,
+            Op::SetSlice(s) => self.set_slice(s.map_or(0, |s| s.0))?,
         }
         self.pc += 1;
+        Ok(())
+    }
+
+    /// `set_slice`: `sched_setattr` with the task's policy and nice and a new runtime.
+    fn set_slice(&self, ns: u64) -> Result<(), End> {
+        let slot = lock(&self.run.tasks).slots[self.idx].clone();
+        let policy = policy_number(self.run.wl.templates[slot.template].policy);
+        sys::set_policy(sys::gettid(), policy, slot.nice.load(SeqCst), ns)
+            .map_err(|e| End::Failed(format!("sched_setattr(sched_runtime={ns}): {}", sys::strerror(e))))?;
+        slot.slice.store(ns, SeqCst);
         Ok(())
     }
 

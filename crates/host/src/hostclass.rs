@@ -21,7 +21,9 @@ impl SchedClass for HostClass {
     }
     fn migrate_task_rq(&mut self, _: &mut Ctx, _: TaskId, _: CpuId) {}
     fn enqueue_task(&mut self, _: &mut Ctx, _: CpuId, _: TaskId, _: u32) {}
-    fn dequeue_task(&mut self, _: &mut Ctx, _: CpuId, _: TaskId, _: u32) {}
+    fn dequeue_task(&mut self, _: &mut Ctx, _: CpuId, _: TaskId, _: u32) -> bool {
+        true
+    }
     fn wakeup_preempt(&mut self, _: &mut Ctx, _: CpuId, _: TaskId, _: u32) {}
     fn put_prev_task(&mut self, _: &mut Ctx, _: CpuId, _: TaskId) {}
     fn pick_next_task(&mut self, _: &mut Ctx, _: CpuId) -> Option<TaskId> {

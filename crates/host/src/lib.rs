@@ -318,6 +318,9 @@ fn task_infos(run: &Run) -> (Vec<TaskInfo>, Vec<(usize, i32)>) {
                 affinity: tpl.affinity.clone().unwrap_or_else(|| CpuSet::full(nr)),
                 cpu: 0,
                 parent: s.parent,
+                cgroup: None,
+                session: None,
+                slice: Some(s.slice.load(SeqCst)).filter(|&v| v != 0),
             }
         })
         .collect();

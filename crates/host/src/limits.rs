@@ -88,6 +88,21 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
             wl.initial_tasks()
         ));
     }
+    for tpl in &wl.templates {
+        if tpl.session.is_some() {
+            return Err(format!(
+                "task `{}`: `session` needs a process of its own (setsid); host runs run tasks as threads \
+                 and do not support sessions yet",
+                tpl.name
+            ));
+        }
+        if tpl.group.is_some() {
+            return Err(format!(
+                "task `{}`: `group` needs a cgroup (cpu.weight); host runs do not create cgroups yet",
+                tpl.name
+            ));
+        }
+    }
     let allowed = allowed_cpus();
     let (sets, nices) = requested(wl)?;
     for (what, set) in &sets {

@@ -101,13 +101,16 @@ pub fn set_nice(tid: i32, nice: i32) -> Result<(), Errno> {
     }
 }
 
-/// `sched_setattr(tid, {policy, nice})` for `SCHED_NORMAL`/`SCHED_BATCH`/`SCHED_IDLE`.
-pub fn set_policy(tid: i32, policy: u32, nice: i32) -> Result<(), Errno> {
+/// `sched_setattr(tid, {policy, nice, runtime})` for `SCHED_NORMAL`/`SCHED_BATCH`/
+/// `SCHED_IDLE`. A non-zero `runtime_ns` is a custom slice for a fair task (v6.12+, which
+/// clamps it to 0.1–100 ms); 0 restores the base slice.
+pub fn set_policy(tid: i32, policy: u32, nice: i32, runtime_ns: u64) -> Result<(), Errno> {
     // SAFETY: `sched_attr` is plain data; zeroed is a valid starting value.
     let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
     attr.size = std::mem::size_of::<libc::sched_attr>() as u32;
     attr.sched_policy = policy;
     attr.sched_nice = nice;
+    attr.sched_runtime = runtime_ns;
     // SAFETY: `attr` is valid and sized; flags 0.
     let r = unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &attr as *const libc::sched_attr, 0u32) };
     if r == 0 {

@@ -29,6 +29,8 @@ pub struct Slot {
     pub live_children: AtomicU32,
     /// Current nice value (the template's, then `set_nice` and `[[change]]`s).
     pub nice: AtomicI32,
+    /// Custom slice in ns (`sched_setattr` `sched_runtime`); 0: the base slice.
+    pub slice: AtomicU64,
     pub done: AtomicBool,
     /// `CLOCK_MONOTONIC` when the program ended by itself (0 while running, or when the
     /// run stopped it).
@@ -131,6 +133,12 @@ impl Run {
             tid: AtomicI32::new(0),
             live_children: AtomicU32::new(0),
             nice: AtomicI32::new(tpl.nice),
+            // The template's slice, else the parent's (as the simulator inherits it).
+            slice: AtomicU64::new(match (tpl.slice, parent) {
+                (Some(s), _) => s.0,
+                (None, Some(p)) => g.slots[p].slice.load(SeqCst),
+                (None, None) => 0,
+            }),
             done: AtomicBool::new(false),
             exit_ns: AtomicU64::new(0),
             final_stats: Mutex::new(None),
