@@ -135,6 +135,35 @@ fn host_record_has_the_simulation_schema_and_feeds_every_report() {
     assert!(switches_in >= r.tasks.len(), "{switches_in} switches in");
     let tl = schedlab_report::timeline::timeline(trace, 0, trace.end_ns, 60);
     assert!(tl.contains("ping") && tl.contains("cpu0"), "{tl}");
+    // Perfetto's own schema decodes the real run's trace: the switches into each CPU are
+    // those of the event log, the thread names ours.
+    let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));
+    let python = format!("{root}/target/test-venv/bin/python");
+    assert!(std::path::Path::new(&python).exists(), "{python} missing: run scripts/setup-test-deps.sh");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("host.pftrace");
+    std::fs::write(&path, &bytes).unwrap();
+    let out = Command::new(&python)
+        .arg(format!("{root}/scripts/perfetto_decode.py"))
+        .arg(&path)
+        .arg(r.sim_ns.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut want = vec![0u64; trace.nr_cpus];
+    for e in &trace.events {
+        if let schedlab_kernel::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
+            want[*cpu] += 1;
+        }
+    }
+    for (cpu, n) in want.iter().enumerate() {
+        assert_eq!(v["switches"][cpu.to_string()].as_u64().unwrap_or(0), *n, "cpu {cpu}");
+    }
+    for t in &r.tasks {
+        let pid = schedlab_report::perfetto::pid_of(t.tid).to_string();
+        assert_eq!(v["threads"][&pid].as_str().unwrap(), t.name);
+    }
 }
 
 /// With the tracepoints off (as on a kernel or account without tracefs), the run says so
