@@ -344,6 +344,9 @@ mod tests {
             affinity: CpuSet::full(2),
             cpu: 0,
             parent: None,
+            cgroup: None,
+            session: None,
+            slice: None,
         }
     }
 
