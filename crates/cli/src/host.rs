@@ -176,6 +176,7 @@ fn record(
             "real_run": true,
             "tracing": hr.tracing,
             "notes": hr.notes,
+            "task_processes": hr.task_processes,
             "runtime_ns_procfs": procfs_runtime,
             "runtime_ns_trace": trace_runtime,
         }),

@@ -244,6 +244,15 @@ program = [ { loop = "forever", do = [ { sleep = "1s" } ] } ]
 name = "locker"
 count = 2
 program = [ { loop = "forever", do = [ { lock = "m" }, { sleep = "300ms" }, { unlock = "m" } ] } ]
+[[task]]
+name = "proc"
+count = 2
+process = true
+program = [ { fork = "thread", count = 1 }, { loop = "forever", do = [ { lock = "m" }, { run = "5ms" }, { unlock = "m" }, { sleep = "200ms" } ] } ]
+[[task]]
+name = "thread"
+template = true
+program = [ { loop = "forever", do = [ { run = "20ms" }, { sleep = "20ms" } ] } ]
 "#;
 
 /// Runs the binary in its own process group on `text`, sends `sig` after `after`, and
@@ -287,7 +296,8 @@ fn ctrl_c_and_sigterm_stop_everything_and_restore_tracefs() {
         assert_eq!(code, 0, "{sig}: {err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{sig}: {e}: {out}"));
         assert_eq!(v["end_reason"], "interrupted", "{sig}");
-        assert_eq!(v["tasks"].as_array().unwrap().len(), 7, "{sig}");
+        assert_eq!(v["tasks"].as_array().unwrap().len(), 11, "{sig}");
+        assert_eq!(v["host"]["task_processes"], 2, "{sig}");
         assert!(v["sim_ns"].as_u64().unwrap() < 5_000_000_000, "{sig}");
     }
 }
@@ -310,6 +320,45 @@ program = [ { sleep = "60s" } ]
     let (code, _, err) = stops_cleanly(forker, None, Duration::ZERO);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("a task failed") && err.contains("limit exceeded"), "{err}");
+}
+
+/// Tasks that are processes (`process = true`) share the workload's mutex and pipe with
+/// threads, fork threads of their own, and are reaped: nothing of the run remains.
+#[test]
+fn process_tasks_share_objects_and_are_reaped() {
+    require_root();
+    let _s = serial();
+    let w = r#"
+[[pipe]]
+name = "p"
+[[mutex]]
+name = "m"
+[[task]]
+name = "main"
+program = [ { fork = "child", count = 3 }, "wait", { lock = "m" }, { unlock = "m" } ]
+[[task]]
+name = "child"
+template = true
+process = true
+program = [ { lock = "m" }, { run = "2ms" }, { unlock = "m" }, { send = "p", bytes = 10 }, { fork = "grandkid", count = 1 }, "wait" ]
+[[task]]
+name = "grandkid"
+template = true
+program = [ { run = "1ms" } ]
+[[task]]
+name = "reader"
+program = [ { recv = "p", bytes = 30 } ]
+"#;
+    let (code, out, err) = stops_cleanly(w, None, Duration::ZERO);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["end_reason"], "all_exited");
+    assert_eq!(v["host"]["task_processes"], 3);
+    let tasks = v["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 8);
+    for t in tasks {
+        assert!(t["runtime_ns"].as_u64().unwrap() > 0 && t["exit_ns"].is_u64(), "{t}");
+    }
 }
 
 /// What the host cannot do is refused before anything starts.

@@ -3,7 +3,7 @@
 
 use crate::objects::ObjError;
 use crate::sys;
-use crate::tasks::{lock, Run, Slot};
+use crate::tasks::{Run, Slot};
 use schedlab_sim::Distribution;
 use schedlab_workload::{Op, Policy, Program};
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
@@ -49,12 +49,13 @@ fn policy_number(p: Policy) -> u32 {
 /// first op (a clone inherits its creator's; the simulator creates tasks with the
 /// template's).
 fn set_attributes(run: &Run, slot: &Slot, tid: i32) -> Result<(), String> {
-    let tpl = &run.wl.templates[slot.template];
-    let e = |what: &str, errno| format!("task `{}`: {what}: {}", slot.name, sys::strerror(errno));
+    let tpl = &run.wl.templates[slot.template()];
+    let name = slot.name(&run.wl);
+    let e = |what: &str, errno| format!("task `{name}`: {what}: {}", sys::strerror(errno));
     let slice = slot.slice.load(SeqCst);
     sys::set_policy(tid, policy_number(tpl.policy), tpl.nice, slice).map_err(|x| e("sched_setattr", x))?;
     if let Some(set) = &tpl.affinity {
-        set_affinity(0, set).map_err(|m| format!("task `{}`: {m}", slot.name))?;
+        set_affinity(0, set).map_err(|m| format!("task `{name}`: {m}"))?;
     }
     Ok(())
 }
@@ -69,10 +70,12 @@ pub fn set_affinity(tid: i32, set: &schedlab_machine::CpuSet) -> Result<(), Stri
 }
 
 /// Entry point of a task thread.
-pub fn task_main(run: &Arc<Run>, idx: usize, slot: &Slot, prog: &Program) {
+pub fn task_main(run: &Arc<Run>, idx: usize, prog: &Program) {
+    let slot = run.slot(idx);
     let tid = sys::gettid();
+    slot.tgid.store(std::process::id() as i32, SeqCst);
     slot.tid.store(tid, SeqCst);
-    run.unregistered.fetch_sub(1, SeqCst);
+    run.registered();
     let end = match set_attributes(run, slot, tid) {
         Ok(()) => Interp { run, idx, prog, pc: 0, loops: Vec::new(), timers: Vec::new() }.run(),
         Err(m) => Err(End::Failed(m)),
@@ -92,16 +95,16 @@ pub fn task_main(run: &Arc<Run>, idx: usize, slot: &Slot, prog: &Program) {
 /// time; tells its parent.
 fn finish(run: &Run, slot: &Slot, natural: bool) {
     if let Ok(st) = crate::procstat::read_self() {
-        *lock(&slot.final_stats) = Some(st);
+        slot.set_final_stats(&st);
     }
     if natural {
         slot.exit_ns.store(sys::monotonic_ns(), SeqCst);
     }
     slot.done.store(true, SeqCst);
-    if let Some(p) = slot.parent {
-        let parent = lock(&run.tasks).slots[p].clone();
+    if let Some(p) = slot.parent() {
+        let parent = run.slot(p);
         parent.live_children.fetch_sub(1, SeqCst);
-        sys::futex_wake(&parent.live_children, u32::MAX);
+        sys::futex_wake(&parent.live_children, u32::MAX, run.objs.private);
     }
 }
 
@@ -117,14 +120,14 @@ struct Interp<'a> {
 
 impl Interp<'_> {
     fn stopping(&self) -> bool {
-        self.run.objs.stop.load(Relaxed)
+        self.run.objs.stop_flag().load(Relaxed)
     }
 
     /// A duration for this use of `d`: constants directly, others from the shared stream.
     fn draw(&self, d: &Distribution) -> u64 {
         match d {
             Distribution::Constant(v) => v.0,
-            _ => d.sample(&mut lock(&self.run.rng)).0,
+            _ => self.run.draw(|rng| d.sample(rng)).0,
         }
     }
 
@@ -190,7 +193,7 @@ impl Interp<'_> {
             Op::SetNice(n) => {
                 sys::set_nice(sys::gettid(), *n)
                     .map_err(|e| End::Failed(format!("setpriority({n}): {}", sys::strerror(e))))?;
-                lock(&self.run.tasks).slots[self.idx].nice.store(*n, SeqCst);
+                self.run.slot(self.idx).nice.store(*n, SeqCst);
             }
             Op::SetAffinity(set) => set_affinity(0, set).map_err(End::Failed)?,
             Op::SetSlice(s) => self.set_slice(s.map_or(0, |s| s.0))?,
@@ -201,8 +204,8 @@ impl Interp<'_> {
 
     /// `set_slice`: `sched_setattr` with the task's policy and nice and a new runtime.
     fn set_slice(&self, ns: u64) -> Result<(), End> {
-        let slot = lock(&self.run.tasks).slots[self.idx].clone();
-        let policy = policy_number(self.run.wl.templates[slot.template].policy);
+        let slot = self.run.slot(self.idx);
+        let policy = policy_number(self.run.wl.templates[slot.template()].policy);
         sys::set_policy(sys::gettid(), policy, slot.nice.load(SeqCst), ns)
             .map_err(|e| End::Failed(format!("sched_setattr(sched_runtime={ns}): {}", sys::strerror(e))))?;
         slot.slice.store(ns, SeqCst);
@@ -272,13 +275,13 @@ impl Interp<'_> {
 
     /// `wait`: until every child has exited (a futex on the live-children count).
     fn wait_children(&self) -> Result<(), End> {
-        let me = lock(&self.run.tasks).slots[self.idx].clone();
+        let me = self.run.slot(self.idx);
         loop {
             let v = me.live_children.load(SeqCst);
             if v == 0 {
                 return Ok(());
             }
-            if sys::futex_wait(&me.live_children, v) == Err(libc::EINTR) && self.stopping() {
+            if sys::futex_wait(&me.live_children, v, self.run.objs.private) == Err(libc::EINTR) && self.stopping() {
                 return Err(End::Stopped);
             }
         }

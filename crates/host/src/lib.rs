@@ -21,6 +21,7 @@ mod objects;
 pub mod procstat;
 pub mod ringbuf;
 mod safety;
+mod shm;
 pub mod sys;
 mod tasks;
 pub mod tracefs;
@@ -36,9 +37,9 @@ use schedlab_sched_api::{TaskInfo, TaskPolicy};
 use schedlab_sim::{Ns, RngStreams};
 use schedlab_workload::{Policy, Workload};
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
-use tasks::{lock, Run};
+use tasks::Run;
 
 /// Environment variable that turns tracing off (as if tracefs were unavailable).
 pub const NO_TRACE_ENV: &str = "SCHEDLAB_HOST_NO_TRACE";
@@ -90,6 +91,8 @@ pub struct HostRun {
     pub tracing: TracingInfo,
     /// Facts about this run worth reporting (pipe capacities granted, …).
     pub notes: Vec<String>,
+    /// Tasks that ran as processes of their own (`process = true`).
+    pub task_processes: usize,
 }
 
 /// A host run that could not start or did not complete.
@@ -119,8 +122,8 @@ pub fn run(
 ) -> Result<HostRun, HostError> {
     check(&wl, cfg)?;
     let nr_cpus = online_cpus();
-    let stop = Arc::new(AtomicBool::new(false));
-    let objs = objects::Objects::new(&wl, stop).map_err(HostError)?;
+    let processes = wl.templates.iter().any(|t| t.process);
+    let objs = objects::Objects::new(&wl, !processes).map_err(HostError)?;
     let mut notes = objs.pipe_notes.clone();
     safety::install_wake_handler().map_err(HostError)?;
     let mut tracing = TracingInfo::default();
@@ -142,7 +145,8 @@ pub fn run(
     tracing.enabled = trace.is_some();
     tracing.instance = trace.as_ref().map(|t| t.instance().display().to_string());
     let streams = RngStreams::new(cfg.seed);
-    let run = Arc::new(Run::new(wl.clone(), objs, streams.stream("workload", 0), cfg.max_tasks));
+    let run = Arc::new(Run::new(wl.clone(), objs, streams.stream("workload", 0), cfg.max_tasks).map_err(HostError)?);
+    let _reaper = processes.then(safety::Subreaper::set);
     let t0 = sys::monotonic_ns();
     let mut conv = trace.as_ref().map(|_| convert::Converter::new(t0, cfg.duration, nr_cpus, probe.sample_every()));
     let mut ctl = Controller { run: &run, t0, cfg, trace: trace.as_mut(), conv: conv.as_mut(), probe };
@@ -151,14 +155,14 @@ pub fn run(
         let ended = ctl.control(keep_going);
         let stopped_at = ctl.now();
         let live_stats: Vec<(usize, Option<ProcStats>)> =
-            run.live().into_iter().map(|(i, tid)| (i, procstat::read(std::process::id() as i32, tid).ok())).collect();
+            run.live().into_iter().map(|(i, tgid, tid)| (i, procstat::read(tgid, tid).ok())).collect();
         safety::stop_all(&run).map_err(HostError)?;
         // When every task exited, the end is after their last exit (all of it traced).
         let end = if matches!(ended, Ok(EndReason::AllExited)) { ctl.now() } else { stopped_at };
         (ended, end.min(cfg.duration.0), live_stats)
     };
     let (ended, end, live_stats) = outcome;
-    if let Some(m) = lock(&run.failure).clone() {
+    if let Some(m) = run.failure() {
         return Err(HostError(format!("a task failed: {m}")));
     }
     let reason = ended.map_err(HostError)?;
@@ -241,15 +245,15 @@ impl Controller<'_, '_> {
     /// A `[[change]]`: `setpriority`/`sched_setaffinity` on every live thread of the task.
     fn apply_change(&self, idx: usize) -> Result<(), String> {
         let c = &self.run.wl.changes[idx];
-        let slots = self.run.slots();
-        for (i, tid) in self.run.live() {
-            if slots[i].template != c.template {
+        for (i, _, tid) in self.run.live() {
+            let slot = self.run.slot(i);
+            if slot.template() != c.template {
                 continue;
             }
             if let Some(n) = c.nice {
                 // A thread that exited meanwhile (ESRCH) is no error.
                 match sys::set_nice(tid, n) {
-                    Ok(()) => slots[i].nice.store(n, SeqCst),
+                    Ok(()) => slot.nice.store(n, SeqCst),
                     Err(libc::ESRCH) => {}
                     Err(e) => return Err(format!("[[change]] at {}: setpriority: {}", c.at, sys::strerror(e))),
                 }
@@ -306,18 +310,18 @@ fn task_policy(p: Policy) -> TaskPolicy {
 /// `TaskInfo` of every slot (task id = slot index) and the tids published so far.
 fn task_infos(run: &Run) -> (Vec<TaskInfo>, Vec<(usize, i32)>) {
     let nr = online_cpus();
-    let slots = run.slots();
+    let slots: Vec<&tasks::Slot> = (0..run.nr_slots()).map(|i| run.slot(i)).collect();
     let infos = slots
         .iter()
         .map(|s| {
-            let tpl = &run.wl.templates[s.template];
+            let tpl = &run.wl.templates[s.template()];
             TaskInfo {
-                name: s.name.clone(),
+                name: s.name(&run.wl),
                 nice: s.nice.load(SeqCst),
                 policy: task_policy(tpl.policy),
                 affinity: tpl.affinity.clone().unwrap_or_else(|| CpuSet::full(nr)),
                 cpu: 0,
-                parent: s.parent,
+                parent: s.parent(),
                 cgroup: None,
                 session: None,
                 slice: Some(s.slice.load(SeqCst)).filter(|&v| v != 0),
@@ -340,9 +344,9 @@ fn finish(
     notes: Vec<String>,
     probe: &mut dyn Probe,
 ) -> HostRun {
-    let slots = run.slots();
+    let slots: Vec<&tasks::Slot> = (0..run.nr_slots()).map(|i| run.slot(i)).collect();
     let (infos, _) = task_infos(run);
-    let mut procfs: Vec<Option<ProcStats>> = slots.iter().map(|s| *lock(&s.final_stats)).collect();
+    let mut procfs: Vec<Option<ProcStats>> = slots.iter().map(|s| s.final_stats()).collect();
     for (i, st) in live_stats {
         procfs[i] = st.or(procfs[i]);
     }
@@ -358,8 +362,8 @@ fn finish(
     if conv.is_none() {
         // Without a trace, the tasks' existence is all the probe can be told.
         for (i, s) in slots.iter().enumerate() {
-            let time = Ns(s.created_ns.saturating_sub(t0).min(end));
-            probe.event(&ProbeEvent::TaskNew { time, task: i, parent: s.parent, cpu: 0 });
+            let time = Ns(s.created_ns.load(SeqCst).saturating_sub(t0).min(end));
+            probe.event(&ProbeEvent::TaskNew { time, task: i, parent: s.parent(), cpu: 0 });
         }
     }
     let cpu_times = match &cpu_split {
@@ -377,5 +381,6 @@ fn finish(
         exit_times,
         policy_counters: Vec::new(),
     };
-    HostRun { summary, procfs, cpu_split, info: info::read(), tracing, notes }
+    let task_processes = run.process_pids().len();
+    HostRun { summary, procfs, cpu_split, info: info::read(), tracing, notes, task_processes }
 }

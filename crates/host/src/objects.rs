@@ -6,11 +6,11 @@
 //! of a run); any other interruption is retried, or is a spurious wakeup where POSIX allows
 //! one (condition variables).
 
+use crate::shm::{Shared, ZeroValid};
 use crate::sys;
 use schedlab_workload::Workload;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
-use std::sync::Arc;
 
 /// A blocking call was interrupted by a signal (`EINTR`).
 #[derive(Debug)]
@@ -29,14 +29,6 @@ impl From<Interrupted> for ObjError {
     }
 }
 
-fn wait(word: &AtomicU32, expected: u32, stop: &AtomicBool) -> Result<(), Interrupted> {
-    match sys::futex_wait(word, expected) {
-        Err(libc::EINTR) if stop.load(SeqCst) => Err(Interrupted),
-        // EAGAIN (the word changed before we slept) or a stray signal: the caller re-checks.
-        _ => Ok(()),
-    }
-}
-
 pub struct Pipe {
     pub read: OwnedFd,
     pub write: OwnedFd,
@@ -44,34 +36,41 @@ pub struct Pipe {
 
 /// Condition variable: a sequence word to wait on and a waiter count (so `signal` skips the
 /// system call when nobody waits, as the simulator's model does).
-#[derive(Default)]
 pub struct Cond {
     seq: AtomicU32,
     waiters: AtomicU32,
 }
 
-#[derive(Default)]
 pub struct Barrier {
     arrived: AtomicU32,
     gen: AtomicU32,
-    parties: u32,
+    parties: AtomicU32,
 }
 
+// SAFETY: atomics only.
+unsafe impl ZeroValid for Cond {}
+// SAFETY: atomics only.
+unsafe impl ZeroValid for Barrier {}
+
+/// Every word lives in shared memory ([`Shared`]), so tasks that are processes share them.
 pub struct Objects {
-    pub mutexes: Vec<AtomicU32>,
-    pub conds: Vec<Cond>,
-    pub barriers: Vec<Barrier>,
+    pub mutexes: Shared<AtomicU32>,
+    pub conds: Shared<Cond>,
+    pub barriers: Shared<Barrier>,
     pub pipes: Vec<Pipe>,
     /// Pipe capacities the kernel granted, where they differ from the requested ones
     /// (`F_SETPIPE_SZ` rounds up to a power-of-two number of pages).
     pub pipe_notes: Vec<String>,
     /// Set when the run stops: blocked tasks give up instead of retrying.
-    pub stop: Arc<AtomicBool>,
+    stop: Shared<AtomicBool>,
+    /// Process-private futexes (`FUTEX_*_PRIVATE`), as glibc's default; shared ones when
+    /// some task is a process.
+    pub private: bool,
 }
 
 impl Objects {
     /// Creates every object the workload declares (pipes with `O_CLOEXEC`).
-    pub fn new(wl: &Workload, stop: Arc<AtomicBool>) -> Result<Objects, String> {
+    pub fn new(wl: &Workload, private: bool) -> Result<Objects, String> {
         let mut pipes = Vec::new();
         let mut pipe_notes = Vec::new();
         for p in &wl.pipes {
@@ -92,22 +91,54 @@ impl Objects {
             }
             pipes.push(Pipe { read: r, write: w });
         }
+        let barriers = Shared::<Barrier>::zeroed(wl.barriers.len())?;
+        for (b, def) in barriers.iter().zip(&wl.barriers) {
+            b.parties.store(def.parties.min(u32::MAX as u64) as u32, SeqCst);
+        }
         Ok(Objects {
-            mutexes: wl.mutexes.iter().map(|_| AtomicU32::new(0)).collect(),
-            conds: wl.conds.iter().map(|_| Cond::default()).collect(),
-            barriers: wl
-                .barriers
-                .iter()
-                .map(|b| Barrier { parties: b.parties.min(u32::MAX as u64) as u32, ..Barrier::default() })
-                .collect(),
+            mutexes: Shared::zeroed(wl.mutexes.len())?,
+            conds: Shared::zeroed(wl.conds.len())?,
+            barriers,
             pipes,
             pipe_notes,
-            stop,
+            stop: Shared::zeroed(1)?,
+            private,
         })
     }
 
+    pub fn stop_flag(&self) -> &AtomicBool {
+        &self.stop[0]
+    }
+
     pub fn stopping(&self) -> bool {
-        self.stop.load(SeqCst)
+        self.stop_flag().load(SeqCst)
+    }
+
+    fn wait(&self, word: &AtomicU32, expected: u32) -> Result<(), Interrupted> {
+        match sys::futex_wait(word, expected, self.private) {
+            Err(libc::EINTR) if self.stopping() => Err(Interrupted),
+            // EAGAIN (the word changed before we slept) or a stray signal: the caller re-checks.
+            _ => Ok(()),
+        }
+    }
+
+    fn wake(&self, word: &AtomicU32, n: u32) {
+        sys::futex_wake(word, n, self.private);
+    }
+
+    /// Runs `f` holding lock word `word` (the same 0/1/2 protocol as workload mutexes), for
+    /// the run's own shared state (task table, workload stream).
+    pub fn with_word<R>(&self, word: &AtomicU32, f: impl FnOnce() -> R) -> R {
+        if word.compare_exchange(0, 1, SeqCst, SeqCst).is_err() {
+            while word.swap(2, SeqCst) != 0 {
+                let _ = sys::futex_wait(word, 2, self.private);
+            }
+        }
+        let r = f();
+        if word.swap(0, SeqCst) == 2 {
+            self.wake(word, 1);
+        }
+        r
     }
 
     /// glibc `lll_lock`: CAS 0→1; else `xchg(word, 2)` and `futex_wait(word, 2)` until the
@@ -124,7 +155,7 @@ impl Objects {
     fn lock_contended(&self, m: usize) -> Result<(), Interrupted> {
         let w = &self.mutexes[m];
         while w.swap(2, SeqCst) != 0 {
-            wait(w, 2, &self.stop)?;
+            self.wait(w, 2)?;
         }
         Ok(())
     }
@@ -133,7 +164,7 @@ impl Objects {
     pub fn unlock(&self, m: usize) {
         let w = &self.mutexes[m];
         if w.swap(0, SeqCst) == 2 {
-            sys::futex_wake(w, 1);
+            self.wake(w, 1);
         }
     }
 
@@ -144,7 +175,7 @@ impl Objects {
         cv.waiters.fetch_add(1, SeqCst);
         let seq = cv.seq.load(SeqCst);
         self.unlock(m);
-        let r = wait(&cv.seq, seq, &self.stop);
+        let r = self.wait(&cv.seq, seq);
         cv.waiters.fetch_sub(1, SeqCst);
         r?;
         self.lock(m)
@@ -155,7 +186,7 @@ impl Objects {
         let cv = &self.conds[c];
         cv.seq.fetch_add(1, SeqCst);
         if cv.waiters.load(SeqCst) > 0 {
-            sys::futex_wake(&cv.seq, if all { u32::MAX } else { 1 });
+            self.wake(&cv.seq, if all { u32::MAX } else { 1 });
         }
     }
 
@@ -163,14 +194,14 @@ impl Objects {
     pub fn barrier(&self, b: usize) -> Result<(), Interrupted> {
         let bar = &self.barriers[b];
         let gen = bar.gen.load(SeqCst);
-        if bar.arrived.fetch_add(1, SeqCst) + 1 >= bar.parties {
+        if bar.arrived.fetch_add(1, SeqCst) + 1 >= bar.parties.load(SeqCst) {
             bar.arrived.store(0, SeqCst);
             bar.gen.fetch_add(1, SeqCst);
-            sys::futex_wake(&bar.gen, u32::MAX);
+            self.wake(&bar.gen, u32::MAX);
             return Ok(());
         }
         while bar.gen.load(SeqCst) == gen {
-            wait(&bar.gen, gen, &self.stop)?;
+            self.wait(&bar.gen, gen)?;
         }
         Ok(())
     }
@@ -213,12 +244,13 @@ impl Objects {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicU64;
+    use std::sync::Arc;
 
     fn objects() -> Arc<Objects> {
         let text = "[[mutex]]\nname = \"m\"\n[[cond]]\nname = \"c\"\n[[barrier]]\nname = \"b\"\nparties = 4\n\
                     [[pipe]]\nname = \"p\"\ncapacity = 4096\n[[task]]\nname = \"t\"\nprogram = [ \"yield\" ]\n";
         let wl = schedlab_workload::parse_workload("t.toml", text, &[], 2).unwrap();
-        Arc::new(Objects::new(&wl, Arc::new(AtomicBool::new(false))).unwrap())
+        Arc::new(Objects::new(&wl, true).unwrap())
     }
 
     fn on_threads(n: usize, f: impl Fn(usize) + Send + Sync + 'static) {

@@ -51,15 +51,23 @@ pub fn sleep_until(deadline_ns: u64) -> Result<(), Errno> {
     }
 }
 
-/// `futex(FUTEX_WAIT_PRIVATE)`: sleeps while `*word == expected`. Private, as glibc's
-/// default (process-private) mutexes and condition variables use.
-pub fn futex_wait(word: &AtomicU32, expected: u32) -> Result<(), Errno> {
+fn futex_op(op: i32, private: bool) -> i32 {
+    if private {
+        op | libc::FUTEX_PRIVATE_FLAG
+    } else {
+        op
+    }
+}
+
+/// `futex(FUTEX_WAIT[_PRIVATE])`: sleeps while `*word == expected`. Private as glibc's default
+/// mutexes; shared (keyed by the page, not the address space) when processes share the word.
+pub fn futex_wait(word: &AtomicU32, expected: u32, private: bool) -> Result<(), Errno> {
     // SAFETY: `word` is a live, aligned u32 for the duration of the call; no timeout.
     let r = unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            futex_op(libc::FUTEX_WAIT, private),
             expected,
             std::ptr::null::<libc::timespec>(),
             0usize,
@@ -73,20 +81,12 @@ pub fn futex_wait(word: &AtomicU32, expected: u32) -> Result<(), Errno> {
     }
 }
 
-/// `futex(FUTEX_WAKE_PRIVATE)`: wakes up to `n` waiters of `word`.
-pub fn futex_wake(word: &AtomicU32, n: u32) {
+/// `futex(FUTEX_WAKE[_PRIVATE])`: wakes up to `n` waiters of `word`.
+pub fn futex_wake(word: &AtomicU32, n: u32, private: bool) {
     let n = n.min(i32::MAX as u32);
     // SAFETY: as for `futex_wait`; FUTEX_WAKE only reads the address.
     unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            n,
-            0usize,
-            0usize,
-            0u32,
-        );
+        libc::syscall(libc::SYS_futex, word.as_ptr(), futex_op(libc::FUTEX_WAKE, private), n, 0usize, 0usize, 0u32);
     }
 }
 
@@ -120,11 +120,11 @@ pub fn set_policy(tid: i32, policy: u32, nice: i32, runtime_ns: u64) -> Result<(
     }
 }
 
-/// `tgkill(getpid(), tid, sig)`: a signal to one thread of this process.
-pub fn tgkill(tid: i32, sig: i32) {
+/// `tgkill(tgid, tid, sig)`: a signal to one thread (of this or a child process).
+pub fn tgkill(tgid: i32, tid: i32, sig: i32) {
     // SAFETY: plain syscall on integers; a thread that already exited gives ESRCH.
     unsafe {
-        libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, sig);
+        libc::syscall(libc::SYS_tgkill, tgid, tid, sig);
     }
 }
 

@@ -665,7 +665,7 @@ pub fn parse_workload(
             t,
             &[
                 "name", "count", "template", "nice", "policy", "affinity", "start", "group", "session", "slice",
-                "program",
+                "process", "program",
             ],
             &f,
         )?;
@@ -674,6 +674,13 @@ pub fn parse_workload(
                 .get_ref()
                 .as_bool()
                 .ok_or_else(|| p.err(v.span().start, &join(&f, "template"), "expected true or false"))?,
+            None => false,
+        };
+        let process = match p.get(t, "process") {
+            Some(v) => v
+                .get_ref()
+                .as_bool()
+                .ok_or_else(|| p.err(v.span().start, &join(&f, "process"), "expected true or false"))?,
             None => false,
         };
         let count = match p.get(t, "count") {
@@ -728,6 +735,7 @@ pub fn parse_workload(
             group,
             session,
             slice,
+            process,
             body,
             instance_dependent,
         });
