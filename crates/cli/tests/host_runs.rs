@@ -195,19 +195,36 @@ fn without_tracepoints_the_run_says_so_and_skips_those_metrics() {
     }
 }
 
-/// Processes whose process group is `pgid` (the binary runs in its own group).
-fn group_members(pgid: i32) -> Vec<i32> {
+/// Processes whose process group is `pgid` (the binary runs in its own group); zombies
+/// (dead, waiting for their parent to reap them) too unless `living_only`.
+fn group_members_of(pgid: i32, living_only: bool) -> Vec<i32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
         // Fields after the `(comm)`: state ppid pgrp …
         let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+        if living_only && rest.starts_with('Z') && all_threads_dead(pid) {
+            continue;
+        }
         if rest.split_whitespace().nth(2).and_then(|g| g.parse().ok()) == Some(pgid) {
             out.push(pid);
         }
     }
     out
+}
+
+/// A thread-group leader shows `Z` while its other threads may still run or exit.
+fn all_threads_dead(pid: i32) -> bool {
+    let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return true };
+    rd.flatten().all(|t| {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        stat.rfind(')').is_none_or(|i| stat[i + 2..].starts_with('Z') || stat[i + 2..].starts_with('X'))
+    })
+}
+
+fn group_members(pgid: i32) -> Vec<i32> {
+    group_members_of(pgid, false)
 }
 
 /// Tracing instances of process `pid` still present in any tracefs mount.
@@ -302,6 +319,43 @@ fn ctrl_c_and_sigterm_stop_everything_and_restore_tracefs() {
     }
 }
 
+/// SIGKILL cannot be handled: the task processes die with schedlab (their parent-death
+/// signal), and the next run removes the tracing instance the killed one left.
+#[test]
+fn after_sigkill_no_process_remains_and_the_next_run_removes_the_instance() {
+    use std::os::unix::process::CommandExt;
+    require_root();
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.toml");
+    std::fs::write(&w, SLEEPERS_AND_HOGS).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["run", w.to_str().unwrap(), "--sched", "host", "--duration", "10s"])
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(instances_of(pid).len(), 1, "the run should be tracing by now");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Orphaned zombies are init's to reap; what must not remain is a living process.
+    let mut left = group_members_of(pid as i32, true);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        left = group_members_of(pid as i32, true);
+    }
+    assert_eq!(left, Vec::<i32>::new(), "task processes outlived a killed schedlab");
+    let r = run(&host_job(PING_PONG, 1000));
+    assert_traced(&r);
+    assert_eq!(instances_of(pid), Vec::<String>::new(), "the killed run's instance was not removed");
+}
+
 /// A task that fails (here: forking past the thread cap while 1024 others sleep) ends the
 /// run with an error, and every other thread is stopped and the instance removed.
 #[test]
@@ -361,6 +415,44 @@ program = [ { recv = "p", bytes = 30 } ]
     }
 }
 
+/// Sessions are `setsid` processes; with autogroup on (`sched_autogroup_enabled`), each is a
+/// task group of its own (`kernel/sched/autogroup.c`), so one hog alone in its session gets
+/// about half of a CPU shared with three hogs of another session; with autogroup off, a
+/// quarter (`sched_prio_to_weight`: equal weights).
+#[test]
+fn sessions_are_setsid_processes_with_their_own_autogroup() {
+    require_root();
+    let _s = serial();
+    let w = r#"
+[[task]]
+name = "alone"
+process = true
+session = "a"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "10ms" } ] } ]
+[[task]]
+name = "crowd"
+process = true
+session = "b"
+affinity = [0]
+program = [ { fork = "member", count = 2 }, { loop = "forever", do = [ { run = "10ms" } ] } ]
+[[task]]
+name = "member"
+template = true
+program = [ { loop = "forever", do = [ { run = "10ms" } ] } ]
+"#;
+    let r = run(&host_job(w, 1500));
+    let total: u64 = r.tasks.iter().map(|t| t.runtime_ns).sum();
+    let alone = r.tasks.iter().find(|t| t.name == "alone").unwrap().runtime_ns as f64 / total as f64;
+    let autogroup = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").unwrap_or_default();
+    if autogroup.trim() == "1" {
+        assert!(alone > 0.40, "autogroup on: `alone` got {alone:.3} of the CPU, expected about 1/2");
+    } else {
+        assert!(alone < 0.35, "autogroup off: `alone` got {alone:.3} of the CPU, expected about 1/4");
+    }
+    assert_eq!(r.host["task_processes"], 2);
+}
+
 /// What the host cannot do is refused before anything starts.
 #[test]
 fn impossible_host_runs_are_refused_up_front() {
@@ -384,7 +476,7 @@ fn impossible_host_runs_are_refused_up_front() {
     let err = refuse(&hog.replace("name = \"h\"", "name = \"h\"\ncount = 2000"), &[]);
     assert!(err.contains("at most 1024"), "{err}");
     let err = refuse(&hog.replace("name = \"h\"", "name = \"h\"\nsession = \"s\""), &[]);
-    assert!(err.contains("`session` needs a process"), "{err}");
+    assert!(err.contains("needs a process of its own") && err.contains("process = true"), "{err}");
     let cpus = schedlab_host::online_cpus();
     let err = refuse(&hog.replace("name = \"h\"", &format!("name = \"h\"\naffinity = [{cpus}]")), &[]);
     assert!(err.contains(&format!("CPU {cpus}")), "{err}");

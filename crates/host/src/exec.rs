@@ -52,10 +52,24 @@ fn set_attributes(run: &Run, slot: &Slot, tid: i32) -> Result<(), String> {
     let tpl = &run.wl.templates[slot.template()];
     let name = slot.name(&run.wl);
     let e = |what: &str, errno| format!("task `{name}`: {what}: {}", sys::strerror(errno));
+    if let Some(s) = tpl.session {
+        start_session(&run.wl.groups.sessions[s]).map_err(|m| format!("task `{name}`: {m}"))?;
+    }
     let slice = slot.slice.load(SeqCst);
     sys::set_policy(tid, policy_number(tpl.policy), tpl.nice, slice).map_err(|x| e("sched_setattr", x))?;
     if let Some(set) = &tpl.affinity {
         set_affinity(0, set).map_err(|m| format!("task `{name}`: {m}"))?;
+    }
+    Ok(())
+}
+
+/// `setsid` (a process task: the limits allow sessions only there), and the session's
+/// autogroup nice (`/proc/self/autogroup`) when it is not 0.
+fn start_session(s: &schedlab_workload::SessionDef) -> Result<(), String> {
+    nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
+    if s.nice != 0 {
+        std::fs::write("/proc/self/autogroup", s.nice.to_string())
+            .map_err(|e| format!("session `{}`: autogroup nice {}: {e}", s.name, s.nice))?;
     }
     Ok(())
 }
@@ -89,6 +103,23 @@ pub fn task_main(run: &Arc<Run>, idx: usize, prog: &Program) {
         Err(_) => false,
     };
     finish(run, slot, natural);
+    linger_for_processes(run, slot);
+}
+
+/// A task that forked processes stays as a parked thread until they have ended: their
+/// parent-death signal (`PR_SET_PDEATHSIG`, sent when the forking *thread* exits) must only
+/// fire when schedlab itself dies.
+fn linger_for_processes(run: &Run, slot: &Slot) {
+    if !slot.forked_process.load(SeqCst) {
+        return;
+    }
+    loop {
+        let v = slot.live_children.load(SeqCst);
+        if v == 0 {
+            return;
+        }
+        let _ = sys::futex_wait(&slot.live_children, v, run.objs.private);
+    }
 }
 
 /// Records the task's final procfs statistics and, if its program ended by itself, its exit

@@ -63,6 +63,9 @@ fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
             }
         }
     }
+    for s in &wl.groups.sessions {
+        nices.push((format!("session `{}` autogroup nice", s.name), s.nice));
+    }
     for c in &wl.changes {
         let name = &wl.templates[c.template].name;
         if let Some(a) = &c.affinity {
@@ -73,6 +76,26 @@ fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
         }
     }
     Ok((sets, nices))
+}
+
+/// On the host a session is what `setsid` makes: one process (and what it forks), so a
+/// session may belong to one started task with `process = true`.
+fn check_session(wl: &Workload, tpl: &schedlab_workload::TaskTemplate, s: usize) -> Result<(), String> {
+    let name = &wl.groups.sessions[s].name;
+    if !tpl.process {
+        return Err(format!(
+            "task `{}`: session `{name}` needs a process of its own (setsid): add `process = true`",
+            tpl.name
+        ));
+    }
+    let users = wl.templates.iter().filter(|t| t.session == Some(s)).count();
+    if users > 1 || tpl.count != 1 || tpl.template {
+        return Err(format!(
+            "session `{name}`: on the host a session is one process made by setsid and what it forks; \
+             give it to one started task with count = 1 (its forked children inherit it)"
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses, with the reason, anything this host cannot or may not do.
@@ -89,12 +112,8 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
         ));
     }
     for tpl in &wl.templates {
-        if tpl.session.is_some() {
-            return Err(format!(
-                "task `{}`: `session` needs a process of its own (setsid); host runs run tasks as threads \
-                 and do not support sessions yet",
-                tpl.name
-            ));
+        if let Some(s) = tpl.session {
+            check_session(wl, tpl, s)?;
         }
         if tpl.group.is_some() {
             return Err(format!(

@@ -39,6 +39,8 @@ pub struct Slot {
     /// For a task that is a process: its pid, to reap at the end.
     pub pid: AtomicI32,
     pub live_children: AtomicU32,
+    /// This task forked a process (it then outlives its program until that one ends).
+    pub forked_process: AtomicBool,
     /// Current nice value (the template's, then `set_nice` and `[[change]]`s).
     pub nice: AtomicI32,
     /// Custom slice in ns (`sched_setattr` `sched_runtime`); 0: the base slice.
@@ -258,6 +260,11 @@ impl Run {
             self.slots[p].live_children.fetch_add(1, SeqCst);
         }
         h.count.store(idx as u64 + 1, SeqCst);
+        if tpl.process {
+            if let Some(p) = parent {
+                self.slots[p].forked_process.store(true, SeqCst);
+            }
+        }
         let started = if tpl.process { self.fork_process(idx, &prog) } else { self.start_thread(idx, prog) };
         if let Err(e) = started {
             // The task never ran: account for it as exited at once.
@@ -291,11 +298,21 @@ impl Run {
         // SAFETY: the child only runs the interpreter (shared-memory state, system calls,
         // allocation — glibc's malloc is fork-safe) and never returns from here; the table
         // lock held by this thread is released by the parent.
+        let parent_pid = std::process::id() as i32;
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(format!("fork: {}", std::io::Error::last_os_error()));
         }
         if pid == 0 {
+            // If schedlab dies (even by SIGKILL), so does this process: the forking thread
+            // lives until its process children have ended (`exec::linger_for_processes`).
+            // SAFETY: prctl and getppid on integers; `_exit` if the parent is already gone.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                if libc::getppid() != parent_pid {
+                    libc::_exit(0);
+                }
+            }
             crate::exec::task_main(self, idx, prog);
             // SAFETY: ends this thread only, without unwinding or running atexit handlers.
             unsafe { libc::syscall(libc::SYS_exit, 0) };
