@@ -1,13 +1,14 @@
 //! Real runs (`--sched host`): the workload file executes on this machine's kernel — one
-//! thread per task, real futexes, pipes and timers — and is measured the way a simulation
-//! is: the kernel's sched tracepoints (a private tracefs instance) become the simulator's
+//! thread per task (a process where the workload says `process = true`), real futexes,
+//! pipes and timers — and is measured the way a simulation is: the kernel's sched tracepoints (a private tracefs instance) become the simulator's
 //! [`ProbeEvent`](schedlab_kernel::ProbeEvent) stream for the caller's probe, and procfs
 //! gives each thread's run time, run delay, switches and migrations.
 //!
-//! Architecture Invariant: a host run touches only threads it created and settings it
-//! restores. Every exit path — normal end, error, a failing task, Ctrl-C or SIGTERM (the
-//! caller's `keep_going` returns false) — stops and joins every task thread and removes the
-//! tracing instance before [`run`] returns; limits are checked before anything starts.
+//! Architecture Invariant: a host run touches only threads and processes it created and
+//! settings it restores. Every exit path — normal end, error, a failing task, Ctrl-C or
+//! SIGTERM (the caller's `keep_going` returns false) — stops every task, joins its threads,
+//! reaps its processes and removes the tracing instance before [`run`] returns; limits are
+//! checked before anything starts.
 //!
 //! `docs/host-runs.md` describes the mapping of each op, what is measured, what changes on
 //! the host and what is missing.
