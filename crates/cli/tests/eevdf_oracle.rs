@@ -9,7 +9,7 @@ use schedlab_sim::Ns;
 
 const VERSIONS: [&str; 3] = ["6.6", "6.12", "6.18"];
 
-fn eevdf(text: &str, machine: &str, secs: u64, version: &str, extra: &[(&str, &str)]) -> schedlab::Job {
+fn eevdf(text: &str, machine: &str, secs: u64, version: &str, extra: &[(&str, &str)]) -> schedlab_run::RunSpec {
     let mut sets = vec![("version", version)];
     sets.extend_from_slice(extra);
     job(text, machine, "eevdf", secs, &sets)
@@ -227,8 +227,8 @@ fn eevdf_with_groups_is_deterministic() {
            [[task]]\nname = \"s\"\ncount = 4\nsession = \"x\"\nslice = \"200us\"\nprogram = [ { loop = \"forever\", do = [ { run = \"1ms\" }, { yield = true }, { set_nice = 3 }, { run = \"2ms\" }, { set_nice = 0 }, { sleep = \"500us\" } ] } ]\n";
     for v in VERSIONS {
         let j = eevdf(&text, "smp4", 2, v, &[]);
-        let a = schedlab::deterministic_json(&run(&j));
-        let b = schedlab::deterministic_json(&run(&j));
+        let a = schedlab_run::deterministic_json(&run(&j));
+        let b = schedlab_run::deterministic_json(&run(&j));
         assert_eq!(a, b, "v{v}");
     }
     let _ = Ns(0);

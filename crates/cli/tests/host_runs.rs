@@ -2,8 +2,8 @@
 //! nice is not used) and fail with a clear message where the environment cannot run them.
 //! Real runs are noisy: only robust facts are asserted, and each run lasts at most 2 s.
 
-use schedlab::Job;
 use schedlab_metrics::RunRecord;
+use schedlab_run::RunSpec as Job;
 use schedlab_sim::Ns;
 use std::process::Command;
 use std::sync::Mutex;
@@ -35,11 +35,8 @@ fn run(j: &Job) -> RunRecord {
 
 /// Fails (never skips) when the run could not trace.
 fn assert_traced(r: &RunRecord) {
-    assert_eq!(
-        r.host["tracing"]["enabled"], true,
-        "tracing unavailable: {} — these tests need root and tracefs",
-        r.host["tracing"]["unavailable"]
-    );
+    let t = &r.host.real.as_ref().expect("a host run").tracing;
+    assert!(t.enabled, "tracing unavailable: {:?} — these tests need root and tracefs", t.unavailable);
 }
 
 const NICE_PAIR: &str = r#"
@@ -67,7 +64,7 @@ fn nice_pair_shares_the_cpu_by_weight() {
     let want = 1024.0 / (1024.0 + 15.0);
     assert!((share - want).abs() < 0.02, "nice-0 share {share:.4}, weights predict {want:.4}");
     assert!(rt("niced") > 0.0, "the nice-19 hog never ran");
-    assert_eq!(r.end_reason, "time_limit");
+    assert_eq!(r.end_reason.as_str(), "time_limit");
 }
 
 const PING_PONG: &str = r#"
@@ -103,7 +100,7 @@ fn host_record_has_the_simulation_schema_and_feeds_every_report() {
     j.trace = true;
     let r = run(&j);
     assert_traced(&r);
-    assert_eq!(r.end_reason, "all_exited");
+    assert_eq!(r.end_reason.as_str(), "all_exited");
     let mut sim_job = j.clone();
     sim_job.sched = "cfs".into();
     let sim = sim_job.run(&mut |_| true).unwrap();
@@ -112,7 +109,7 @@ fn host_record_has_the_simulation_schema_and_feeds_every_report() {
     assert_eq!(keys(&h["tasks"][0]), keys(&s["tasks"][0]), "task keys");
     assert_eq!(keys(&h["series"]), keys(&s["series"]), "series keys");
     assert_eq!(h["scheduler"]["name"], "host");
-    assert!(!h["scheduler"]["kernel_release"].as_str().unwrap().is_empty());
+    assert!(!h["kernel"]["release"].as_str().unwrap().is_empty());
     // Every task of the workload ran, and ping and pong each switched at least once per
     // round trip they waited for (500 reads that find the pipe empty at least sometimes).
     assert_eq!(r.tasks.len(), 4);
@@ -131,7 +128,7 @@ fn host_record_has_the_simulation_schema_and_feeds_every_report() {
     assert!(bytes.len() > 1000);
     let trace = r.trace.as_ref().unwrap();
     let switches_in =
-        trace.events.iter().filter(|e| matches!(e, schedlab_kernel::ProbeEvent::Switch { next: Some(_), .. })).count();
+        trace.events.iter().filter(|e| matches!(e, schedlab_probe::ProbeEvent::Switch { next: Some(_), .. })).count();
     assert!(switches_in >= r.tasks.len(), "{switches_in} switches in");
     let tl = schedlab_report::timeline::timeline(trace, 0, trace.end_ns, 60);
     assert!(tl.contains("ping") && tl.contains("cpu0"), "{tl}");
@@ -153,7 +150,7 @@ fn host_record_has_the_simulation_schema_and_feeds_every_report() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut want = vec![0u64; trace.nr_cpus];
     for e in &trace.events {
-        if let schedlab_kernel::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
+        if let schedlab_probe::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
             want[*cpu] += 1;
         }
     }
@@ -450,7 +447,7 @@ program = [ { loop = "forever", do = [ { run = "10ms" } ] } ]
     } else {
         assert!(alone < 0.35, "autogroup off: `alone` got {alone:.3} of the CPU, expected about 1/4");
     }
-    assert_eq!(r.host["task_processes"], 2);
+    assert_eq!(r.host.real.as_ref().unwrap().task_processes, 2);
 }
 
 /// What the host cannot do is refused before anything starts.

@@ -7,9 +7,8 @@
 //! Wakeups of a task that is not blocked (the kernel traces `ttwu_runnable` too) are
 //! dropped, as the simulator emits none for it.
 
-use crate::hostclass::HostClass;
 use crate::ringbuf::{RawEvent, RawKind};
-use schedlab_kernel::{KernelView, PrevState, Probe, ProbeEvent};
+use schedlab_probe::{PrevState, Probe, ProbeEvent, SampleView};
 use schedlab_sched_api::{CpuView, TaskInfo};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::BTreeMap;
@@ -180,12 +179,13 @@ impl Converter {
             }
             let state = &self.state;
             let alive = |t: TaskId| state.get(t).is_some_and(|s| *s != St::Dead);
-            let view = KernelView {
+            // The kernel's per-task scheduler state (vruntime, lag) is not observable.
+            let view = SampleView {
                 now: Ns(now),
                 cpus: &cpus,
                 tasks: &self.infos,
                 alive: &alive,
-                policy: &HostClass,
+                task_stats: None,
                 rq_lock_acquisitions: 0,
                 rq_lock_contended: 0,
             };

@@ -1,7 +1,7 @@
 //! Real runs (`--sched host`): the workload file executes on this machine's kernel — one
 //! thread per task (a process where the workload says `process = true`), real futexes,
 //! pipes and timers — and is measured the way a simulation is: the kernel's sched tracepoints (a private tracefs instance) become the simulator's
-//! [`ProbeEvent`](schedlab_kernel::ProbeEvent) stream for the caller's probe, and procfs
+//! [`ProbeEvent`](schedlab_probe::ProbeEvent) stream for the caller's probe, and procfs
 //! gives each thread's run time, run delay, switches and migrations.
 //!
 //! Architecture Invariant: a host run touches only threads and processes it created and
@@ -15,7 +15,6 @@
 
 mod convert;
 mod exec;
-mod hostclass;
 pub mod info;
 pub mod limits;
 mod objects;
@@ -32,8 +31,8 @@ pub use info::HostInfo;
 pub use limits::{allowed_cpus, online_cpus, MAX_DURATION, MAX_TASKS};
 pub use procstat::ProcStats;
 
-use schedlab_kernel::{EndReason, LockName, Probe, ProbeEvent, RunSummary};
 use schedlab_machine::CpuSet;
+use schedlab_probe::{EndReason, Probe, ProbeEvent, RunSummary};
 use schedlab_sched_api::{TaskInfo, TaskPolicy};
 use schedlab_sim::{Ns, RngStreams};
 use schedlab_workload::{Policy, Workload};
@@ -377,7 +376,7 @@ fn finish(
         events: conv.as_ref().map_or(0, |c| c.emitted),
         trace_hash: 0,
         cpu_times,
-        locks: Vec::<(LockName, schedlab_machine::LockSite, schedlab_kernel::LockStat)>::new(),
+        locks: Vec::new(),
         tasks: infos,
         exit_times,
         policy_counters: Vec::new(),
