@@ -142,8 +142,7 @@ impl Objects {
     }
 
     /// glibc `lll_lock`: CAS 0→1; else `xchg(word, 2)` and `futex_wait(word, 2)` until the
-    /// exchange finds it free. `contended` starts with the exchange (a re-lock after a
-    /// condition wait, as the simulator's model does).
+    /// exchange finds it free (the simulator's model of the same protocol).
     pub fn lock(&self, m: usize) -> Result<(), Interrupted> {
         let w = &self.mutexes[m];
         if w.compare_exchange(0, 1, SeqCst, SeqCst).is_ok() {
