@@ -39,7 +39,7 @@ impl From<RunError> for CliError {
             | RunError::Io { .. }
             | RunError::Limit(_)
             | RunError::Unavailable(_) => 2,
-            RunError::Simulation(_) => 1,
+            RunError::Simulation(_) | RunError::Host(_) => 1,
         };
         CliError { message: e.to_string(), code }
     }

@@ -85,11 +85,13 @@ struct Common {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Simulate a workload under one scheduler.
+    /// Simulate a workload under one scheduler (`--sched host`: run it for real on this
+    /// machine's kernel; see docs/host-runs.md).
     Run {
         #[command(flatten)]
         common: Common,
-        /// Scheduler (see `schedlab list`); `NAME@VERSION` picks a version, e.g. eevdf@6.6.
+        /// Scheduler (see `schedlab list`; `NAME@VERSION` picks a version, e.g. eevdf@6.6),
+        /// or `host` for a real run on this kernel.
         #[arg(long, default_value = schedlab_run::DEFAULT_SCHEDULER)]
         sched: String,
     },
@@ -175,33 +177,42 @@ fn main() -> ExitCode {
 fn real_main(cli: Cli) -> Result<(), CliError> {
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     match cli.cmd {
-        Cmd::Run { common, sched } => {
+        Cmd::Run { mut common, sched } => {
+            host_default(&mut common, &sched);
             let job = prepare(&common, &sched, &common.sets)?;
             let r = run_with_progress(&job)?;
             emit(&common, std::slice::from_ref(&r), false)?;
             extras(&common, &[r])
         }
-        Cmd::Compare { common, sched } => {
-            let out = run_many(&common, sched.as_deref())?;
+        Cmd::Compare { mut common, sched } => {
+            let sched = schedulers(&common, sched, None)?;
+            host_default(&mut common, &sched);
+            let out = run_many(&common, &sched)?;
             emit(&common, &out, true)?;
             extras(&common, &out)
         }
         Cmd::Report { mut common, sched, output } => {
+            let sched = schedulers(&common, sched, None)?;
+            host_default(&mut common, &sched);
             common.html = Some(output);
-            let out = run_many(&common, sched.as_deref())?;
+            let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
         Cmd::Plot { mut common, sched, output } => {
+            let sched = schedulers(&common, sched, Some(schedlab_run::DEFAULT_SCHEDULER))?;
+            host_default(&mut common, &sched);
             common.plots = Some(output);
-            let out = run_many(&common, Some(sched.as_deref().unwrap_or(schedlab_run::DEFAULT_SCHEDULER)))?;
+            let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
         Cmd::Study { mut common, sched } => {
+            let sched = schedulers(&common, sched, None)?;
+            host_default(&mut common, &sched);
             if common.sample.is_none() {
                 common.sample = Some("10ms".into());
             }
             let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
-            let out = run_many(&common, sched.as_deref())?;
+            let out = run_many(&common, &sched)?;
             let text = schedlab_report::study_text(&title, &out);
             extras_with(&common, &out, Some(&text))?;
             match (&common.out, common.format) {
@@ -227,6 +238,15 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
     }
 }
 
+/// With `--sched host` among the schedulers and no machine named anywhere, the machine is
+/// this host (`schedlab_run::machine_for`).
+fn host_default(common: &mut Common, sched: &str) {
+    if common.machine.is_none() {
+        let text = read_workload(&common.workload).unwrap_or_default();
+        common.machine = schedlab_run::machine_for(None, &text, sched);
+    }
+}
+
 fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
     let end = parse_duration(duration).map_err(|m| CliError::input(format!("--duration: {m}")))?;
     let mut failed = 0;
@@ -239,7 +259,14 @@ fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
                 failed += 1;
                 done += 1;
                 let sets: Vec<String> = f.sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                eprintln!("seed {seed}: {} [{}] on {}: {}\n{}", f.sched, sets.join(" "), f.machine, f.message, f.workload);
+                eprintln!(
+                    "seed {seed}: {} [{}] on {}: {}\n{}",
+                    f.sched,
+                    sets.join(" "),
+                    f.machine,
+                    f.message,
+                    f.workload
+                );
             }
         }
         eprintln!("seed {seed} done, {failed} failures so far");
@@ -256,15 +283,16 @@ fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
 
 /// Runs the workload under each comma-separated scheduler; `SCHED:KEY=VALUE` sets go to
 /// one scheduler only.
-fn run_many(common: &Common, sched: Option<&str>) -> Result<Vec<RunRecord>, CliError> {
-    let named;
-    let sched = match sched {
-        Some(s) => s,
-        None => {
-            named = schedlab_run::default_schedulers(&read_workload(&common.workload)?);
-            &named
-        }
-    };
+/// `--sched`, else `default`, else the workload's `schedulers`, else eevdf,cfs,ule.
+fn schedulers(common: &Common, given: Option<String>, default: Option<&str>) -> Result<String, CliError> {
+    match (given, default) {
+        (Some(s), _) => Ok(s),
+        (None, Some(d)) => Ok(d.to_string()),
+        (None, None) => Ok(schedlab_run::default_schedulers(&read_workload(&common.workload)?)),
+    }
+}
+
+fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
     {
         {
             let mut out = Vec::new();
@@ -345,7 +373,10 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     };
     if let Some(path) = &c.trace {
         for r in rs {
-            let bytes = schedlab_report::perfetto::encode(r).expect("trace recorded");
+            let Some(bytes) = schedlab_report::perfetto::encode(r) else {
+                eprintln!("no trace for {} (its events were not recorded): no Perfetto file", sched_name(r));
+                continue;
+            };
             let p = if rs.len() > 1 { per_scheduler(path, r) } else { path.clone() };
             write_atomic_bytes(&p, &bytes)?;
             eprintln!("wrote {} (open it at ui.perfetto.dev)", p.display());
@@ -354,7 +385,10 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     if c.timeline {
         let from = dur(&c.timeline_from, "--timeline-from")?.map_or(0, |d| d.0);
         for r in rs {
-            let t = r.trace.as_ref().expect("trace recorded");
+            let Some(t) = r.trace.as_ref() else {
+                eprintln!("no trace for {} (its events were not recorded): no timeline", sched_name(r));
+                continue;
+            };
             let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0);
             if to <= from {
                 return Err(CliError::input("--timeline-to must be after --timeline-from"));
@@ -389,6 +423,10 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     Ok(())
 }
 
+fn sched_name(r: &RunRecord) -> &str {
+    &r.scheduler.name
+}
+
 /// `out.pftrace` → `out.cfs.pftrace`.
 fn per_scheduler(path: &std::path::Path, r: &RunRecord) -> PathBuf {
     let s = &r.scheduler.name;
@@ -412,7 +450,12 @@ fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
     if STOP.load(Ordering::SeqCst) {
         eprintln!("interrupted: writing what was measured so far");
     }
-    Ok(r?)
+    let r = r?;
+    // A real run says what it could not measure, and anything else worth knowing.
+    for n in r.host.real.iter().flat_map(|h| &h.notes) {
+        eprintln!("host run: {n}");
+    }
+    Ok(r)
 }
 
 fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
@@ -470,7 +513,10 @@ fn list() {
             println!("           {:<30} {:>10}  {}", t.name, t.value, t.doc);
         }
         if let Some((default, others)) = e.versions.split_last() {
-            println!("         versions: {} (default {default}; NAME@VERSION or --set version=…)", e.versions.join(", "));
+            println!(
+                "         versions: {} (default {default}; NAME@VERSION or --set version=…)",
+                e.versions.join(", ")
+            );
             for v in others {
                 let Ok(pv) = (e.make)(&m, &[("version".into(), v.to_string())]) else { continue };
                 let these: Vec<&str> = pv.tunables().iter().map(|t| t.name).collect();
@@ -483,6 +529,7 @@ fn list() {
         }
     }
     println!("  (defaults shown for smp8; CPU-count-scaled values follow the machine)");
+    println!("  host   not simulated: runs the workload for real on this kernel (docs/host-runs.md)");
     println!("\nMachine presets (--machine NAME or a machine file):");
     for (n, d) in schedlab_machine::PRESETS {
         println!("  {n:<11} {d}");

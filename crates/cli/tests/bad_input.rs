@@ -226,13 +226,18 @@ fn unknown_scheduler_tunable_machine_and_param() {
     assert!(err.contains("limit exceeded") && err.contains("samples"), "{err}");
 }
 
-/// `--sched host` selects the real-kernel backend, which this build lacks: a clear error and
-/// exit status 2, like any scheduler the build cannot run.
+/// `--sched host` runs on this machine: a machine of another size is refused up front with
+/// exit status 2, and `--set` (the kernel's tunables are not schedlab's to change) too.
 #[test]
-fn the_host_backend_is_reported_unavailable() {
-    let (code, err) = schedlab(&["--sched", "host"], OK_TASK);
+fn a_host_run_refuses_another_machine_and_tunables() {
+    let cpus = schedlab_run::load_machine("host").unwrap().nr_cpus();
+    let other = if cpus == 8 { "smp4" } else { "smp8" };
+    let (code, err) = schedlab(&["--sched", "host", "--machine", other], OK_TASK);
     assert_eq!(code, 2);
-    assert!(err.contains("the host backend is not available in this build"), "{err}");
+    assert!(err.contains("--machine host"), "{err}");
+    let (code, err) = schedlab(&["--sched", "host", "--machine", "host", "--set", "base_slice_ns=3ms"], OK_TASK);
+    assert_eq!(code, 2);
+    assert!(err.contains("--set base_slice_ns"), "{err}");
 }
 
 /// A `[[change]]` naming a task that does not exist, or changing nothing, is an error

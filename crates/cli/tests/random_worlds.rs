@@ -3,12 +3,23 @@
 
 use schedlab_run::fuzz::check_world;
 
+/// A few short worlds per run of the suite, two at a time; `schedlab fuzz` runs many more.
 #[test]
 fn random_worlds_keep_invariants_and_replay() {
-    for seed in 0..8u64 {
-        match check_world(seed, schedlab_sim::Ns::from_ms(120), &mut |_| true) {
-            Ok(done) => assert!(done, "seed {seed} was interrupted"),
-            Err(f) => panic!("seed {seed}, {} {:?} on {}: {}\nworkload:\n{}", f.sched, f.sets, f.machine, f.message, f.workload),
+    let seeds: Vec<u64> = (0..6).collect();
+    std::thread::scope(|s| {
+        for half in seeds.chunks(3) {
+            s.spawn(move || {
+                for &seed in half {
+                    match check_world(seed, schedlab_sim::Ns::from_ms(60), &mut |_| true) {
+                        Ok(done) => assert!(done, "seed {seed} was interrupted"),
+                        Err(f) => panic!(
+                            "seed {seed}, {} {:?} on {}: {}\nworkload:\n{}",
+                            f.sched, f.sets, f.machine, f.message, f.workload
+                        ),
+                    }
+                }
+            });
         }
-    }
+    });
 }

@@ -8,8 +8,8 @@ mod record;
 mod series;
 
 pub use record::{
-    CpuRecord, HostInfo, KernelInfo, Latency, LockRecord, MachineInfo, Param, RunRecord, SchedulerInfo, TaskRecord,
-    TopologyInfo, WorkloadInfo, SCHEMA_VERSION,
+    CpuRecord, HostInfo, KernelInfo, Latency, LockRecord, MachineInfo, Param, RealRunInfo, RunRecord, SchedulerInfo,
+    TaskRecord, TopologyInfo, TracingInfo, WorkloadInfo, SCHEMA_VERSION,
 };
 pub use series::Series;
 
@@ -153,7 +153,14 @@ impl Metrics {
             .cpu_times
             .iter()
             .enumerate()
-            .map(|(cpu, t)| CpuRecord { cpu, user_ns: t[0].0, kernel_ns: t[1].0, spin_ns: t[2].0, idle_ns: t[3].0 })
+            .map(|(cpu, t)| CpuRecord {
+                cpu,
+                user_ns: t[0].0,
+                kernel_ns: t[1].0,
+                spin_ns: t[2].0,
+                idle_ns: t[3].0,
+                other_ns: 0,
+            })
             .collect();
         let locks = summary
             .locks

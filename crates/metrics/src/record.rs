@@ -110,10 +110,50 @@ pub struct KernelInfo {
 }
 
 /// How the run went on the computer that ran it: the only non-deterministic key.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct HostInfo {
     pub wall_s: f64,
     pub events_per_sec: f64,
+    /// A real run (`--sched host`): how it was observed.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub real: Option<RealRunInfo>,
+}
+
+/// How a real run was observed (`docs/host-runs.md`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct RealRunInfo {
+    /// The sched tracepoints: whether they were recorded, or why not, and how well.
+    pub tracing: TracingInfo,
+    /// Facts worth knowing about the run (capacities granted, what was not measured).
+    pub notes: Vec<String>,
+    /// Tasks that ran as processes of their own.
+    pub task_processes: usize,
+    /// Total run time of the tasks from procfs and from the trace (a check of the trace).
+    pub runtime_ns_procfs: u64,
+    pub runtime_ns_trace: u64,
+    /// Where `machine.hz` came from, or why it is missing.
+    pub hz_source: String,
+    /// Scheduler settings that could not be read, with the reason.
+    #[serde(serialize_with = "as_map")]
+    pub unreadable: Vec<(String, String)>,
+}
+
+/// The tracing of a real run.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct TracingInfo {
+    pub enabled: bool,
+    /// Why tracing is off, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// The tracefs instance used (removed at the end).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    /// Ring-buffer records read, probe events converted (the run's own threads only).
+    pub records: u64,
+    pub events: u64,
+    /// Pages that reported lost events, and the kernel's overrun count.
+    pub missed_pages: u64,
+    pub overruns: u64,
 }
 
 impl HostInfo {
@@ -122,6 +162,7 @@ impl HostInfo {
         HostInfo {
             wall_s: (wall_s * 1e6).round() / 1e6,
             events_per_sec: if wall_s > 0.0 { (events as f64 / wall_s).round() } else { 0.0 },
+            real: None,
         }
     }
 }
@@ -164,6 +205,14 @@ pub struct CpuRecord {
     pub kernel_ns: u64,
     pub spin_ns: u64,
     pub idle_ns: u64,
+    /// Host runs: time the CPU ran threads outside the run (other processes, kernel
+    /// threads). Always 0 in a simulation, and then left out of the JSON.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub other_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -197,7 +246,10 @@ mod tests {
 
     #[test]
     fn host_timing_is_rounded_and_safe_at_zero() {
-        assert_eq!(HostInfo::measured(1.23456789, 1000), HostInfo { wall_s: 1.234568, events_per_sec: 810.0 });
+        assert_eq!(
+            HostInfo::measured(1.23456789, 1000),
+            HostInfo { wall_s: 1.234568, events_per_sec: 810.0, real: None }
+        );
         assert_eq!(HostInfo::measured(0.0, 5).events_per_sec, 0.0);
     }
 }

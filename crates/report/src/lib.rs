@@ -207,16 +207,20 @@ pub fn text(r: &RunRecord) -> String {
     }
     s.push_str(&table(&rows));
     s.push('\n');
+    // Host runs also have time of threads outside the run.
+    let other = r.cpus.iter().any(|c| c.other_ns > 0);
     let mut rows = vec![vec!["cpu".to_string(), "user".into(), "kernel".into(), "spin".into(), "idle".into()]];
+    if other {
+        rows[0].push("other".into());
+    }
     for c in &r.cpus {
-        let t = c.user_ns + c.kernel_ns + c.spin_ns + c.idle_ns;
-        rows.push(vec![
-            c.cpu.to_string(),
-            pct(c.user_ns, t),
-            pct(c.kernel_ns, t),
-            pct(c.spin_ns, t),
-            pct(c.idle_ns, t),
-        ]);
+        let t = c.user_ns + c.kernel_ns + c.spin_ns + c.idle_ns + c.other_ns;
+        let mut row =
+            vec![c.cpu.to_string(), pct(c.user_ns, t), pct(c.kernel_ns, t), pct(c.spin_ns, t), pct(c.idle_ns, t)];
+        if other {
+            row.push(pct(c.other_ns, t));
+        }
+        rows.push(row);
     }
     s.push_str(&table(&rows));
     s.push('\n');
@@ -265,8 +269,39 @@ pub fn compare_text(rs: &[RunRecord]) -> String {
         first.seed,
         ms(first.sim_ns)
     );
-    s.push_str(&table(&compare_rows(rs)));
+    let mut rows = compare_rows(rs);
+    if rs.len() == 2 {
+        add_difference(&mut rows);
+    }
+    s.push_str(&table(&rows));
     s
+}
+
+/// A number in a compare cell (`12.5`, `33.10%`), and whether it is a percentage.
+fn cell_number(s: &str) -> Option<(f64, bool)> {
+    match s.strip_suffix('%') {
+        Some(p) => p.parse().ok().map(|v| (v, true)),
+        None => s.parse().ok().map(|v| (v, false)),
+    }
+}
+
+/// Two runs: a last column with the second minus the first, per measure (percentage points
+/// for shares; relative change in parentheses for other figures).
+fn add_difference(rows: &mut [Vec<String>]) {
+    for (i, row) in rows.iter_mut().enumerate() {
+        if i == 0 {
+            let (a, b) = (row.get(1).cloned().unwrap_or_default(), row.get(2).cloned().unwrap_or_default());
+            row.push(format!("{b} − {a}"));
+            continue;
+        }
+        let d = match (row.get(1).and_then(|c| cell_number(c)), row.get(2).and_then(|c| cell_number(c))) {
+            (Some((a, true)), Some((b, true))) => format!("{:+.2} pp", b - a),
+            (Some((a, false)), Some((b, false))) if a != 0.0 => format!("{:+.3} ({:+.1}%)", b - a, (b - a) * 100.0 / a),
+            (Some((a, false)), Some((b, false))) => format!("{:+.3}", b - a),
+            _ => "-".into(),
+        };
+        row.push(d);
+    }
 }
 
 /// The side-by-side table: a header row of scheduler names, then one row per measure.

@@ -29,6 +29,9 @@ pub enum RunError {
     /// The simulation broke an invariant, or a policy broke the `SchedClass` contract.
     #[error("simulation error: {0}")]
     Simulation(String),
+    /// A real run failed on the host (a task's system call failed, a task did not stop).
+    #[error("host run: {0}")]
+    Host(String),
 }
 
 impl From<schedlab_kernel::RunError> for RunError {

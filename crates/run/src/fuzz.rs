@@ -117,7 +117,11 @@ pub fn world(seed: u64) -> (String, &'static str) {
         String::from("[[mutex]]\nname = \"m\"\n[[pipe]]\nname = \"p\"\n[[barrier]]\nname = \"b\"\nparties = 2\n");
     let groups = rng.random_range(0..4);
     for g in 0..groups {
-        let parent = if g > 0 && rng.random_bool(0.5) { format!("parent = \"g{}\"\n", rng.random_range(0..g)) } else { String::new() };
+        let parent = if g > 0 && rng.random_bool(0.5) {
+            format!("parent = \"g{}\"\n", rng.random_range(0..g))
+        } else {
+            String::new()
+        };
         w += &format!("[[group]]\nname = \"g{g}\"\nweight = {}\n{parent}", rng.random_range(1..=1000));
     }
     w += &format!("[[session]]\nname = \"s0\"\nnice = {}\n", rng.random_range(-5..=5));

@@ -4,8 +4,11 @@
 use crate::RunError;
 use schedlab_machine::{parse_machine, preset, Machine};
 
-/// A machine: a preset name, else a machine file (TOML).
+/// A machine: `host` (this host's CPUs, flat), a preset name, else a machine file (TOML).
 pub fn load_machine(spec: &str) -> Result<Machine, RunError> {
+    if spec == crate::Backend::HOST_SCHEDULER {
+        return Ok(crate::host::host_machine());
+    }
     if let Some(m) = preset(spec) {
         return Ok(m);
     }
@@ -14,7 +17,21 @@ pub fn load_machine(spec: &str) -> Result<Machine, RunError> {
         return Ok(parse_machine(spec, &text)?);
     }
     let names: Vec<&str> = schedlab_machine::PRESETS.iter().map(|p| p.0).collect();
-    Err(RunError::Input(format!("unknown machine `{spec}`: not a preset ({}) and no such file", names.join(", "))))
+    Err(RunError::Input(format!(
+        "unknown machine `{spec}`: not a preset ({}, or `host`) and no such file",
+        names.join(", ")
+    )))
+}
+
+/// The machine for a command running schedulers `scheds` (comma-separated): `flag` if
+/// given; else, when `host` is among them and the workload names no machine, this host (so
+/// simulations compared with the real run get as many CPUs).
+pub fn machine_for(flag: Option<&str>, workload_text: &str, scheds: &str) -> Option<String> {
+    if let Some(m) = flag {
+        return Some(m.to_string());
+    }
+    let host = scheds.split(',').any(|s| s.trim() == crate::Backend::HOST_SCHEDULER);
+    (host && workload_machine_hint(workload_text).is_none()).then(|| crate::Backend::HOST_SCHEDULER.to_string())
 }
 
 /// Reads `machine = "…"` from a workload without validating the rest (the machine is

@@ -30,7 +30,8 @@ pub mod sim;
 
 pub use error::RunError;
 pub use input::{
-    builtin_study, default_schedulers, load_machine, workload_machine_hint, DEFAULT_COMPARE, DEFAULT_SCHEDULER, STUDIES,
+    builtin_study, default_schedulers, load_machine, machine_for, workload_machine_hint, DEFAULT_COMPARE,
+    DEFAULT_SCHEDULER, STUDIES,
 };
 pub use record::deterministic_json;
 pub use schedlab_metrics::RunRecord;

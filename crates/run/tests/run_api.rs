@@ -24,11 +24,17 @@ fn the_scheduler_name_picks_the_backend() {
     }
 }
 
+/// A host run's machine is the host: a spec for a machine of another size is an input
+/// error before anything starts (no privilege needed to see it).
 #[test]
-fn the_host_backend_is_a_typed_error_in_this_build() {
-    let err = spec("host").run(&mut |_| true).unwrap_err();
-    assert!(matches!(err, RunError::Unavailable(Backend::Host)), "{err:?}");
-    assert_eq!(err.to_string(), "the host backend is not available in this build");
+fn a_host_run_on_a_machine_of_another_size_is_an_input_error() {
+    let text = "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n";
+    let cpus = schedlab_run::load_machine("host").unwrap().nr_cpus();
+    let other = if cpus == 8 { "smp4" } else { "smp8" };
+    let mut s = RunSpec::load("w.toml", text, Some(other), &[], None).unwrap();
+    s.sched = "host".into();
+    let err = s.run(&mut |_| true).unwrap_err();
+    assert!(matches!(err, RunError::Input(_)) && err.to_string().contains("--machine host"), "{err}");
 }
 
 #[test]

@@ -69,6 +69,9 @@ pub struct TaskTemplate {
     pub session: Option<usize>,
     /// A custom slice (`sched_setattr`); `None`: inherited from the parent, or the base slice.
     pub slice: Option<Ns>,
+    /// A process of its own rather than a thread (hackbench's process mode). The simulator
+    /// models tasks alike either way; host runs `fork`.
+    pub process: bool,
     pub(crate) body: Vec<parse::Node>,
     /// Whether the program mentions the instance index `n` (else one program serves all).
     pub instance_dependent: bool,

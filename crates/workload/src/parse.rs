@@ -679,7 +679,7 @@ pub fn parse_workload(
             t,
             &[
                 "name", "count", "template", "nice", "policy", "affinity", "start", "group", "session", "slice",
-                "program",
+                "process", "program",
             ],
             &f,
         )?;
@@ -688,6 +688,13 @@ pub fn parse_workload(
                 .get_ref()
                 .as_bool()
                 .ok_or_else(|| p.err(v.span().start, &join(&f, "template"), "expected true or false"))?,
+            None => false,
+        };
+        let process = match p.get(t, "process") {
+            Some(v) => v
+                .get_ref()
+                .as_bool()
+                .ok_or_else(|| p.err(v.span().start, &join(&f, "process"), "expected true or false"))?,
             None => false,
         };
         let count = match p.get(t, "count") {
@@ -742,6 +749,7 @@ pub fn parse_workload(
             group,
             session,
             slice,
+            process,
             body,
             instance_dependent,
         });

@@ -32,11 +32,11 @@ mod load;
 pub mod pelt;
 mod pick;
 mod select;
+#[cfg(test)]
+mod tests;
 mod tree;
 mod tunables;
 mod weights;
-#[cfg(test)]
-mod tests;
 
 pub use tunables::{factor, FairTunables, Flavor, Scaling, Version};
 pub use weights::{calc_delta, calc_delta_fair, LoadWeight, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT, SCHED_PRIO_TO_WMULT};

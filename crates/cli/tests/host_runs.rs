@@ -1,0 +1,501 @@
+//! Real runs on this machine's kernel (`--sched host`). They need root (tracefs, negative
+//! nice is not used) and fail with a clear message where the environment cannot run them.
+//! Real runs are noisy: only robust facts are asserted, and each run lasts at most 2 s.
+
+use schedlab_metrics::RunRecord;
+use schedlab_run::RunSpec as Job;
+use schedlab_sim::Ns;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Real runs share two CPUs: one at a time within this test binary.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn require_root() {
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "host-run tests need root (tracefs, the sched tracepoints); CI runs them as root"
+    );
+}
+
+fn host_job(text: &str, secs_ms: u64) -> Job {
+    let mut j = Job::load("host-test.toml", text, Some("host"), &[], Some(Ns::from_ms(secs_ms))).unwrap();
+    j.sched = "host".into();
+    j
+}
+
+fn run(j: &Job) -> RunRecord {
+    j.run(&mut |_| true).unwrap_or_else(|e| panic!("host run failed: {e}"))
+}
+
+/// Fails (never skips) when the run could not trace.
+fn assert_traced(r: &RunRecord) {
+    let t = &r.host.real.as_ref().expect("a host run").tracing;
+    assert!(t.enabled, "tracing unavailable: {:?} — these tests need root and tracefs", t.unavailable);
+}
+
+const NICE_PAIR: &str = r#"
+[[task]]
+name = "nice0"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]
+[[task]]
+name = "niced"
+nice = 19
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]
+"#;
+
+/// Two hogs pinned to one CPU, nice 0 and nice 19: the kernel splits the CPU by load weight
+/// (`kernel/sched/core.c: sched_prio_to_weight`, 1024 and 15), so nice 0 gets
+/// 1024/1039 ≈ 98.56 % of what the pair got — whatever other processes took from that CPU.
+#[test]
+fn nice_pair_shares_the_cpu_by_weight() {
+    require_root();
+    let _s = serial();
+    let r = run(&host_job(NICE_PAIR, 2000));
+    let rt = |n: &str| r.tasks.iter().find(|t| t.name == n).unwrap().runtime_ns as f64;
+    let share = rt("nice0") / (rt("nice0") + rt("niced"));
+    let want = 1024.0 / (1024.0 + 15.0);
+    assert!((share - want).abs() < 0.02, "nice-0 share {share:.4}, weights predict {want:.4}");
+    assert!(rt("niced") > 0.0, "the nice-19 hog never ran");
+    assert_eq!(r.end_reason.as_str(), "time_limit");
+}
+
+const PING_PONG: &str = r#"
+[[pipe]]
+name = "ab"
+[[pipe]]
+name = "ba"
+[[task]]
+name = "ping"
+program = [ { loop = 500, do = [ { send = "ab", bytes = 1 }, { recv = "ba", bytes = 1 } ] }, { fork = "kid", count = 2 }, "wait" ]
+[[task]]
+name = "pong"
+program = [ { loop = 500, do = [ { recv = "ab", bytes = 1 }, { send = "ba", bytes = 1 } ] }, { sleep = "3ms" } ]
+[[task]]
+name = "kid"
+template = true
+program = [ { run = "4ms" }, { sleep = "2ms" }, { run = "1ms" } ]
+"#;
+
+/// Keys of a JSON object, recursively for the objects the schema nests.
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+}
+
+/// A host run's record has the simulation's schema; the figures, the HTML report, the
+/// Perfetto trace and the timeline are drawn from it; the trace's switches are ours.
+#[test]
+fn host_record_has_the_simulation_schema_and_feeds_every_report() {
+    require_root();
+    let _s = serial();
+    let mut j = host_job(PING_PONG, 2000);
+    j.sample = Some(Ns::from_ms(2));
+    j.trace = true;
+    let r = run(&j);
+    assert_traced(&r);
+    assert_eq!(r.end_reason.as_str(), "all_exited");
+    let mut sim_job = j.clone();
+    sim_job.sched = "cfs".into();
+    let sim = sim_job.run(&mut |_| true).unwrap();
+    let (h, s) = (serde_json::to_value(&r).unwrap(), serde_json::to_value(&sim).unwrap());
+    assert_eq!(keys(&h), keys(&s), "top-level keys");
+    assert_eq!(keys(&h["tasks"][0]), keys(&s["tasks"][0]), "task keys");
+    assert_eq!(keys(&h["series"]), keys(&s["series"]), "series keys");
+    assert_eq!(h["scheduler"]["name"], "host");
+    assert!(!h["kernel"]["release"].as_str().unwrap().is_empty());
+    // Every task of the workload ran, and ping and pong each switched at least once per
+    // round trip they waited for (500 reads that find the pipe empty at least sometimes).
+    assert_eq!(r.tasks.len(), 4);
+    for t in &r.tasks {
+        assert!(t.runtime_ns > 0 && t.exit_ns.is_some(), "{t:?}");
+    }
+    let pp: u64 = r.tasks[..2].iter().map(|t| t.switches_voluntary).sum();
+    assert!(pp >= 500, "ping+pong voluntary switches {pp}");
+    let figs = schedlab_report::plots::figures(std::slice::from_ref(&r)).unwrap();
+    for name in ["runtime.svg", "threads-per-cpu.svg", "latency-cdf.svg"] {
+        assert!(figs.iter().any(|f| f.name == name), "no {name}");
+    }
+    let html = schedlab_report::html::report_with("host", std::slice::from_ref(&r), &figs, None).unwrap();
+    assert!(html.contains("kid.1") && html.contains("<svg"));
+    let bytes = schedlab_report::perfetto::encode(&r).expect("a trace");
+    assert!(bytes.len() > 1000);
+    let trace = r.trace.as_ref().unwrap();
+    let switches_in =
+        trace.events.iter().filter(|e| matches!(e, schedlab_probe::ProbeEvent::Switch { next: Some(_), .. })).count();
+    assert!(switches_in >= r.tasks.len(), "{switches_in} switches in");
+    let tl = schedlab_report::timeline::timeline(trace, 0, trace.end_ns, 60);
+    assert!(tl.contains("ping") && tl.contains("cpu0"), "{tl}");
+    // Perfetto's own schema decodes the real run's trace: the switches into each CPU are
+    // those of the event log, the thread names ours.
+    let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));
+    let python = format!("{root}/target/test-venv/bin/python");
+    assert!(std::path::Path::new(&python).exists(), "{python} missing: run scripts/setup-test-deps.sh");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("host.pftrace");
+    std::fs::write(&path, &bytes).unwrap();
+    let out = Command::new(&python)
+        .arg(format!("{root}/scripts/perfetto_decode.py"))
+        .arg(&path)
+        .arg(r.sim_ns.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut want = vec![0u64; trace.nr_cpus];
+    for e in &trace.events {
+        if let schedlab_probe::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
+            want[*cpu] += 1;
+        }
+    }
+    for (cpu, n) in want.iter().enumerate() {
+        assert_eq!(v["switches"][cpu.to_string()].as_u64().unwrap_or(0), *n, "cpu {cpu}");
+    }
+    for t in &r.tasks {
+        let pid = schedlab_report::perfetto::pid_of(t.tid).to_string();
+        assert_eq!(v["threads"][&pid].as_str().unwrap(), t.name);
+    }
+}
+
+/// With the tracepoints off (as on a kernel or account without tracefs), the run says so
+/// and reports procfs figures only: no latencies, no series, no trace.
+#[test]
+fn without_tracepoints_the_run_says_so_and_skips_those_metrics() {
+    require_root();
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.toml");
+    std::fs::write(&w, PING_PONG).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["run", w.to_str().unwrap(), "--sched", "host", "--format", "json", "--sample", "5ms"])
+        .args(["--duration", "1s"])
+        .env(schedlab_host::NO_TRACE_ENV, "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("no sched tracepoints") && err.contains("not measured"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["host"]["tracing"]["enabled"], false);
+    assert!(v.get("series").is_none(), "a series without a trace");
+    assert!(v["latency_cdf"].as_array().unwrap().is_empty());
+    for t in v["tasks"].as_array().unwrap() {
+        assert!(t["runtime_ns"].as_u64().unwrap() > 0, "procfs run time missing: {t}");
+        assert_eq!(t["wakeup_latency_ns"]["max"], 0);
+        assert_eq!(t["sleep_ns"], 0, "sleep time invented without a trace: {t}");
+    }
+}
+
+/// Processes whose process group is `pgid` (the binary runs in its own group); zombies
+/// (dead, waiting for their parent to reap them) too unless `living_only`.
+fn group_members_of(pgid: i32, living_only: bool) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // Fields after the `(comm)`: state ppid pgrp …
+        let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+        if living_only && rest.starts_with('Z') && all_threads_dead(pid) {
+            continue;
+        }
+        if rest.split_whitespace().nth(2).and_then(|g| g.parse().ok()) == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// A thread-group leader shows `Z` while its other threads may still run or exit.
+fn all_threads_dead(pid: i32) -> bool {
+    let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return true };
+    rd.flatten().all(|t| {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        stat.rfind(')').is_none_or(|i| stat[i + 2..].starts_with('Z') || stat[i + 2..].starts_with('X'))
+    })
+}
+
+fn group_members(pgid: i32) -> Vec<i32> {
+    group_members_of(pgid, false)
+}
+
+/// Tracing instances of process `pid` still present in any tracefs mount.
+fn instances_of(pid: u32) -> Vec<String> {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    let mut left = Vec::new();
+    for l in mounts.lines().filter(|l| l.split_whitespace().nth(2) == Some("tracefs")) {
+        let dir = l.split_whitespace().nth(1).unwrap();
+        if let Ok(rd) = std::fs::read_dir(format!("{dir}/instances")) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if n.starts_with(&format!("schedlab-{pid}-")) {
+                    left.push(n);
+                }
+            }
+        }
+        assert!(!dir.contains(&format!("schedlab-tracefs-{pid}")), "our tracefs mount {dir} is still there");
+    }
+    left
+}
+
+const SLEEPERS_AND_HOGS: &str = r#"
+[[mutex]]
+name = "m"
+[[task]]
+name = "hog"
+count = 2
+program = [ { loop = "forever", do = [ { run = "50ms" } ] } ]
+[[task]]
+name = "sleeper"
+count = 3
+program = [ { loop = "forever", do = [ { sleep = "1s" } ] } ]
+[[task]]
+name = "locker"
+count = 2
+program = [ { loop = "forever", do = [ { lock = "m" }, { sleep = "300ms" }, { unlock = "m" } ] } ]
+[[task]]
+name = "proc"
+count = 2
+process = true
+program = [ { fork = "thread", count = 1 }, { loop = "forever", do = [ { lock = "m" }, { run = "5ms" }, { unlock = "m" }, { sleep = "200ms" } ] } ]
+[[task]]
+name = "thread"
+template = true
+program = [ { loop = "forever", do = [ { run = "20ms" }, { sleep = "20ms" } ] } ]
+"#;
+
+/// Runs the binary in its own process group on `text`, sends `sig` after `after`, and
+/// checks that it exits promptly, leaves no process in its group and no tracing instance.
+fn stops_cleanly(text: &str, sig: Option<nix::sys::signal::Signal>, after: Duration) -> (i32, String, String) {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.toml");
+    std::fs::write(&w, text).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["run", w.to_str().unwrap(), "--sched", "host", "--format", "json", "--duration", "10s"])
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(after);
+    if let Some(sig) = sig {
+        assert!(instances_of(pid).len() == 1, "the run should be tracing by now");
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
+    }
+    #[allow(clippy::disallowed_methods)] // a real run: wall-clock time is what is measured
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(3), "took {:?} to stop", start.elapsed());
+    assert_eq!(group_members(pid as i32), Vec::<i32>::new(), "processes left in the run's group");
+    assert_eq!(instances_of(pid), Vec::<String>::new(), "tracing instance left behind");
+    let code = out.status.code().unwrap_or(-1);
+    (code, String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Ctrl-C and SIGTERM stop a run with hogs, sleepers and futex waiters: the measured part
+/// is still reported (`interrupted`), nothing of the run remains.
+#[test]
+fn ctrl_c_and_sigterm_stop_everything_and_restore_tracefs() {
+    require_root();
+    let _s = serial();
+    for sig in [nix::sys::signal::Signal::SIGINT, nix::sys::signal::Signal::SIGTERM] {
+        let (code, out, err) = stops_cleanly(SLEEPERS_AND_HOGS, Some(sig), Duration::from_millis(700));
+        assert_eq!(code, 0, "{sig}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{sig}: {e}: {out}"));
+        assert_eq!(v["end_reason"], "interrupted", "{sig}");
+        assert_eq!(v["tasks"].as_array().unwrap().len(), 11, "{sig}");
+        assert_eq!(v["host"]["task_processes"], 2, "{sig}");
+        assert!(v["sim_ns"].as_u64().unwrap() < 5_000_000_000, "{sig}");
+    }
+}
+
+/// SIGKILL cannot be handled: the task processes die with schedlab (their parent-death
+/// signal), and the next run removes the tracing instance the killed one left.
+#[test]
+fn after_sigkill_no_process_remains_and_the_next_run_removes_the_instance() {
+    use std::os::unix::process::CommandExt;
+    require_root();
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.toml");
+    std::fs::write(&w, SLEEPERS_AND_HOGS).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["run", w.to_str().unwrap(), "--sched", "host", "--duration", "10s"])
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(instances_of(pid).len(), 1, "the run should be tracing by now");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Orphaned zombies are init's to reap; what must not remain is a living process.
+    let mut left = group_members_of(pid as i32, true);
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        left = group_members_of(pid as i32, true);
+    }
+    assert_eq!(left, Vec::<i32>::new(), "task processes outlived a killed schedlab");
+    let r = run(&host_job(PING_PONG, 1000));
+    assert_traced(&r);
+    assert_eq!(instances_of(pid), Vec::<String>::new(), "the killed run's instance was not removed");
+}
+
+/// A task that fails (here: forking past the thread cap while 1024 others sleep) ends the
+/// run with an error, and every other thread is stopped and the instance removed.
+#[test]
+fn a_failing_task_ends_the_run_and_everything_is_cleaned_up() {
+    require_root();
+    let _s = serial();
+    let forker = r#"
+[[task]]
+name = "forker"
+program = [ { loop = "forever", do = [ { fork = "sleepy", count = 1 } ] } ]
+[[task]]
+name = "sleepy"
+template = true
+program = [ { sleep = "60s" } ]
+"#;
+    let (code, _, err) = stops_cleanly(forker, None, Duration::ZERO);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("a task failed") && err.contains("limit exceeded"), "{err}");
+}
+
+/// Tasks that are processes (`process = true`) share the workload's mutex and pipe with
+/// threads, fork threads of their own, and are reaped: nothing of the run remains.
+#[test]
+fn process_tasks_share_objects_and_are_reaped() {
+    require_root();
+    let _s = serial();
+    let w = r#"
+[[pipe]]
+name = "p"
+[[mutex]]
+name = "m"
+[[task]]
+name = "main"
+program = [ { fork = "child", count = 3 }, "wait", { lock = "m" }, { unlock = "m" } ]
+[[task]]
+name = "child"
+template = true
+process = true
+program = [ { lock = "m" }, { run = "2ms" }, { unlock = "m" }, { send = "p", bytes = 10 }, { fork = "grandkid", count = 1 }, "wait" ]
+[[task]]
+name = "grandkid"
+template = true
+program = [ { run = "1ms" } ]
+[[task]]
+name = "reader"
+program = [ { recv = "p", bytes = 30 } ]
+"#;
+    let (code, out, err) = stops_cleanly(w, None, Duration::ZERO);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["end_reason"], "all_exited");
+    assert_eq!(v["host"]["task_processes"], 3);
+    let tasks = v["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 8);
+    for t in tasks {
+        assert!(t["runtime_ns"].as_u64().unwrap() > 0 && t["exit_ns"].is_u64(), "{t}");
+    }
+}
+
+/// Sessions are `setsid` processes; with autogroup on (`sched_autogroup_enabled`), each is a
+/// task group of its own (`kernel/sched/autogroup.c`), so one hog alone in its session gets
+/// about half of a CPU shared with three hogs of another session; with autogroup off, a
+/// quarter (`sched_prio_to_weight`: equal weights).
+#[test]
+fn sessions_are_setsid_processes_with_their_own_autogroup() {
+    require_root();
+    let _s = serial();
+    let w = r#"
+[[task]]
+name = "alone"
+process = true
+session = "a"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "10ms" } ] } ]
+[[task]]
+name = "crowd"
+process = true
+session = "b"
+affinity = [0]
+program = [ { fork = "member", count = 2 }, { loop = "forever", do = [ { run = "10ms" } ] } ]
+[[task]]
+name = "member"
+template = true
+program = [ { loop = "forever", do = [ { run = "10ms" } ] } ]
+"#;
+    let r = run(&host_job(w, 1500));
+    let total: u64 = r.tasks.iter().map(|t| t.runtime_ns).sum();
+    let alone = r.tasks.iter().find(|t| t.name == "alone").unwrap().runtime_ns as f64 / total as f64;
+    let autogroup = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").unwrap_or_default();
+    if autogroup.trim() == "1" {
+        assert!(alone > 0.40, "autogroup on: `alone` got {alone:.3} of the CPU, expected about 1/2");
+    } else {
+        assert!(alone < 0.35, "autogroup off: `alone` got {alone:.3} of the CPU, expected about 1/4");
+    }
+    assert_eq!(r.host.real.as_ref().unwrap().task_processes, 2);
+}
+
+/// What the host cannot do is refused before anything starts.
+#[test]
+fn impossible_host_runs_are_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.toml");
+    let refuse = |text: &str, extra: &[&str]| {
+        std::fs::write(&w, text).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+            .args(["run", w.to_str().unwrap(), "--sched", "host"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let hog = "[[task]]\nname = \"h\"\nprogram = [ { run = \"1ms\" } ]\n";
+    let err = refuse(&format!("machine = \"smp8\"\n{hog}"), &[]);
+    assert!(err.contains("smp8") && err.contains("--machine host"), "{err}");
+    let err = refuse(hog, &["--duration", "700s"]);
+    assert!(err.contains("at most 600"), "{err}");
+    let err = refuse(&hog.replace("name = \"h\"", "name = \"h\"\ncount = 2000"), &[]);
+    assert!(err.contains("at most 1024"), "{err}");
+    let err = refuse(&hog.replace("name = \"h\"", "name = \"h\"\nsession = \"s\""), &[]);
+    assert!(err.contains("needs a process of its own") && err.contains("process = true"), "{err}");
+    let cpus = schedlab_host::online_cpus();
+    let err = refuse(&hog.replace("name = \"h\"", &format!("name = \"h\"\naffinity = [{cpus}]")), &[]);
+    assert!(err.contains(&format!("CPU {cpus}")), "{err}");
+}
+
+/// `compare --sched cfs,host` runs the simulation and the real run side by side, with the
+/// difference per measure.
+#[test]
+fn compare_puts_simulation_and_reality_side_by_side() {
+    require_root();
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.toml");
+    std::fs::write(&w, NICE_PAIR).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["compare", w.to_str().unwrap(), "--sched", "cfs,host", "--duration", "1s"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let header = text.lines().find(|l| l.contains("cfs") && l.contains("host")).unwrap_or_else(|| panic!("{text}"));
+    assert!(header.contains("host − cfs"), "{text}");
+    let share = text.lines().find(|l| l.starts_with("nice0 ×1 run share")).unwrap();
+    assert!(share.contains(" pp"), "{share}");
+}

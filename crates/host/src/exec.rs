@@ -1,0 +1,320 @@
+//! A task thread: set its scheduling attributes, interpret its program with real system
+//! calls, and report how it ended. Mirrors `crates/kernel/src/exec.rs` op by op.
+
+use crate::objects::ObjError;
+use crate::sys;
+use crate::tasks::{Run, Slot};
+use schedlab_sim::Distribution;
+use schedlab_workload::{Op, Policy, Program};
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::Arc;
+
+/// `spin_loop` hints between two reads of the thread CPU clock in `run`.
+const RUN_CHECK_EVERY: u32 = 64;
+
+/// Why a program stopped before its end.
+enum End {
+    /// The run is stopping (end of the duration, Ctrl-C, another task failed).
+    Stopped,
+    /// An `exit` op.
+    Exit,
+    Failed(String),
+}
+
+impl From<ObjError> for End {
+    fn from(e: ObjError) -> End {
+        match e {
+            ObjError::Interrupted => End::Stopped,
+            ObjError::Failed(m) => End::Failed(m),
+        }
+    }
+}
+
+impl From<crate::objects::Interrupted> for End {
+    fn from(_: crate::objects::Interrupted) -> End {
+        End::Stopped
+    }
+}
+
+/// `SCHED_NORMAL`/`SCHED_BATCH`/`SCHED_IDLE` (`include/uapi/linux/sched.h`).
+fn policy_number(p: Policy) -> u32 {
+    match p {
+        Policy::Normal => libc::SCHED_OTHER as u32,
+        Policy::Batch => libc::SCHED_BATCH as u32,
+        Policy::Idle => libc::SCHED_IDLE as u32,
+    }
+}
+
+/// The template's nice, policy and affinity, set by the new thread on itself before its
+/// first op (a clone inherits its creator's; the simulator creates tasks with the
+/// template's).
+fn set_attributes(run: &Run, slot: &Slot, tid: i32) -> Result<(), String> {
+    let tpl = &run.wl.templates[slot.template()];
+    let name = slot.name(&run.wl);
+    let e = |what: &str, errno| format!("task `{name}`: {what}: {}", sys::strerror(errno));
+    if let Some(s) = tpl.session {
+        start_session(&run.wl.groups.sessions[s]).map_err(|m| format!("task `{name}`: {m}"))?;
+    }
+    let slice = slot.slice.load(SeqCst);
+    sys::set_policy(tid, policy_number(tpl.policy), tpl.nice, slice).map_err(|x| e("sched_setattr", x))?;
+    if let Some(set) = &tpl.affinity {
+        set_affinity(0, set).map_err(|m| format!("task `{name}`: {m}"))?;
+    }
+    Ok(())
+}
+
+/// `setsid` (a process task: the limits allow sessions only there), and the session's
+/// autogroup nice (`/proc/self/autogroup`) when it is not 0.
+fn start_session(s: &schedlab_workload::SessionDef) -> Result<(), String> {
+    nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
+    if s.nice != 0 {
+        std::fs::write("/proc/self/autogroup", s.nice.to_string())
+            .map_err(|e| format!("session `{}`: autogroup nice {}: {e}", s.name, s.nice))?;
+    }
+    Ok(())
+}
+
+/// `sched_setaffinity(tid, set)` (0 = the calling thread).
+pub fn set_affinity(tid: i32, set: &schedlab_machine::CpuSet) -> Result<(), String> {
+    let mut cs = nix::sched::CpuSet::new();
+    for c in set.iter() {
+        cs.set(c).map_err(|e| format!("CPU {c}: {e}"))?;
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid), &cs).map_err(|e| format!("sched_setaffinity: {e}"))
+}
+
+/// Entry point of a task thread.
+pub fn task_main(run: &Arc<Run>, idx: usize, prog: &Program) {
+    let slot = run.slot(idx);
+    let tid = sys::gettid();
+    slot.tgid.store(std::process::id() as i32, SeqCst);
+    slot.tid.store(tid, SeqCst);
+    run.registered();
+    let end = match set_attributes(run, slot, tid) {
+        Ok(()) => Interp { run, idx, prog, pc: 0, loops: Vec::new(), timers: Vec::new() }.run(),
+        Err(m) => Err(End::Failed(m)),
+    };
+    let natural = match end {
+        Ok(()) => true,
+        Err(End::Failed(m)) => {
+            run.fail(m);
+            false
+        }
+        Err(_) => false,
+    };
+    finish(run, slot, natural);
+    linger_for_processes(run, slot);
+}
+
+/// A task that forked processes stays as a parked thread until they have ended: their
+/// parent-death signal (`PR_SET_PDEATHSIG`, sent when the forking *thread* exits) must only
+/// fire when schedlab itself dies.
+fn linger_for_processes(run: &Run, slot: &Slot) {
+    if !slot.forked_process.load(SeqCst) {
+        return;
+    }
+    loop {
+        let v = slot.live_children.load(SeqCst);
+        if v == 0 {
+            return;
+        }
+        let _ = sys::futex_wait(&slot.live_children, v, run.objs.private);
+    }
+}
+
+/// Records the task's final procfs statistics and, if its program ended by itself, its exit
+/// time; tells its parent.
+fn finish(run: &Run, slot: &Slot, natural: bool) {
+    if let Ok(st) = crate::procstat::read_self() {
+        slot.set_final_stats(&st);
+    }
+    if natural {
+        slot.exit_ns.store(sys::monotonic_ns(), SeqCst);
+    }
+    slot.done.store(true, SeqCst);
+    if let Some(p) = slot.parent() {
+        let parent = run.slot(p);
+        parent.live_children.fetch_sub(1, SeqCst);
+        sys::futex_wake(&parent.live_children, u32::MAX, run.objs.private);
+    }
+}
+
+struct Interp<'a> {
+    run: &'a Arc<Run>,
+    idx: usize,
+    prog: &'a Program,
+    pc: usize,
+    loops: Vec<u64>,
+    /// `(pc of a timer op, its next absolute expiry)`.
+    timers: Vec<(usize, u64)>,
+}
+
+impl Interp<'_> {
+    fn stopping(&self) -> bool {
+        self.run.objs.stop_flag().load(Relaxed)
+    }
+
+    /// A duration for this use of `d`: constants directly, others from the shared stream.
+    fn draw(&self, d: &Distribution) -> u64 {
+        match d {
+            Distribution::Constant(v) => v.0,
+            _ => self.run.draw(|rng| d.sample(rng)).0,
+        }
+    }
+
+    fn run(&mut self) -> Result<(), End> {
+        while let Some(op) = self.prog.ops.get(self.pc) {
+            if self.stopping() {
+                return Err(End::Stopped);
+            }
+            match self.op(op) {
+                Ok(()) => {}
+                Err(End::Exit) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn op(&mut self, op: &Op) -> Result<(), End> {
+        let objs = &self.run.objs;
+        match op {
+            Op::Loop { count, end } => match count {
+                Some(0) => {
+                    self.pc = end + 1;
+                    return Ok(());
+                }
+                Some(c) => self.loops.push(*c),
+                None => self.loops.push(u64::MAX),
+            },
+            Op::EndLoop { start } => {
+                let top = self.loops.last_mut().ok_or_else(|| End::Failed("loop stack underflow".into()))?;
+                if *top != u64::MAX {
+                    *top -= 1;
+                }
+                if *top > 0 {
+                    self.pc = start + 1;
+                    return Ok(());
+                }
+                self.loops.pop();
+            }
+            Op::Run(d) => self.run_cpu(self.draw(d))?,
+            Op::Spin(d) => self.spin(self.draw(d))?,
+            Op::Sleep(d) => self.sleep_until(sys::monotonic_ns() + self.draw(d))?,
+            Op::Timer { period } => self.timer(period.0)?,
+            Op::Yield => {
+                // SAFETY: no arguments.
+                unsafe { libc::sched_yield() };
+            }
+            Op::Fork { template, count } => {
+                for _ in 0..*count {
+                    self.run.spawn(*template, Some(self.idx)).map_err(End::Failed)?;
+                }
+            }
+            Op::Wait => self.wait_children()?,
+            Op::Exit => return Err(End::Exit),
+            Op::Send { pipe, bytes } => objs.send(*pipe, *bytes)?,
+            Op::Recv { pipe, bytes } => objs.recv(*pipe, *bytes)?,
+            Op::Lock(m) => objs.lock(*m)?,
+            Op::Unlock(m) => objs.unlock(*m),
+            Op::CondWait { cond, mutex } => objs.cond_wait(*cond, *mutex)?,
+            Op::Signal(c) => objs.signal(*c, false),
+            Op::Broadcast(c) => objs.signal(*c, true),
+            Op::Barrier(b) => objs.barrier(*b)?,
+            Op::SetNice(n) => {
+                sys::set_nice(sys::gettid(), *n)
+                    .map_err(|e| End::Failed(format!("setpriority({n}): {}", sys::strerror(e))))?;
+                self.run.slot(self.idx).nice.store(*n, SeqCst);
+            }
+            Op::SetAffinity(set) => set_affinity(0, set).map_err(End::Failed)?,
+            Op::SetSlice(s) => self.set_slice(s.map_or(0, |s| s.0))?,
+        }
+        self.pc += 1;
+        Ok(())
+    }
+
+    /// `set_slice`: `sched_setattr` with the task's policy and nice and a new runtime.
+    fn set_slice(&self, ns: u64) -> Result<(), End> {
+        let slot = self.run.slot(self.idx);
+        let policy = policy_number(self.run.wl.templates[slot.template()].policy);
+        sys::set_policy(sys::gettid(), policy, slot.nice.load(SeqCst), ns)
+            .map_err(|e| End::Failed(format!("sched_setattr(sched_runtime={ns}): {}", sys::strerror(e))))?;
+        slot.slice.store(ns, SeqCst);
+        Ok(())
+    }
+
+    /// `run`: spin until the thread's CPU clock advanced by `ns` (time off the CPU does not
+    /// count, as in the simulator).
+    fn run_cpu(&self, ns: u64) -> Result<(), End> {
+        let start = sys::thread_cpu_ns();
+        while sys::thread_cpu_ns().saturating_sub(start) < ns {
+            if self.stopping() {
+                return Err(End::Stopped);
+            }
+            // Reading the thread clock is a system call: do some user work between reads so
+            // the work is mostly user time (overshoot: a few µs).
+            for _ in 0..RUN_CHECK_EVERY {
+                std::hint::spin_loop();
+            }
+        }
+        Ok(())
+    }
+
+    /// `spin`: busy-wait on the wall clock.
+    fn spin(&self, ns: u64) -> Result<(), End> {
+        let deadline = sys::monotonic_ns() + ns;
+        while sys::monotonic_ns() < deadline {
+            if self.stopping() {
+                return Err(End::Stopped);
+            }
+            std::hint::spin_loop();
+        }
+        Ok(())
+    }
+
+    fn sleep_until(&self, deadline: u64) -> Result<(), End> {
+        loop {
+            match sys::sleep_until(deadline) {
+                Ok(()) => return Ok(()),
+                Err(libc::EINTR) if self.stopping() => return Err(End::Stopped),
+                Err(libc::EINTR) => {}
+                Err(e) => return Err(End::Failed(format!("clock_nanosleep: {}", sys::strerror(e)))),
+            }
+        }
+    }
+
+    /// rt-app periodic timer: the next absolute multiple of the period counted from the first
+    /// call; no sleep when already late.
+    fn timer(&mut self, period: u64) -> Result<(), End> {
+        let now = sys::monotonic_ns();
+        let pc = self.pc;
+        let next = match self.timers.iter_mut().find(|(p, _)| *p == pc) {
+            Some((_, n)) => {
+                *n += period;
+                *n
+            }
+            None => {
+                self.timers.push((pc, now + period));
+                now + period
+            }
+        };
+        if next > now {
+            self.sleep_until(next)?;
+        }
+        Ok(())
+    }
+
+    /// `wait`: until every child has exited (a futex on the live-children count).
+    fn wait_children(&self) -> Result<(), End> {
+        let me = self.run.slot(self.idx);
+        loop {
+            let v = me.live_children.load(SeqCst);
+            if v == 0 {
+                return Ok(());
+            }
+            if sys::futex_wait(&me.live_children, v, self.run.objs.private) == Err(libc::EINTR) && self.stopping() {
+                return Err(End::Stopped);
+            }
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! What a host run refuses before anything starts: runs past the hard cap, more threads than
+//! the cap, CPUs this process may not use, priorities it may not set.
+
+use schedlab_machine::CpuSet;
+use schedlab_sim::Ns;
+use schedlab_workload::{Op, Workload};
+
+/// Hard cap on a host run's length, whatever `--duration` says.
+pub const MAX_DURATION: Ns = Ns::from_secs(600);
+/// Hard cap on tasks a host run may ever create (threads on a shared machine).
+pub const MAX_TASKS: u64 = 1024;
+
+/// CPUs this process may run on (`sched_getaffinity`; a cpuset may hide some).
+pub fn allowed_cpus() -> Vec<usize> {
+    match nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
+        Ok(set) => (0..nix::sched::CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Online CPUs (`sysconf(_SC_NPROCESSORS_ONLN)`).
+pub fn online_cpus() -> usize {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_ONLN).ok().flatten().map_or(1, |n| n.max(1) as usize)
+}
+
+/// The lowest nice this process may set: any with `CAP_SYS_NICE` (root here); else a thread
+/// may keep or raise its nice (threads start with the process's), and go below that only
+/// down to `20 − RLIMIT_NICE` (`kernel/sys.c: set_one_prio`, `kernel/sched/syscalls.c:
+/// can_nice`, v6.18). A program that raises its nice and later lowers it again fails at that
+/// op (`EACCES`) without privilege.
+fn min_nice() -> i32 {
+    if nix::unistd::geteuid().is_root() {
+        return -20;
+    }
+    let lim = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NICE).map_or(0, |(cur, _)| cur);
+    // SAFETY: plain syscall on integers; -1 is a valid nice, so errno is not checked.
+    let current = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+    current.min(20 - lim.min(40) as i32).max(-20)
+}
+
+/// Every affinity and nice value the workload can set: task fields, `[[change]]`s and the
+/// ops of each started instance's program (and instance 0 of fork-only templates).
+/// `(where it is asked, what)` pairs.
+type Asked<T> = Vec<(String, T)>;
+
+fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
+    let mut sets = Vec::new();
+    let mut nices = Vec::new();
+    for (t, tpl) in wl.templates.iter().enumerate() {
+        if let Some(a) = &tpl.affinity {
+            sets.push((format!("task `{}` affinity", tpl.name), a.clone()));
+        }
+        nices.push((format!("task `{}` nice", tpl.name), tpl.nice));
+        let instances = if tpl.instance_dependent { tpl.count.clamp(1, 64) } else { 1 };
+        for n in 0..instances {
+            let prog = wl.program(t, n).map_err(|e| e.to_string())?;
+            for (op, (line, path)) in prog.ops.iter().zip(&prog.origin) {
+                match op {
+                    Op::SetAffinity(s) => sets.push((format!("line {line}, `{path}`"), s.clone())),
+                    Op::SetNice(v) => nices.push((format!("line {line}, `{path}`"), *v)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    for s in &wl.groups.sessions {
+        nices.push((format!("session `{}` autogroup nice", s.name), s.nice));
+    }
+    for c in &wl.changes {
+        let name = &wl.templates[c.template].name;
+        if let Some(a) = &c.affinity {
+            sets.push((format!("[[change]] of `{name}` at {}", c.at), a.clone()));
+        }
+        if let Some(v) = c.nice {
+            nices.push((format!("[[change]] of `{name}` at {}", c.at), v));
+        }
+    }
+    Ok((sets, nices))
+}
+
+/// On the host a session is what `setsid` makes: one process (and what it forks), so a
+/// session may belong to one started task with `process = true`.
+fn check_session(wl: &Workload, tpl: &schedlab_workload::TaskTemplate, s: usize) -> Result<(), String> {
+    let name = &wl.groups.sessions[s].name;
+    if !tpl.process {
+        return Err(format!(
+            "task `{}`: session `{name}` needs a process of its own (setsid): add `process = true`",
+            tpl.name
+        ));
+    }
+    let users = wl.templates.iter().filter(|t| t.session == Some(s)).count();
+    if users > 1 || tpl.count != 1 || tpl.template {
+        return Err(format!(
+            "session `{name}`: on the host a session is one process made by setsid and what it forks; \
+             give it to one started task with count = 1 (its forked children inherit it)"
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses, with the reason, anything this host cannot or may not do.
+pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), String> {
+    if duration > MAX_DURATION {
+        return Err(format!(
+            "limit exceeded: a host run lasts at most {MAX_DURATION} (asked {duration}); pass a shorter --duration"
+        ));
+    }
+    if wl.initial_tasks() > max_tasks {
+        return Err(format!(
+            "limit exceeded: the workload starts {} tasks; a host run may create at most {max_tasks} threads",
+            wl.initial_tasks()
+        ));
+    }
+    for tpl in &wl.templates {
+        if let Some(s) = tpl.session {
+            check_session(wl, tpl, s)?;
+        }
+        if tpl.group.is_some() {
+            return Err(format!(
+                "task `{}`: `group` needs a cgroup (cpu.weight); host runs do not create cgroups yet",
+                tpl.name
+            ));
+        }
+    }
+    let allowed = allowed_cpus();
+    let (sets, nices) = requested(wl)?;
+    for (what, set) in &sets {
+        if let Some(c) = set.iter().find(|c| !allowed.contains(c)) {
+            return Err(format!(
+                "{what}: CPU {c} is not available to this process on this host (allowed: {allowed:?})"
+            ));
+        }
+        if set.iter().next().is_none() {
+            return Err(format!("{what}: an empty CPU set"));
+        }
+    }
+    let floor = min_nice();
+    for (what, v) in &nices {
+        if *v < floor {
+            return Err(format!(
+                "{what}: nice {v} needs privilege (CAP_SYS_NICE or RLIMIT_NICE); this process may go down to {floor}"
+            ));
+        }
+    }
+    Ok(())
+}
