@@ -3,7 +3,7 @@
 use crate::{Kernel, LockName, LockStat, ProbeEvent};
 use schedlab_machine::LockSite;
 use schedlab_sim::{CpuId, Ns, TaskId};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// What a CPU is doing; per-CPU time is conserved across these four.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,6 +162,8 @@ pub(crate) struct Cpu {
     pub tick_gen: u64,
     pub wake_list: Vec<TaskId>,
     pub spin_since: Option<Ns>,
+    /// Armed sleep timers, `(hard expiry, task) → soft expiry` (see `hrtimer.rs`).
+    pub hrtimers: BTreeMap<(Ns, TaskId), Ns>,
 }
 
 impl Default for Cpu {
@@ -179,6 +181,7 @@ impl Default for Cpu {
             tick_gen: 0,
             wake_list: Vec::new(),
             spin_since: None,
+            hrtimers: BTreeMap::new(),
         }
     }
 }
@@ -267,18 +270,18 @@ impl Kernel<'_> {
                 let next = self.now + self.tick;
                 self.events.push(next, Event::Tick { cpu, gen });
                 let hold = self.machine.costs.tick;
-                self.interrupt(cpu, vec![self.locked1(cpu, LockSite::SchedulerTick, hold, crate::cpu::Action::Tick)]);
+                let mut steps = vec![self.locked1(cpu, LockSite::SchedulerTick, hold, crate::cpu::Action::Tick)];
+                // The tick is an hrtimer: its interrupt also expires sleepers within their slack.
+                steps.extend(self.expire_hrtimers(cpu));
+                self.interrupt(cpu, steps);
             }
             Event::Timer { task, gen } => {
                 if self.tasks[task].timer_gen != gen {
                     return;
                 }
                 let cpu = self.tasks[task].timer_cpu;
-                let irq = self.machine.costs.timer_irq;
-                self.interrupt(
-                    cpu,
-                    vec![Step::Delay(irq), Step::Do(Action::TtwuStart { task, wf: 0, claimed: false })],
-                );
+                let steps = self.expire_hrtimers(cpu);
+                self.interrupt(cpu, steps);
             }
             Event::Ipi { cpu, kind } => match kind {
                 Ipi::Resched => self.interrupt(cpu, Vec::new()),

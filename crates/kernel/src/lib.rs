@@ -16,6 +16,7 @@
 mod core;
 mod cpu;
 mod exec;
+mod hrtimer;
 mod invariants;
 mod objects;
 
