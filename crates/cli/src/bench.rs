@@ -1,7 +1,8 @@
 //! `schedlab bench`: events per second of the simulator, and how per-event cost grows with
 //! the number of tasks. Timing lives here, never in tests.
 
-use crate::{CliError, Job};
+use crate::CliError;
+use schedlab_run::RunSpec;
 use schedlab_sim::Ns;
 
 /// A periodic workload of `tasks` tasks with total utilisation `util_x100 / 100` on `machine`.
@@ -29,7 +30,7 @@ pub struct BenchRow {
 }
 
 /// Runs one job and times it.
-pub fn time_job(label: &str, job: &Job) -> Result<BenchRow, CliError> {
+pub fn time_job(label: &str, job: &RunSpec) -> Result<BenchRow, CliError> {
     #[allow(clippy::disallowed_methods)] // benchmarks measure wall time by design
     let start = std::time::Instant::now();
     let r = job.run(&mut |_| true)?;

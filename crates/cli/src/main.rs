@@ -1,6 +1,6 @@
 use clap::{Parser, Subcommand, ValueEnum};
-use schedlab::{bench, deterministic_json, parse_kv, write_atomic, write_atomic_bytes, CliError, Job};
-use schedlab_metrics::RunRecord;
+use schedlab::{bench, parse_kv, write_atomic, write_atomic_bytes, CliError};
+use schedlab_run::{deterministic_json, RunRecord, RunSpec};
 use schedlab_sim::{parse_duration, Ns};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -203,7 +203,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             match (&common.out, common.format) {
                 (Some(dir), _) => {
                     for r in &out {
-                        let s = r.scheduler["name"].as_str().unwrap_or("run");
+                        let s = &r.scheduler.name;
                         write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
                     }
                     write_atomic(&dir.join("study.txt"), &text)?;
@@ -227,9 +227,9 @@ fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
     let end = parse_duration(duration).map_err(|m| CliError::input(format!("--duration: {m}")))?;
     let mut failed = 0;
     for seed in from..from + seeds {
-        let (text, machine) = schedlab::fuzz::world(seed);
+        let (text, machine) = schedlab_run::fuzz::world(seed);
         for e in schedlab_policies::REGISTRY {
-            let mut j = Job::load(&format!("world-{seed}.toml"), &text, Some(machine), &[], Some(end))?;
+            let mut j = RunSpec::load(&format!("world-{seed}.toml"), &text, Some(machine), &[], Some(end))?;
             j.sched = e.name.to_string();
             j.seed = seed;
             j.check = true;
@@ -243,7 +243,7 @@ fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
                 }
                 Err(err) => {
                     failed += 1;
-                    eprintln!("seed {seed}: {} on {machine}: {}\n{text}", e.name, err.message);
+                    eprintln!("seed {seed}: {} on {machine}: {err}\n{text}", e.name);
                 }
             }
         }
@@ -285,29 +285,21 @@ fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
     }
 }
 
-/// Studies built into the binary, by name.
-pub const STUDIES: &[(&str, &str)] = &[
-    ("ule-cfs-fibo-sysbench", include_str!("../../../examples/studies/ule-cfs-fibo-sysbench.toml")),
-    ("ule-cfs-sysbench128", include_str!("../../../examples/studies/ule-cfs-sysbench128.toml")),
-    ("ule-cfs-unpin512", include_str!("../../../examples/studies/ule-cfs-unpin512.toml")),
-];
-
 /// A workload file's text, or a built-in study's when no such file exists.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
     match std::fs::read_to_string(path) {
         Ok(t) => Ok(t),
         Err(e) => {
             let name = path.to_string_lossy();
-            let stem = name.trim_end_matches(".toml");
-            match STUDIES.iter().find(|(n, _)| *n == stem) {
-                Some((_, t)) => Ok(t.to_string()),
+            match schedlab_run::builtin_study(&name) {
+                Some(t) => Ok(t.to_string()),
                 None => Err(CliError::input(format!("{name}: {e}"))),
             }
         }
     }
 }
 
-fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<Job, CliError> {
+fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError> {
     let path = c.workload.display().to_string();
     let text = read_workload(&c.workload)?;
     let params = c.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
@@ -316,7 +308,7 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<Job, CliError> {
         .as_deref()
         .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
         .transpose()?;
-    let mut job = Job::load(&path, &text, c.machine.as_deref(), &params, duration)?;
+    let mut job = RunSpec::load(&path, &text, c.machine.as_deref(), &params, duration)?;
     job.sched = sched.to_string();
     job.sets = sets.iter().map(|s| parse_kv(s, "--set")).collect::<Result<Vec<_>, _>>()?;
     job.seed = c.seed;
@@ -364,7 +356,7 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
             if to <= from {
                 return Err(CliError::input("--timeline-to must be after --timeline-from"));
             }
-            println!("\n[{}]", r.scheduler["name"].as_str().unwrap_or("?"));
+            println!("\n[{}]", r.scheduler.name);
             print!("{}", schedlab_report::timeline::timeline(t, from, to, c.timeline_width));
         }
     }
@@ -396,13 +388,13 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
 
 /// `out.pftrace` → `out.cfs.pftrace`.
 fn per_scheduler(path: &std::path::Path, r: &RunRecord) -> PathBuf {
-    let s = r.scheduler["name"].as_str().unwrap_or("run");
+    let s = &r.scheduler.name;
     let stem = path.file_stem().map_or("trace".into(), |x| x.to_string_lossy().into_owned());
     let ext = path.extension().map_or("pftrace".into(), |x| x.to_string_lossy().into_owned());
     path.with_file_name(format!("{stem}.{s}.{ext}"))
 }
 
-fn run_with_progress(job: &Job) -> Result<RunRecord, CliError> {
+fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
     let bar = indicatif::ProgressBar::new(job.end.0 / 1_000_000);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} ms simulated ({elapsed})")
@@ -417,13 +409,13 @@ fn run_with_progress(job: &Job) -> Result<RunRecord, CliError> {
     if STOP.load(Ordering::SeqCst) {
         eprintln!("interrupted: writing what was measured so far");
     }
-    r
+    Ok(r?)
 }
 
 fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
     if let Some(dir) = &c.out {
         for r in rs {
-            let s = r.scheduler["name"].as_str().unwrap_or("run");
+            let s = &r.scheduler.name;
             write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
             write_atomic(&dir.join(format!("{s}.tasks.csv")), &schedlab_report::csv(r))?;
             write_atomic(&dir.join(format!("{s}.txt")), &schedlab_report::text(r))?;
@@ -473,7 +465,7 @@ fn list() {
         println!("  {n:<11} {d}");
     }
     println!("\nStudies (schedlab study NAME):");
-    for (n, t) in STUDIES {
+    for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
         println!("  {n:<24} {d}");
     }
@@ -492,17 +484,18 @@ fn run_bench(max_tasks: u64) -> Result<(), CliError> {
     let mut rows = Vec::new();
     let text = std::fs::read_to_string("examples/workloads/periodic-200.toml")
         .map_err(|e| CliError::input(format!("examples/workloads/periodic-200.toml: {e}")))?;
-    let job = Job::load("examples/workloads/periodic-200.toml", &text, None, &[], Some(Ns::from_secs(10)))?;
+    let job = RunSpec::load("examples/workloads/periodic-200.toml", &text, None, &[], Some(Ns::from_secs(10)))?;
     rows.push(bench::time_job("periodic-200.toml, smp8, 10 s", &job)?);
     for sched in ["cfs", "ule"] {
-        let mut j = Job::load("bench", &bench::mixed_workload(512, "opteron-32"), None, &[], Some(Ns::from_secs(2)))?;
+        let mut j =
+            RunSpec::load("bench", &bench::mixed_workload(512, "opteron-32"), None, &[], Some(Ns::from_secs(2)))?;
         j.sched = sched.into();
         rows.push(bench::time_job(&format!("512 threads, opteron-32, {sched}, 2 s"), &j)?);
     }
     let mut n = 10;
     while n <= max_tasks {
         let text = bench::periodic_workload(n, "smp8");
-        let job = Job::load("bench", &text, None, &[], Some(Ns::from_secs(2)))?;
+        let job = RunSpec::load("bench", &text, None, &[], Some(Ns::from_secs(2)))?;
         rows.push(bench::time_job(&format!("{n} periodic tasks, smp8, 2 s"), &job)?);
         n *= 10;
     }

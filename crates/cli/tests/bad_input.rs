@@ -160,6 +160,15 @@ fn unknown_scheduler_tunable_machine_and_param() {
     assert!(err.contains("limit exceeded") && err.contains("samples"), "{err}");
 }
 
+/// `--sched host` selects the real-kernel backend, which this build lacks: a clear error and
+/// exit status 2, like any scheduler the build cannot run.
+#[test]
+fn the_host_backend_is_reported_unavailable() {
+    let (code, err) = schedlab(&["--sched", "host"], OK_TASK);
+    assert_eq!(code, 2);
+    assert!(err.contains("the host backend is not available in this build"), "{err}");
+}
+
 /// A `[[change]]` naming a task that does not exist, or changing nothing, is an error
 /// with its location.
 #[test]

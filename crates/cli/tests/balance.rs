@@ -3,8 +3,8 @@
 
 mod common;
 use common::*;
-use schedlab_kernel::{Probe, ProbeEvent};
 use schedlab_metrics::RunRecord;
+use schedlab_probe::{Probe, ProbeEvent};
 use schedlab_sim::Ns;
 
 fn machine_file(name: &str) -> String {

@@ -5,10 +5,10 @@
 
 mod common;
 use common::*;
-use schedlab::Job;
 use schedlab_calibrate::model;
-use schedlab_kernel::{Probe, ProbeEvent};
 use schedlab_machine::{Costs, Machine};
+use schedlab_probe::{Probe, ProbeEvent};
+use schedlab_run::RunSpec as Job;
 use schedlab_sim::Ns;
 use std::sync::Arc;
 

@@ -2,15 +2,15 @@
 
 mod common;
 use common::*;
-use schedlab::{deterministic_json, Job};
-use schedlab_kernel::NoProbe;
+use schedlab_probe::{EndReason, NoProbe};
+use schedlab_run::{deterministic_json, RunSpec};
 use schedlab_sim::Ns;
 
-fn example(name: &str, params: &[(&str, &str)], secs: u64) -> Job {
+fn example(name: &str, params: &[(&str, &str)], secs: u64) -> RunSpec {
     let path = format!("{}/../../examples/workloads/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
     let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let mut j = Job::load(name, &text, None, &params, Some(Ns::from_secs(secs))).unwrap();
+    let mut j = RunSpec::load(name, &text, None, &params, Some(Ns::from_secs(secs))).unwrap();
     j.check = true;
     j
 }
@@ -65,7 +65,7 @@ fn hackbench_contends_on_runqueue_locks() {
     let r = run(&j);
     let contended: u64 = r.locks.iter().filter(|l| l.lock.starts_with("rq")).map(|l| l.contended).sum();
     assert!(contended > 0, "no contended rq lock acquisitions");
-    assert_eq!(r.end_reason, "all_exited");
+    assert_eq!(r.end_reason, EndReason::AllExited);
     // Every message was delivered: each receiver ran and exited.
     assert!(r.tasks.iter().filter(|t| t.name.starts_with("receiver")).all(|t| t.exit_ns.is_some()));
     let spin: u64 = r.cpus.iter().map(|c| c.spin_ns).sum();
@@ -117,7 +117,7 @@ program = [ { sleep = "5ms" }, { lock = "m" }, { signal = "c" }, { unlock = "m" 
     for machine in ["up", "smp4", "i7-3770"] {
         for sched in ["cfs", "fifo"] {
             let r = run(&job(text, machine, sched, 5, &[]));
-            assert_eq!(r.end_reason, "all_exited", "{machine}/{sched}");
+            assert_eq!(r.end_reason, EndReason::AllExited, "{machine}/{sched}");
             let w = task(&r, "w.0");
             // 50 iterations × 60 us of work each.
             assert!(w.runtime_ns >= 3_000_000, "{machine}/{sched}: {}", w.runtime_ns);
@@ -138,7 +138,7 @@ template = true
 program = [ { run = "2ms" }, { set_nice = 10 }, { set_affinity = "1" }, { run = "2ms" }, "yield", { run = "1ms" } ]
 "#;
     let r = run(&job(text, "smp2", "cfs", 1, &[]));
-    assert_eq!(r.end_reason, "all_exited");
+    assert_eq!(r.end_reason, EndReason::AllExited);
     let parent = task(&r, "parent");
     let last_kid = r.tasks.iter().filter(|t| t.name.starts_with("kid")).map(|t| t.exit_ns.unwrap()).max().unwrap();
     assert!(parent.exit_ns.unwrap() >= last_kid + 1_000_000, "parent waited for its children");
@@ -149,9 +149,9 @@ program = [ { run = "2ms" }, { set_nice = 10 }, { set_affinity = "1" }, { run = 
 #[test]
 fn limits_are_checked() {
     let text = "[[task]]\nname = \"x\"\ncount = 2000000\nprogram = [ { run = \"1ms\" } ]\n";
-    let Err(e) = Job::load("big.toml", text, Some("up"), &[], None) else { panic!("accepted") };
-    assert!(e.message.contains("1000000"), "{e}");
-    let Err(e) = Job::load(
+    let Err(e) = RunSpec::load("big.toml", text, Some("up"), &[], None) else { panic!("accepted") };
+    assert!(e.to_string().contains("1000000"), "{e}");
+    let Err(e) = RunSpec::load(
         "t.toml",
         "[[task]]\nname=\"x\"\nprogram=[{run=\"1ms\"}]\n",
         Some("up"),
@@ -160,7 +160,7 @@ fn limits_are_checked() {
     ) else {
         panic!("accepted")
     };
-    assert!(e.message.contains("exceeds the limit"), "{e}");
+    assert!(e.to_string().contains("exceeds the limit"), "{e}");
 }
 
 /// Sampling time series reads the kernel and the policy but changes nothing: same trace

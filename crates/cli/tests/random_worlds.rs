@@ -1,10 +1,10 @@
 //! Random worlds: every policy keeps the invariants after every event and replays
-//! bit-identically (see `schedlab::fuzz`; `schedlab fuzz --seeds N` explores more).
+//! bit-identically (see `schedlab_run::fuzz`; `schedlab fuzz --seeds N` explores more).
 
 mod common;
 use common::*;
-use schedlab::deterministic_json;
-use schedlab::fuzz::world;
+use schedlab_run::deterministic_json;
+use schedlab_run::fuzz::world;
 
 #[test]
 fn random_worlds_keep_invariants_and_replay() {
@@ -18,7 +18,7 @@ fn random_worlds_keep_invariants_and_replay() {
             j.end = schedlab_sim::Ns::from_ms(120);
             let r = j
                 .run(&mut |_| true)
-                .unwrap_or_else(|e| panic!("seed {seed}, {sched} on {machine}: {}\nworkload:\n{text}", e.message));
+                .unwrap_or_else(|e| panic!("seed {seed}, {sched} on {machine}: {e}\nworkload:\n{text}"));
             let again = j.run(&mut |_| true).unwrap();
             assert_eq!(
                 deterministic_json(&r),

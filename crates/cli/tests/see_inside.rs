@@ -4,15 +4,15 @@
 mod common;
 use common::*;
 use prost::Message;
-use schedlab::Job;
 use schedlab_metrics::RunRecord;
 use schedlab_report::perfetto::{pid_of, Event, Trace};
+use schedlab_run::RunSpec;
 use schedlab_sim::Ns;
 
-fn example(name: &str, secs: u64) -> Job {
+fn example(name: &str, secs: u64) -> RunSpec {
     let path = format!("{}/../../examples/workloads/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
-    Job::load(name, &text, None, &[], Some(Ns::from_secs(secs))).unwrap()
+    RunSpec::load(name, &text, None, &[], Some(Ns::from_secs(secs))).unwrap()
 }
 
 /// The data summary every figure carries in `<metadata id="schedlab-data">`.
@@ -155,7 +155,7 @@ fn perfetto_trace_round_trips_to_the_metrics() {
     let log = r.trace.as_ref().unwrap();
     let mut want_slices = vec![0usize; log.nr_cpus];
     for e in &log.events {
-        if let schedlab_kernel::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
+        if let schedlab_probe::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
             want_slices[*cpu] += 1;
         }
     }
@@ -206,7 +206,7 @@ fn perfetto_trace_round_trips_to_the_metrics() {
 }
 
 fn timeline(text: &str, machine: &str, sched: &str, ms: u64, width: usize) -> String {
-    let mut j = Job::load("t.toml", text, Some(machine), &[], Some(Ns::from_ms(ms))).unwrap();
+    let mut j = RunSpec::load("t.toml", text, Some(machine), &[], Some(Ns::from_ms(ms))).unwrap();
     j.sched = sched.into();
     j.trace = true;
     j.check = true;
@@ -247,7 +247,7 @@ fn perfetto_trace_decodes_with_the_official_schema() {
         std::path::Path::new(&python).exists(),
         "{python} missing: run scripts/setup-test-deps.sh (part of .ci/run)"
     );
-    let mut j = Job::load(
+    let mut j = RunSpec::load(
         "hackbench.toml",
         &std::fs::read_to_string(format!("{root}/examples/workloads/hackbench.toml")).unwrap(),
         Some("i7-3770"),
@@ -272,7 +272,7 @@ fn perfetto_trace_decodes_with_the_official_schema() {
     let log = r.trace.as_ref().unwrap();
     let mut want = vec![0u64; log.nr_cpus];
     for e in &log.events {
-        if let schedlab_kernel::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
+        if let schedlab_probe::ProbeEvent::Switch { cpu, next: Some(_), .. } = e {
             want[*cpu] += 1;
         }
     }

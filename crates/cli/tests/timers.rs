@@ -5,9 +5,9 @@
 
 mod common;
 use common::*;
-use schedlab::Job;
-use schedlab_kernel::{Probe, ProbeEvent};
 use schedlab_machine::{Costs, Machine};
+use schedlab_probe::{Probe, ProbeEvent};
+use schedlab_run::RunSpec as Job;
 use schedlab_sim::Ns;
 use std::sync::Arc;
 

@@ -3,15 +3,15 @@
 
 mod common;
 use common::*;
-use schedlab::{deterministic_json, Job};
 use schedlab_metrics::RunRecord;
 use schedlab_report::{completion, overlap, runtime_between};
+use schedlab_run::{deterministic_json, RunSpec};
 use schedlab_sim::Ns;
 
 fn study(name: &str, sched: &str, check: bool) -> RunRecord {
     let path = format!("{}/../../examples/studies/{name}.toml", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
-    let mut j = Job::load(name, &text, None, &[], None).unwrap();
+    let mut j = RunSpec::load(name, &text, None, &[], None).unwrap();
     j.sched = sched.into();
     j.sample = Some(Ns::from_ms(10));
     j.check = check;
@@ -144,7 +144,7 @@ fn ule_keeps_invariants_and_is_deterministic() {
         let text = std::fs::read_to_string(&path).unwrap();
         let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         for machine in ["up", "i7-3770", "opteron-32"] {
-            let mut j = Job::load(name, &text, Some(machine), &params, Some(Ns::from_secs(secs))).unwrap();
+            let mut j = RunSpec::load(name, &text, Some(machine), &params, Some(Ns::from_secs(secs))).unwrap();
             j.sched = "ule".into();
             j.check = true;
             let a = deterministic_json(&run(&j));

@@ -58,6 +58,7 @@ impl Kernel<'_> {
         for r in &reqs {
             match r.clone() {
                 Request::Resched(c) => self.resched_curr(this, c),
+                Request::Blocked(t) => self.delayed_dequeue_done(this, t),
                 Request::Kick(cpu) => {
                     if cpu < self.cpus.len() && cpu != this {
                         let at = self.now + self.machine.costs.ipi_latency;
@@ -142,8 +143,33 @@ impl Kernel<'_> {
     }
 
     fn dequeue(&mut self, this: CpuId, cpu: CpuId, t: TaskId, flags: u32) {
-        hook!(self, this, |p, cx| p.dequeue_task(&mut cx, cpu, t, flags));
+        let done = hook!(self, this, |p, cx| p.dequeue_task(&mut cx, cpu, t, flags));
+        if done {
+            self.tasks[t].on_rq = false;
+            self.views[cpu].nr_running -= 1;
+            // A delayed task moved to another runqueue stays delayed there (v6.12
+            // `detach_task`): only a sleep dequeue ends the delay.
+            if flags & dequeue::SLEEP != 0 {
+                self.tasks[t].delayed = false;
+            }
+        } else if flags & dequeue::SLEEP != 0 && flags & dequeue::SPECIAL == 0 {
+            // DELAY_DEQUEUE: asleep, but still queued and counted here.
+            self.tasks[t].delayed = true;
+        } else {
+            self.fail(format!("policy `{}` delayed a dequeue it may not delay", self.policy.name()));
+        }
+    }
+
+    /// The policy completed a delayed dequeue (`__block_task`): the sleeping task leaves
+    /// its runqueue.
+    fn delayed_dequeue_done(&mut self, _this: CpuId, t: TaskId) {
+        if !self.tasks[t].delayed || !self.tasks[t].on_rq {
+            self.fail(format!("policy `{}` reported task {} blocked, but it was not delayed", self.policy.name(), t));
+            return;
+        }
+        self.tasks[t].delayed = false;
         self.tasks[t].on_rq = false;
+        let cpu = self.info[t].cpu;
         self.views[cpu].nr_running -= 1;
     }
 
@@ -209,7 +235,11 @@ impl Kernel<'_> {
         };
         let cpu = if affinity.contains(cpu) { cpu } else { affinity.first().unwrap_or(0) };
         let id = self.tasks.len();
-        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent });
+        let inherited = |f: fn(&TaskInfo) -> Option<usize>| parent.and_then(|p| f(&self.info[p]));
+        let cgroup = tpl.group.or_else(|| inherited(|i| i.cgroup));
+        let session = tpl.session.or_else(|| inherited(|i| i.session));
+        let slice = tpl.slice.map(|s| s.0).or_else(|| parent.and_then(|p| self.info[p].slice));
+        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent, cgroup, session, slice });
         self.tasks.push(Task {
             template,
             state: TState::Running,
@@ -232,6 +262,7 @@ impl Kernel<'_> {
             last_ran: None,
             blocked_on: BlockedOn::Nothing,
             wake_migrated: false,
+            delayed: false,
         });
         self.exit_times.push(None);
         self.alive += 1;
@@ -323,6 +354,12 @@ impl Kernel<'_> {
                     self.tasks[task].state = TState::Running;
                     self.tasks[task].waking = false;
                     self.tasks[task].blocked_on = BlockedOn::Nothing;
+                    if std::mem::take(&mut self.tasks[task].delayed) {
+                        // v6.12: requeue the delayed entity in place, then check preemption.
+                        hook!(self, cpu, |p, cx| p.enqueue_task(&mut cx, rq, task, enqueue::DELAYED | enqueue::WAKEUP));
+                        self.probe.event(&ProbeEvent::Wakeup { time: self.now, task, cpu: rq, new: false });
+                        self.check_preempt(cpu, rq, task, wf);
+                    }
                 } else if !tk.on_rq {
                     self.ttwu(cpu, task, wf, true);
                 } else {
@@ -401,6 +438,10 @@ impl Kernel<'_> {
             Action::SetNice { task, nice } => {
                 self.info[task].nice = nice;
                 hook!(self, cpu, |p, cx| p.reweight_task(&mut cx, task));
+            }
+            Action::SetSlice { task, slice } => {
+                self.info[task].slice = slice;
+                hook!(self, cpu, |p, cx| p.slice_changed(&mut cx, task));
             }
             Action::SetAffinity { task, set } => {
                 let here = self.info[task].cpu;
@@ -615,7 +656,6 @@ impl Kernel<'_> {
     /// `__schedule` on `cpu` with its runqueue locked. Returns the context-switch time,
     /// which extends the lock hold (the lock is released in `finish_task_switch`).
     fn schedule(&mut self, cpu: CpuId, newidle: bool) -> Ns {
-        self.set_need_resched(cpu, false);
         let prev = self.cpus[cpu].curr;
         let mut prev_state = PrevState::Runnable;
         let mut moving = None;
@@ -627,7 +667,7 @@ impl Kernel<'_> {
                 }
                 TState::Dead => {
                     prev_state = PrevState::Dead;
-                    self.dequeue(cpu, cpu, p, dequeue::SLEEP);
+                    self.dequeue(cpu, cpu, p, dequeue::SLEEP | dequeue::SPECIAL);
                 }
                 TState::Running => {
                     if self.tasks[p].migrate_pending {
@@ -641,6 +681,9 @@ impl Kernel<'_> {
             hook!(self, cpu, |pol, cx| pol.put_prev_task(&mut cx, cpu, p));
         }
         let next = hook!(self, cpu, |pol, cx| pol.pick_next_task(&mut cx, cpu));
+        // `clear_tsk_need_resched(prev)` comes after the pick: a reschedule requested while
+        // picking (e.g. by `update_curr`) is satisfied by this very switch.
+        self.set_need_resched(cpu, false);
         if let Some(n) = next {
             if !self.tasks[n].on_rq || self.info[n].cpu != cpu || self.tasks[n].state == TState::Dead {
                 self.fail(format!(

@@ -2,18 +2,9 @@
 
 use crate::{Kernel, LockName, LockStat, ProbeEvent};
 use schedlab_machine::LockSite;
+use schedlab_probe::Mode;
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::{BTreeMap, VecDeque};
-
-/// What a CPU is doing; per-CPU time is conserved across these four.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    User = 0,
-    Kernel = 1,
-    /// Spinning on a lock held by another CPU.
-    Spin = 2,
-    Idle = 3,
-}
 
 pub(crate) const SITES: [LockSite; 9] = [
     LockSite::Schedule,
@@ -99,6 +90,11 @@ pub(crate) enum Action {
     SetAffinity {
         task: TaskId,
         set: schedlab_machine::CpuSet,
+    },
+    /// `sched_setattr(sched_runtime)` of a fair task.
+    SetSlice {
+        task: TaskId,
+        slice: Option<u64>,
     },
     SleepUntil {
         task: TaskId,

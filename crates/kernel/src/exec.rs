@@ -369,6 +369,10 @@ impl Kernel<'_> {
                     self.next_op(t);
                     steps = self.setattr(cpu, Action::SetAffinity { task: t, set: set.clone() });
                 }
+                Op::SetSlice(slice) => {
+                    self.next_op(t);
+                    steps = self.setattr(cpu, Action::SetSlice { task: t, slice: slice.map(|s| s.0) });
+                }
             }
             self.push_steps(cpu, steps);
             return;

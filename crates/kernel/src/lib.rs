@@ -12,6 +12,7 @@
 //! Architecture Invariant: a policy hook runs atomically at the instant its lock is taken;
 //! the lock is then held for the path's cost, so contention shows where it would occur.
 //! Architecture Invariant: probes observe; nothing in [`Probe`] can change a result.
+//! The probe vocabulary (events, summary) lives in `schedlab-probe`, shared with other backends.
 
 mod core;
 mod cpu;
@@ -20,13 +21,12 @@ mod hrtimer;
 mod invariants;
 mod objects;
 
-use schedlab_machine::{LockSite, Machine};
+use schedlab_machine::Machine;
+use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
 use schedlab_sim::{CpuId, EventQueue, Fnv64, Ns, RngStreams, SimRng, SourceError, TaskId};
 use schedlab_workload::{Program, Workload};
 use std::sync::Arc;
-
-pub use cpu::Mode;
 
 /// Kernel switches and limits for one run.
 #[derive(Clone, Debug)]
@@ -56,100 +56,6 @@ impl Default for KernelConfig {
     }
 }
 
-/// Why a task left the CPU, as `sched_switch`'s `prev_state` says it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PrevState {
-    /// Preempted or yielded: still runnable (`TASK_RUNNING`).
-    Runnable,
-    /// Blocked (`TASK_INTERRUPTIBLE`).
-    Blocked,
-    /// Exited (`TASK_DEAD`).
-    Dead,
-}
-
-/// Tracepoint-like events the kernel emits for metrics and traces.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ProbeEvent {
-    /// A task came into existence (`task_newtask`); `parent` is `None` for workload-started tasks.
-    TaskNew { time: Ns, task: TaskId, parent: Option<TaskId>, cpu: CpuId },
-    /// `sched_switch`. `prev`/`next` are `None` for the idle task.
-    Switch { time: Ns, cpu: CpuId, prev: Option<TaskId>, prev_state: PrevState, next: Option<TaskId> },
-    /// `sched_waking`: a wakeup of a blocked task started on `waker_cpu`.
-    Waking { time: Ns, task: TaskId, waker_cpu: CpuId },
-    /// `sched_wakeup`/`sched_wakeup_new`: the task is now queued on `cpu`.
-    Wakeup { time: Ns, task: TaskId, cpu: CpuId, new: bool },
-    /// `sched_migrate_task`.
-    Migrate { time: Ns, task: TaskId, from: CpuId, to: CpuId },
-    /// `sched_process_exit`.
-    Exit { time: Ns, task: TaskId },
-    /// A CPU changed what it is doing (for per-CPU time accounting and timelines).
-    CpuMode { time: Ns, cpu: CpuId, mode: Mode },
-}
-
-/// A sink for [`ProbeEvent`]s.
-pub trait Probe {
-    fn event(&mut self, ev: &ProbeEvent);
-    /// Called every `sample_every` ns of simulated time with read access to the kernel, so
-    /// time series (queue lengths, policy internals) can be sampled. Default: no sampling.
-    fn sample(&mut self, _k: &KernelView) {}
-    fn sample_every(&self) -> Option<Ns> {
-        None
-    }
-}
-
-/// A probe that ignores everything.
-pub struct NoProbe;
-impl Probe for NoProbe {
-    fn event(&mut self, _ev: &ProbeEvent) {}
-}
-
-/// Read-only view for sampling probes.
-pub struct KernelView<'a> {
-    pub now: Ns,
-    pub cpus: &'a [CpuView],
-    pub tasks: &'a [TaskInfo],
-    pub alive: &'a dyn Fn(TaskId) -> bool,
-    pub policy: &'a dyn SchedClass,
-    /// Runqueue-lock acquisitions so far and how many found the lock held (all sites).
-    pub rq_lock_acquisitions: u64,
-    pub rq_lock_contended: u64,
-}
-
-/// Lock statistics per (lock, call site).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LockStat {
-    pub acquisitions: u64,
-    pub contended: u64,
-    pub spin_ns: u64,
-}
-
-/// What a lock protects.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LockName {
-    Rq(CpuId),
-    FutexBucket(usize),
-}
-
-impl std::fmt::Display for LockName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LockName::Rq(c) => write!(f, "rq[{c}]"),
-            LockName::FutexBucket(b) => write!(f, "futex_bucket[{b}]"),
-        }
-    }
-}
-
-/// Why a run ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EndReason {
-    /// Reached the configured end time.
-    TimeLimit,
-    /// Every task exited.
-    AllExited,
-    /// The caller asked to stop (Ctrl-C).
-    Interrupted,
-}
-
 /// A fatal error during a run (never a panic).
 #[derive(Debug)]
 pub enum RunError {
@@ -157,6 +63,8 @@ pub enum RunError {
     Limit(String),
     /// A policy broke the `SchedClass` contract, or an invariant failed.
     Invariant(String),
+    /// The policy refused the workload's configuration (e.g. its task groups).
+    Config(String),
 }
 
 impl std::error::Error for RunError {}
@@ -167,6 +75,7 @@ impl std::fmt::Display for RunError {
             RunError::Workload(e) => write!(f, "{e}"),
             RunError::Limit(m) => write!(f, "limit: {m}"),
             RunError::Invariant(m) => write!(f, "invariant violated: {m}"),
+            RunError::Config(m) => write!(f, "{m}"),
         }
     }
 }
@@ -219,6 +128,8 @@ pub(crate) struct Task {
     pub last_ran: Option<CpuId>,
     pub blocked_on: BlockedOn,
     pub wake_migrated: bool,
+    /// Asleep but still queued: the policy delayed its dequeue (v6.12 `se->sched_delayed`).
+    pub delayed: bool,
 }
 
 /// The simulated kernel.
@@ -254,22 +165,6 @@ pub struct Kernel<'p> {
     pub(crate) tick: Ns,
 }
 
-/// The outcome of a run, beyond what probes observed.
-#[derive(Clone, Debug)]
-pub struct RunSummary {
-    pub end: Ns,
-    pub reason: EndReason,
-    pub events: u64,
-    pub trace_hash: u64,
-    /// Per CPU: time in each [`Mode`] (user, kernel, spin, idle).
-    pub cpu_times: Vec<[Ns; 4]>,
-    pub locks: Vec<(LockName, LockSite, LockStat)>,
-    pub tasks: Vec<TaskInfo>,
-    pub exit_times: Vec<Option<Ns>>,
-    /// The policy's own counters ([`SchedClass::counters`]).
-    pub policy_counters: Vec<(String, u64)>,
-}
-
 impl<'p> Kernel<'p> {
     /// Builds a kernel for `workload` on `machine` under `policy`.
     pub fn new(
@@ -291,6 +186,8 @@ impl<'p> Kernel<'p> {
             )));
         }
         let streams = RngStreams::new(cfg.seed);
+        let mut policy = policy;
+        policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list();
@@ -395,14 +292,16 @@ impl<'p> Kernel<'p> {
                 cont += stats.iter().map(|s| s.contended).sum::<u64>();
             }
         }
-        let view = KernelView {
+        let policy = self.policy.as_ref();
+        let task_stats = |t: TaskId| policy.task_stats(t);
+        let view = SampleView {
             rq_lock_acquisitions: acq,
             rq_lock_contended: cont,
             now: self.now,
             cpus: &self.views,
             tasks: &self.info,
             alive: &alive,
-            policy: self.policy.as_ref(),
+            task_stats: Some(&task_stats),
         };
         self.probe.sample(&view);
     }

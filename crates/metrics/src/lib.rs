@@ -1,11 +1,16 @@
-//! Metrics: a [`Probe`] that aggregates kernel events into per-task and per-CPU figures,
-//! and the [`RunRecord`] that reports render.
+//! Metrics: a [`Probe`] that aggregates a backend's events into per-task and per-CPU
+//! figures, and the [`RunRecord`] that reports render.
 //!
 //! Architecture Invariant: metrics observe; they never change a result. A run with
 //! `Metrics` attached has the same trace hash as one with `NoProbe`.
 
+mod record;
 mod series;
 
+pub use record::{
+    CpuRecord, HostInfo, KernelInfo, Latency, LockRecord, MachineInfo, Param, RunRecord, SchedulerInfo, TaskRecord,
+    TopologyInfo, WorkloadInfo, SCHEMA_VERSION,
+};
 pub use series::Series;
 
 /// The scheduling events of a run, for timelines and trace exports.
@@ -20,9 +25,8 @@ pub struct Trace {
 }
 
 use hdrhistogram::Histogram;
-use schedlab_kernel::{KernelView, PrevState, Probe, ProbeEvent, RunSummary};
+use schedlab_probe::{PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sim::{Ns, TaskId};
-use serde::Serialize;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum St {
@@ -171,7 +175,7 @@ impl Probe for Metrics {
         self.every
     }
 
-    fn sample(&mut self, k: &KernelView) {
+    fn sample(&mut self, k: &SampleView) {
         let s = &mut self.series;
         let i = s.times_ns.len();
         s.times_ns.push(k.now.0);
@@ -196,7 +200,7 @@ impl Probe for Metrics {
             }
             let running = if a.state == St::Running { (k.now - a.since).0 } else { 0 };
             s.runtime_ns[t].push(a.runtime + running);
-            let stats = k.policy.task_stats(t);
+            let stats = k.task_stats.map_or_else(Vec::new, |f| f(t));
             for st in &stats {
                 let j = match s.stat_names.iter().position(|n| n == st.name) {
                     Some(j) => j,
@@ -278,80 +282,3 @@ impl Probe for Metrics {
         }
     }
 }
-
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Latency {
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub max: u64,
-}
-
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct TaskRecord {
-    pub name: String,
-    pub tid: usize,
-    pub nice: i32,
-    pub start_ns: u64,
-    pub runtime_ns: u64,
-    pub wait_ns: u64,
-    pub sleep_ns: u64,
-    pub switches_voluntary: u64,
-    pub switches_involuntary: u64,
-    pub migrations: u64,
-    pub wakeups: u64,
-    /// From `sched_waking` to the task running (includes IPI and lock delays).
-    pub wakeup_latency_ns: Latency,
-    pub exit_ns: Option<u64>,
-}
-
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct CpuRecord {
-    pub cpu: usize,
-    pub user_ns: u64,
-    pub kernel_ns: u64,
-    pub spin_ns: u64,
-    pub idle_ns: u64,
-}
-
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct LockRecord {
-    pub lock: String,
-    pub site: String,
-    pub acquisitions: u64,
-    pub contended: u64,
-    pub spin_ns: u64,
-}
-
-/// Everything one run produced, in the shape of the JSON output (schema 1).
-#[derive(Clone, Debug, Serialize)]
-pub struct RunRecord {
-    pub schema_version: u32,
-    pub schedlab_version: String,
-    pub workload: serde_json::Value,
-    pub scheduler: serde_json::Value,
-    pub machine: serde_json::Value,
-    pub kernel: serde_json::Value,
-    pub seed: u64,
-    pub sim_ns: u64,
-    pub end_reason: String,
-    pub events: u64,
-    pub trace_hash: String,
-    pub tasks: Vec<TaskRecord>,
-    pub cpus: Vec<CpuRecord>,
-    pub locks: Vec<LockRecord>,
-    /// The policy's counters (balancer runs, steals, …).
-    pub policy_counters: std::collections::BTreeMap<String, u64>,
-    /// Wakeup latency of all tasks as a CDF: `[latency_ns, fraction]` at 100 quantiles.
-    pub latency_cdf: Vec<(u64, f64)>,
-    /// The scheduling events, when requested (`--trace`, `--timeline`); not in the JSON.
-    #[serde(skip)]
-    pub trace: Option<Trace>,
-    /// Sampled time series, when requested (`--sample`, `study`, plots).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub series: Option<Series>,
-    /// The only part allowed to differ between two identical runs.
-    pub host: serde_json::Value,
-}
-
-pub const SCHEMA_VERSION: u32 = 1;

@@ -71,11 +71,12 @@ impl SchedClass for Fifo {
             self.queues[cpu].push_back(p);
         }
     }
-    fn dequeue_task(&mut self, _cx: &mut Ctx, cpu: CpuId, p: TaskId, _flags: u32) {
+    fn dequeue_task(&mut self, _cx: &mut Ctx, cpu: CpuId, p: TaskId, _flags: u32) -> bool {
         self.on_rq[p] = false;
         if self.curr[cpu] != Some(p) {
             self.queues[cpu].retain(|&t| t != p);
         }
+        true
     }
     fn wakeup_preempt(&mut self, _cx: &mut Ctx, _cpu: CpuId, _p: TaskId, _wf: u32) {}
     fn put_prev_task(&mut self, _cx: &mut Ctx, cpu: CpuId, prev: TaskId) {

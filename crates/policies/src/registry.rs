@@ -14,9 +14,14 @@ pub struct PolicyEntry {
 
 pub const REGISTRY: &[PolicyEntry] = &[
     PolicyEntry {
+        name: "eevdf",
+        doc: "Linux EEVDF (fair.c v6.18; version=6.6|6.12): lag, eligibility, virtual deadlines, slice protection, delayed dequeue, task groups",
+        make: |m, s| Ok(Box::new(crate::fair::Fair::eevdf(m, s)?)),
+    },
+    PolicyEntry {
         name: "cfs",
-        doc: "Linux CFS (v5.15 fair.c): weighted vruntime, sched_slice, sleeper credit, wakeup granularity, buddies",
-        make: |m, s| Ok(Box::new(crate::cfs::Cfs::new(m, s)?)),
+        doc: "Linux CFS (v5.15 fair.c): weighted vruntime, sched_slice, sleeper credit, wakeup granularity, buddies, task groups",
+        make: |m, s| Ok(Box::new(crate::fair::Fair::cfs(m, s)?)),
     },
     PolicyEntry {
         name: "ule",

@@ -70,15 +70,7 @@ fn number(s: &str) -> Option<f64> {
 }
 
 fn run_of(r: &RunRecord) -> Run {
-    let tunables = r.scheduler["tunables"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or(&v.to_string())))
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default();
+    let tunables = r.scheduler.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
     let tasks = r
         .tasks
         .iter()
@@ -123,7 +115,7 @@ fn run_of(r: &RunRecord) -> Run {
         l.pct = if l.acq == 0 { "-".into() } else { format!("{:.2}", l.cont as f64 * 100.0 / l.acq as f64) };
     }
     Run {
-        scheduler: r.scheduler["name"].as_str().unwrap_or("?").to_string(),
+        scheduler: r.scheduler.name.clone(),
         tunables,
         counters: r.policy_counters.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "),
         tasks,
@@ -167,11 +159,19 @@ pub fn report_with(
     let m = &r0.machine;
     let machine = format!(
         "{} — {} CPUs, HZ={}, topology {}",
-        m["name"].as_str().unwrap_or("?"),
-        m["cpus"],
-        m["hz"],
-        m["topology"]
+        m.name,
+        m.cpus,
+        crate::hz(r0),
+        serde_json::to_string(&m.topology).map_err(|e| e.to_string())?
     );
+    // As a JSON object, in the workload's order.
+    let params: serde_json::Map<String, serde_json::Value> = r0
+        .workload
+        .params
+        .iter()
+        .map(|(k, v)| Ok((k.clone(), serde_json::to_value(v)?)))
+        .collect::<Result<_, serde_json::Error>>()
+        .map_err(|e| e.to_string())?;
     let mut env = Environment::new();
     env.add_template("report.html", TEMPLATE).map_err(|e| e.to_string())?;
     let tpl = env.get_template("report.html").map_err(|e| e.to_string())?;
@@ -185,13 +185,13 @@ pub fn report_with(
     tpl.render(context! {
         title => title,
         version => r0.schedlab_version.clone(),
-        workload => r0.workload["name"].as_str().unwrap_or("?"),
-        workload_file => r0.workload["file"].as_str().unwrap_or("?"),
-        params => r0.workload["params"].to_string(),
+        workload => r0.workload.name.clone(),
+        workload_file => r0.workload.file.clone(),
+        params => serde_json::Value::Object(params).to_string(),
         machine => machine,
         seed => r0.seed,
         sim_ms => ms(r0.sim_ns),
-        end_reason => r0.end_reason.clone(),
+        end_reason => r0.end_reason.as_str(),
         runs => minijinja::value::Serde(&runs),
         summary_header => header,
         summary => minijinja::value::Serde(&summary),

@@ -28,7 +28,7 @@ pub fn csv(r: &RunRecord) -> String {
     let mut s = String::from(
         "scheduler,name,tid,nice,start_ns,runtime_ns,wait_ns,sleep_ns,switches_voluntary,switches_involuntary,migrations,wakeups,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_max_ns,exit_ns\n",
     );
-    let sched = r.scheduler["name"].as_str().unwrap_or("");
+    let sched = &r.scheduler.name;
     for t in &r.tasks {
         let l = &t.wakeup_latency_ns;
         let _ = writeln!(
@@ -53,6 +53,11 @@ pub fn csv(r: &RunRecord) -> String {
         );
     }
     s
+}
+
+/// The machine's `HZ`, `?` when a host run could not read it.
+fn hz(r: &RunRecord) -> String {
+    r.machine.hz.map_or_else(|| "?".into(), |h| h.to_string())
 }
 
 fn ms(ns: u64) -> String {
@@ -153,11 +158,11 @@ pub fn text(r: &RunRecord) -> String {
         s,
         "schedlab {} · workload {} · scheduler {} · machine {} ({} CPUs, HZ={}) · seed {}",
         r.schedlab_version,
-        r.workload["name"].as_str().unwrap_or(""),
-        r.scheduler["name"].as_str().unwrap_or(""),
-        r.machine["name"].as_str().unwrap_or(""),
+        r.workload.name,
+        r.scheduler.name,
+        r.machine.name,
         r.cpus.len(),
-        r.machine["hz"],
+        hz(r),
         r.seed
     );
     let _ = writeln!(
@@ -254,8 +259,8 @@ pub fn compare_text(rs: &[RunRecord]) -> String {
     let _ = writeln!(
         s,
         "workload {} · machine {} ({} CPUs) · seed {} · {} ms simulated\n",
-        first.workload["name"].as_str().unwrap_or(""),
-        first.machine["name"].as_str().unwrap_or(""),
+        first.workload.name,
+        first.machine.name,
         first.cpus.len(),
         first.seed,
         ms(first.sim_ns)
@@ -269,7 +274,7 @@ pub fn compare_rows(rs: &[RunRecord]) -> Vec<Vec<String>> {
     let Some(first) = rs.first() else { return Vec::new() };
     let group = first.tasks.len() > 24;
     let mut header = vec!["".to_string()];
-    header.extend(rs.iter().map(|r| r.scheduler["name"].as_str().unwrap_or("").to_string()));
+    header.extend(rs.iter().map(|r| r.scheduler.name.clone()));
     let mut rows = vec![header];
     let all_groups: Vec<Vec<Group>> = rs.iter().map(|r| groups(r, group)).collect();
     for (gi, g) in all_groups[0].iter().enumerate() {

@@ -7,8 +7,8 @@
 //! The messages are declared by hand with the field numbers of Perfetto's protos
 //! (`protos/perfetto/trace/…`, perfetto_protos 0.51.1); unknown fields are omitted.
 
-use schedlab_kernel::{PrevState, ProbeEvent};
 use schedlab_metrics::{RunRecord, Trace as EventLog};
+use schedlab_probe::{PrevState, ProbeEvent};
 
 /// `perfetto.protos.Trace`.
 #[derive(Clone, PartialEq, prost::Message)]

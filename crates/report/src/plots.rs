@@ -120,7 +120,7 @@ const MAX_POINTS: usize = 600;
 const MAX_POINTS_CROWDED: usize = 120;
 
 fn sched(r: &RunRecord) -> String {
-    r.scheduler["name"].as_str().unwrap_or("?").to_string()
+    r.scheduler.name.clone()
 }
 
 /// Keeps at most `max` points, always the last one.

@@ -61,12 +61,12 @@ pub fn study_text(title: &str, rs: &[RunRecord]) -> String {
     let _ = writeln!(
         s,
         "study {title} · machine {} ({} CPUs) · seed {} · {} ms simulated",
-        r0.machine["name"].as_str().unwrap_or("?"),
-        r0.machine["cpus"],
+        r0.machine.name,
+        r0.machine.cpus,
         r0.seed,
         ms(r0.sim_ns)
     );
-    let names: Vec<String> = rs.iter().map(|r| r.scheduler["name"].as_str().unwrap_or("?").to_string()).collect();
+    let names: Vec<String> = rs.iter().map(|r| r.scheduler.name.clone()).collect();
     let mut rows: Vec<(String, Vec<String>)> = Vec::new();
     let row = |rows: &mut Vec<(String, Vec<String>)>, label: String, f: &dyn Fn(&RunRecord) -> String| {
         rows.push((label, rs.iter().map(f).collect()));
@@ -137,7 +137,7 @@ pub fn study_text(title: &str, rs: &[RunRecord]) -> String {
 }
 
 fn cpus(r: &RunRecord) -> f64 {
-    r.machine["cpus"].as_u64().unwrap_or(1) as f64
+    r.machine.cpus.max(1) as f64
 }
 
 fn group_tasks<'a>(r: &'a RunRecord, g: &str) -> Vec<&'a TaskRecord> {

@@ -2,8 +2,8 @@
 //! task that ran longest in the bucket (`.` idle). Small enough for a terminal and exact
 //! enough for snapshot tests.
 
-use schedlab_kernel::ProbeEvent;
 use schedlab_metrics::Trace;
+use schedlab_probe::ProbeEvent;
 use std::fmt::Write;
 
 const SYMBOLS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";

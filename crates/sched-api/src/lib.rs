@@ -24,6 +24,9 @@ pub mod enqueue {
     pub const MIGRATED: u32 = 0x40;
     /// First enqueue of a new task (`wake_up_new_task`; Linux passes no WAKEUP flag).
     pub const INITIAL: u32 = 0x80;
+    /// A wakeup of a task whose dequeue the policy delayed (`ENQUEUE_DELAYED`, v6.12
+    /// `ttwu_runnable`): it is still queued on its runqueue and is requeued in place.
+    pub const DELAYED: u32 = 0x200;
 }
 
 /// `dequeue_task` flags (`DEQUEUE_*`).
@@ -32,6 +35,12 @@ pub mod dequeue {
     pub const SLEEP: u32 = 0x01;
     /// The task is leaving for another runqueue (balance, affinity).
     pub const MIGRATE: u32 = 0x04;
+    /// The task is in a special state (exiting) that must not be woken spuriously, so its
+    /// dequeue may not be delayed (`DEQUEUE_SPECIAL`, v6.12 `try_to_block_task`).
+    pub const SPECIAL: u32 = 0x10;
+    /// Complete a dequeue the policy delayed (`DEQUEUE_DELAYED`): the kernel is about to
+    /// move the sleeping task or change its class, so it must leave the runqueue now.
+    pub const DELAYED: u32 = 0x200;
 }
 
 /// Wake flags (`WF_*` in `kernel/sched/sched.h`).
@@ -84,6 +93,40 @@ pub struct TaskInfo {
     /// `task_cpu(p)`: the CPU whose runqueue the task is (or was last) on.
     pub cpu: CpuId,
     pub parent: Option<TaskId>,
+    /// The cgroup the task is in (an index into [`TaskGroups::cgroups`]); `None`: the root.
+    pub cgroup: Option<usize>,
+    /// The session the task belongs to (an index into [`TaskGroups::sessions`]); `None`:
+    /// the default session, whose autogroup is the root task group (`autogroup_default`).
+    pub session: Option<usize>,
+    /// A custom slice set with `sched_setattr(sched_runtime)` (v6.12+), in ns; `None`: the
+    /// scheduler's base slice.
+    pub slice: Option<u64>,
+}
+
+/// One cgroup of the cpu controller (cgroup v2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgroupDef {
+    pub name: String,
+    /// The parent cgroup; `None`: the root cgroup.
+    pub parent: Option<usize>,
+    /// `cpu.weight`, 1..=10000 (default 100).
+    pub weight: u32,
+}
+
+/// One session (`setsid`), which autogroup gives a task group of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionDef {
+    pub name: String,
+    /// The autogroup's nice value (`/proc/<pid>/autogroup`), −20..=19 (default 0).
+    pub nice: i32,
+}
+
+/// The task groups a workload declares, given to the policy before any task exists.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskGroups {
+    /// Parents come before their children.
+    pub cgroups: Vec<CgroupDef>,
+    pub sessions: Vec<SessionDef>,
 }
 
 /// What the kernel tells policies about a CPU.
@@ -115,6 +158,11 @@ pub enum Request {
     ActiveBalance { from: CpuId, to: CpuId },
     /// Send `cpu` an IPI that makes it call `balance(NohzIdle)` (`kick_ilb`).
     Kick(CpuId),
+    /// A dequeue the policy had delayed is now complete: the sleeping task has left its
+    /// runqueue (v6.12 `pick_next_entity` → `dequeue_entities(DEQUEUE_DELAYED)` →
+    /// `__block_task`). Only valid for a task whose [`SchedClass::dequeue_task`] returned
+    /// `false`.
+    Blocked(TaskId),
 }
 
 /// The view of the system a policy hook receives.
@@ -156,6 +204,10 @@ impl Ctx<'_> {
     /// Ask the kernel to kick `cpu` into `balance(NohzIdle)`.
     pub fn kick(&mut self, cpu: CpuId) {
         self.requests.push(Request::Kick(cpu));
+    }
+    /// Tell the kernel that the delayed dequeue of `p` is complete (`__block_task`).
+    pub fn blocked(&mut self, p: TaskId) {
+        self.requests.push(Request::Blocked(p));
     }
     /// `idle_cpu()`: running the idle task, nothing queued, no wakeup pending.
     pub fn idle_cpu(&self, cpu: CpuId) -> bool {
@@ -215,7 +267,14 @@ pub trait SchedClass {
     fn enqueue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32);
 
     /// `dequeue_task` (ULE `sched_rem`). `p` may be `curr` (it is going to sleep).
-    fn dequeue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32);
+    ///
+    /// Returns `false` if the policy *delays* the dequeue of a sleeping task (v6.12
+    /// `DELAY_DEQUEUE`): the task stays queued and counted on `cpu` until the policy
+    /// reports [`Request::Blocked`], or until the kernel wakes it (`enqueue_task` with
+    /// [`enqueue::DELAYED`]) or completes the dequeue (`dequeue_task` with
+    /// [`dequeue::DELAYED`]). Only a `dequeue::SLEEP` without `dequeue::SPECIAL` may be
+    /// delayed; every other call must return `true`.
+    fn dequeue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) -> bool;
 
     /// `wakeup_preempt` / `check_preempt_curr` (ULE `sched_shouldpreempt` via
     /// `sched_setpreempt`/`tdq_notify`): `p` was just enqueued on `cpu`, whose `curr` is a
@@ -238,6 +297,17 @@ pub trait SchedClass {
     /// The task's nice value changed (`set_user_nice` → `reweight_task`; ULE `sched_nice`).
     /// `cx.task(p).nice` already holds the new value.
     fn reweight_task(&mut self, cx: &mut Ctx, p: TaskId);
+
+    /// The task's custom slice changed (`sched_setattr` → `__setscheduler_params`, v6.12+);
+    /// `cx.task(p).slice` holds the new value. Policies without custom slices ignore it.
+    fn slice_changed(&mut self, _cx: &mut Ctx, _p: TaskId) {}
+
+    /// The workload's task groups (cgroups and sessions), before any task exists
+    /// (`sched_create_group`, `autogroup_create`). Policies without group scheduling
+    /// ignore them; an `Err` refuses the run (e.g. a tunable conflicts with them).
+    fn set_task_groups(&mut self, _groups: &TaskGroups) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Load balancing at the kernel's trigger points; request migrations through `cx`.
     fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind);

@@ -11,7 +11,8 @@ mod lower;
 mod parse;
 
 pub use lower::{Op, Program};
-pub use parse::parse_workload;
+pub use parse::{parse_workload, SLICE_MAX, SLICE_MIN};
+pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
 
 use schedlab_machine::CpuSet;
 use schedlab_sim::{Ns, SourceError};
@@ -60,6 +61,14 @@ pub struct TaskTemplate {
     pub policy: Policy,
     pub affinity: Option<CpuSet>,
     pub start: Ns,
+    /// The cgroup (index into [`Workload::groups`]`.cgroups`); `None`: inherited from the
+    /// forking parent, or the root cgroup.
+    pub group: Option<usize>,
+    /// The session (`setsid`; index into `groups.sessions`); `None`: inherited from the
+    /// forking parent, or the default session.
+    pub session: Option<usize>,
+    /// A custom slice (`sched_setattr`); `None`: inherited from the parent, or the base slice.
+    pub slice: Option<Ns>,
     pub(crate) body: Vec<parse::Node>,
     /// Whether the program mentions the instance index `n` (else one program serves all).
     pub instance_dependent: bool,
@@ -82,6 +91,8 @@ pub struct Workload {
     pub conds: Vec<String>,
     pub barriers: Vec<BarrierDef>,
     pub templates: Vec<TaskTemplate>,
+    /// `[[group]]` cgroups and sessions (autogroups).
+    pub groups: TaskGroups,
     /// `[[change]]`s, in file order.
     pub changes: Vec<Change>,
 }

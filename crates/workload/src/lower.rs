@@ -63,6 +63,8 @@ pub enum Op {
     },
     SetNice(i32),
     SetAffinity(CpuSet),
+    /// `sched_setattr(sched_runtime)`: a custom slice, or `None` for the base slice.
+    SetSlice(Option<Ns>),
 }
 
 /// A task's program: operations and, for each, where it was written.
@@ -128,6 +130,7 @@ impl L<'_> {
                 AstOp::Exit => Op::Exit,
                 AstOp::Timer(p) => Op::Timer { period: *p },
                 AstOp::SetAffinity(s) => Op::SetAffinity(s.clone()),
+                AstOp::SetSlice(s) => Op::SetSlice(*s),
                 AstOp::SetNice(n) => Op::SetNice(self.int(node, n)? as i32),
                 AstOp::Loop { count, body } => {
                     let count = count.as_ref().map(|c| self.count(node, c)).transpose()?;

@@ -1,5 +1,7 @@
 //! Spanned TOML → validated workload AST.
 
+mod groups;
+
 use crate::expr::{self, Env};
 use crate::{BarrierDef, Change, ParamValue, PipeDef, Policy, TaskTemplate, Workload, MAX_TASKS};
 use schedlab_machine::CpuSet;
@@ -32,20 +34,41 @@ pub(crate) enum AstOp {
     Yield,
     Wait,
     Exit,
-    Loop { count: Option<IntSrc>, body: Vec<Node> },
-    For { var: String, count: IntSrc, body: Vec<Node> },
-    Fork { template: usize, count: IntSrc },
-    Send { pipe: String, bytes: IntSrc },
-    Recv { pipe: String, bytes: IntSrc },
+    Loop {
+        count: Option<IntSrc>,
+        body: Vec<Node>,
+    },
+    For {
+        var: String,
+        count: IntSrc,
+        body: Vec<Node>,
+    },
+    Fork {
+        template: usize,
+        count: IntSrc,
+    },
+    Send {
+        pipe: String,
+        bytes: IntSrc,
+    },
+    Recv {
+        pipe: String,
+        bytes: IntSrc,
+    },
     Lock(String),
     Unlock(String),
-    CondWait { cond: String, mutex: String },
+    CondWait {
+        cond: String,
+        mutex: String,
+    },
     Signal(String),
     Broadcast(String),
     Barrier(String),
     Timer(Ns),
     SetNice(IntSrc),
     SetAffinity(CpuSet),
+    /// `sched_setattr(sched_runtime)`: a custom slice, or `None` for the base slice.
+    SetSlice(Option<Ns>),
 }
 
 struct P<'a> {
@@ -226,6 +249,22 @@ impl<'a> P<'a> {
             }
         })
     }
+    /// A custom slice: a duration in `SLICE_MIN..=SLICE_MAX`, or (where `reset` is
+    /// allowed) `"default"` / 0 for the scheduler's base slice.
+    fn slice(&self, v: &V, field: &str, reset: bool) -> R<Option<Ns>> {
+        if reset && matches!(v.get_ref(), DeValue::String(s) if s.as_ref() == "default") {
+            return Ok(None);
+        }
+        let d = self.duration(v, field)?;
+        if reset && d.0 == 0 {
+            return Ok(None);
+        }
+        if d < SLICE_MIN || d > SLICE_MAX {
+            return Err(self.err(v.span().start, field, format!("slice {d} outside {SLICE_MIN}..={SLICE_MAX}")));
+        }
+        Ok(Some(d))
+    }
+
     fn cpuset(&self, v: &V, field: &str) -> R<CpuSet> {
         let at = v.span().start;
         let set = match v.get_ref() {
@@ -380,6 +419,7 @@ impl<'a> P<'a> {
                 AstOp::SetNice(IntSrc::Const(n))
             }
             "set_affinity" => AstOp::SetAffinity(self.cpuset(val, &f)?),
+            "set_slice" => AstOp::SetSlice(self.slice(val, &f, true)?),
             _ => unreachable!("verb list and match agree"),
         };
         node(op)
@@ -407,7 +447,13 @@ const VERBS: &[&str] = &[
     "timer",
     "set_nice",
     "set_affinity",
+    "set_slice",
 ];
+
+/// Custom slice bounds (`kernel/sched/syscalls.c: __setscheduler_params`, v6.12: the
+/// kernel clamps `sched_runtime` to 0.1–100 ms; a workload file outside them is an error).
+pub const SLICE_MIN: Ns = Ns(100_000);
+pub const SLICE_MAX: Ns = Ns(100_000_000);
 
 fn check_nice(n: i64) -> Result<(), String> {
     if (-20..=19).contains(&n) {
@@ -466,7 +512,21 @@ pub fn parse_workload(
     let mut p = P { file, text, params: BTreeMap::new(), nr_cpus: nr_cpus.max(1), task_names: Vec::new() };
     p.check_keys(
         root,
-        &["name", "description", "duration", "machine", "params", "pipe", "mutex", "cond", "barrier", "task", "change"],
+        &[
+            "name",
+            "description",
+            "duration",
+            "machine",
+            "params",
+            "pipe",
+            "mutex",
+            "cond",
+            "barrier",
+            "group",
+            "session",
+            "task",
+            "change",
+        ],
         "",
     )?;
 
@@ -577,6 +637,8 @@ pub fn parse_workload(
         }
     }
 
+    let mut groups = p.task_groups(root)?;
+
     // Tasks: collect names first so `fork` can name a template defined further down.
     let tasks = match p.get(root, "task") {
         Some(v) => match v.get_ref() {
@@ -599,7 +661,14 @@ pub fn parse_workload(
     for (i, tv) in tasks.iter().enumerate() {
         let f = format!("task[{i}]");
         let t = p.table(tv, &f)?;
-        p.check_keys(t, &["name", "count", "template", "nice", "policy", "affinity", "start", "program"], &f)?;
+        p.check_keys(
+            t,
+            &[
+                "name", "count", "template", "nice", "policy", "affinity", "start", "group", "session", "slice",
+                "program",
+            ],
+            &f,
+        )?;
         let template = match p.get(t, "template") {
             Some(v) => v
                 .get_ref()
@@ -643,6 +712,9 @@ pub fn parse_workload(
         };
         let affinity = p.get(t, "affinity").map(|v| p.cpuset(v, &join(&f, "affinity"))).transpose()?;
         let start = p.get(t, "start").map(|v| p.duration(v, &join(&f, "start"))).transpose()?.unwrap_or(Ns(0));
+        let group = p.get(t, "group").map(|v| p.group_ref(v, &join(&f, "group"), &groups)).transpose()?;
+        let session = p.get(t, "session").map(|v| p.session_ref(v, &join(&f, "session"), &mut groups)).transpose()?;
+        let slice = p.get(t, "slice").map(|v| p.slice(v, &join(&f, "slice"), false)).transpose()?.flatten();
         let body = p.program(p.require(t, "program", tv.span().start, &f)?, &join(&f, "program"))?;
         let instance_dependent = mentions_n(&body);
         templates.push(TaskTemplate {
@@ -653,6 +725,9 @@ pub fn parse_workload(
             policy,
             affinity,
             start,
+            group,
+            session,
+            slice,
             body,
             instance_dependent,
         });
@@ -696,6 +771,7 @@ pub fn parse_workload(
 
     let wl = Workload {
         changes,
+        groups,
         file: file.to_string(),
         text: text.to_string(),
         name,

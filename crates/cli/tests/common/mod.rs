@@ -1,20 +1,20 @@
 #![allow(dead_code)]
-use schedlab::Job;
-use schedlab_kernel::{Kernel, KernelConfig, Probe, ProbeEvent};
 use schedlab_metrics::RunRecord;
+use schedlab_probe::{Probe, ProbeEvent};
+use schedlab_run::RunSpec;
 use schedlab_sim::Ns;
 use std::sync::Arc;
 
 /// A job from inline workload text; invariants are checked after every event.
-pub fn job(text: &str, machine: &str, sched: &str, secs: u64, sets: &[(&str, &str)]) -> Job {
-    let mut j = Job::load("test.toml", text, Some(machine), &[], Some(Ns::from_secs(secs))).unwrap();
+pub fn job(text: &str, machine: &str, sched: &str, secs: u64, sets: &[(&str, &str)]) -> RunSpec {
+    let mut j = RunSpec::load("test.toml", text, Some(machine), &[], Some(Ns::from_secs(secs))).unwrap();
     j.sched = sched.into();
     j.sets = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     j.check = true;
     j
 }
 
-pub fn run(j: &Job) -> RunRecord {
+pub fn run(j: &RunSpec) -> RunRecord {
     j.run(&mut |_| true).unwrap()
 }
 
@@ -34,17 +34,8 @@ impl Probe for Switches {
 }
 
 /// Runs a job with a custom probe; returns the trace hash.
-pub fn run_with_probe(j: &Job, probe: &mut dyn Probe) -> u64 {
-    let policy = schedlab_policies::make_policy(&j.sched, &j.machine, &j.sets).unwrap();
-    let cfg = KernelConfig {
-        ttwu_queue: j.ttwu_queue,
-        check_invariants: j.check,
-        end: j.end,
-        seed: j.seed,
-        max_tasks: 1_000_000,
-    };
-    let mut k = Kernel::new(j.machine.clone(), j.workload.clone(), policy, cfg, probe).unwrap();
-    k.run(&mut |_| true).unwrap().trace_hash
+pub fn run_with_probe(j: &RunSpec, probe: &mut dyn Probe) -> u64 {
+    schedlab_run::sim::run_with_probe(j, probe, &mut |_| true).unwrap().trace_hash
 }
 
 /// Lengths of the uninterrupted runs of task `t` on `cpu` (switch-in to switch-out).

@@ -754,7 +754,7 @@ impl SchedClass for Ule {
 
     /// The running thread going to sleep: `sched_sleep` + `tdq_load_rem` (in
     /// `sched_switch`). A queued thread leaving: `sched_rem`.
-    fn dequeue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) {
+    fn dequeue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) -> bool {
         if self.tdq[cpu].curr == Some(p) {
             if flags & dequeue::SLEEP != 0 {
                 self.td[p].slptick = Some(self.ticks(cx.now));
@@ -769,13 +769,14 @@ impl SchedClass for Ule {
                 }
             }
             self.tdq_load_rem(cpu, p);
-            return;
+            return true;
         }
         self.runq_rem(cpu, p);
         self.tdq_load_rem(cpu, p);
         if self.td[p].priority == self.tdq[cpu].lowpri {
             self.setlowpri(cpu);
         }
+        true
     }
 
     /// `sched_setpreempt` (local) or `tdq_notify` (remote); after a balancer move, the

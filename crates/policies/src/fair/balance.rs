@@ -11,7 +11,7 @@
 use super::domains::{Domain, SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_PKG_RESOURCES};
 use super::pelt::SCHED_CAPACITY_SCALE;
 use super::select::{group_classify, GroupStats, GroupType};
-use super::Cfs;
+use super::Fair;
 use schedlab_machine::CpuSet;
 use schedlab_sched_api::{Ctx, TaskPolicy};
 use schedlab_sim::{CpuId, TaskId};
@@ -111,9 +111,9 @@ fn newidle_cost(sd: &Domain) -> u64 {
     1_000 + 200 * sd.span_weight as u64
 }
 
-impl Cfs {
+impl Fair {
     fn h_nr(&self, cpu: CpuId) -> u64 {
-        (self.rqs[cpu].nr_running as i64 + self.adj.nr[cpu]).max(0) as u64
+        (self.h_nr_running(cpu) as i64 + self.adj.nr[cpu]).max(0) as u64
     }
     fn nr(&self, cx: &Ctx, cpu: CpuId) -> u64 {
         (cx.cpus[cpu].nr_running as i64 + self.adj.nr[cpu]).max(0) as u64
@@ -302,11 +302,14 @@ impl Cfs {
         if cx.task(p).policy == TaskPolicy::Idle {
             return false;
         }
-        let rq = &self.rqs[src];
-        if self.t.last_buddy && self.nr(cx, dst) > 0 && (rq.next == Some(p) || rq.last == Some(p)) {
+        let _ = src;
+        let se = self.task_se(p);
+        let rq = self.rq(self.cfs_rq_of(se));
+        // CACHE_HOT_BUDDY
+        if self.nr(cx, dst) > 0 && (rq.next == Some(se) || rq.last == Some(se)) {
             return true;
         }
-        let exec = self.se[p].exec_start;
+        let exec = self.e(se).exec_start;
         exec != 0 && cx.now.0.saturating_sub(exec) < self.t.migration_cost
     }
 
@@ -336,7 +339,7 @@ impl Cfs {
         }
         let sd = self.domains.per_cpu[env.dst][env.level].clone();
         let loop_max = self.t.nr_migrate.min(self.h_nr(src)) as usize;
-        let mut list: Vec<TaskId> = self.rqs[src].cfs_tasks.iter().rev().copied().collect();
+        let mut list: Vec<TaskId> = self.cpu[src].cfs_tasks.iter().rev().copied().collect();
         list.truncate(loop_max);
         let mut chosen = Vec::new();
         let mut spare = Vec::new();
@@ -357,7 +360,7 @@ impl Cfs {
                         ((l >> sd.nr_balance_failed.min(63)) as i64 <= imb).then_some(l as i64)
                     }
                     Migration::Util => {
-                        let u = self.se[p].avg.util_avg as i64;
+                        let u = self.e(self.task_se(p)).avg.util_avg as i64;
                         (u <= imb).then_some(u)
                     }
                     Migration::Task => Some(1),
@@ -388,7 +391,7 @@ impl Cfs {
 
     /// Records a requested move's effect for the rest of this hook.
     fn note_move(&mut self, p: TaskId, src: CpuId, dst: CpuId) {
-        let a = self.se[p].avg;
+        let a = self.e(self.task_se(p)).avg;
         for (v, x) in [
             (&mut self.adj.load, a.load_avg),
             (&mut self.adj.util, a.util_avg),
@@ -521,7 +524,7 @@ impl Cfs {
 
     /// `max_load_balance_interval`: HZ × CPUs / 10 jiffies.
     fn max_balance_interval(&self) -> u64 {
-        (self.hz * self.rqs.len() as u64 / 10).max(1)
+        (self.hz * self.nr_cpus as u64 / 10).max(1)
     }
 
     /// `rebalance_domains` for `cpu`.
@@ -547,16 +550,16 @@ impl Cfs {
             }
             next = next.min(self.domains.per_cpu[cpu][level].last_balance + interval);
         }
-        self.rqs[cpu].next_balance = next;
+        self.cpu[cpu].next_balance = next;
     }
 
     /// The periodic part of the tick (`trigger_load_balance`) on a busy CPU.
     pub(super) fn trigger_load_balance(&mut self, cx: &mut Ctx, cpu: CpuId) {
-        self.adj.reset(self.rqs.len());
+        self.adj.reset(self.nr_cpus);
         self.active_pending.retain(|&c| cx.cpus[c].curr.is_some() && cx.cpus[c].need_resched);
         let j = cx.now.0 / self.jiffy;
-        if j >= self.rqs[cpu].next_balance {
-            self.update_blocked_averages(cpu, cx.now.0);
+        if j >= self.cpu[cpu].next_balance {
+            self.update_blocked_averages(cpu, cx);
             self.rebalance_domains(cx, cpu, CpuIdleType::Busy);
         }
         self.nohz_balancer_kick(cx, cpu, j);
@@ -565,7 +568,7 @@ impl Cfs {
     /// `nohz_balancer_kick` (v5.15): a busy CPU asks an idle one to balance for all idle
     /// CPUs when it has more than one task or its LLC has more than one busy CPU.
     fn nohz_balancer_kick(&mut self, cx: &mut Ctx, cpu: CpuId, j: u64) {
-        let n = self.rqs.len();
+        let n = self.nr_cpus;
         let idle_cpus: Vec<CpuId> = (0..n).filter(|&c| c != cpu && cx.idle_cpu(c)).collect();
         if idle_cpus.is_empty() || j < self.nohz_next_balance {
             return;
@@ -587,8 +590,8 @@ impl Cfs {
     /// `_nohz_idle_balance` on the kicked CPU `ilb`: rebalance every idle CPU whose
     /// balance is due, as that CPU, then itself.
     pub(super) fn nohz_idle_balance(&mut self, cx: &mut Ctx, ilb: CpuId) {
-        self.adj.reset(self.rqs.len());
-        let n = self.rqs.len();
+        self.adj.reset(self.nr_cpus);
+        let n = self.nr_cpus;
         let j = cx.now.0 / self.jiffy;
         let mut next = j + 60 * self.hz;
         for i in 1..n {
@@ -596,16 +599,16 @@ impl Cfs {
             if !self.idle(cx, c) {
                 continue;
             }
-            self.update_blocked_averages(c, cx.now.0);
-            if j >= self.rqs[c].next_balance {
+            self.update_blocked_averages(c, cx);
+            if j >= self.cpu[c].next_balance {
                 self.rebalance_domains(cx, c, CpuIdleType::Idle);
             }
-            next = next.min(self.rqs[c].next_balance);
+            next = next.min(self.cpu[c].next_balance);
         }
         if self.idle(cx, ilb) {
-            self.update_blocked_averages(ilb, cx.now.0);
+            self.update_blocked_averages(ilb, cx);
             self.rebalance_domains(cx, ilb, CpuIdleType::Idle);
-            next = next.min(self.rqs[ilb].next_balance);
+            next = next.min(self.cpu[ilb].next_balance);
         }
         self.nohz_next_balance = next;
     }
@@ -613,26 +616,26 @@ impl Cfs {
     /// `newidle_balance` (v5.15): pull from the busiest queue of each level while the
     /// expected idle time pays for it.
     pub(super) fn newidle_balance(&mut self, cx: &mut Ctx, cpu: CpuId) {
-        self.adj.reset(self.rqs.len());
+        self.adj.reset(self.nr_cpus);
         if cx.cpus[cpu].ttwu_pending {
             return;
         }
-        self.rqs[cpu].idle_stamp = cx.now.0.max(1);
+        self.cpu[cpu].idle_stamp = cx.now.0.max(1);
         // `__update_idle_core`: every SMT sibling idle → the LLC has an idle core.
         if self.smt && cx.machine.topology.smt_siblings(cpu).all(|c| c == cpu || cx.idle_cpu(c)) {
             let llc = self.domains.llc_id[cpu];
             self.has_idle_cores[llc] = true;
         }
-        let overload = (0..self.rqs.len()).any(|c| cx.cpus[c].nr_running > 1);
-        if self.rqs[cpu].avg_idle < self.t.migration_cost || !overload {
+        let overload = (0..self.nr_cpus).any(|c| cx.cpus[c].nr_running > 1);
+        if self.cpu[cpu].avg_idle < self.t.migration_cost || !overload {
             return;
         }
-        self.update_blocked_averages(cpu, cx.now.0);
+        self.update_blocked_averages(cpu, cx);
         let mut curr_cost = 0;
         let mut cont = true;
         for level in 0..self.domains.per_cpu[cpu].len() {
             let sd = &self.domains.per_cpu[cpu][level];
-            if self.rqs[cpu].avg_idle < curr_cost + sd.max_newidle_lb_cost {
+            if self.cpu[cpu].avg_idle < curr_cost + sd.max_newidle_lb_cost {
                 break;
             }
             let mut pulled = 0;
@@ -644,16 +647,16 @@ impl Cfs {
                 curr_cost += cost;
             }
             if pulled > 0 {
-                self.rqs[cpu].idle_stamp = 0;
+                self.cpu[cpu].idle_stamp = 0;
                 break;
             }
         }
-        self.rqs[cpu].max_idle_balance_cost = self.rqs[cpu].max_idle_balance_cost.max(curr_cost);
+        self.cpu[cpu].max_idle_balance_cost = self.cpu[cpu].max_idle_balance_cost.max(curr_cost);
     }
 
     /// `ttwu_do_activate`'s `avg_idle` update when a task wakes onto an idle-stamped CPU.
     pub(super) fn update_avg_idle(&mut self, cpu: CpuId, now: u64) {
-        let rq = &mut self.rqs[cpu];
+        let rq = &mut self.cpu[cpu];
         if rq.idle_stamp == 0 {
             return;
         }

@@ -5,7 +5,7 @@
 
 use super::domains::{Domain, SD_BALANCE_EXEC, SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_NUMA, SD_WAKE_AFFINE};
 use super::pelt::SCHED_CAPACITY_SCALE;
-use super::Cfs;
+use super::Fair;
 use schedlab_machine::CpuSet;
 use schedlab_sched_api::{wf, Ctx, SelectKind};
 use schedlab_sim::{CpuId, TaskId};
@@ -84,7 +84,7 @@ pub fn group_classify(pct: u64, s: &GroupStats) -> GroupType {
     }
 }
 
-impl Cfs {
+impl Fair {
     /// `available_idle_cpu`, seen through the balancer's pending moves.
     pub(super) fn idle(&self, cx: &Ctx, cpu: CpuId) -> bool {
         cx.idle_cpu(cpu) && self.adj.nr[cpu] == 0
@@ -92,8 +92,8 @@ impl Cfs {
 
     /// `sched_idle_cpu`: only `SCHED_IDLE` tasks are queued.
     fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
-        let rq = &self.rqs[cpu];
-        rq.nr_running > 0 && rq.nr_running == rq.idle_nr
+        let rq = self.rq(self.root(cpu));
+        rq.h_nr_running > 0 && rq.h_nr_running == rq.idle_h_nr
     }
 
     fn idle_or_sched_idle(&self, cx: &Ctx, cpu: CpuId) -> bool {
@@ -111,7 +111,7 @@ impl Cfs {
     /// `record_wakee`, in the waker's context.
     fn record_wakee(&mut self, cx: &Ctx, waker: TaskId, p: TaskId) {
         let j = self.jiffies(cx);
-        let w = &mut self.se[waker];
+        let w = &mut self.tf[waker];
         if j > w.wakee_flip_decay_ts + self.hz {
             w.wakee_flips >>= 1;
             w.wakee_flip_decay_ts = j;
@@ -124,7 +124,7 @@ impl Cfs {
 
     /// `wake_wide`: a waker switching among many wakees should not pull them to itself.
     fn wake_wide(&self, waker: TaskId, p: TaskId, this: CpuId) -> bool {
-        let (mut master, mut slave) = (self.se[waker].wakee_flips, self.se[p].wakee_flips);
+        let (mut master, mut slave) = (self.tf[waker].wakee_flips, self.tf[p].wakee_flips);
         let factor = self.domains.llc_size[this] as u64;
         if master < slave {
             std::mem::swap(&mut master, &mut slave);
@@ -180,10 +180,10 @@ impl Cfs {
     /// `wake_affine`: the waker's CPU or the previous one.
     fn wake_affine(&self, cx: &Ctx, sd: &Domain, p: TaskId, this: CpuId, prev: CpuId, sync: bool) -> CpuId {
         let mut target = None;
-        if self.t.wa_idle {
+        if self.t.feat.wa_idle {
             target = self.wake_affine_idle(cx, this, prev, sync);
         }
-        if target.is_none() && self.t.wa_weight {
+        if target.is_none() && self.t.feat.wa_weight {
             target = self.wake_affine_weight(cx, sd, p, this, prev, sync);
         }
         target.unwrap_or(prev)
@@ -199,7 +199,7 @@ impl Cfs {
         wake_flags: u32,
     ) -> CpuId {
         let cpu = cx.this_cpu;
-        let waker = cx.cpus[cpu].curr.filter(|&c| c != p && self.se.get(c).is_some_and(|e| e.load.is_some()));
+        let waker = cx.cpus[cpu].curr.filter(|&c| c != p && self.tf.get(c).is_some_and(|t| t.alive));
         let sync = wake_flags & wf::SYNC != 0;
         let sd_flag = match kind {
             SelectKind::Wake => SD_BALANCE_WAKE,
@@ -252,7 +252,7 @@ impl Cfs {
         if prev != target && self.share_cache(prev, target) && self.idle_or_sched_idle(cx, prev) {
             return prev;
         }
-        let recent = self.se[p].recent_used_cpu.replace(prev);
+        let recent = self.tf[p].recent_used_cpu.replace(prev);
         if let Some(r) = recent {
             if r != prev
                 && r != target
@@ -291,7 +291,7 @@ impl Cfs {
     fn select_idle_cpu(&mut self, cx: &Ctx, p: TaskId, has_idle_core: bool, target: CpuId) -> Option<CpuId> {
         let llc = self.domains.llc_id[target];
         let mut nr = usize::MAX;
-        if self.t.sis_util && !has_idle_core {
+        if self.t.feat.sis_util && !has_idle_core {
             nr = self.nr_idle_scan[llc] + 1;
             if nr == 1 {
                 return None;
@@ -347,20 +347,21 @@ impl Cfs {
     fn wakeup_stats(&self, cx: &Ctx, group: &CpuSet, p: TaskId, pct: u64) -> GroupStats {
         let mut s = GroupStats::new(group.count());
         let here = cx.task(p).cpu;
-        let counted = self.se[p].on_rq || self.se[p].avg.last_update_time != 0;
+        let pe = self.e(self.task_se(p));
+        let counted = pe.on_rq || pe.avg.last_update_time != 0;
         for c in group.iter() {
             let mine = c == here && counted;
             let mut load = self.cpu_load(c);
             let mut util = self.cpu_util(c);
             let mut runnable = self.cpu_runnable(c);
             let mut nr = (cx.cpus[c].nr_running as i64 + self.adj.nr[c]).max(0) as u64;
-            let mut h = (self.rqs[c].nr_running as i64 + self.adj.nr[c]).max(0) as u64;
+            let mut h = (self.h_nr_running(c) as i64 + self.adj.nr[c]).max(0) as u64;
             if mine {
-                let a = &self.se[p].avg;
+                let a = &pe.avg;
                 load = load.saturating_sub(a.load_avg);
                 util = util.saturating_sub(a.util_avg);
                 runnable = runnable.saturating_sub(a.runnable_avg);
-                if self.se[p].on_rq {
+                if pe.on_rq {
                     nr = nr.saturating_sub(1);
                     h = h.saturating_sub(1);
                 }
@@ -454,8 +455,8 @@ impl Cfs {
                 return c;
             }
             if self.idle(cx, c) {
-                if self.rqs[c].idle_stamp > latest {
-                    latest = self.rqs[c].idle_stamp;
+                if self.cpu[c].idle_stamp > latest {
+                    latest = self.cpu[c].idle_stamp;
                     shallowest = Some(c);
                 }
             } else if shallowest.is_none() {

@@ -26,7 +26,7 @@ pub const WEIGHT_IDLEPRIO: u64 = 3;
 pub const WMULT_IDLEPRIO: u32 = 1_431_655_765;
 
 /// A `struct load_weight`: weight and cached inverse.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LoadWeight {
     pub weight: u64,
     pub inv_weight: u32,

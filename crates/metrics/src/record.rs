@@ -1,0 +1,203 @@
+//! [`RunRecord`]: everything one run produced, typed, in the shape of the JSON output
+//! (`docs/report-format.md`). Every backend fills the same record; renderers read it.
+//!
+//! Maps whose order means something (a policy's tunables, the cost model, workload
+//! parameters) are `Vec<(String, _)>` serialised as JSON objects in that order.
+
+use crate::{Series, Trace};
+use schedlab_probe::EndReason;
+use serde::{Serialize, Serializer};
+
+/// The JSON schema version; bumped when a key changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything one run produced, in the shape of the JSON output (schema 1).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunRecord {
+    pub schema_version: u32,
+    pub schedlab_version: String,
+    pub workload: WorkloadInfo,
+    pub scheduler: SchedulerInfo,
+    pub machine: MachineInfo,
+    pub kernel: KernelInfo,
+    pub seed: u64,
+    /// Run time at the end (simulated, or measured on the host).
+    pub sim_ns: u64,
+    pub end_reason: EndReason,
+    pub events: u64,
+    /// FNV-1a over every event and every pick, as 16 hex digits.
+    pub trace_hash: String,
+    pub tasks: Vec<TaskRecord>,
+    pub cpus: Vec<CpuRecord>,
+    pub locks: Vec<LockRecord>,
+    /// The policy's counters (balancer runs, steals, …).
+    pub policy_counters: std::collections::BTreeMap<String, u64>,
+    /// Wakeup latency of all tasks as a CDF: `[latency_ns, fraction]` at 100 quantiles.
+    pub latency_cdf: Vec<(u64, f64)>,
+    /// The scheduling events, when requested (`--trace`, `--timeline`); not in the JSON.
+    #[serde(skip)]
+    pub trace: Option<Trace>,
+    /// Sampled time series, when requested (`--sample`, `study`, plots).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<Series>,
+    /// The only part allowed to differ between two identical runs.
+    pub host: HostInfo,
+}
+
+/// The workload that ran.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WorkloadInfo {
+    pub name: String,
+    pub file: String,
+    /// Parameter values after `--param` overrides, in name order.
+    #[serde(serialize_with = "as_map")]
+    pub params: Vec<(String, Param)>,
+}
+
+/// A workload parameter's value.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Param {
+    Int(i64),
+    Text(String),
+}
+
+/// The scheduler: a simulated policy's name, or `host` for the real kernel.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SchedulerInfo {
+    pub name: String,
+    /// Effective tunables (after CPU-count scaling and `--set`) in the policy's order; on
+    /// the host, the scheduler settings the kernel exposes.
+    #[serde(serialize_with = "as_map")]
+    pub tunables: Vec<(String, String)>,
+}
+
+/// The machine the run describes.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MachineInfo {
+    pub name: String,
+    pub cpus: usize,
+    /// `CONFIG_HZ`; `None` when a host run cannot read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hz: Option<u32>,
+    pub topology: TopologyInfo,
+    /// The cost model (simulator only), in its declaration order.
+    #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    pub costs: Vec<(String, String)>,
+}
+
+/// CPU counts per level: NUMA node → LLC → core → SMT thread.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct TopologyInfo {
+    pub nodes: usize,
+    pub llcs_per_node: usize,
+    pub cores_per_llc: usize,
+    pub threads_per_core: usize,
+}
+
+/// Kernel switches and, for a host run, what the real kernel is.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct KernelInfo {
+    /// `TTWU_QUEUE`; `None` when a host run cannot read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttwu_queue: Option<bool>,
+    /// `uname -r` of a host run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release: Option<String>,
+    /// Further settings a host run could read (sysctls, scheduler features), in read order.
+    #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<(String, String)>,
+}
+
+/// How the run went on the computer that ran it: the only non-deterministic key.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct HostInfo {
+    pub wall_s: f64,
+    pub events_per_sec: f64,
+}
+
+impl HostInfo {
+    /// `events` handled in `wall_s` seconds; µs resolution, whole events per second.
+    pub fn measured(wall_s: f64, events: u64) -> HostInfo {
+        HostInfo {
+            wall_s: (wall_s * 1e6).round() / 1e6,
+            events_per_sec: if wall_s > 0.0 { (events as f64 / wall_s).round() } else { 0.0 },
+        }
+    }
+}
+
+/// Serialises ordered pairs as a JSON object, keeping their order.
+fn as_map<S: Serializer, V: Serialize>(pairs: &[(String, V)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Latency {
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TaskRecord {
+    pub name: String,
+    pub tid: usize,
+    pub nice: i32,
+    pub start_ns: u64,
+    pub runtime_ns: u64,
+    pub wait_ns: u64,
+    pub sleep_ns: u64,
+    pub switches_voluntary: u64,
+    pub switches_involuntary: u64,
+    pub migrations: u64,
+    pub wakeups: u64,
+    /// From `sched_waking` to the task running (includes IPI and lock delays).
+    pub wakeup_latency_ns: Latency,
+    pub exit_ns: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CpuRecord {
+    pub cpu: usize,
+    pub user_ns: u64,
+    pub kernel_ns: u64,
+    pub spin_ns: u64,
+    pub idle_ns: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LockRecord {
+    pub lock: String,
+    pub site: String,
+    pub acquisitions: u64,
+    pub contended: u64,
+    pub spin_ns: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ordered maps keep their order in the JSON, and optional host-only keys are absent
+    /// from a simulated run's record.
+    #[test]
+    fn ordered_maps_keep_order_and_host_keys_are_optional() {
+        let s = SchedulerInfo { name: "x".into(), tunables: vec![("z".into(), "1".into()), ("a".into(), "2".into())] };
+        assert_eq!(serde_json::to_string(&s).unwrap(), r#"{"name":"x","tunables":{"z":"1","a":"2"}}"#);
+        let k = KernelInfo { ttwu_queue: Some(true), ..KernelInfo::default() };
+        assert_eq!(serde_json::to_string(&k).unwrap(), r#"{"ttwu_queue":true}"#);
+        let w = WorkloadInfo {
+            name: "w".into(),
+            file: "w.toml".into(),
+            params: vec![("n".into(), Param::Int(3)), ("m".into(), Param::Text("smp2".into()))],
+        };
+        assert_eq!(serde_json::to_string(&w).unwrap(), r#"{"name":"w","file":"w.toml","params":{"n":3,"m":"smp2"}}"#);
+    }
+
+    #[test]
+    fn host_timing_is_rounded_and_safe_at_zero() {
+        assert_eq!(HostInfo::measured(1.23456789, 1000), HostInfo { wall_s: 1.234568, events_per_sec: 810.0 });
+        assert_eq!(HostInfo::measured(0.0, 5).events_per_sec, 0.0);
+    }
+}

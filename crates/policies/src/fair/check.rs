@@ -1,0 +1,86 @@
+//! The fair class's own consistency checks (`--check`, tests), in the spirit of the
+//! kernel's `SCHED_WARN_ON`s: tree order and augmentation, each runqueue's load and counts
+//! against its entities, EEVDF's sums and V, and the group structure.
+
+use super::entity::{RqId, Se};
+use super::{vdiff, Fair};
+
+impl Fair {
+    pub(super) fn check_fair(&self) -> Result<(), String> {
+        if self.counters.ineligible_picks > 0 {
+            return Err(format!("EEVDF picked an ineligible entity {} times", self.counters.ineligible_picks));
+        }
+        for i in 0..self.rqs.len() {
+            self.check_rq(RqId(i as u32))?;
+        }
+        self.check_groups()
+    }
+
+    fn check_rq(&self, rq: RqId) -> Result<(), String> {
+        let r = self.rq(rq);
+        let name = || format!("CPU {} group `{}`", r.cpu, self.tgs[r.tg].name);
+        self.nodes.check(&r.timeline).map_err(|e| format!("{}: {e}", name()))?;
+        let mut ents = Vec::new();
+        self.nodes.in_order(&r.timeline, &mut ents);
+        let (mut load, mut nr, mut key_sum, mut w_sum) = (0, 0, 0i128, 0u64);
+        for &id in &ents {
+            let se = Se(id);
+            let e = self.e(se);
+            if !e.on_rq || e.cfs_rq != rq || e.relative {
+                return Err(format!("{}: tree entry {id} is stale", name()));
+            }
+            if Some(se) == r.curr {
+                return Err(format!("{}: curr {id} is in the tree", name()));
+            }
+            load += e.load.weight;
+            nr += 1;
+            key_sum += self.entity_key(rq, se) as i128 * e.load.weight as i128;
+            w_sum += e.load.weight;
+        }
+        if let Some(c) = r.curr.filter(|&c| self.e(c).on_rq) {
+            load += self.e(c).load.weight;
+            nr += 1;
+        }
+        if load != r.load || nr != r.nr_running {
+            return Err(format!(
+                "{}: load {}/{load} nr {}/{nr} disagree with the entities",
+                name(),
+                r.load,
+                r.nr_running
+            ));
+        }
+        if self.eevdf_on() {
+            if key_sum != r.avg_vruntime || w_sum != r.avg_load {
+                return Err(format!("{}: avg_vruntime/avg_load disagree with the tree", name()));
+            }
+            self.check_v(rq)?;
+        } else {
+            for &id in &ents {
+                if vdiff(self.e(Se(id)).vruntime, r.min_vruntime) < -(self.t.latency as i64) {
+                    return Err(format!("{}: entity {id} is more than sched_latency left of min_vruntime", name()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// V is the weighted mean of the queued vruntimes: Σ w·(V − v) is 0 up to the floor
+    /// of the division (−Σw < Σ w·(V − v) ≤ 0).
+    fn check_v(&self, rq: RqId) -> Result<(), String> {
+        let r = self.rq(rq);
+        let v = self.avg_vruntime(rq);
+        let mut ents = Vec::new();
+        self.nodes.in_order(&r.timeline, &mut ents);
+        ents.extend(r.curr.filter(|&c| self.e(c).on_rq).map(|c| c.0));
+        let (mut lag, mut w) = (0i128, 0i128);
+        for id in ents {
+            let e = self.e(Se(id));
+            lag += e.load.weight as i128 * vdiff(v, e.vruntime) as i128;
+            w += e.load.weight as i128;
+        }
+        if w > 0 && !(lag > -w && lag <= 0) {
+            return Err(format!("CPU {}: Σ w·(V − v) = {lag} with Σ w = {w}: V is not the weighted mean", r.cpu));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,299 @@
+//! Enqueue and dequeue through the group hierarchy (`kernel/sched/fair.c`:
+//! `enqueue_task_fair`, `dequeue_task_fair`/`dequeue_entities`, `enqueue_entity`,
+//! `dequeue_entity`, `account_entity_enqueue`/`_dequeue`, `requeue_delayed_entity`,
+//! `finish_delayed_dequeue_entity`; v5.15 and v6.6–v6.18).
+
+use super::entity::{RqId, Se};
+use super::load::{DO_ATTACH, UPDATE_TG};
+use super::{Fair, Version};
+use schedlab_sched_api::{dequeue, enqueue, Ctx};
+use schedlab_sim::{CpuId, TaskId};
+
+impl Fair {
+    /// `enqueue_task_fair`: queue the task's entity, then every ancestor not yet queued
+    /// (they are waking up as far as their parents are concerned), then refresh the
+    /// ancestors that already were.
+    pub(super) fn enqueue_task_fair(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) {
+        let se = self.task_se(p);
+        let tg = self.tf[p].tg;
+        self.em(se).cfs_rq = self.group_rq(tg, cpu);
+        if flags & enqueue::DELAYED != 0 {
+            self.counters.delayed_requeues += 1;
+            self.requeue_delayed_entity(cx, se);
+            return;
+        }
+        if flags & enqueue::INITIAL != 0 {
+            self.post_init_entity_util_avg(se);
+        }
+        if flags & enqueue::WAKEUP != 0 {
+            self.update_avg_idle(cpu, cx.now.0);
+        }
+        let runnable = u64::from(!self.e(se).sched_delayed);
+        let idle = u64::from(self.e(se).idle_policy);
+        let mut flags = flags;
+        let mut slice = 0;
+        let mut walk = Some(se);
+        while let Some(s) = walk {
+            if self.e(s).on_rq {
+                if self.e(s).sched_delayed {
+                    self.requeue_delayed_entity(cx, s);
+                }
+                break;
+            }
+            let rq = self.cfs_rq_of(s);
+            if slice != 0 && self.t.version >= Version::V6_12 {
+                // A group entity requests the shortest slice queued below it.
+                let e = self.em(s);
+                e.slice = slice;
+                e.custom_slice = true;
+            }
+            self.enqueue_entity(cx, rq, s, flags);
+            slice = self.cfs_rq_min_slice(rq);
+            self.count_h(rq, 1, 1, runnable, idle);
+            flags = enqueue::WAKEUP;
+            walk = self.parent_entity(s);
+        }
+        while let Some(s) = walk {
+            let rq = self.cfs_rq_of(s);
+            self.update_load_avg(cx, rq, s, UPDATE_TG);
+            self.update_cfs_group(cx, s);
+            if slice != 0 && self.t.version >= Version::V6_12 {
+                self.requeue_slice(rq, s, slice);
+                slice = self.cfs_rq_min_slice(rq);
+            }
+            self.count_h(rq, 1, 1, runnable, idle);
+            walk = self.parent_entity(s);
+        }
+    }
+
+    /// Adjusts the hierarchical task counts of `rq` (`sign` · each count).
+    fn count_h(&mut self, rq: RqId, sign: i64, tasks: u64, runnable: u64, idle: u64) {
+        let r = self.rqm(rq);
+        let add = |v: &mut u64, by: u64| *v = (*v as i64 + sign * by as i64) as u64;
+        add(&mut r.h_nr_running, tasks);
+        add(&mut r.h_nr_runnable, runnable);
+        add(&mut r.idle_h_nr, idle);
+    }
+
+    /// A queued group entity's slice follows the shortest one below it (v6.12+); the tree
+    /// copy of the slice is refreshed by taking it out and back in.
+    fn requeue_slice(&mut self, rq: RqId, se: Se, slice: u64) {
+        if self.e(se).slice == slice {
+            return;
+        }
+        let in_tree = self.rq(rq).curr != Some(se);
+        if in_tree {
+            self.tree_remove(rq, se);
+        }
+        self.em(se).slice = slice;
+        if in_tree {
+            self.tree_insert(rq, se);
+        }
+    }
+
+    /// `enqueue_entity`.
+    pub(super) fn enqueue_entity(&mut self, cx: &mut Ctx, rq: RqId, se: Se, flags: u32) {
+        let is_curr = self.rq(rq).curr == Some(se);
+        if self.eevdf_on() {
+            if is_curr {
+                self.place_entity_eevdf(rq, se, flags);
+            }
+            self.update_curr(cx, rq);
+        } else {
+            self.renormalise_cfs(cx, rq, se, flags, is_curr);
+        }
+        self.update_load_avg(cx, rq, se, UPDATE_TG | DO_ATTACH);
+        self.update_cfs_group(cx, se);
+        if self.eevdf_on() && !is_curr {
+            self.place_entity_eevdf(rq, se, flags);
+        }
+        self.account_entity_enqueue(rq, se);
+        if !self.eevdf_on() && flags & enqueue::WAKEUP != 0 {
+            self.place_entity_cfs(rq, se, false);
+        }
+        if !is_curr {
+            self.tree_insert(rq, se);
+        }
+        self.em(se).on_rq = true;
+    }
+
+    /// `account_entity_enqueue`: weight and count; tasks join `rq->cfs_tasks`.
+    fn account_entity_enqueue(&mut self, rq: RqId, se: Se) {
+        let w = self.e(se).load.weight;
+        let r = self.rqm(rq);
+        r.load += w;
+        r.nr_running += 1;
+        if let Some(p) = self.se_task(se) {
+            let cpu = self.rq(rq).cpu;
+            self.cpu[cpu].cfs_tasks.push_front(p);
+        }
+    }
+
+    /// `account_entity_dequeue`.
+    fn account_entity_dequeue(&mut self, rq: RqId, se: Se) {
+        let w = self.e(se).load.weight;
+        let r = self.rqm(rq);
+        r.load -= w;
+        r.nr_running -= 1;
+        if let Some(p) = self.se_task(se) {
+            let cpu = self.rq(rq).cpu;
+            let list = &mut self.cpu[cpu].cfs_tasks;
+            if let Some(i) = list.iter().position(|&t| t == p) {
+                list.remove(i);
+            }
+        }
+    }
+
+    /// `dequeue_task_fair`.
+    pub(super) fn dequeue_task_fair(&mut self, cx: &mut Ctx, _cpu: CpuId, p: TaskId, flags: u32) -> bool {
+        self.dequeue_entities(cx, self.task_se(p), flags)
+    }
+
+    /// `dequeue_entities`: dequeue `se` (a task's entity, or a delayed group entity) and
+    /// every ancestor whose queue it leaves empty; `false` if a task's own dequeue was
+    /// delayed.
+    pub(super) fn dequeue_entities(&mut self, cx: &mut Ctx, se: Se, flags: u32) -> bool {
+        let sleep = flags & dequeue::SLEEP != 0;
+        let is_task = self.se_task(se).is_some();
+        // A task dequeued while delayed, other than to complete the delay, stays delayed
+        // (migration, save/restore): it was not runnable before and is not now.
+        let runnable = u64::from(is_task && (sleep || flags & dequeue::DELAYED != 0 || !self.e(se).sched_delayed));
+        let idle = u64::from(is_task && self.e(se).idle_policy);
+        let tasks = u64::from(is_task);
+        let mut flags = flags;
+        let mut walk = Some(se);
+        let mut slice = 0;
+        while let Some(s) = walk {
+            let rq = self.cfs_rq_of(s);
+            if !self.dequeue_entity(cx, rq, s, flags) {
+                if s == se {
+                    return false;
+                }
+                // A group entity was delayed: it stays queued, its counts still drop.
+                slice = self.cfs_rq_min_slice(rq);
+                break;
+            }
+            self.count_h(rq, -1, tasks, runnable, idle);
+            walk = self.parent_entity(s);
+            if self.rq(rq).load != 0 {
+                slice = self.cfs_rq_min_slice(rq);
+                if sleep {
+                    if let Some(parent) = walk {
+                        self.set_next_buddy(parent);
+                    }
+                }
+                break;
+            }
+            flags = (flags | dequeue::SLEEP) & !(dequeue::DELAYED | dequeue::SPECIAL);
+        }
+        while let Some(s) = walk {
+            let rq = self.cfs_rq_of(s);
+            self.update_load_avg(cx, rq, s, UPDATE_TG);
+            self.update_cfs_group(cx, s);
+            if self.t.version >= Version::V6_12 && slice != u64::MAX && slice != 0 {
+                self.requeue_slice(rq, s, slice);
+                slice = self.cfs_rq_min_slice(rq);
+            }
+            self.count_h(rq, -1, tasks, runnable, idle);
+            walk = self.parent_entity(s);
+        }
+        true
+    }
+
+    /// `dequeue_entity`; `false` if the dequeue of a sleeping, ineligible entity is delayed
+    /// (v6.12+ DELAY_DEQUEUE).
+    pub(super) fn dequeue_entity(&mut self, cx: &mut Ctx, rq: RqId, se: Se, flags: u32) -> bool {
+        let sleep = flags & dequeue::SLEEP != 0;
+        self.update_curr(cx, rq);
+        self.clear_buddies(rq, se);
+        if self.eevdf_on() && flags & dequeue::DELAYED == 0 {
+            let delay = sleep && flags & dequeue::SPECIAL == 0;
+            if self.t.feat.delay_dequeue && delay && !self.entity_eligible(rq, se) {
+                self.update_load_avg(cx, rq, se, 0);
+                self.set_delayed(se);
+                return false;
+            }
+        }
+        self.update_load_avg(cx, rq, se, UPDATE_TG);
+        if self.eevdf_on() {
+            self.update_entity_lag(rq, se);
+            if self.t.feat.place_rel_deadline && !sleep {
+                let e = self.em(se);
+                e.deadline = e.deadline.wrapping_sub(e.vruntime);
+                e.rel_deadline = true;
+            }
+        }
+        if self.rq(rq).curr != Some(se) {
+            self.tree_remove(rq, se);
+        }
+        self.em(se).on_rq = false;
+        self.em(se).migrating = flags & dequeue::MIGRATE != 0;
+        self.account_entity_dequeue(rq, se);
+        if !self.eevdf_on() && !sleep {
+            let min = self.rq(rq).min_vruntime;
+            let e = self.em(se);
+            e.vruntime = e.vruntime.wrapping_sub(min);
+            e.relative = true;
+        }
+        self.update_cfs_group(cx, se);
+        self.update_min_vruntime(rq);
+        if flags & dequeue::DELAYED != 0 {
+            self.finish_delayed_dequeue_entity(se);
+        }
+        true
+    }
+
+    /// `set_delayed`: the entity stays queued; tasks below it stop counting as runnable.
+    fn set_delayed(&mut self, se: Se) {
+        self.em(se).sched_delayed = true;
+        self.counters.delayed_dequeues += 1;
+        if self.se_task(se).is_some() {
+            for a in self.hierarchy(se).collect::<Vec<_>>() {
+                let rq = self.cfs_rq_of(a);
+                self.rqm(rq).h_nr_runnable -= 1;
+            }
+        }
+    }
+
+    fn clear_delayed(&mut self, se: Se) {
+        self.em(se).sched_delayed = false;
+        if self.se_task(se).is_some() {
+            for a in self.hierarchy(se).collect::<Vec<_>>() {
+                let rq = self.cfs_rq_of(a);
+                self.rqm(rq).h_nr_runnable += 1;
+            }
+        }
+    }
+
+    /// `finish_delayed_dequeue_entity`: the delay is over; DELAY_ZERO drops positive lag.
+    fn finish_delayed_dequeue_entity(&mut self, se: Se) {
+        self.em(se).sched_delayed = false;
+        if self.t.feat.delay_zero && self.e(se).vlag > 0 {
+            self.em(se).vlag = 0;
+        }
+    }
+
+    /// `requeue_delayed_entity`: a delayed entity is woken in place; with DELAY_ZERO one
+    /// that became eligible meanwhile is placed afresh at V.
+    pub(super) fn requeue_delayed_entity(&mut self, cx: &mut Ctx, se: Se) {
+        let rq = self.cfs_rq_of(se);
+        if self.t.feat.delay_zero {
+            self.update_entity_lag(rq, se);
+            if self.e(se).vlag > 0 {
+                let is_curr = self.rq(rq).curr == Some(se);
+                self.rqm(rq).nr_running -= 1;
+                if !is_curr {
+                    self.tree_remove(rq, se);
+                }
+                self.em(se).vlag = 0;
+                self.place_entity_eevdf(rq, se, 0);
+                if !is_curr {
+                    self.tree_insert(rq, se);
+                }
+                self.rqm(rq).nr_running += 1;
+            }
+        }
+        self.update_load_avg(cx, rq, se, 0);
+        self.clear_delayed(se);
+    }
+}

@@ -1,0 +1,150 @@
+//! The fair class's data: scheduling entities (`struct sched_entity`), fair runqueues
+//! (`struct cfs_rq`) and the per-CPU runqueue state the fair class keeps (`struct rq`'s
+//! fair parts), all in arenas indexed by dense ids.
+//!
+//! Entity ids: the group entities come first (`group g`'s entity on CPU `c` is
+//! `(g - 1) * nr_cpus + c`; the root group has none), tasks follow (`task p` is
+//! `task_base + p`). Runqueue ids: CPU `c`'s root `cfs_rq` is `c`; group `g`'s `cfs_rq` on
+//! CPU `c` is `g * nr_cpus + c`.
+
+use super::pelt::SchedAvg;
+use super::tree::Timeline;
+use super::weights::LoadWeight;
+use schedlab_sim::{CpuId, TaskId};
+use std::collections::VecDeque;
+
+/// A scheduling entity: a task or a task group on one CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Se(pub u32);
+
+/// A fair runqueue (`struct cfs_rq`): a CPU's root queue or a group's queue on a CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RqId(pub u32);
+
+/// `struct sched_entity` — the fields both CFS and EEVDF need.
+#[derive(Clone, Debug, Default)]
+pub struct Entity {
+    pub load: LoadWeight,
+    pub vruntime: u64,
+    /// EEVDF: virtual deadline of the current request.
+    pub deadline: u64,
+    /// EEVDF: virtual lag `V - vruntime`, clamped at dequeue. In 6.6/6.12 it doubles as the
+    /// RUN_TO_PARITY marker while the entity runs (`vlag == deadline`).
+    pub vlag: i64,
+    /// EEVDF 6.18: the vruntime up to which `curr` is protected from preemption.
+    pub vprot: u64,
+    /// EEVDF: the request size (wall-clock ns); `custom_slice` if set by `sched_setattr`.
+    pub slice: u64,
+    pub custom_slice: bool,
+    /// 6.12+: the deadline is stored relative to vruntime (a non-sleep dequeue).
+    pub rel_deadline: bool,
+    /// 6.12+: dequeued for sleep while ineligible, still in the tree.
+    pub sched_delayed: bool,
+    pub exec_start: u64,
+    pub sum_exec_runtime: u64,
+    pub prev_sum_exec_runtime: u64,
+    pub on_rq: bool,
+    /// Tree tie-break: insertion order.
+    pub seq: u64,
+    /// The runqueue this entity is queued on, or would be (`cfs_rq_of(se)`).
+    pub cfs_rq: RqId,
+    /// A group entity's own runqueue (`se->my_q`).
+    pub my_q: Option<RqId>,
+    /// Distance from the root (`se->depth`).
+    pub depth: u32,
+    pub avg: SchedAvg,
+    /// CFS (≤6.5): vruntime is stored relative to the old `min_vruntime`.
+    pub relative: bool,
+    /// Dequeued to move to another runqueue (`TASK_ON_RQ_MIGRATING`).
+    pub migrating: bool,
+    /// `SCHED_IDLE` task, or a group entity (`se_is_idle`).
+    pub idle_policy: bool,
+    /// CFS: the last slice computed at pick time (for time series).
+    pub last_slice: u64,
+}
+
+/// Task-only state beyond the entity (`struct task_struct` fields the fair class uses).
+#[derive(Clone, Debug, Default)]
+pub struct TaskFair {
+    /// The task group (0 = root).
+    pub tg: usize,
+    /// `record_wakee` state.
+    pub wakee_flips: u64,
+    pub wakee_flip_decay_ts: u64,
+    pub last_wakee: Option<TaskId>,
+    /// `p->recent_used_cpu`.
+    pub recent_used_cpu: Option<CpuId>,
+    pub alive: bool,
+}
+
+/// `struct cfs_rq`.
+#[derive(Clone, Debug)]
+pub struct CfsRq {
+    pub cpu: CpuId,
+    /// The task group this queue belongs to (0 = root).
+    pub tg: usize,
+    pub timeline: Timeline,
+    pub min_vruntime: u64,
+    /// Σ weight of the queued entities, `curr` included (`load.weight`).
+    pub load: u64,
+    /// Entities queued here, `curr` and delayed ones included (`nr_running`/`nr_queued`).
+    pub nr_running: u64,
+    /// Tasks queued in this hierarchy (`h_nr_running`/`h_nr_queued`), delayed included.
+    pub h_nr_running: u64,
+    /// Tasks queued in this hierarchy that are not delayed (v6.18 `h_nr_runnable`).
+    pub h_nr_runnable: u64,
+    /// `SCHED_IDLE` tasks in this hierarchy (`idle_h_nr_running`).
+    pub idle_h_nr: u64,
+    /// EEVDF `avg_vruntime` (Σ key·w over the tree) and `avg_load` (Σ w over the tree).
+    pub avg_vruntime: i128,
+    pub avg_load: u64,
+    pub curr: Option<Se>,
+    pub next: Option<Se>,
+    pub last: Option<Se>,
+    pub skip: Option<Se>,
+    /// PELT of the runqueue, and the averages of entities that left it (`removed`).
+    pub avg: SchedAvg,
+    pub removed: [u64; 3],
+    /// The load this queue last contributed to its group's `load_avg`.
+    pub tg_load_avg_contrib: u64,
+}
+
+impl CfsRq {
+    pub fn new(cpu: CpuId, tg: usize, min_vruntime: u64) -> CfsRq {
+        CfsRq {
+            cpu,
+            tg,
+            timeline: Timeline::default(),
+            min_vruntime,
+            load: 0,
+            nr_running: 0,
+            h_nr_running: 0,
+            h_nr_runnable: 0,
+            idle_h_nr: 0,
+            avg_vruntime: 0,
+            avg_load: 0,
+            curr: None,
+            next: None,
+            last: None,
+            skip: None,
+            avg: SchedAvg::default(),
+            removed: [0; 3],
+            tg_load_avg_contrib: 0,
+        }
+    }
+}
+
+/// The fair parts of a CPU's `struct rq`.
+#[derive(Clone, Debug)]
+pub struct CpuRq {
+    /// `rq->cfs_tasks`: queued tasks, most recently run first.
+    pub cfs_tasks: VecDeque<TaskId>,
+    /// The task `curr` was when `put_prev_task` ran; `pick_next_task_fair` decides what
+    /// to put and set (the cgroup fast path: nothing, if it is picked again).
+    pub prev: Option<TaskId>,
+    /// `rq->next_balance` (jiffies), `avg_idle`, `idle_stamp`, `max_idle_balance_cost`.
+    pub next_balance: u64,
+    pub avg_idle: u64,
+    pub idle_stamp: u64,
+    pub max_idle_balance_cost: u64,
+}

@@ -1,0 +1,189 @@
+//! Task groups (`kernel/sched/fair.c` with `CONFIG_FAIR_GROUP_SCHED`, `core.c`,
+//! `autogroup.c`): a group has, on every CPU, an entity queued in its parent's runqueue and
+//! a runqueue of its own members. Its entity's weight on a CPU is its share of the group's
+//! `shares`, in proportion to the group's load there (`calc_group_shares`), re-weighted at
+//! every enqueue, dequeue and tick of a member (`update_cfs_group`).
+//!
+//! Groups come from the workload: cgroups (`[[group]]`, cgroup v2 `cpu.weight`) and
+//! sessions, each of which is an autogroup when `autogroup` is on (a task in the root
+//! cgroup with a session runs in its session's autogroup, `task_wants_autogroup`).
+
+use super::entity::{CfsRq, Entity, RqId, Se};
+use super::weights::{LoadWeight, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT};
+use super::{Fair, MIN_VRUNTIME_INIT};
+use schedlab_sched_api::{Ctx, TaskGroups, TaskInfo};
+use schedlab_sim::TaskId;
+
+/// `MIN_SHARES` (sched.h): the smallest weight a group entity gets.
+const MIN_SHARES: u64 = 2;
+
+/// `struct task_group` (the parts the fair class uses).
+#[derive(Clone, Debug)]
+pub struct TaskGroup {
+    pub name: String,
+    pub parent: usize,
+    /// 0 for the root; a group's entities have depth `depth - 1`.
+    pub depth: u32,
+    /// `tg->shares` on the 1024 scale.
+    pub shares: u64,
+    /// `tg->load_avg`: Σ over CPUs of each group runqueue's last contribution.
+    pub load_avg: u64,
+}
+
+impl TaskGroup {
+    pub fn root() -> TaskGroup {
+        TaskGroup { name: "/".into(), parent: 0, depth: 0, shares: NICE_0_LOAD, load_avg: 0 }
+    }
+}
+
+/// `sched_weight_from_cgroup` (core.c): cgroup v2 `cpu.weight` (default 100) to shares,
+/// rounded to nearest: 100 → 1024.
+pub fn shares_from_cpu_weight(w: u32) -> u64 {
+    (u64::from(w) * NICE_0_LOAD + 50) / 100
+}
+
+impl Fair {
+    /// Root runqueues only (before the workload's groups are known).
+    pub(super) fn build_groups(&mut self) {
+        self.rebuild(vec![TaskGroup::root()]);
+    }
+
+    /// `sched_create_group` for every cgroup, `autogroup_create` for every session.
+    pub(super) fn define_groups(&mut self, groups: &TaskGroups) {
+        let mut tgs = vec![TaskGroup::root()];
+        self.nr_cgroups = groups.cgroups.len();
+        for c in &groups.cgroups {
+            let parent = c.parent.map_or(0, |p| p + 1);
+            let depth = tgs[parent].depth + 1;
+            tgs.push(TaskGroup {
+                name: c.name.clone(),
+                parent,
+                depth,
+                shares: shares_from_cpu_weight(c.weight).clamp(MIN_SHARES, 1 << 18),
+                load_avg: 0,
+            });
+        }
+        for s in &groups.sessions {
+            // `proc_sched_autogroup_set_nice`: shares = the nice level's weight.
+            let shares = SCHED_PRIO_TO_WEIGHT[(s.nice.clamp(-20, 19) + 20) as usize];
+            tgs.push(TaskGroup { name: format!("autogroup-{}", s.name), parent: 0, depth: 1, shares, load_avg: 0 });
+        }
+        self.rebuild(tgs);
+    }
+
+    /// Allocates every group's runqueues and entities (`init_tg_cfs_entry`).
+    fn rebuild(&mut self, tgs: Vec<TaskGroup>) {
+        let n = self.nr_cpus;
+        self.rqs = (0..tgs.len()).flat_map(|g| (0..n).map(move |c| CfsRq::new(c, g, MIN_VRUNTIME_INIT))).collect();
+        self.task_base = ((tgs.len() - 1) * n) as u32;
+        self.ents = Vec::with_capacity(self.task_base as usize);
+        for (g, tg) in tgs.iter().enumerate().skip(1) {
+            for c in 0..n {
+                let parent_rq = self.group_rq(tg.parent, c);
+                self.ents.push(Entity {
+                    load: LoadWeight::sum(NICE_0_LOAD),
+                    cfs_rq: parent_rq,
+                    my_q: Some(self.group_rq(g, c)),
+                    depth: tg.depth - 1,
+                    slice: self.t.base_slice,
+                    ..Entity::default()
+                });
+            }
+        }
+        self.tgs = tgs;
+        self.nodes = super::tree::Nodes::default();
+    }
+
+    /// The task group a new task runs in: its cgroup, else (with autogroup on) its
+    /// session's autogroup, else the root (`task_wants_autogroup`, `sched_get_task_group`).
+    pub(super) fn task_group_of(&self, info: &TaskInfo) -> usize {
+        match (info.cgroup, info.session) {
+            (Some(c), _) => 1 + c,
+            (None, Some(s)) if self.t.autogroup => 1 + self.nr_cgroups + s,
+            _ => 0,
+        }
+    }
+
+    /// `calc_group_shares` (v5.x+): the group's shares in proportion to this runqueue's
+    /// part of the group's load, computed on the kernel's 2^20 scale and scaled down as
+    /// `scale_load_down` does.
+    fn calc_group_shares(&self, grq: RqId) -> u64 {
+        let rq = self.rq(grq);
+        let tg = &self.tgs[rq.tg];
+        let tg_shares = tg.shares << 10;
+        let load = rq.load.max(rq.avg.load_avg);
+        let tg_weight = (tg.load_avg + load).saturating_sub(rq.tg_load_avg_contrib);
+        let shares = tg_shares * load;
+        let shares = shares.checked_div(tg_weight).unwrap_or(shares);
+        (shares.clamp(MIN_SHARES, tg_shares) >> 10).max(MIN_SHARES)
+    }
+
+    /// `update_cfs_group`: re-weight a group entity to its current share.
+    pub(super) fn update_cfs_group(&mut self, cx: &mut Ctx, se: Se) {
+        let Some(grq) = self.e(se).my_q else { return };
+        let shares = self.calc_group_shares(grq);
+        if self.e(se).load.weight != shares {
+            let rq = self.cfs_rq_of(se);
+            self.reweight_entity(cx, rq, se, LoadWeight::sum(shares));
+        }
+    }
+
+    /// `update_tg_load_avg`: publish this runqueue's load to its group when it moved by
+    /// more than 1/64 of what was published (v6.6+ also at most once per ms).
+    pub(super) fn update_tg_load_avg(&mut self, rq: RqId, now: u64) {
+        let r = self.rq(rq);
+        if r.tg == 0 {
+            return;
+        }
+        let _ = now;
+        let (load, contrib) = (r.avg.load_avg, r.tg_load_avg_contrib);
+        if load.abs_diff(contrib) > contrib / 64 {
+            let tg = r.tg;
+            let g = &mut self.tgs[tg];
+            g.load_avg = (g.load_avg + load).saturating_sub(contrib);
+            self.rqm(rq).tg_load_avg_contrib = load;
+        }
+    }
+
+    /// `task_h_load`: the task's load as seen at the root (`update_cfs_rq_h_load` walks the
+    /// group entities down, scaling by each level's share of its queue's load).
+    pub(super) fn task_h_load(&self, p: TaskId) -> u64 {
+        let se = self.task_se(p);
+        let rq = self.cfs_rq_of(se);
+        let h = self.h_load(rq);
+        self.e(se).avg.load_avg * h / (self.rq(rq).avg.load_avg + 1)
+    }
+
+    fn h_load(&self, rq: RqId) -> u64 {
+        let r = self.rq(rq);
+        if r.tg == 0 {
+            return r.avg.load_avg;
+        }
+        let gse = self.group_se(r.tg, r.cpu);
+        let parent = self.cfs_rq_of(gse);
+        let ph = self.h_load(parent);
+        ph * self.e(gse).avg.load_avg / (self.rq(parent).avg.load_avg + 1)
+    }
+
+    /// Group-structure checks: a group entity is queued iff its queue has entities, or
+    /// (delayed) it has none but still owes service.
+    pub(super) fn check_groups(&self) -> Result<(), String> {
+        for g in 1..self.tgs.len() {
+            for c in 0..self.nr_cpus {
+                let se = self.group_se(g, c);
+                let q = self.rq(self.group_rq(g, c));
+                // A group entity whose dequeue was delayed stays queued with an empty queue.
+                let e = self.e(se);
+                if e.on_rq != (q.nr_running > 0 || e.sched_delayed) || (e.sched_delayed && q.nr_running > 0) {
+                    return Err(format!(
+                        "group `{}` on CPU {c}: entity on_rq={} but its queue holds {} entities",
+                        self.tgs[g].name,
+                        self.e(se).on_rq,
+                        q.nr_running
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

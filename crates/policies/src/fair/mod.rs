@@ -1,0 +1,391 @@
+//! The Linux fair class — one `kernel/sched/fair.c`, as it evolved: **CFS** as in v5.15
+//! (`--sched cfs`) and **EEVDF** as in v6.6, v6.12 and v6.18 (`--sched eevdf
+//! --set version=…`), with task groups (cgroup v2 `cpu.weight`, autogroup).
+//!
+//! What is shared, as upstream shares it: scheduling entities (tasks and, per CPU, task
+//! groups) queued on per-CPU fair runqueues in a tree, charged by `update_curr` in virtual
+//! time (`calc_delta_fair`); the hierarchy walks of `enqueue_task_fair`/`dequeue_task_fair`
+//! and the hierarchical pick with its cgroup fast path; PELT load tracking (`pelt.rs`,
+//! `load.rs`); group shares (`group.rs`: `calc_group_shares`, `update_cfs_group`);
+//! scheduling domains (`domains.rs`), wakeup and fork placement (`select.rs`,
+//! `select_task_rq_fair`) and the load balancer (`balance.rs`).
+//!
+//! What differs is the layer that chose the next entity, and it is switched by version:
+//! `cfs.rs` — vruntime order, `sched_slice` of a latency period, START_DEBIT and sleeper
+//! credit in `place_entity`, `check_preempt_tick`, wakeup granularity, next/last/skip
+//! buddies; `eevdf.rs` — `avg_vruntime` (V), lag and eligibility, virtual deadlines from
+//! `base_slice`, `pick_eevdf`, lag-preserving placement, RUN_TO_PARITY slice protection,
+//! PREEMPT_SHORT, delayed dequeue, `reweight_eevdf`. Deviations:
+//! `docs/policies/cfs.md` and `docs/policies/eevdf.md`.
+
+mod balance;
+mod cfs;
+mod check;
+mod clock;
+mod domains;
+mod eevdf;
+mod enqueue;
+mod entity;
+mod group;
+mod lifecycle;
+mod load;
+pub mod pelt;
+mod pick;
+mod select;
+mod tree;
+mod tunables;
+mod weights;
+
+pub use tunables::{factor, FairTunables, Flavor, Scaling, Version};
+pub use weights::{calc_delta, calc_delta_fair, LoadWeight, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT, SCHED_PRIO_TO_WMULT};
+
+use crate::placement::idle_or_prev;
+use balance::{Adjust, LbStats};
+use domains::Domains;
+use entity::{CfsRq, CpuRq, Entity, RqId, Se, TaskFair};
+use group::TaskGroup;
+use schedlab_machine::Machine;
+use schedlab_sched_api::{BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable};
+use schedlab_sim::{CpuId, TaskId};
+use std::collections::VecDeque;
+
+/// Initial `min_vruntime`. The kernel starts at `(u64)-(1 << 20)` so that wrap-around is
+/// exercised early; we start far from zero instead, so raw `u64` keys order correctly in
+/// the tree. Only absolute vruntime values differ; every comparison is relative.
+const MIN_VRUNTIME_INIT: u64 = 1 << 52;
+
+/// Counters besides the per-level balance statistics.
+#[derive(Clone, Debug, Default)]
+struct Counters {
+    nohz_kicks: u64,
+    /// Wakeups where `wake_wide` said not to pull the wakee; wakeups placed on the waker's
+    /// CPU by `wake_affine`.
+    wake_wide: u64,
+    wake_affine: u64,
+    /// EEVDF: dequeues delayed, and wakeups that found the task still delayed.
+    delayed_dequeues: u64,
+    delayed_requeues: u64,
+    /// EEVDF picks of an ineligible entity (must stay 0; `--check` verifies).
+    ineligible_picks: u64,
+}
+
+/// Signed vruntime comparison, as the kernel's `(s64)(a - b)`.
+fn vdiff(a: u64, b: u64) -> i64 {
+    a.wrapping_sub(b) as i64
+}
+
+/// The fair class (CFS or EEVDF), with its task groups.
+pub struct Fair {
+    t: FairTunables,
+    nr_cpus: usize,
+    /// Entities: group entities first, then tasks from `task_base`.
+    ents: Vec<Entity>,
+    task_base: u32,
+    tf: Vec<TaskFair>,
+    nodes: tree::Nodes,
+    /// Fair runqueues: per CPU the root, then per group per CPU.
+    rqs: Vec<CfsRq>,
+    cpu: Vec<CpuRq>,
+    /// Task groups; 0 is the root, then the cgroups, then one autogroup per session.
+    tgs: Vec<TaskGroup>,
+    nr_cgroups: usize,
+    seq: u64,
+    domains: Domains,
+    /// ns per jiffy, and HZ.
+    jiffy: u64,
+    hz: u64,
+    /// The machine has SMT (`sched_smt_present`).
+    smt: bool,
+    /// Per LLC (indexed by its first CPU): `has_idle_cores`, `nr_idle_scan`.
+    has_idle_cores: Vec<bool>,
+    nr_idle_scan: Vec<usize>,
+    /// `nohz.next_balance` (jiffies).
+    nohz_next_balance: u64,
+    /// CPUs with an active balance under way (`rq->active_balance`).
+    active_pending: Vec<CpuId>,
+    adj: Adjust,
+    lb: LbStats,
+    counters: Counters,
+}
+
+impl Fair {
+    /// `--sched cfs`: CFS as in v5.15.
+    pub fn cfs(m: &Machine, sets: &[(String, String)]) -> Result<Fair, String> {
+        Fair::new(Flavor::Cfs, m, sets)
+    }
+    /// `--sched eevdf`: EEVDF as in v6.18 (or `version=6.6|6.12`).
+    pub fn eevdf(m: &Machine, sets: &[(String, String)]) -> Result<Fair, String> {
+        Fair::new(Flavor::Eevdf, m, sets)
+    }
+
+    fn new(flavor: Flavor, m: &Machine, sets: &[(String, String)]) -> Result<Fair, String> {
+        let n = m.nr_cpus();
+        let t = FairTunables::new(flavor, n, sets)?;
+        let domains = Domains::build(m);
+        let nr_idle_scan = (0..n).map(|c| domains.llc_size[c]).collect();
+        let mut adj = Adjust::default();
+        adj.reset(n);
+        let cpu = (0..n)
+            .map(|_| CpuRq {
+                cfs_tasks: VecDeque::new(),
+                prev: None,
+                next_balance: 0,
+                avg_idle: 2 * t.migration_cost,
+                idle_stamp: 1,
+                max_idle_balance_cost: t.migration_cost,
+            })
+            .collect();
+        let mut f = Fair {
+            nr_cpus: n,
+            ents: Vec::new(),
+            task_base: 0,
+            tf: Vec::new(),
+            nodes: tree::Nodes::default(),
+            rqs: Vec::new(),
+            cpu,
+            tgs: vec![TaskGroup::root()],
+            nr_cgroups: 0,
+            seq: 0,
+            domains,
+            jiffy: m.tick_ns().0.max(1),
+            hz: u64::from(m.hz),
+            smt: m.topology.threads_per_core > 1,
+            has_idle_cores: vec![false; n],
+            nr_idle_scan,
+            nohz_next_balance: 0,
+            active_pending: Vec::new(),
+            adj,
+            lb: LbStats::default(),
+            counters: Counters::default(),
+            t,
+        };
+        f.build_groups();
+        Ok(f)
+    }
+
+    pub fn tunables_ref(&self) -> &FairTunables {
+        &self.t
+    }
+
+    fn eevdf_on(&self) -> bool {
+        self.t.version.is_eevdf()
+    }
+
+    // ---- ids ----
+
+    fn task_se(&self, p: TaskId) -> Se {
+        Se(self.task_base + p as u32)
+    }
+    fn se_task(&self, se: Se) -> Option<TaskId> {
+        (se.0 >= self.task_base).then(|| (se.0 - self.task_base) as usize)
+    }
+    fn e(&self, se: Se) -> &Entity {
+        &self.ents[se.0 as usize]
+    }
+    fn em(&mut self, se: Se) -> &mut Entity {
+        &mut self.ents[se.0 as usize]
+    }
+    fn rq(&self, id: RqId) -> &CfsRq {
+        &self.rqs[id.0 as usize]
+    }
+    fn rqm(&mut self, id: RqId) -> &mut CfsRq {
+        &mut self.rqs[id.0 as usize]
+    }
+    /// CPU `cpu`'s root `cfs_rq`.
+    fn root(&self, cpu: CpuId) -> RqId {
+        RqId(cpu as u32)
+    }
+    /// Group `tg`'s `cfs_rq` on `cpu` (the root's for `tg` 0).
+    fn group_rq(&self, tg: usize, cpu: CpuId) -> RqId {
+        RqId((tg * self.nr_cpus + cpu) as u32)
+    }
+    /// Group `tg`'s entity on `cpu` (`tg->se[cpu]`; `tg` ≥ 1).
+    fn group_se(&self, tg: usize, cpu: CpuId) -> Se {
+        Se(((tg - 1) * self.nr_cpus + cpu) as u32)
+    }
+    /// `parent_entity(se)`: the group entity owning the queue `se` is on.
+    fn parent_entity(&self, se: Se) -> Option<Se> {
+        let rq = self.rq(self.e(se).cfs_rq);
+        (rq.tg != 0).then(|| self.group_se(rq.tg, rq.cpu))
+    }
+    fn cfs_rq_of(&self, se: Se) -> RqId {
+        self.e(se).cfs_rq
+    }
+
+    /// The entities from `se` up to the root's child (`for_each_sched_entity`).
+    fn hierarchy(&self, se: Se) -> Hierarchy<'_> {
+        Hierarchy { f: self, at: Some(se) }
+    }
+
+    fn ensure_task(&mut self, p: TaskId) {
+        let need = self.task_base as usize + p + 1;
+        if self.ents.len() < need {
+            self.ents.resize(need, Entity::default());
+        }
+        if self.tf.len() <= p {
+            self.tf.resize(p + 1, TaskFair::default());
+        }
+    }
+
+    /// Number of tasks queued on `cpu` as the fair class counts them (`cfs.h_nr_running`).
+    fn h_nr_running(&self, cpu: CpuId) -> u64 {
+        self.rq(self.root(cpu)).h_nr_running
+    }
+}
+
+/// Walks an entity and its ancestors.
+struct Hierarchy<'a> {
+    f: &'a Fair,
+    at: Option<Se>,
+}
+
+impl Iterator for Hierarchy<'_> {
+    type Item = Se;
+    fn next(&mut self) -> Option<Se> {
+        let se = self.at?;
+        self.at = self.f.parent_entity(se);
+        Some(se)
+    }
+}
+
+impl SchedClass for Fair {
+    fn name(&self) -> &'static str {
+        if self.eevdf_on() {
+            "eevdf"
+        } else {
+            "cfs"
+        }
+    }
+
+    fn tunables(&self) -> Vec<Tunable> {
+        self.t.list()
+    }
+
+    fn set_task_groups(&mut self, groups: &TaskGroups) -> Result<(), String> {
+        self.define_groups(groups);
+        Ok(())
+    }
+
+    fn task_new(&mut self, cx: &mut Ctx, p: TaskId, parent: Option<TaskId>) {
+        self.task_fork(cx, p, parent);
+    }
+
+    /// `task_dead_fair` → `remove_entity_load_avg`.
+    fn task_dead(&mut self, _cx: &mut Ctx, p: TaskId) {
+        let se = self.task_se(p);
+        self.remove_entity_load_avg(se);
+        self.tf[p].alive = false;
+    }
+
+    /// `select_task_rq_fair`, or idle-or-previous with `balance=0`.
+    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId {
+        if self.t.balance {
+            self.adj.reset(self.nr_cpus);
+            self.select_task_rq_fair(cx, p, prev, kind, wake_flags)
+        } else {
+            idle_or_prev(cx, p, prev)
+        }
+    }
+
+    fn migrate_task_rq(&mut self, cx: &mut Ctx, p: TaskId, new_cpu: CpuId) {
+        self.migrate_task_rq_fair(cx, p, new_cpu);
+    }
+
+    fn enqueue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) {
+        self.enqueue_task_fair(cx, cpu, p, flags);
+    }
+
+    fn dequeue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) -> bool {
+        self.dequeue_task_fair(cx, cpu, p, flags)
+    }
+
+    fn wakeup_preempt(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, wake_flags: u32) {
+        self.check_preempt_wakeup_fair(cx, cpu, p, wake_flags);
+    }
+
+    /// The kernel's `put_prev_task` comes before the pick; the fair class decides what to
+    /// put back at pick time, so that a task picked again keeps its slice state (the
+    /// cgroup fast path of `pick_next_task_fair`).
+    fn put_prev_task(&mut self, _cx: &mut Ctx, cpu: CpuId, prev: TaskId) {
+        self.cpu[cpu].prev = Some(prev);
+    }
+
+    fn pick_next_task(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        self.pick_next_task_fair(cx, cpu)
+    }
+
+    fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
+        self.task_tick_fair(cx, cpu, curr);
+    }
+
+    fn yield_task(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
+        self.yield_task_fair(cx, cpu, curr);
+    }
+
+    /// `set_user_nice` → `reweight_task` → `reweight_entity`, under save/restore.
+    fn reweight_task(&mut self, cx: &mut Ctx, p: TaskId) {
+        let info = cx.task(p);
+        let new = LoadWeight::for_task(info.nice, info.policy == TaskPolicy::Idle);
+        self.save_restore(cx, p, |f, cx, se| {
+            let rq = f.cfs_rq_of(se);
+            f.reweight_entity(cx, rq, se, new);
+        });
+    }
+
+    /// `sched_setattr` → `__setscheduler_params` (v6.12+): a custom slice, or back to the
+    /// base slice, under save/restore.
+    fn slice_changed(&mut self, cx: &mut Ctx, p: TaskId) {
+        if self.t.version < Version::V6_12 {
+            return;
+        }
+        let slice = cx.task(p).slice;
+        let base = self.t.base_slice;
+        self.save_restore(cx, p, |f, _cx, se| {
+            let e = f.em(se);
+            e.custom_slice = slice.is_some();
+            e.slice = slice.unwrap_or(base);
+        });
+    }
+
+    /// `newidle_balance`, `trigger_load_balance` from the tick, `nohz_idle_balance`.
+    fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
+        if !self.t.balance {
+            return;
+        }
+        match kind {
+            BalanceKind::NewIdle => self.newidle_balance(cx, cpu),
+            BalanceKind::Tick => self.trigger_load_balance(cx, cpu),
+            BalanceKind::NohzIdle => self.nohz_idle_balance(cx, cpu),
+        }
+    }
+
+    /// Balancing per domain level: `lb.<level>.{attempts,balanced,moved,failed,active}`.
+    fn counters(&self) -> Vec<(String, u64)> {
+        let mut v = Vec::new();
+        for (name, r) in &self.lb.rows {
+            for (i, col) in ["attempts", "balanced", "moved", "failed", "active"].iter().enumerate() {
+                v.push((format!("lb.{name}.{col}"), r[i]));
+            }
+        }
+        v.push(("nohz_kicks".into(), self.counters.nohz_kicks));
+        v.push(("wake_wide".into(), self.counters.wake_wide));
+        v.push(("wake_affine".into(), self.counters.wake_affine));
+        if self.t.feat.delay_dequeue {
+            v.push(("delayed_dequeues".into(), self.counters.delayed_dequeues));
+            v.push(("delayed_requeues".into(), self.counters.delayed_requeues));
+        }
+        v
+    }
+
+    fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
+        self.queued_tasks(self.root(cpu), out);
+    }
+
+    fn task_stats(&self, p: TaskId) -> Vec<Stat> {
+        self.stats_of(p)
+    }
+
+    fn check_invariants(&self, _cx: &Ctx) -> Result<(), String> {
+        self.check_fair()
+    }
+}

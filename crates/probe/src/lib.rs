@@ -1,0 +1,176 @@
+//! The event vocabulary every backend speaks: tracepoint-like [`ProbeEvent`]s, the
+//! [`Probe`] sink that receives them, the [`SampleView`] a sampling probe reads, and the
+//! [`RunSummary`] a run ends with.
+//!
+//! The simulator (`schedlab-kernel`) emits these events from its model of `core.c`; a host
+//! backend emits the same events read from the real kernel's `sched:*` tracepoints, so one
+//! `Metrics` probe aggregates both.
+//!
+//! Architecture Invariant: probes observe; nothing in [`Probe`] can change a result.
+//! Architecture Invariant: this crate names no backend: it depends only on the plain data
+//! types of `sim`, `machine` and `sched-api`.
+
+use schedlab_machine::LockSite;
+use schedlab_sched_api::{CpuView, Stat, TaskInfo};
+use schedlab_sim::{CpuId, Ns, TaskId};
+use serde::Serialize;
+
+/// What a CPU is doing; per-CPU time is conserved across these four.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    User = 0,
+    Kernel = 1,
+    /// Spinning on a lock held by another CPU.
+    Spin = 2,
+    Idle = 3,
+}
+
+/// Why a task left the CPU, as `sched_switch`'s `prev_state` says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrevState {
+    /// Preempted or yielded: still runnable (`TASK_RUNNING`).
+    Runnable,
+    /// Blocked (`TASK_INTERRUPTIBLE`).
+    Blocked,
+    /// Exited (`TASK_DEAD`).
+    Dead,
+}
+
+/// Tracepoint-like events a backend emits for metrics and traces.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProbeEvent {
+    /// A task came into existence (`task_newtask`); `parent` is `None` for workload-started tasks.
+    TaskNew { time: Ns, task: TaskId, parent: Option<TaskId>, cpu: CpuId },
+    /// `sched_switch`. `prev`/`next` are `None` for the idle task.
+    Switch { time: Ns, cpu: CpuId, prev: Option<TaskId>, prev_state: PrevState, next: Option<TaskId> },
+    /// `sched_waking`: a wakeup of a blocked task started on `waker_cpu`.
+    Waking { time: Ns, task: TaskId, waker_cpu: CpuId },
+    /// `sched_wakeup`/`sched_wakeup_new`: the task is now queued on `cpu`.
+    Wakeup { time: Ns, task: TaskId, cpu: CpuId, new: bool },
+    /// `sched_migrate_task`.
+    Migrate { time: Ns, task: TaskId, from: CpuId, to: CpuId },
+    /// `sched_process_exit`.
+    Exit { time: Ns, task: TaskId },
+    /// A CPU changed what it is doing (for per-CPU time accounting and timelines).
+    CpuMode { time: Ns, cpu: CpuId, mode: Mode },
+}
+
+/// A sink for [`ProbeEvent`]s.
+pub trait Probe {
+    fn event(&mut self, ev: &ProbeEvent);
+    /// Called every `sample_every` ns of run time with read access to the backend's state,
+    /// so time series (queue lengths, policy internals) can be sampled. Default: no sampling.
+    fn sample(&mut self, _view: &SampleView) {}
+    fn sample_every(&self) -> Option<Ns> {
+        None
+    }
+}
+
+/// A probe that ignores everything.
+pub struct NoProbe;
+impl Probe for NoProbe {
+    fn event(&mut self, _ev: &ProbeEvent) {}
+}
+
+/// Read-only view of a backend's state for sampling probes.
+pub struct SampleView<'a> {
+    pub now: Ns,
+    pub cpus: &'a [CpuView],
+    pub tasks: &'a [TaskInfo],
+    pub alive: &'a dyn Fn(TaskId) -> bool,
+    /// A task's scheduling-class internals (the simulator: `SchedClass::task_stats`);
+    /// `None` when the backend cannot read them (a host run has no policy object).
+    pub task_stats: Option<&'a dyn Fn(TaskId) -> Vec<Stat>>,
+    /// Runqueue-lock acquisitions so far and how many found the lock held (all sites).
+    pub rq_lock_acquisitions: u64,
+    pub rq_lock_contended: u64,
+}
+
+/// Lock statistics per (lock, call site).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockStat {
+    pub acquisitions: u64,
+    pub contended: u64,
+    pub spin_ns: u64,
+}
+
+/// What a lock protects.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LockName {
+    Rq(CpuId),
+    FutexBucket(usize),
+}
+
+impl std::fmt::Display for LockName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockName::Rq(c) => write!(f, "rq[{c}]"),
+            LockName::FutexBucket(b) => write!(f, "futex_bucket[{b}]"),
+        }
+    }
+}
+
+/// Why a run ended; serialised as `time_limit`, `all_exited`, `interrupted`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// Reached the configured end time.
+    TimeLimit,
+    /// Every task exited.
+    AllExited,
+    /// The caller asked to stop (Ctrl-C).
+    Interrupted,
+}
+
+impl EndReason {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::TimeLimit => "time_limit",
+            EndReason::AllExited => "all_exited",
+            EndReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The outcome of a run, beyond what probes observed.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub end: Ns,
+    pub reason: EndReason,
+    pub events: u64,
+    pub trace_hash: u64,
+    /// Per CPU: time in each [`Mode`] (user, kernel, spin, idle).
+    pub cpu_times: Vec<[Ns; 4]>,
+    pub locks: Vec<(LockName, LockSite, LockStat)>,
+    pub tasks: Vec<TaskInfo>,
+    pub exit_times: Vec<Option<Ns>>,
+    /// The policy's own counters (`SchedClass::counters`).
+    pub policy_counters: Vec<(String, u64)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reports and the JSON name end reasons the same way.
+    #[test]
+    fn end_reason_names_match_serde() {
+        for r in [EndReason::TimeLimit, EndReason::AllExited, EndReason::Interrupted] {
+            let json = serde_json::to_string(&r).unwrap();
+            assert_eq!(json, format!("\"{}\"", r.as_str()));
+        }
+    }
+
+    #[test]
+    fn lock_names_read_like_the_kernel() {
+        assert_eq!(LockName::Rq(3).to_string(), "rq[3]");
+        assert_eq!(LockName::FutexBucket(17).to_string(), "futex_bucket[17]");
+    }
+}

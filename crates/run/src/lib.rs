@@ -1,0 +1,178 @@
+//! A run: one workload on one machine under one scheduler, executed by a backend and
+//! summarised as a [`RunRecord`].
+//!
+//! This is the seam the simulator, the host (real-kernel) backend, the CLI and language
+//! bindings share: [`RunSpec`] says what to run, [`RunSpec::run`] picks the [`Backend`] from
+//! the scheduler name and returns the record, [`RunError`] says what went wrong.
+//!
+//! ```
+//! use schedlab_run::{RunError, RunSpec};
+//! let text = "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n";
+//! let mut spec = RunSpec::load("w.toml", text, Some("smp2"), &[], None)?;
+//! spec.sched = "ule".into();
+//! let record = spec.run(&mut |_now| true)?;
+//! assert!(record.tasks[0].runtime_ns >= 1_000_000);
+//! # Ok::<(), RunError>(())
+//! ```
+//!
+//! Architecture Invariant: every backend produces the same [`RunRecord`] from the same
+//! vocabulary: it emits `schedlab_probe` events into a `Metrics` probe and ends with a
+//! `RunSummary`; [`record`] assembles the record. Renderers never know which backend ran.
+//! Architecture Invariant: this crate and `cli` are the only ones touching the OS: here,
+//! machine files and the wall-clock time of a run (the record's `host` key).
+
+mod error;
+pub mod fuzz;
+mod host;
+mod input;
+pub mod record;
+pub mod sim;
+
+pub use error::RunError;
+pub use input::{builtin_study, load_machine, workload_machine_hint, STUDIES};
+pub use record::deterministic_json;
+pub use schedlab_metrics::RunRecord;
+
+use schedlab_machine::Machine;
+use schedlab_sim::Ns;
+use schedlab_workload::{parse_workload, Workload};
+use std::sync::Arc;
+
+/// Longest run accepted.
+pub const MAX_SIM_TIME: Ns = Ns::from_secs(24 * 3600);
+/// Time-series samples per run, and sampled values (samples × (tasks + CPUs)).
+pub const MAX_SAMPLES: u64 = 2_000_000;
+pub const MAX_SERIES_VALUES: u64 = 500_000_000;
+/// Machine of a workload that names none.
+pub const DEFAULT_MACHINE: &str = "smp4";
+/// Run time of a workload that gives no `duration`.
+pub const DEFAULT_DURATION: Ns = Ns::from_secs(10);
+
+/// What executes a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The discrete-event simulator (`schedlab-kernel` with a policy from `schedlab-policies`).
+    Sim,
+    /// The real kernel of this host, observed through its `sched:*` tracepoints.
+    Host,
+}
+
+impl Backend {
+    /// The scheduler name that selects the host backend.
+    pub const HOST_SCHEDULER: &'static str = "host";
+
+    /// The backend that runs scheduler `name`: `host` is the real kernel, any other name a
+    /// simulated policy.
+    pub fn for_scheduler(name: &str) -> Backend {
+        if name == Backend::HOST_SCHEDULER {
+            Backend::Host
+        } else {
+            Backend::Sim
+        }
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Sim => "simulator",
+            Backend::Host => "host",
+        })
+    }
+}
+
+/// Everything needed to run one workload under one scheduler.
+#[derive(Clone)]
+pub struct RunSpec {
+    pub workload: Arc<Workload>,
+    pub machine: Arc<Machine>,
+    /// A policy of `schedlab_policies::REGISTRY`, or `host` ([`Backend::for_scheduler`]).
+    pub sched: String,
+    /// Tunables, `name = value`, applied over the policy's defaults.
+    pub sets: Vec<(String, String)>,
+    pub seed: u64,
+    /// Run time (simulated, or wall time on the host).
+    pub end: Ns,
+    /// `TTWU_QUEUE` (simulator only).
+    pub ttwu_queue: bool,
+    /// Check the kernel's and the policy's invariants after every event (simulator only).
+    pub check: bool,
+    /// Record time series with this sampling interval.
+    pub sample: Option<Ns>,
+    /// Keep every scheduling event (for the Perfetto trace and the ASCII timeline).
+    pub trace: bool,
+}
+
+impl RunSpec {
+    /// A run of `workload` on `machine` under CFS for `end`, seed 1, with the defaults.
+    pub fn new(workload: Workload, machine: Machine, end: Ns) -> RunSpec {
+        RunSpec {
+            workload: Arc::new(workload),
+            machine: Arc::new(machine),
+            sched: "cfs".into(),
+            sets: Vec::new(),
+            seed: 1,
+            end,
+            ttwu_queue: true,
+            check: false,
+            sample: None,
+            trace: false,
+        }
+    }
+
+    /// Parses workload `text` (named `path` in errors) and resolves the machine (`machine`,
+    /// else the workload's `machine`, else [`DEFAULT_MACHINE`]) and the run time (`duration`,
+    /// else the workload's `duration`, else [`DEFAULT_DURATION`]).
+    pub fn load(
+        path: &str,
+        text: &str,
+        machine: Option<&str>,
+        params: &[(String, String)],
+        duration: Option<Ns>,
+    ) -> Result<RunSpec, RunError> {
+        let spec = machine
+            .map(str::to_string)
+            .or_else(|| workload_machine_hint(text))
+            .unwrap_or_else(|| DEFAULT_MACHINE.into());
+        let machine = load_machine(&spec)?;
+        let wl = parse_workload(path, text, params, machine.nr_cpus())?;
+        let end = duration.or(wl.duration).unwrap_or(DEFAULT_DURATION);
+        if end > MAX_SIM_TIME {
+            return Err(RunError::Limit(format!("run time {end} exceeds the limit of {MAX_SIM_TIME}")));
+        }
+        Ok(RunSpec::new(wl, machine, end))
+    }
+
+    /// Which backend runs this spec.
+    pub fn backend(&self) -> Backend {
+        Backend::for_scheduler(&self.sched)
+    }
+
+    /// Runs the spec on its backend. `keep_going` is polled with the run's clock (simulated
+    /// time); returning false ends the run early with what was measured (`interrupted`).
+    pub fn run(&self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
+        self.check_limits()?;
+        match self.backend() {
+            Backend::Sim => sim::run(self, keep_going),
+            Backend::Host => host::run(self, keep_going),
+        }
+    }
+
+    /// Limits that do not depend on the backend, checked before anything runs.
+    pub fn check_limits(&self) -> Result<(), RunError> {
+        if self.end > MAX_SIM_TIME {
+            return Err(RunError::Limit(format!("run time {} exceeds the limit of {MAX_SIM_TIME}", self.end)));
+        }
+        let Some(every) = self.sample else { return Ok(()) };
+        let samples = self.end.0 / every.0.max(1);
+        let series = samples.saturating_mul(self.workload.initial_tasks().max(1) + self.machine.nr_cpus() as u64);
+        if samples > MAX_SAMPLES || series > MAX_SERIES_VALUES {
+            return Err(RunError::Limit(format!(
+                "sampling every {every} for {} records {samples} samples ({series} values); \
+                 the limits are {MAX_SAMPLES} samples and {MAX_SERIES_VALUES} values — sample less often",
+                self.end
+            )));
+        }
+        Ok(())
+    }
+}

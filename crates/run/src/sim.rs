@@ -1,0 +1,59 @@
+//! The simulator backend: the kernel model (`schedlab-kernel`) under a policy of
+//! `schedlab-policies`, observed by a `Metrics` probe.
+
+use crate::record::{self, Measured};
+use crate::{RunError, RunRecord, RunSpec};
+use schedlab_kernel::{Kernel, KernelConfig};
+use schedlab_metrics::{KernelInfo, SchedulerInfo};
+use schedlab_probe::{Probe, RunSummary};
+use schedlab_sched_api::SchedClass;
+use schedlab_sim::Ns;
+
+/// Simulates `spec` and assembles its record.
+pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
+    let policy = make_policy(spec)?;
+    let scheduler = SchedulerInfo {
+        name: spec.sched.clone(),
+        tunables: policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect(),
+    };
+    let mut metrics = record::metrics(spec);
+    #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
+    let wall = std::time::Instant::now();
+    let summary = simulate(spec, policy, &mut metrics, keep_going)?;
+    let wall_s = wall.elapsed().as_secs_f64();
+    let kernel = KernelInfo { ttwu_queue: Some(spec.ttwu_queue), ..KernelInfo::default() };
+    let machine = record::machine_info(&spec.machine);
+    Ok(record::assemble(spec, Measured { scheduler, machine, kernel, summary, metrics, wall_s }))
+}
+
+/// Simulates `spec` with a caller's probe instead of `Metrics`: for tests and tools that
+/// watch individual events. The trace hash is the same whatever the probe.
+pub fn run_with_probe(
+    spec: &RunSpec,
+    probe: &mut dyn Probe,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<RunSummary, RunError> {
+    spec.check_limits()?;
+    simulate(spec, make_policy(spec)?, probe, keep_going)
+}
+
+fn make_policy(spec: &RunSpec) -> Result<Box<dyn SchedClass>, RunError> {
+    schedlab_policies::make_policy(&spec.sched, &spec.machine, &spec.sets).map_err(RunError::Input)
+}
+
+fn simulate(
+    spec: &RunSpec,
+    policy: Box<dyn SchedClass>,
+    probe: &mut dyn Probe,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<RunSummary, RunError> {
+    let cfg = KernelConfig {
+        ttwu_queue: spec.ttwu_queue,
+        check_invariants: spec.check,
+        end: spec.end,
+        seed: spec.seed,
+        max_tasks: schedlab_workload::MAX_TASKS,
+    };
+    let mut k = Kernel::new(spec.machine.clone(), spec.workload.clone(), policy, cfg, probe)?;
+    Ok(k.run(keep_going)?)
+}
