@@ -150,13 +150,23 @@ fn syscall_costs(m: &Measurements, v: &mut Solver) {
     v.c.schedule = Ns(0);
     let twice = m.yield_alone.median as i64 - model::yield_alone(&v.c).0 as i64;
     v.set("schedule", twice / 2, how);
-    // The local wakeup, ttwu + ttwu_do_activate, split evenly as the defaults do.
-    let w = m.wake_local.waker_syscall;
-    let how =
-        format!("futex_wake of a SCHED_IDLE waiter on the waker's CPU, {}, − with no waiter; split evenly", show(w));
-    let total = w.median as i64 - model::futex_wake_none(&v.c).0 as i64;
+    let how = format!(
+        "sched_yield of two threads taking turns on a CPU, {}: sched_yield alone + context_switch",
+        show(m.yield_pair)
+    );
+    v.solve("context_switch", m.yield_pair, model::yield_switch, how);
+    // The local wakeup, ttwu + ttwu_do_activate, from the pinned ping-pong (hot, as wakeups
+    // in a busy program are); split evenly as the defaults do.
+    let pp = m.pingpong_local.one_way;
+    let how = format!(
+        "pipe ping-pong of two SCHED_BATCH threads on one CPU, one way {}: 3 × (syscall + pipe_op) + ttwu_local + ttwu_activate + schedule + context_switch; split evenly",
+        show(pp)
+    );
+    v.c.ttwu_local = Ns(0);
+    v.c.ttwu_activate = Ns(0);
+    let total = pp.median as i64 - model::pinned_handoff(&v.c).0 as i64;
     v.set("ttwu_local", total / 2, how.clone());
-    v.solve("ttwu_activate", w, model::local_wake_syscall, how);
+    v.solve("ttwu_activate", pp, model::pinned_handoff, how);
 }
 
 /// Wakeups across CPUs and timers: ttwu_remote, ipi_latency, idle_exit, timer_irq, tick,
@@ -269,9 +279,6 @@ fn task_costs(m: &Measurements, v: &mut Solver) {
 pub fn derive(m: &Measurements) -> Derived {
     let mut v = Solver { c: Costs::default(), rows: Vec::new() };
     syscall_costs(m, &mut v);
-    // The pinned ping-pong needs the local wakeup; everything after needs the switch.
-    let how = format!("pipe ping-pong pinned to one CPU, one way {}: 3 × (syscall + pipe_op) + ttwu_local + ttwu_activate + schedule + context_switch", show(m.pingpong_local.one_way));
-    v.solve("context_switch", m.pingpong_local.one_way, model::pinned_handoff, how);
     wakeup_costs(m, &mut v);
     task_costs(m, &mut v);
     let checks = checks(m, &v.c);
@@ -282,11 +289,18 @@ pub fn derive(m: &Measurements) -> Derived {
 
 /// Composite benchmarks compared with what the derived model predicts for them.
 fn checks(m: &Measurements, c: &Costs) -> Vec<Check> {
-    let mut out = vec![Check {
-        what: "clock_nanosleep(2ms) overshoot with the default slack".into(),
-        host_ns: m.sleep.overshoot.median,
-        model_ns: Some(model::sleep_overshoot(c).0),
-    }];
+    let mut out = vec![
+        Check {
+            what: "futex_wake of a SCHED_IDLE waiter on the waker's CPU (waker's syscall)".into(),
+            host_ns: m.wake_local.waker_syscall.median,
+            model_ns: Some(model::local_wake_syscall(c).0),
+        },
+        Check {
+            what: "clock_nanosleep(2ms) overshoot with the default slack".into(),
+            host_ns: m.sleep.overshoot.median,
+            model_ns: Some(model::sleep_overshoot(c).0),
+        },
+    ];
     if let Some(g) = m.irq.timer {
         out.push(Check {
             what: "a spinning thread's lost time at a timerfd expiry".into(),
@@ -377,6 +391,7 @@ pub(crate) mod tests {
             pipe_big: m(model::pipe_write_read(c, crate::bench::syscalls::PIPE_BIG)),
             futex_wake_none: m(model::futex_wake_none(c)),
             yield_alone: m(model::yield_alone(c)),
+            yield_pair: m(model::yield_switch(c)),
             wake_local: wake(model::local_wake_syscall(c), Ns(0)),
             wake_remote: Some(wake(model::remote_wake_syscall(c), Ns(0))),
             wake_remote_idle: Some(wake(model::remote_wake_syscall(c), model::idle_wake_latency(c))),
@@ -421,8 +436,8 @@ pub(crate) mod tests {
     fn floors_and_defaults_are_marked() {
         let c = odd_costs();
         let mut ms = model_measurements(&c);
-        // A ping-pong faster than the model's path without a switch.
-        ms.pingpong_local.one_way = m(model::pinned_handoff(&c) - c.context_switch - Ns(40));
+        // Yielding to another thread faster than yielding alone.
+        ms.yield_pair = m(model::yield_alone(&c) - Ns(40));
         ms.rewarm_cross_llc = None;
         let d = derive(&ms);
         let row = |k: &str| d.rows.iter().find(|r| r.key == k).unwrap().clone();

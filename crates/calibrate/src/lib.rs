@@ -96,6 +96,8 @@ pub struct Calibration {
     pub shape: shape::Shape,
     pub hz: u32,
     pub tick: bench::tick::TickPeriod,
+    /// Whether benchmark threads ran at nice [`bench::BOOST_NICE`].
+    pub boosted: bool,
     pub measurements: measure::Measurements,
     pub derived: derive::Derived,
 }
@@ -140,11 +142,66 @@ pub fn calibrate(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Calib
     let shape = shape::regular_shape(&topology).map_err(CalibrateError::Shape)?;
     let cpus = measure::pick_cpus(&topology, &bench::allowed_cpus());
     let bytes = rewarm_bytes(&opts.sysfs_root, cpus.a);
+    let boosted = bench::can_boost();
     let measurements = measure::measure(opts.quick, cpus, bytes, progress)?;
     let tick = measurements.tick;
     let hz = hz_from_tick(tick.getres_ns)?;
     let derived = derive::derive(&measurements);
     let host = host_info();
     let name = opts.name.clone().unwrap_or_else(|| host.hostname.clone());
-    Ok(Calibration { name, quick: opts.quick, host, topology, shape, hz, tick, measurements, derived })
+    Ok(Calibration { name, quick: opts.quick, host, topology, shape, hz, tick, boosted, measurements, derived })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysfs::fixture::{write, FakeCpu};
+
+    /// The machine file loads, and gives back the derived costs, HZ and topology; every
+    /// cost has a comment above it.
+    #[test]
+    fn machine_file_loads_with_the_derived_costs() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "0-1", &[FakeCpu(0, 0, "0", "0-1"), FakeCpu(1, 0, "1", "0-1")], &[(0, "0-1", "10")]);
+        let topology = sysfs::read_topology(dir.path()).unwrap();
+        let shape = shape::regular_shape(&topology).unwrap();
+        let measurements = derive::tests::model_measurements(&derive::tests::odd_costs());
+        let derived = derive::derive(&measurements);
+        let host = HostInfo { kernel: "Linux 6.18".into(), cpu_model: "test".into(), hostname: "h".into() };
+        let tick = measurements.tick;
+        let c = Calibration {
+            name: "box".into(),
+            quick: true,
+            host,
+            topology,
+            shape,
+            hz: 250,
+            tick,
+            boosted: false,
+            measurements,
+            derived,
+        };
+        let text = c.machine_file();
+        let m = schedlab_machine::parse_machine("box.toml", &text).unwrap();
+        assert_eq!(m.costs, c.derived.costs);
+        assert_eq!((m.name.as_str(), m.hz, m.nr_cpus()), ("box", 250, 2));
+        let lines: Vec<&str> = text.lines().skip_while(|l| *l != "[costs]").collect();
+        let values: Vec<usize> =
+            (1..lines.len()).filter(|&i| lines[i].contains(" = ") && !lines[i].starts_with('#')).collect();
+        assert_eq!(values.len(), 23, "every cost and numa_scaled");
+        for i in values {
+            assert!(lines[i - 1].starts_with('#'), "no comment above `{}`", lines[i]);
+        }
+        assert!(c.table().contains("context_switch"));
+    }
+
+    #[test]
+    fn hz_from_the_tick_period() {
+        assert_eq!(hz_from_tick(4_000_000).unwrap(), 250);
+        assert_eq!(hz_from_tick(3_333_333).unwrap(), 300);
+        assert_eq!(hz_from_tick(1_000_000).unwrap(), 1000);
+        assert_eq!(hz_from_tick(10_000_000).unwrap(), 100);
+        assert!(hz_from_tick(10).is_err());
+        assert!(hz_from_tick(5_000_000_000).is_err());
+    }
 }

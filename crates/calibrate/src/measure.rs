@@ -39,6 +39,8 @@ pub struct Measurements {
     pub pipe_big: Measured,
     pub futex_wake_none: Measured,
     pub yield_alone: Measured,
+    /// `sched_yield` of two threads taking turns on one CPU, per call.
+    pub yield_pair: Measured,
     pub wake_local: bench::wake::WakeTimes,
     /// Waking a waiter on another CPU that went idle moments ago.
     pub wake_remote: Option<bench::wake::WakeTimes>,
@@ -87,11 +89,13 @@ pub fn measure(
         wake::futex_wakeups(wake::WakeSetup { waker_cpu: a, wakee_cpu, gap_ns, busy_target, reps })
     };
     let tick = step(progress, "tick period (coarse clock resolution, jiffies)", || tick::tick_period(quick))?;
-    let null_syscall = step(progress, "null syscall", || syscalls::null_syscall(quick))?;
-    let pipe_1 = step(progress, "pipe write+read, 1 byte", || syscalls::pipe_write_read(quick, 1))?;
-    let pipe_big = step(progress, "pipe write+read, 16 KiB", || syscalls::pipe_write_read(quick, syscalls::PIPE_BIG))?;
-    let futex_wake_none = step(progress, "futex_wake, no waiter", || syscalls::futex_wake_none(quick))?;
+    let null_syscall = step(progress, "null syscall", || syscalls::null_syscall(quick, a))?;
+    let pipe_1 = step(progress, "pipe write+read, 1 byte", || syscalls::pipe_write_read(quick, a, 1))?;
+    let pipe_big =
+        step(progress, "pipe write+read, 16 KiB", || syscalls::pipe_write_read(quick, a, syscalls::PIPE_BIG))?;
+    let futex_wake_none = step(progress, "futex_wake, no waiter", || syscalls::futex_wake_none(quick, a))?;
     let yield_alone = step(progress, "sched_yield alone", || syscalls::yield_alone(quick, a))?;
+    let yield_pair = step(progress, "sched_yield, two threads", || syscalls::yield_pair(quick, a))?;
     let wake_local = step(progress, "futex wakeup, same CPU", || wake(a, 20_000, WAKE_REPS, false))?;
     let wake_remote = cpus
         .b
@@ -138,6 +142,7 @@ pub fn measure(
         pipe_big,
         futex_wake_none,
         yield_alone,
+        yield_pair,
         wake_local,
         wake_remote,
         wake_remote_idle,

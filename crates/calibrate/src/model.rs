@@ -27,6 +27,12 @@ pub fn yield_alone(c: &Costs) -> Ns {
     c.syscall + c.schedule + c.schedule
 }
 
+/// One `sched_yield` of two threads taking turns on a CPU: the yield, then `__schedule`
+/// switching to the other thread.
+pub fn yield_switch(c: &Costs) -> Ns {
+    yield_alone(c) + c.context_switch
+}
+
 /// The waker's `futex_wake` of a waiter last run on the waker's CPU, which does not preempt
 /// the waker: `try_to_wake_up` and `ttwu_do_activate` under the local runqueue lock.
 pub fn local_wake_syscall(c: &Costs) -> Ns {

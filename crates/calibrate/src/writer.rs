@@ -67,9 +67,9 @@ fn header(c: &Calibration, out: &mut String) {
     let _ = writeln!(out, "# Kernel {}; CPU {}.", c.host.kernel, c.host.cpu_model);
     let b = c.measurements.cpus;
     let others: String = [b.b, b.far].iter().flatten().map(|x| format!(", {x}")).collect();
-    let _ =
-        writeln!(out, "# Benchmarks ran on CPUs {}{others}. Every value is the median of the repetitions noted;", b.a);
-    let _ = writeln!(out, "# docs/machine.md describes each cost and how calibrate measures it.");
+    let nice = if c.boosted { "nice -20" } else { "nice 0 (no CAP_SYS_NICE)" };
+    let _ = writeln!(out, "# Benchmarks ran on CPUs {}{others} at {nice}. Every value is the median of the", b.a);
+    let _ = writeln!(out, "# repetitions noted; docs/machine.md describes each cost and how calibrate measures it.");
     let _ = writeln!(out, "name = \"{}\"", c.name);
     let _ = writeln!(out, "# {}", hz_note(c));
     let _ = writeln!(out, "hz = {}", c.hz);
@@ -130,10 +130,10 @@ pub fn table(c: &Calibration) -> String {
     for row in &c.derived.rows {
         let _ = writeln!(out, "{:<18} {:>10}  {}{}", row.key, value_human(row), row.how, source_note(row));
     }
-    let _ = writeln!(out, "\n{:<62} {:>10} {:>10}", "check", "host", "model");
+    let _ = writeln!(out, "\n{:<72} {:>10} {:>10}", "check", "host", "model");
     for ch in &c.derived.checks {
         let model = ch.model_ns.map_or("-".into(), fmt_ns);
-        let _ = writeln!(out, "{:<62} {:>10} {:>10}", ch.what, fmt_ns(ch.host_ns), model);
+        let _ = writeln!(out, "{:<72} {:>10} {:>10}", ch.what, fmt_ns(ch.host_ns), model);
     }
     out
 }

@@ -1,7 +1,7 @@
 //! `schedlab calibrate` solves each cost from a host benchmark with the simulator's formula
 //! for that benchmark (`schedlab_calibrate::model`). These tests simulate each benchmark
-//! with distinct costs and check the formula against the simulation, so a calibrated
-//! machine reproduces the host's times by construction.
+//! with distinct costs under CFS and EEVDF and check the formula against the simulation, so
+//! a calibrated machine reproduces the host's times by construction.
 
 mod common;
 use common::*;
@@ -41,8 +41,11 @@ fn odd_costs() -> Costs {
     }
 }
 
-fn job_odd(text: &str) -> Job {
-    let mut j = job(text, "smp2", "cfs", 5, &[]);
+/// The fair policies the formulas are checked under: v5.15 CFS and EEVDF (the host's).
+const SCHEDS: [&str; 2] = ["cfs", "eevdf"];
+
+fn job_odd(sched: &str, text: &str) -> Job {
+    let mut j = job(text, "smp2", sched, 5, &[]);
     j.machine = Arc::new(Machine { costs: odd_costs(), ..(*j.machine).clone() });
     j
 }
@@ -83,8 +86,25 @@ fn yield_alone_matches_the_model() {
     let w = |n: u64| {
         format!("[[task]]\nname = \"y\"\naffinity = [0]\nprogram = [ {{ loop = {n}, do = [ \"yield\" ] }} ]\n")
     };
-    let per = exit_of(&job_odd(&w(60)), "y") - exit_of(&job_odd(&w(30)), "y");
-    assert_eq!(per, Ns(30 * model::yield_alone(&odd_costs()).0));
+    for sched in SCHEDS {
+        let per = exit_of(&job_odd(sched, &w(60)), "y") - exit_of(&job_odd(sched, &w(30)), "y");
+        assert_eq!(per, Ns(30 * model::yield_alone(&odd_costs()).0), "{sched}");
+    }
+}
+
+/// Two tasks yielding in turn on one CPU: each yield switches to the other. Under EEVDF
+/// (`yield_task_fair` pushes the yielder's deadline a slice ahead), as on the host; CFS's
+/// skip buddy does not switch while the other task's vruntime is far ahead.
+#[test]
+fn yield_pair_matches_the_model() {
+    let w = |n: u64| {
+        format!(
+            "[[task]]\nname = \"y\"\ncount = 2\naffinity = [0]\nprogram = [ {{ loop = {n}, do = [ \"yield\" ] }} ]\n"
+        )
+    };
+    // 30 more yields of each: 60 yields.
+    let per = exit_of(&job_odd("eevdf", &w(60)), "y.1") - exit_of(&job_odd("eevdf", &w(30)), "y.1");
+    assert_eq!(per, Ns(60 * model::yield_switch(&odd_costs()).0));
 }
 
 /// A 1-byte pipe ping-pong of `n` round trips between `a` on CPU 0 and `b` on `b_cpu`,
@@ -114,20 +134,24 @@ program = [ {{ loop = {n}, do = [ {{ recv = "p.0", bytes = 1 }}, {{ send = "p.1"
 /// Pinned to one CPU: 30 more round trips take 60 handoffs.
 #[test]
 fn pinned_ping_pong_matches_the_model() {
-    let run_n = |n| exit_of(&job_odd(&ping_pong(n, 0)), "a");
-    assert_eq!(run_n(60) - run_n(30), Ns(60 * model::pinned_handoff(&odd_costs()).0));
+    for sched in SCHEDS {
+        let run_n = |n| exit_of(&job_odd(sched, &ping_pong(n, 0)), "a");
+        assert_eq!(run_n(60) - run_n(30), Ns(60 * model::pinned_handoff(&odd_costs()).0), "{sched}");
+    }
 }
 
 /// Across two CPUs: the reader's CPU is idle when each byte arrives.
 #[test]
 fn remote_ping_pong_matches_the_model() {
-    let run_n = |n| exit_of(&job_odd(&ping_pong(n, 1)), "a");
-    assert_eq!(run_n(60) - run_n(30), Ns(60 * model::remote_handoff(&odd_costs()).0));
+    for sched in SCHEDS {
+        let run_n = |n| exit_of(&job_odd(sched, &ping_pong(n, 1)), "a");
+        assert_eq!(run_n(60) - run_n(30), Ns(60 * model::remote_handoff(&odd_costs()).0), "{sched}");
+    }
 }
 
 /// `a` (CPU 0) sleeps, then signals a condition variable `b` (CPU 1) waits on. `hog` keeps
 /// CPU 1 busy or not.
-fn cond_wakeups(hog: bool) -> Vec<Ns> {
+fn cond_wakeups(sched: &str, hog: bool) -> Vec<Ns> {
     let mut text = String::from(
         r#"
 [[mutex]]
@@ -147,7 +171,7 @@ program = [ { lock = "m" }, { loop = 5, do = [ { cond_wait = "c", mutex = "m" } 
     if hog {
         text.push_str("[[task]]\nname = \"hog\"\naffinity = [1]\nprogram = [ { run = \"1s\" } ]\n");
     }
-    let e = Events::of(&job_odd(&text));
+    let e = Events::of(&job_odd(sched, &text));
     let (a, b) = (e.ins_of(0), e.ins_of(1));
     // The k-th wakeup of each (index 0 is the start): `a` runs its signal right after the
     // switch, `b` its code right after its own; the difference is the wakeup latency.
@@ -159,7 +183,9 @@ program = [ { lock = "m" }, { loop = 5, do = [ { cond_wait = "c", mutex = "m" } 
 #[test]
 fn idle_cpu_wakeup_matches_the_model() {
     let lat = model::idle_wake_latency(&odd_costs());
-    assert_eq!(cond_wakeups(false), vec![lat; 5]);
+    for sched in SCHEDS {
+        assert_eq!(cond_wakeups(sched, false), vec![lat; 5], "{sched}");
+    }
 }
 
 /// A futex wakeup of a CPU running a task the wakee preempts: remote activation, then a
@@ -169,7 +195,9 @@ fn busy_cpu_wakeup_matches_the_model() {
     let lat = model::busy_wake_latency(&odd_costs());
     // The first wakeup comes before the hog's vruntime is far enough ahead of the sleeper's
     // for wakeup preemption; the tick preempts the hog then.
-    assert_eq!(cond_wakeups(true)[1..], vec![lat; 4]);
+    for sched in SCHEDS {
+        assert_eq!(cond_wakeups(sched, true)[1..], vec![lat; 4], "{sched}");
+    }
 }
 
 const FORK_JOIN: &str = r#"
@@ -190,14 +218,16 @@ program = [ "exit" ]
 fn thread_create_and_exit_match_the_model() {
     let c = odd_costs();
     let text = |n: &str| FORK_JOIN.replace("\"$n\"", n);
-    let per = exit_of(&job_odd(&text("20")), "main") - exit_of(&job_odd(&text("10")), "main");
-    let wait_and_switch = c.syscall + c.schedule + c.context_switch;
-    let round = model::thread_create(&c) + wait_and_switch + model::thread_exit_to_join(&c);
-    assert_eq!(per, Ns(10 * round.0));
-    // From a child's exit to its creator switching in: the local wakeup.
-    let e = Events::of(&job_odd(&text("3")));
-    let creator = e.ins_of(0);
-    for (i, (t, _)) in e.exits.iter().filter(|(_, task)| *task != 0).enumerate() {
-        assert_eq!(creator[i + 1] - *t, c.ttwu_local + c.ttwu_activate);
+    for sched in SCHEDS {
+        let per = exit_of(&job_odd(sched, &text("20")), "main") - exit_of(&job_odd(sched, &text("10")), "main");
+        let wait_and_switch = c.syscall + c.schedule + c.context_switch;
+        let round = model::thread_create(&c) + wait_and_switch + model::thread_exit_to_join(&c);
+        assert_eq!(per, Ns(10 * round.0), "{sched}");
+        // From a child's exit to its creator switching in: the local wakeup.
+        let e = Events::of(&job_odd(sched, &text("3")));
+        let creator = e.ins_of(0);
+        for (i, (t, _)) in e.exits.iter().filter(|(_, task)| *task != 0).enumerate() {
+            assert_eq!(creator[i + 1] - *t, c.ttwu_local + c.ttwu_activate, "{sched}");
+        }
     }
 }

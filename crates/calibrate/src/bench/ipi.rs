@@ -4,7 +4,7 @@
 //! the handler. Timed with a thread of ours spinning on another CPU, and again without, the
 //! difference is one IPI's delivery plus its (empty) handler.
 
-use super::{check, median, now_ns, pin, BenchResult, Measured, Reps};
+use super::{check, enter, median, now_ns, BenchResult, Measured, Reps};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const REPS: Reps = Reps { quick: 9, normal: 61 };
@@ -41,7 +41,7 @@ pub fn membarrier_ipi(quick: bool, cpu: usize, other: usize) -> BenchResult<Opti
     let started = AtomicU32::new(0);
     let busy = std::thread::scope(|s| {
         let spinner = s.spawn(|| -> BenchResult<()> {
-            pin(B, other)?;
+            enter(B, other)?;
             started.store(1, Ordering::Release);
             while stop.load(Ordering::Acquire) == 0 {
                 std::hint::spin_loop();
@@ -50,7 +50,7 @@ pub fn membarrier_ipi(quick: bool, cpu: usize, other: usize) -> BenchResult<Opti
         });
         let res = s
             .spawn(|| {
-                pin(B, cpu)?;
+                enter(B, cpu)?;
                 super::wait_for(&started, 1, 100_000_000);
                 time_batches(reps)
             })
@@ -61,7 +61,7 @@ pub fn membarrier_ipi(quick: bool, cpu: usize, other: usize) -> BenchResult<Opti
     })?;
     let alone = std::thread::scope(|s| {
         s.spawn(|| {
-            pin(B, cpu)?;
+            enter(B, cpu)?;
             time_batches(reps)
         })
         .join()

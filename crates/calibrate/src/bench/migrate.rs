@@ -1,7 +1,7 @@
 //! Migration: moving a queued (not running) task to another CPU with `sched_setaffinity`,
 //! and the extra time a thread's working set takes to re-warm after it moved.
 
-use super::{check, gettid, median, now_ns, pin, spin_for, BenchResult, Measured, Reps};
+use super::{check, enter, gettid, median, now_ns, spin_for, BenchResult, Measured, Reps};
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 const REPS: Reps = Reps { quick: 41, normal: 401 };
@@ -26,14 +26,14 @@ pub fn setaffinity_queued(quick: bool, a: usize, b: usize) -> BenchResult<Measur
     let tid = AtomicI32::new(0);
     std::thread::scope(|s| {
         let hog = s.spawn(|| -> BenchResult<()> {
-            pin(B, b)?;
+            enter(B, b)?;
             while stop.load(Ordering::Acquire) == 0 {
                 std::hint::spin_loop();
             }
             Ok(())
         });
         let moved = s.spawn(|| -> BenchResult<()> {
-            pin(B, a)?;
+            enter(B, a)?;
             super::become_sched_idle(B)?;
             tid.store(gettid(), Ordering::Release);
             while stop.load(Ordering::Acquire) == 0 {
@@ -43,7 +43,7 @@ pub fn setaffinity_queued(quick: bool, a: usize, b: usize) -> BenchResult<Measur
         });
         let res = s
             .spawn(|| -> BenchResult<Measured> {
-                pin(B, a)?;
+                enter(B, a)?;
                 while tid.load(Ordering::Acquire) == 0 {
                     super::sleep_ns(50_000);
                 }
@@ -84,10 +84,11 @@ pub fn rewarm(quick: bool, a: usize, b: usize, bytes: usize) -> BenchResult<Meas
     const B: &str = "cache re-warm";
     std::thread::scope(|s| {
         s.spawn(|| -> BenchResult<Measured> {
+            enter(B, a)?;
             let buf: Vec<u64> = (0..bytes as u64 / 8).collect();
             let (mut cold, mut warm) = (Vec::new(), Vec::new());
             for i in 0..REWARM_REPS.get(quick) * 2 {
-                pin(B, if i % 2 == 0 { a } else { b })?;
+                super::pin(B, if i % 2 == 0 { a } else { b })?;
                 cold.push(pass(&buf));
                 pass(&buf);
                 warm.push(pass(&buf));

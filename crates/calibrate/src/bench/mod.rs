@@ -1,8 +1,9 @@
 //! Microbenchmarks: the only part of schedlab-calibrate that touches the OS.
 //!
-//! Each benchmark runs in threads it starts and pins, so the calling thread's affinity,
-//! policy and timer slack are never changed; every setting is per thread and dies with it.
-//! Each reports the median of its repetitions.
+//! Each benchmark runs in threads it starts, pins and (when permitted) raises to nice −20,
+//! so the calling thread's affinity, priority, policy and timer slack are never changed;
+//! every setting is per thread and dies with it. Each reports the median of its
+//! repetitions.
 
 pub mod ipi;
 pub mod migrate;
@@ -95,6 +96,30 @@ pub fn pin(bench: &'static str, cpu: usize) -> BenchResult<()> {
     let mut set = NixCpuSet::new();
     os(bench, "CpuSet::set", set.set(cpu))?;
     os(bench, "sched_setaffinity", sched_setaffinity(Pid::from_raw(0), &set))
+}
+
+/// The nice value benchmark threads ask for: other tasks on a shared machine then rarely
+/// run in the middle of a measurement.
+pub const BOOST_NICE: i32 = -20;
+
+/// Raises the calling thread to [`BOOST_NICE`] if permitted (`CAP_SYS_NICE`); whether it
+/// was.
+fn boost() -> bool {
+    // SAFETY: setpriority on the calling thread (Linux applies PRIO_PROCESS with who = 0 to
+    // the calling thread only).
+    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, BOOST_NICE) == 0 }
+}
+
+/// Whether benchmark threads get [`BOOST_NICE`] (tried in a scratch thread).
+pub fn can_boost() -> bool {
+    std::thread::spawn(boost).join().unwrap_or(false)
+}
+
+/// Starts a benchmark thread: pins it to `cpu` and boosts it when permitted.
+pub fn enter(bench: &'static str, cpu: usize) -> BenchResult<()> {
+    pin(bench, cpu)?;
+    boost();
+    Ok(())
 }
 
 /// The CPUs this process may run on.

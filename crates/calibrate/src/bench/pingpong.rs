@@ -1,11 +1,12 @@
 //! Pipe ping-pong (lmbench `lat_ctx`, `perf bench sched pipe`): two threads pass one byte
 //! back and forth over two pipes. Pinned to one CPU every handoff is a wakeup plus a context
-//! switch; on two CPUs it is a cross-CPU wakeup. Both threads are `SCHED_BATCH`, so that a
-//! wakeup never preempts the writer (`kernel/sched/fair.c: check_preempt_wakeup_fair`
-//! returns early for a wakee that is not `SCHED_NORMAL`): the writer always blocks in its
-//! own `read`, and every handoff takes the same path.
+//! switch; on two CPUs it is a cross-CPU wakeup. On one CPU both threads are `SCHED_BATCH`,
+//! so that a wakeup never preempts the writer (`kernel/sched/fair.c:
+//! check_preempt_wakeup_fair` returns early for a wakee that is not `SCHED_NORMAL`): the
+//! writer always blocks in its own `read`, and every handoff takes the same path. (Across
+//! CPUs the question does not arise, and a batch wakee would wait for other tasks' slices.)
 
-use super::{check, median, now_ns, pin, BenchResult, Measured, Reps};
+use super::{check, enter, median, now_ns, BenchResult, Measured, Reps};
 use std::os::fd::{AsRawFd, OwnedFd};
 
 const REPS: Reps = Reps { quick: 7, normal: 41 };
@@ -51,8 +52,10 @@ pub fn pipe_pingpong(quick: bool, a: usize, b: usize) -> BenchResult<PingPong> {
     let total = (reps as u64 + 1) * ROUND_TRIPS;
     std::thread::scope(|s| {
         let echo = s.spawn(|| -> BenchResult<()> {
-            pin(B, b)?;
-            super::set_policy(B, libc::SCHED_BATCH)?;
+            enter(B, b)?;
+            if a == b {
+                super::set_policy(B, libc::SCHED_BATCH)?;
+            }
             for _ in 0..total {
                 xfer(&r1, true)?;
                 xfer(&w2, false)?;
@@ -62,8 +65,10 @@ pub fn pipe_pingpong(quick: bool, a: usize, b: usize) -> BenchResult<PingPong> {
         // The timing thread owns its ends, so that if it fails the echo thread sees EOF/EPIPE.
         let timer = s.spawn(move || -> BenchResult<PingPong> {
             let (w1, r2) = (w1, r2);
-            pin(B, a)?;
-            super::set_policy(B, libc::SCHED_BATCH)?;
+            enter(B, a)?;
+            if a == b {
+                super::set_policy(B, libc::SCHED_BATCH)?;
+            }
             let mut samples = Vec::new();
             let mut sw = (0, 0);
             for rep in 0..=reps {

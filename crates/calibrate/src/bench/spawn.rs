@@ -1,7 +1,7 @@
 //! Creating and ending tasks: a thread created and joined on one CPU (creator and child
 //! pinned together), and a process forked, exiting at once and reaped.
 
-use super::{median, now_ns, os, pin, BenchResult, Measured, Reps};
+use super::{enter, median, now_ns, os, BenchResult, Measured, Reps};
 
 const REPS: Reps = Reps { quick: 21, normal: 201 };
 const PROCESS_REPS: Reps = Reps { quick: 5, normal: 41 };
@@ -33,7 +33,7 @@ fn one_thread() -> BenchResult<Option<(u64, u64)>> {
 pub fn thread_create_exit(quick: bool, cpu: usize) -> BenchResult<ThreadTimes> {
     let (create, exit) = std::thread::scope(|s| {
         s.spawn(|| -> BenchResult<(Vec<u64>, Vec<u64>)> {
-            pin(B, cpu)?;
+            enter(B, cpu)?;
             one_thread()?; // warm the stack cache
             let (mut create, mut exit) = (Vec::new(), Vec::new());
             for _ in 0..REPS.get(quick) {

@@ -1,7 +1,7 @@
 //! Syscalls that do not block: the null syscall, pipe write+read, `sched_yield` alone on a
 //! CPU, and `futex_wake` with no waiter. Each repetition times a batch and divides.
 
-use super::{check, median, now_ns, os, pin, BenchResult, Measured, Reps};
+use super::{check, enter, median, now_ns, os, BenchResult, Measured, Reps};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::AtomicU32;
 
@@ -26,17 +26,35 @@ fn per_call(quick: bool, batch: u64, mut f: impl FnMut() -> BenchResult<()>) -> 
     Ok(median(samples).expect("at least one repetition"))
 }
 
+/// Runs `f` in a benchmark thread on `cpu`.
+fn on_cpu<T: Send>(cpu: usize, f: impl FnOnce() -> BenchResult<T> + Send) -> BenchResult<T> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            enter("syscall", cpu)?;
+            f()
+        })
+        .join()
+        .expect("benchmark thread does not panic")
+    })
+}
+
 /// `getppid()`: syscall entry and exit with no work.
-pub fn null_syscall(quick: bool) -> BenchResult<Measured> {
-    per_call(quick, BATCH, || {
-        // SAFETY: getppid has no arguments and cannot fail.
-        unsafe { libc::syscall(libc::SYS_getppid) };
-        Ok(())
+pub fn null_syscall(quick: bool, cpu: usize) -> BenchResult<Measured> {
+    on_cpu(cpu, || {
+        per_call(quick, BATCH, || {
+            // SAFETY: getppid has no arguments and cannot fail.
+            unsafe { libc::syscall(libc::SYS_getppid) };
+            Ok(())
+        })
     })
 }
 
 /// One `write` of `bytes` and one `read` of them back, on a pipe, by one thread.
-pub fn pipe_write_read(quick: bool, bytes: u64) -> BenchResult<Measured> {
+pub fn pipe_write_read(quick: bool, cpu: usize, bytes: u64) -> BenchResult<Measured> {
+    on_cpu(cpu, || pipe_write_read_here(quick, bytes))
+}
+
+fn pipe_write_read_here(quick: bool, bytes: u64) -> BenchResult<Measured> {
     const B: &str = "pipe write+read";
     let (r, w) = os(B, "pipe", nix::unistd::pipe())?;
     let buf = vec![7u8; bytes as usize];
@@ -55,22 +73,49 @@ pub fn pipe_write_read(quick: bool, bytes: u64) -> BenchResult<Measured> {
 /// `sched_yield()` on a CPU where the caller is (normally) the only runnable task: syscall
 /// plus a `schedule()` that picks the caller again.
 pub fn yield_alone(quick: bool, cpu: usize) -> BenchResult<Measured> {
+    on_cpu(cpu, || {
+        per_call(quick, BATCH, || {
+            // SAFETY: no arguments.
+            unsafe { libc::sched_yield() };
+            Ok(())
+        })
+    })
+}
+
+/// `sched_yield()` by two threads on one CPU, taking turns: each call is the syscall, the
+/// yield, and a `schedule()` that switches to the other thread (lmbench's `lat_ctx` with
+/// no data). Per call, over both threads.
+pub fn yield_pair(quick: bool, cpu: usize) -> BenchResult<Measured> {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let other = || -> BenchResult<()> {
+        enter("sched_yield pair", cpu)?;
+        while !stop.load(std::sync::atomic::Ordering::Acquire) {
+            // SAFETY: no arguments.
+            unsafe { libc::sched_yield() };
+        }
+        Ok(())
+    };
     std::thread::scope(|s| {
-        s.spawn(|| {
-            pin("sched_yield", cpu)?;
-            per_call(quick, BATCH, || {
+        let h = s.spawn(other);
+        // The timed thread times batches of its own calls; each lets the other run one.
+        let r = on_cpu(cpu, || {
+            let m = per_call(quick, BATCH, || {
                 // SAFETY: no arguments.
                 unsafe { libc::sched_yield() };
                 Ok(())
-            })
-        })
-        .join()
-        .expect("benchmark thread does not panic")
+            })?;
+            Ok(Measured { median: m.median / 2, ..m })
+        });
+        stop.store(true, std::sync::atomic::Ordering::Release);
+        h.join().expect("yielding thread does not panic")?;
+        r
     })
 }
 
 /// `futex(FUTEX_WAKE_PRIVATE)` on a word nobody waits on: syscall, hashing, bucket lock.
-pub fn futex_wake_none(quick: bool) -> BenchResult<Measured> {
-    let word = AtomicU32::new(0);
-    per_call(quick, BATCH, || check("futex_wake", "futex", super::futex_wake(&word, 1)).map(|_| ()))
+pub fn futex_wake_none(quick: bool, cpu: usize) -> BenchResult<Measured> {
+    on_cpu(cpu, || {
+        let word = AtomicU32::new(0);
+        per_call(quick, BATCH, || check("futex_wake", "futex", super::futex_wake(&word, 1)).map(|_| ()))
+    })
 }

@@ -1,7 +1,7 @@
 //! The tick: HZ from the steps of `CLOCK_MONOTONIC_COARSE`, and the time an interrupt takes
 //! away from a spinning thread (the tick's, and an hrtimer's).
 
-use super::{median, now_ns, os, pin, BenchResult, Measured};
+use super::{enter, median, now_ns, os, BenchResult, Measured};
 use nix::sys::time::TimeSpec;
 use nix::sys::timerfd::{ClockId as TfdClock, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
 use nix::time::{clock_getres, ClockId};
@@ -67,10 +67,7 @@ const WINDOW_NS: u64 = 40_000;
 /// A gap during which the thread was preempted (its involuntary switch count moved) spoils
 /// its expiry, which is dropped.
 fn spin_gaps(cpu: usize, ticks: u64, tick_ns: u64) -> BenchResult<(Vec<u64>, Vec<u64>)> {
-    pin(B, cpu)?;
-    // Best effort (needs CAP_SYS_NICE): other tasks then rarely preempt the spinner.
-    // SAFETY: setpriority on the calling thread (who = 0).
-    unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -20) };
+    enter(B, cpu)?;
     let tfd = os(B, "timerfd_create", TimerFd::new(TfdClock::CLOCK_MONOTONIC, TimerFlags::TFD_NONBLOCK))?;
     let start = (now_ns() / tick_ns + 1) * tick_ns;
     let ts = |ns| TimeSpec::from_duration(std::time::Duration::from_nanos(ns));

@@ -1,7 +1,7 @@
 //! Sleeping: how late `clock_nanosleep` returns with the default timer slack and with
 //! (almost) none, and how much CPU time one sleep charges to the sleeper.
 
-use super::{median, now_ns, os, pin, thread_cpu_ns, BenchResult, Measured, Reps};
+use super::{enter, median, now_ns, os, thread_cpu_ns, BenchResult, Measured, Reps};
 use nix::sys::prctl;
 
 const REPS: Reps = Reps { quick: 15, normal: 121 };
@@ -51,7 +51,7 @@ fn cpu_clock_read() -> u64 {
 pub fn sleep_overshoot(quick: bool, cpu: usize) -> BenchResult<SleepTimes> {
     std::thread::scope(|s| {
         s.spawn(|| {
-            pin(B, cpu)?;
+            enter(B, cpu)?;
             let default_slack_ns = os(B, "PR_GET_TIMERSLACK", prctl::get_timerslack())? as u64;
             let clock_read = cpu_clock_read();
             let reps = REPS.get(quick);

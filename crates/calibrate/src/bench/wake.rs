@@ -2,7 +2,7 @@
 //! CPU or on another, and how long the woken thread takes to run (from the waker's call to
 //! the wakee's first instruction back in user space).
 
-use super::{check, futex_wake, median, now_ns, pin, sleep_ns, BenchError, BenchResult, Measured};
+use super::{check, enter, futex_wake, median, now_ns, sleep_ns, BenchError, BenchResult, Measured};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Where the wakee waits and how the waker treats it.
@@ -36,6 +36,8 @@ struct Shared {
 
 const B: &str = "futex wakeup";
 const TIMEOUT_NS: u64 = 200_000_000;
+/// Busy time of the waker before each timed wakeup.
+const WARM_NS: u64 = 20_000;
 
 /// Sleeps in 20 µs steps until `cond` holds (sleeping, not spinning, so that a wakee pinned
 /// to the waker's CPU can run).
@@ -53,7 +55,7 @@ fn sleep_until(cond: impl Fn() -> bool) -> BenchResult<()> {
 
 /// The wakee: announce, wait on the futex, stamp the time it runs again.
 fn wakee(sh: &Shared, cpu: usize, same_cpu: bool) -> BenchResult<()> {
-    pin(B, cpu)?;
+    enter(B, cpu)?;
     if same_cpu {
         // A SCHED_IDLE wakee never preempts the waker, so the waker's syscall time is
         // the wakeup alone.
@@ -72,7 +74,7 @@ fn wakee(sh: &Shared, cpu: usize, same_cpu: bool) -> BenchResult<()> {
 
 /// A `SCHED_IDLE` spinner keeping `cpu` busy until the benchmark stops.
 fn busy(sh: &Shared, cpu: usize) -> BenchResult<()> {
-    pin(B, cpu)?;
+    enter(B, cpu)?;
     super::become_sched_idle(B)?;
     while sh.stop.load(Ordering::Acquire) == 0 {
         std::hint::spin_loop();
@@ -82,11 +84,13 @@ fn busy(sh: &Shared, cpu: usize) -> BenchResult<()> {
 
 /// The waker's loop: one timed `futex_wake` per repetition.
 fn waker(sh: &Shared, w: WakeSetup) -> BenchResult<(Vec<u64>, Vec<u64>)> {
-    pin(B, w.waker_cpu)?;
+    enter(B, w.waker_cpu)?;
     let (mut syscall, mut latency) = (Vec::new(), Vec::new());
     for _ in 0..w.reps {
         sleep_until(|| sh.armed.load(Ordering::Acquire) == 1)?;
         sleep_ns(w.gap_ns);
+        // Run a little first: the timed call should not pay for the waker's own idle exit.
+        super::spin_for(WARM_NS);
         let old = sh.stamp.load(Ordering::Acquire);
         sh.word.store(1, Ordering::Release);
         let t0 = now_ns();
