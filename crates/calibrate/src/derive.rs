@@ -210,7 +210,7 @@ fn wakeup_costs(m: &Measurements, v: &mut Solver) {
     let how = format!("PR_GET_TIMERSLACK of a new thread (overshoot with it {})", show(sl.overshoot));
     v.set("timer_slack", sl.default_slack_ns as i64, how);
     let how = format!(
-        "clock_nanosleep(2ms) with 1ns slack overshoots by {}: syscall + idle_exit + timer_irq + ttwu_activate + schedule + context_switch",
+        "clock_nanosleep(5ms) with 1ns slack overshoots by {}: syscall + idle_exit + timer_irq + ttwu_activate + schedule + context_switch",
         show(sl.overshoot_no_slack)
     );
     v.solve(
@@ -296,7 +296,7 @@ fn checks(m: &Measurements, c: &Costs) -> Vec<Check> {
             model_ns: Some(model::local_wake_syscall(c).0),
         },
         Check {
-            what: "clock_nanosleep(2ms) overshoot with the default slack".into(),
+            what: "clock_nanosleep(5ms) overshoot with the default slack".into(),
             host_ns: m.sleep.overshoot.median,
             model_ns: Some(model::sleep_overshoot(c).0),
         },

@@ -124,9 +124,12 @@ fn read_llc(dir: &Path, package: u32, online: &[usize], cpu_dir: &Path) -> Resul
     Ok((set, 0))
 }
 
+/// NUMA nodes with CPUs (node id, its CPUs), and their distance matrix.
+type Nodes = (Vec<(usize, CpuSet)>, Vec<Vec<u32>>);
+
 /// Nodes that have online CPUs, and their distance matrix. Without `node/` the machine is one
 /// node at distance 10 from itself.
-fn read_nodes(root: &Path, online: &[usize]) -> Result<(Vec<(usize, CpuSet)>, Vec<Vec<u32>>), SysfsError> {
+fn read_nodes(root: &Path, online: &[usize]) -> Result<Nodes, SysfsError> {
     let node_dir = root.join("node");
     let all = numbered_entries(&node_dir, "node");
     let mut nodes = Vec::new();

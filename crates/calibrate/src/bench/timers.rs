@@ -6,8 +6,9 @@ use nix::sys::prctl;
 
 const REPS: Reps = Reps { quick: 15, normal: 121 };
 const B: &str = "sleep overshoot";
-/// The sleep: long enough for the CPU to enter a real idle state, past any idle polling.
-pub const SLEEP_NS: u64 = 2_000_000;
+/// The sleep: long enough for the CPU to enter a real idle state, past any idle polling
+/// (and the length of the sleeps in `examples/workloads/sleep-loop.toml`).
+pub const SLEEP_NS: u64 = 5_000_000;
 
 /// What the sleep benchmark measured.
 #[derive(Clone, Copy, Debug)]
