@@ -87,7 +87,7 @@ pub struct Costs {
     pub hrtimer_start: Ns,
     /// `current->timer_slack_ns`: 50 µs for every task (`init/init_task.c` sets it, `fork`
     /// inherits it, `prctl(PR_SET_TIMERSLACK)` changes it; real-time tasks get none).
-    /// `kernel/time/hrtimer.c: hrtimer_nanosleep` arms the sleeper's hrtimer for the range
+    /// `kernel/time/hrtimer.c: hrtimer_nanosleep` (v6.12) arms the sleeper's hrtimer for the range
     /// [expiry, expiry + slack]: it fires at the hard end unless an hrtimer interrupt (the tick
     /// of a busy CPU, another sleeper's timer) runs on that CPU after the soft expiry.
     pub timer_slack: Ns,
