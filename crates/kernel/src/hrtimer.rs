@@ -22,7 +22,8 @@ impl Kernel<'_> {
         tk.timer_cpu = cpu;
         let gen = tk.timer_gen;
         self.cpus[cpu].hrtimers.insert((hard, task), soft);
-        // A timer already expired when armed fires at once (the clock event's minimum delta).
+        // A timer whose hard expiry has already passed fires at once (the clock event's
+        // minimum delta).
         self.events.push(hard.max(self.now), Event::Timer { task, gen });
     }
 
