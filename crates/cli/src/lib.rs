@@ -2,10 +2,12 @@
 //! Runs themselves are `schedlab-run`'s; this crate parses arguments, shows progress, handles
 //! Ctrl-C and writes outputs.
 //!
-//! Architecture Invariant: this crate (with `schedlab-run`) is the only one that touches
-//! files, the environment, stdout/stderr and exit codes; the crates below are pure.
+//! Architecture Invariant: this crate (with `schedlab-run`, and `schedlab-calibrate` which
+//! measures the host) is the only one that touches files, the environment, stdout/stderr
+//! and exit codes; the crates below are pure.
 
 pub mod bench;
+pub mod calibrate;
 
 use schedlab_run::RunError;
 use std::fmt;

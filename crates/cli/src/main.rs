@@ -153,6 +153,19 @@ enum Cmd {
         #[arg(long, default_value = "300ms")]
         duration: String,
     },
+    /// Measure this host (topology, HZ, every cost of the cost model) and write a machine
+    /// file for it.
+    Calibrate {
+        /// The machine file to write.
+        #[arg(short, long, default_value = "host.toml")]
+        output: PathBuf,
+        /// Few repetitions (under 2 s) instead of the normal run (under 30 s).
+        #[arg(long)]
+        quick: bool,
+        /// The machine's name (default: the host name).
+        #[arg(long)]
+        name: Option<String>,
+    },
     /// Measure simulator speed (events per second) and its scaling with task count.
     Bench {
         /// Largest task count of the scaling sweep.
@@ -233,6 +246,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             list();
             Ok(())
         }
+        Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks } => run_bench(max_tasks),
         Cmd::Fuzz { seeds, from, duration } => run_fuzz(from, seeds, &duration),
     }

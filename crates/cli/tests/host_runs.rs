@@ -131,7 +131,8 @@ fn host_record_has_the_simulation_schema_and_feeds_every_report() {
         trace.events.iter().filter(|e| matches!(e, schedlab_probe::ProbeEvent::Switch { next: Some(_), .. })).count();
     assert!(switches_in >= r.tasks.len(), "{switches_in} switches in");
     let tl = schedlab_report::timeline::timeline(trace, 0, trace.end_ns, 60);
-    assert!(tl.contains("ping") && tl.contains("cpu0"), "{tl}");
+    // Which of our tasks is visible at this width depends on what else the host ran.
+    assert!(tl.contains("cpu0") && r.tasks.iter().any(|t| tl.contains(&t.name)), "{tl}");
     // Perfetto's own schema decodes the real run's trace: the switches into each CPU are
     // those of the event log, the thread names ours.
     let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));

@@ -22,6 +22,7 @@ const EXAMPLES: &[Example] = &[
     ("cpu-io-mix.toml", &[("loops", "100")], 2),
     ("hackbench.toml", &[("groups", "2"), ("loops", "10")], 5),
     ("periodic-200.toml", &[], 1),
+    ("sleep-loop.toml", &[("loops", "100")], 1),
     ("fibo-sysbench.toml", &[("threads", "16"), ("requests", "20")], 9),
 ];
 

@@ -53,8 +53,8 @@ fn fibo_sysbench_cfs_shares_ule_starves() {
 }
 
 /// Fig. 3–4: the main thread's score rises as it runs and forks; early children are born
-/// interactive and keep the core busy, the last ones are batch and may never run. Under
-/// CFS every worker runs.
+/// interactive and keep the core busy, the last ones are batch and starve: after their
+/// first burst (1.5–2.5 ms) they never run again. Under CFS every worker gets its share.
 #[test]
 fn sysbench128_late_forks_starve_under_ule_only() {
     let ule = study("ule-cfs-sysbench128", "ule", false);
@@ -64,11 +64,12 @@ fn sysbench128_late_forks_starve_under_ule_only() {
         assert!(w.runtime_ns > 100_000_000, "{} ran only {} ns", w.name, w.runtime_ns);
     }
     let tail = &workers[workers.len() - 10..];
-    assert!(tail.iter().any(|w| w.runtime_ns == 0), "every late worker ran under ule");
+    let starved = tail.iter().filter(|w| w.runtime_ns < 10_000_000).count();
+    assert!(starved >= 5, "only {starved} of the last 10 workers ran < 10 ms in 30 s under ule");
     let cfs = study("ule-cfs-sysbench128", "cfs", false);
     let cw: Vec<_> = cfs.tasks.iter().filter(|t| t.name.starts_with("worker.")).collect();
     assert_eq!(cw.len(), 128);
-    assert!(cw.iter().all(|w| w.runtime_ns > 0));
+    assert!(cw.iter().all(|w| w.runtime_ns > 100_000_000));
 }
 
 const FORK_HOGS: &str = r#"

@@ -453,11 +453,7 @@ impl Kernel<'_> {
                 }
             }
             Action::SleepUntil { task, until } => {
-                let tk = &mut self.tasks[task];
-                tk.timer_gen += 1;
-                tk.timer_cpu = cpu;
-                let gen = tk.timer_gen;
-                self.events.push(until.max(self.now), crate::cpu::Event::Timer { task, gen });
+                self.arm_sleep_timer(cpu, task, until);
                 self.block(cpu, task, BlockedOn::Timer);
             }
             Action::Exit { task } => {

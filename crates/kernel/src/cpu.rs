@@ -4,7 +4,7 @@ use crate::{Kernel, LockName, LockStat, ProbeEvent};
 use schedlab_machine::LockSite;
 use schedlab_probe::Mode;
 use schedlab_sim::{CpuId, Ns, TaskId};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 pub(crate) const SITES: [LockSite; 9] = [
     LockSite::Schedule,
@@ -158,6 +158,8 @@ pub(crate) struct Cpu {
     pub tick_gen: u64,
     pub wake_list: Vec<TaskId>,
     pub spin_since: Option<Ns>,
+    /// Armed sleep timers, `(hard expiry, task) → soft expiry` (see `hrtimer.rs`).
+    pub hrtimers: BTreeMap<(Ns, TaskId), Ns>,
 }
 
 impl Default for Cpu {
@@ -175,6 +177,7 @@ impl Default for Cpu {
             tick_gen: 0,
             wake_list: Vec::new(),
             spin_since: None,
+            hrtimers: BTreeMap::new(),
         }
     }
 }
@@ -263,18 +266,18 @@ impl Kernel<'_> {
                 let next = self.now + self.tick;
                 self.events.push(next, Event::Tick { cpu, gen });
                 let hold = self.machine.costs.tick;
-                self.interrupt(cpu, vec![self.locked1(cpu, LockSite::SchedulerTick, hold, crate::cpu::Action::Tick)]);
+                let mut steps = vec![self.locked1(cpu, LockSite::SchedulerTick, hold, crate::cpu::Action::Tick)];
+                // The tick is an hrtimer: its interrupt also expires sleepers within their slack.
+                steps.extend(self.expire_hrtimers(cpu));
+                self.interrupt(cpu, steps);
             }
             Event::Timer { task, gen } => {
                 if self.tasks[task].timer_gen != gen {
                     return;
                 }
                 let cpu = self.tasks[task].timer_cpu;
-                let irq = self.machine.costs.timer_irq;
-                self.interrupt(
-                    cpu,
-                    vec![Step::Delay(irq), Step::Do(Action::TtwuStart { task, wf: 0, claimed: false })],
-                );
+                let steps = self.expire_hrtimers(cpu);
+                self.interrupt(cpu, steps);
             }
             Event::Ipi { cpu, kind } => match kind {
                 Ipi::Resched => self.interrupt(cpu, Vec::new()),
@@ -541,10 +544,11 @@ impl Kernel<'_> {
 }
 
 impl Cpu {
+    /// Starts timing a spin; a spin on the second lock of a pair continues the first's.
     fn spin_start(&mut self, now: Ns) {
-        self.spin_since = Some(now);
+        self.spin_since.get_or_insert(now);
     }
-    fn take_spin(&mut self) -> Option<Ns> {
+    pub(crate) fn take_spin(&mut self) -> Option<Ns> {
         self.spin_since.take()
     }
 }

@@ -47,6 +47,12 @@ impl Kernel<'_> {
         Step::Delay(self.machine.costs.syscall)
     }
 
+    /// `clock_nanosleep` until `until`: syscall entry, arming the hrtimer in the task's own
+    /// context (charged to its run time, as `sum_exec_runtime` charges it), then blocking.
+    fn sleep_steps(&self, t: TaskId, until: Ns) -> [Step; 3] {
+        [self.syscall(), Step::Delay(self.machine.costs.hrtimer_start), Step::Do(Action::SleepUntil { task: t, until })]
+    }
+
     fn futex_steps(&mut self, key: FutexKey, action: Action) -> Vec<Step> {
         let b = self.objs.bucket(key);
         let lock = self.lock_id(crate::LockName::FutexBucket(b));
@@ -188,8 +194,7 @@ impl Kernel<'_> {
                 Op::Sleep(d) => {
                     let until = self.now + self.machine.costs.syscall + d.sample(&mut self.wl_rng);
                     self.next_op(t);
-                    steps.push(self.syscall());
-                    steps.push(Step::Do(Action::SleepUntil { task: t, until }));
+                    steps.extend(self.sleep_steps(t, until));
                 }
                 Op::Timer { period } => {
                     let task = &mut self.tasks[t];
@@ -208,8 +213,7 @@ impl Kernel<'_> {
                     if next <= self.now {
                         continue; // overrun: rt-app does not sleep when the period is already over
                     }
-                    steps.push(self.syscall());
-                    steps.push(Step::Do(Action::SleepUntil { task: t, until: next }));
+                    steps.extend(self.sleep_steps(t, next));
                 }
                 Op::Yield => {
                     self.next_op(t);

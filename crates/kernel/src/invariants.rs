@@ -9,6 +9,7 @@ impl Kernel<'_> {
     /// * the policy's runqueue contents equal the kernel's, CPU by CPU;
     /// * per-CPU time is conserved: user + kernel + spin + idle = now;
     /// * affinity holds for every queued or running task;
+    /// * an armed sleep timer belongs to a task asleep on it, with soft ≤ hard expiry;
     /// * the policy's own checks pass.
     pub(crate) fn check_invariants(&self) -> Result<(), String> {
         self.views_consistent()?;
@@ -22,6 +23,21 @@ impl Kernel<'_> {
                 running_on[t] = Some(c);
                 if !self.tasks[t].on_rq || self.info[t].cpu != c {
                     return Err(format!("task {} runs on CPU {c} but is not queued there", self.info[t].name));
+                }
+            }
+            for (&(hard, t), &soft) in &cpu.hrtimers {
+                let tk = &self.tasks[t];
+                if tk.state != TState::Sleeping || tk.blocked_on != crate::BlockedOn::Timer || tk.timer_cpu != c {
+                    return Err(format!(
+                        "CPU {c} has a sleep timer armed for task {}, which is not asleep on it",
+                        self.info[t].name
+                    ));
+                }
+                if soft > hard {
+                    return Err(format!(
+                        "CPU {c}: timer of task {} has soft expiry {soft} after hard {hard}",
+                        self.info[t].name
+                    ));
                 }
             }
             let total: u64 = cpu.times_at(self.now).iter().map(|t| t.0).sum();

@@ -17,6 +17,7 @@
 mod core;
 mod cpu;
 mod exec;
+mod hrtimer;
 mod invariants;
 mod objects;
 
@@ -308,6 +309,14 @@ impl<'p> Kernel<'p> {
     fn summary(&mut self, reason: EndReason) -> RunSummary {
         let now = self.now;
         let cpu_times = self.cpus.iter().map(|c| c.times_at(now)).collect();
+        // A CPU still spinning when the run ends has spun on its lock until now.
+        for c in 0..self.cpus.len() {
+            let Some(since) = self.cpus[c].take_spin() else { continue };
+            if let Some(cpu::Step::Locked { locks, n, site, .. }) = self.cpus[c].kstack.front() {
+                let (lock, site) = (locks[(*n - 1) as usize], *site);
+                self.stat(lock, site).spin_ns += (now - since).0;
+            }
+        }
         let mut locks = Vec::new();
         for (i, stats) in self.lock_stats.iter().enumerate() {
             for (s, st) in stats.iter().enumerate() {

@@ -40,12 +40,13 @@ impl LockSite {
 }
 
 /// The cost model: how long each kernel path runs on the CPU that executes it, and how long
-/// it holds the lock it takes.
+/// it holds the lock it takes, plus the timer slack that delays sleepers' wakeups.
 ///
-/// The kernel itself has no notion of these costs (`linux-fair.md` §7.3); they are what makes
-/// overhead and contention visible. Defaults are order-of-magnitude figures for a ~3.4 GHz
-/// x86 desktop of the i7-3770 generation; each field documents where its number comes from.
-/// `schedlab calibrate` (future) measures them on the host.
+/// Linux keeps no such table: the scheduler accounts time, not the cost of its own paths.
+/// These costs are what makes overhead and contention visible. Defaults are
+/// order-of-magnitude figures for a ~3.4 GHz x86 desktop of the i7-3770 generation running on
+/// bare metal; each field documents where its number comes from. `schedlab calibrate`
+/// measures every one of them on the host (see `docs/machine.md`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Costs {
     /// Syscall entry + exit with no work (`getppid`-class syscall ≈ 50–100 ns with mitigations off;
@@ -58,8 +59,8 @@ pub struct Costs {
     pub schedule: Ns,
     /// `try_to_wake_up` work before any rq lock on a wakee that last ran on this CPU.
     pub ttwu_local: Ns,
-    /// The same for a wakee that last ran elsewhere: the Linux 2.6 talk (studies.md S4) names the
-    /// `task → thread_info → cpu` cache misses as the dominant remote cost.
+    /// The same for a wakee that last ran elsewhere: a 2005 industry talk on Linux 2.6
+    /// bottlenecks names the `task → thread_info → cpu` cache misses as the dominant remote cost.
     pub ttwu_remote: Ns,
     /// `ttwu_do_activate` under the target rq lock (enqueue + preemption check).
     pub ttwu_activate: Ns,
@@ -75,8 +76,21 @@ pub struct Costs {
     pub idle_exit: Ns,
     /// `scheduler_tick` under the rq lock.
     pub tick: Ns,
-    /// hrtimer interrupt entry/exit around a timer callback.
+    /// One expired sleeper in the hrtimer interrupt (`kernel/time/hrtimer.c: hrtimer_interrupt`
+    /// → `__run_hrtimer` → `hrtimer_wakeup`): interrupt entry/exit, the callback and the
+    /// clock-event reprogramming for the next timer.
     pub timer_irq: Ns,
+    /// Arming a sleeper's hrtimer in the sleeping task's context (`kernel/time/hrtimer.c:
+    /// hrtimer_start_range_ns`, including `tick_program_event` when it becomes the CPU's first
+    /// timer). A TSC-deadline MSR write on bare metal (≈ 100–300 ns); a trap to the hypervisor
+    /// in a VM, which is why sleeping costs a guest tens of µs of CPU time.
+    pub hrtimer_start: Ns,
+    /// `current->timer_slack_ns`: 50 µs for every task (`init/init_task.c` sets it, `fork`
+    /// inherits it, `prctl(PR_SET_TIMERSLACK)` changes it; real-time tasks get none).
+    /// `kernel/time/hrtimer.c: hrtimer_nanosleep` (v6.12) arms the sleeper's hrtimer for the range
+    /// [expiry, expiry + slack]: it fires at the hard end unless an hrtimer interrupt (the tick
+    /// of a busy CPU, another sleeper's timer) runs on that CPU after the soft expiry.
+    pub timer_slack: Ns,
     /// `futex_wait`/`futex_wake` work outside the bucket lock (hashing, `get_futex_key`).
     pub futex: Ns,
     /// Bucket-lock hold for queueing or collecting waiters.
@@ -111,6 +125,8 @@ impl Default for Costs {
             idle_exit: Ns(1_000),
             tick: Ns(300),
             timer_irq: Ns(200),
+            hrtimer_start: Ns(250),
+            timer_slack: Ns(50_000),
             futex: Ns(150),
             futex_bucket_hold: Ns(80),
             pipe_op: Ns(400),
@@ -124,8 +140,9 @@ impl Default for Costs {
 }
 
 impl Costs {
-    /// A model where every kernel path is free: the pure-policy view, useful when checking
-    /// a policy's arithmetic against the kernel's formulas.
+    /// A model where every kernel path is free and timers fire at their exact expiry: the
+    /// pure-policy view, useful when checking a policy's arithmetic against the kernel's
+    /// formulas.
     pub fn zero() -> Costs {
         Costs {
             syscall: Ns(0),
@@ -141,6 +158,8 @@ impl Costs {
             idle_exit: Ns(0),
             tick: Ns(0),
             timer_irq: Ns(0),
+            hrtimer_start: Ns(0),
+            timer_slack: Ns(0),
             futex: Ns(0),
             futex_bucket_hold: Ns(0),
             pipe_op: Ns(0),
@@ -169,6 +188,8 @@ impl Costs {
             ("idle_exit", d(self.idle_exit)),
             ("tick", d(self.tick)),
             ("timer_irq", d(self.timer_irq)),
+            ("hrtimer_start", d(self.hrtimer_start)),
+            ("timer_slack", d(self.timer_slack)),
             ("futex", d(self.futex)),
             ("futex_bucket_hold", d(self.futex_bucket_hold)),
             ("pipe_op", d(self.pipe_op)),
@@ -197,6 +218,8 @@ impl Costs {
             "idle_exit" => &mut self.idle_exit,
             "tick" => &mut self.tick,
             "timer_irq" => &mut self.timer_irq,
+            "hrtimer_start" => &mut self.hrtimer_start,
+            "timer_slack" => &mut self.timer_slack,
             "futex" => &mut self.futex,
             "futex_bucket_hold" => &mut self.futex_bucket_hold,
             "pipe_op" => &mut self.pipe_op,

@@ -1,0 +1,449 @@
+//! From host measurements to the cost model's values.
+//!
+//! Each cost is solved from one measured host quantity with the simulator's own formula for
+//! that path, so that a simulated run of the benchmark takes what the host took (the
+//! formulas are checked against the simulator in `crates/cli/tests/calibration.rs`). Where
+//! the host only gives a sum of two costs, the sum is split as the defaults split it. A
+//! difference below the cost's sane minimum (noise, or a path the host does faster than the
+//! model's decomposition assumes) is raised to that minimum and marked.
+
+use crate::bench::Measured;
+use crate::measure::Measurements;
+use crate::model;
+use schedlab_machine::Costs;
+use schedlab_sim::Ns;
+
+/// Sane range of each measured cost in ns (`pipe_byte_ps` in ps): the floor a derived value
+/// is raised to, and a ceiling no healthy host exceeds (asserted by the tests).
+pub const SANE: &[(&str, u64, u64)] = &[
+    ("syscall", 20, 20_000),
+    ("context_switch", 50, 200_000),
+    ("schedule", 20, 50_000),
+    ("ttwu_local", 10, 100_000),
+    ("ttwu_remote", 10, 200_000),
+    ("ttwu_activate", 10, 100_000),
+    ("wake_up_new_task", 20, 200_000),
+    ("fork", 500, 5_000_000),
+    ("exit", 200, 5_000_000),
+    ("ipi_latency", 50, 500_000),
+    ("idle_exit", 0, 1_000_000),
+    ("tick", 50, 1_000_000),
+    ("timer_irq", 50, 1_000_000),
+    ("hrtimer_start", 10, 1_000_000),
+    ("timer_slack", 0, 100_000_000),
+    ("futex", 5, 100_000),
+    ("futex_bucket_hold", 5, 100_000),
+    ("pipe_op", 10, 100_000),
+    ("pipe_byte_ps", 1, 100_000),
+    ("migrate", 20, 1_000_000),
+    ("rewarm_same_llc", 0, 10_000_000),
+    ("rewarm_cross_llc", 0, 100_000_000),
+];
+
+/// How a cost's value was obtained.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    Measured,
+    /// The derived value `raw` was below the sane minimum and was raised to it.
+    Floored {
+        raw: i64,
+    },
+    /// Not measurable here; the default is kept.
+    Default,
+}
+
+/// One cost of the machine file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostRow {
+    pub key: &'static str,
+    /// The value (ns; ps for `pipe_byte_ps`).
+    pub value: u64,
+    /// How it was measured, for the machine file's comment and the table.
+    pub how: String,
+    pub source: Source,
+}
+
+/// A composite benchmark the model does not fit by construction: host vs model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    pub what: String,
+    pub host_ns: u64,
+    pub model_ns: Option<u64>,
+}
+
+/// The derived costs, rows in `Costs::fields` order, and the checks.
+#[derive(Clone, Debug)]
+pub struct Derived {
+    pub costs: Costs,
+    pub rows: Vec<CostRow>,
+    pub checks: Vec<Check>,
+}
+
+/// The costs solved so far, and their rows.
+struct Solver {
+    c: Costs,
+    rows: Vec<CostRow>,
+}
+
+impl Solver {
+    /// Records `raw` for `key`, raised to the sane floor if below, and sets it in the costs.
+    fn set(&mut self, key: &'static str, raw: i64, how: String) -> u64 {
+        let floor = SANE.iter().find(|s| s.0 == key).map_or(0, |s| s.1);
+        let (value, source) =
+            if raw < floor as i64 { (floor, Source::Floored { raw }) } else { (raw as u64, Source::Measured) };
+        let text = if key == "pipe_byte_ps" { value.to_string() } else { format!("{value}ns") };
+        self.c.set(key, &text).expect("every derived key is a cost");
+        self.rows.push(CostRow { key, value, how, source });
+        value
+    }
+
+    /// Solves `model(costs) = measured` for `key`, every other cost in `model` known.
+    fn solve(&mut self, key: &'static str, measured: Measured, model: fn(&Costs) -> Ns, how: String) -> u64 {
+        self.c.set(key, "0").expect("every derived key is a cost");
+        let rest = model(&self.c).0 as i64;
+        self.set(key, measured.median as i64 - rest, how)
+    }
+
+    /// Keeps `key` at its default `value` (already in the costs).
+    fn keep(&mut self, key: &'static str, value: Ns, why: &str) {
+        self.rows.push(CostRow { key, value: value.0, how: why.to_string(), source: Source::Default });
+    }
+}
+
+/// Text of a measured value: "1.234us (median of 15)".
+pub fn show(m: Measured) -> String {
+    format!("{} (median of {})", fmt_ns(m.median), m.reps)
+}
+
+/// A duration in ns in a short human form.
+pub fn fmt_ns(ns: u64) -> String {
+    match ns {
+        0..=9_999 => format!("{ns}ns"),
+        10_000..=9_999_999 => format!("{:.1}us", ns as f64 / 1e3),
+        _ => format!("{:.2}ms", ns as f64 / 1e6),
+    }
+}
+
+/// Syscall-level costs: syscall, pipes, futexes, schedule, local wakeups.
+fn syscall_costs(m: &Measurements, v: &mut Solver) {
+    let how = format!("getppid() in a loop: {} batches of 200 calls", show(m.null_syscall));
+    v.solve("syscall", m.null_syscall, model::null_syscall, how);
+    let how = format!("write + read of 1 byte on a pipe by one thread, {}: 2 × (syscall + pipe_op)", show(m.pipe_1));
+    v.solve(
+        "pipe_op",
+        Measured { median: m.pipe_1.median / 2, ..m.pipe_1 },
+        |c| Ns(model::pipe_write_read(c, 1).0 / 2),
+        how,
+    );
+    let bytes = crate::bench::syscalls::PIPE_BIG;
+    let how = format!("write + read of {bytes} bytes, {}, − of 1 byte: each copies every byte", show(m.pipe_big));
+    // The model copies ⌊bytes × ps / 1000⌋ ns per call (0 for one byte); round up to invert it.
+    let copy = (m.pipe_big.median as i64 - m.pipe_1.median as i64) / 2;
+    v.set("pipe_byte_ps", (copy * 1000 + bytes as i64 - 1).div_euclid(bytes as i64), how);
+    // The host gives the futex path as a whole: split it as the defaults do (150 : 80).
+    let work = m.futex_wake_none.median as i64 - v.c.syscall.0 as i64;
+    let how =
+        format!("futex_wake with no waiter, {}, − syscall, split 150:80 as the defaults", show(m.futex_wake_none));
+    v.set("futex_bucket_hold", work * 80 / 230, how.clone());
+    v.solve("futex", m.futex_wake_none, model::futex_wake_none, how);
+    let how = format!("sched_yield alone on a CPU, {}: syscall + 2 × schedule", show(m.yield_alone));
+    v.c.schedule = Ns(0);
+    let twice = m.yield_alone.median as i64 - model::yield_alone(&v.c).0 as i64;
+    v.set("schedule", twice / 2, how);
+    let how = format!(
+        "sched_yield of two threads taking turns on a CPU, {}: sched_yield alone + context_switch",
+        show(m.yield_pair)
+    );
+    v.solve("context_switch", m.yield_pair, model::yield_switch, how);
+    // The local wakeup, ttwu + ttwu_do_activate, from the pinned ping-pong (hot, as wakeups
+    // in a busy program are); split evenly as the defaults do.
+    let pp = m.pingpong_local.one_way;
+    let how = format!(
+        "pipe ping-pong of two SCHED_BATCH threads on one CPU, one way {}: 3 × (syscall + pipe_op) + ttwu_local + ttwu_activate + schedule + context_switch; split evenly",
+        show(pp)
+    );
+    v.c.ttwu_local = Ns(0);
+    v.c.ttwu_activate = Ns(0);
+    let total = pp.median as i64 - model::pinned_handoff(&v.c).0 as i64;
+    v.set("ttwu_local", total / 2, how.clone());
+    v.solve("ttwu_activate", pp, model::pinned_handoff, how);
+}
+
+/// Wakeups across CPUs and timers: ttwu_remote, ipi_latency, idle_exit, timer_irq, tick,
+/// timer_slack, hrtimer_start.
+fn wakeup_costs(m: &Measurements, v: &mut Solver) {
+    match m.wake_remote {
+        Some(w) => {
+            let how = format!("futex_wake of a waiter on another CPU, {}, − with no waiter", show(w.waker_syscall));
+            v.solve("ttwu_remote", w.waker_syscall, model::remote_wake_syscall, how)
+        }
+        None => {
+            v.keep("ttwu_remote", Costs::default().ttwu_remote, "not measured: one CPU");
+            0
+        }
+    };
+    match m.wake_remote_busy {
+        Some(w) => {
+            let how = format!(
+                "futex wakeup of a waiter on a CPU busy with a SCHED_IDLE spinner, latency {}: waker's syscall + IPI + schedule + context_switch",
+                show(w.latency)
+            );
+            // The target's schedule waits for the IPI or the waker's lock hold, whichever is
+            // longer; the IPI is taken to be the longer (ipi_latency > ttwu_activate).
+            v.c.ipi_latency = Ns(0);
+            let rest = model::busy_wake_latency(&v.c) - v.c.ttwu_activate;
+            v.set("ipi_latency", w.latency.median as i64 - rest.0 as i64, how);
+        }
+        None => v.keep("ipi_latency", Costs::default().ipi_latency, "not measured: one CPU"),
+    }
+    match m.wake_remote_idle {
+        Some(w) => {
+            let how = format!(
+                "futex wakeup of a CPU idle for 2ms, latency {}: waker's syscall + IPI + idle_exit + ttwu_activate + schedule + context_switch",
+                show(w.latency)
+            );
+            v.solve("idle_exit", w.latency, model::idle_wake_latency, how);
+        }
+        None => v.keep("idle_exit", Costs::default().idle_exit, "not measured: one CPU"),
+    }
+    let sl = &m.sleep;
+    let how = format!("PR_GET_TIMERSLACK of a new thread (overshoot with it {})", show(sl.overshoot));
+    v.set("timer_slack", sl.default_slack_ns as i64, how);
+    let how = format!(
+        "clock_nanosleep(5ms) with 1ns slack overshoots by {}: syscall + idle_exit + timer_irq + ttwu_activate + schedule + context_switch",
+        show(sl.overshoot_no_slack)
+    );
+    v.solve(
+        "timer_irq",
+        sl.overshoot_no_slack,
+        |c| model::sleep_overshoot(&Costs { timer_slack: Ns(0), ..c.clone() }),
+        how,
+    );
+    match m.irq.tick {
+        Some(g) => v.set("tick", g.median as i64, format!("a spinning thread's lost time at the tick, {}", show(g))),
+        None => {
+            v.keep("tick", Costs::default().tick, "not measured: every tick was spoiled by preemption");
+            0
+        }
+    };
+    let how = format!(
+        "CPU time charged per clock_nanosleep, {}: syscall + hrtimer_start + schedule + context_switch",
+        show(sl.cpu_per_sleep)
+    );
+    v.solve("hrtimer_start", sl.cpu_per_sleep, model::sleep_cpu, how);
+}
+
+/// Thread creation and exit, migration, re-warm.
+fn task_costs(m: &Measurements, v: &mut Solver) {
+    let how = "not separable from clone: 2 × ttwu_activate, the defaults' ratio".to_string();
+    v.set("wake_up_new_task", 2 * v.c.ttwu_activate.0 as i64, how);
+    let th = &m.thread;
+    let how = format!(
+        "pthread_create with creator and child on one CPU, {}: fork + ttwu_activate + wake_up_new_task",
+        show(th.create)
+    );
+    v.solve("fork", th.create, model::thread_create, how);
+    let how = format!(
+        "a thread's last instruction to its joiner running, {}: exit + ttwu_local + ttwu_activate + schedule + context_switch",
+        show(th.exit_to_join)
+    );
+    v.solve("exit", th.exit_to_join, model::thread_exit_to_join, how);
+    match m.setaffinity_queued {
+        Some(q) => {
+            let how = format!(
+                "sched_setaffinity moving a queued thread to another CPU, {}: syscall + schedule + migrate",
+                show(q)
+            );
+            v.solve("migrate", q, model::setaffinity_queued, how);
+        }
+        None => v.keep("migrate", Costs::default().migrate, "not measured: one CPU"),
+    }
+    let kib = m.rewarm_bytes / 1024;
+    match m.rewarm_same_llc {
+        Some(w) => {
+            let how = format!("first pass over {kib} KiB after moving within the LLC − a warm pass, {}", show(w));
+            v.set("rewarm_same_llc", w.median as i64, how);
+        }
+        None => v.keep("rewarm_same_llc", Costs::default().rewarm_same_llc, "not measured: one CPU"),
+    }
+    match m.rewarm_cross_llc {
+        Some(w) => {
+            let how = format!("first pass over {kib} KiB after moving to another LLC − a warm pass, {}", show(w));
+            v.set("rewarm_cross_llc", w.median as i64, how);
+        }
+        None => v.keep("rewarm_cross_llc", Costs::default().rewarm_cross_llc, "not measured: the host has one LLC"),
+    }
+}
+
+/// Derives every cost from `m`, in dependency order; rows come out in `Costs::fields` order.
+pub fn derive(m: &Measurements) -> Derived {
+    let mut v = Solver { c: Costs::default(), rows: Vec::new() };
+    syscall_costs(m, &mut v);
+    wakeup_costs(m, &mut v);
+    task_costs(m, &mut v);
+    let checks = checks(m, &v.c);
+    let order: Vec<&str> = Costs::default().fields().iter().map(|f| f.0).collect();
+    v.rows.sort_by_key(|row| order.iter().position(|k| *k == row.key));
+    Derived { costs: v.c, rows: v.rows, checks }
+}
+
+/// Composite benchmarks compared with what the derived model predicts for them.
+fn checks(m: &Measurements, c: &Costs) -> Vec<Check> {
+    let mut out = vec![
+        Check {
+            what: "futex_wake of a SCHED_IDLE waiter on the waker's CPU (waker's syscall)".into(),
+            host_ns: m.wake_local.waker_syscall.median,
+            model_ns: Some(model::local_wake_syscall(c).0),
+        },
+        Check {
+            what: "clock_nanosleep(5ms) overshoot with the default slack".into(),
+            host_ns: m.sleep.overshoot.median,
+            model_ns: Some(model::sleep_overshoot(c).0),
+        },
+    ];
+    if let Some(g) = m.irq.timer {
+        out.push(Check {
+            what: "a spinning thread's lost time at a timerfd expiry".into(),
+            host_ns: g.median,
+            model_ns: Some(c.timer_irq.0),
+        });
+    }
+    if let Some(w) = m.wake_remote_busy {
+        out.push(Check {
+            what: "futex_wake of a waiter on a busy CPU (waker's syscall)".into(),
+            host_ns: w.waker_syscall.median,
+            model_ns: Some((model::remote_wake_syscall(c) + c.ttwu_activate).0),
+        });
+    }
+    if let Some(pp) = m.pingpong_remote {
+        out.push(Check {
+            what: "pipe ping-pong across two CPUs, one way".into(),
+            host_ns: pp.one_way.median,
+            model_ns: Some(model::remote_handoff(c).0),
+        });
+    }
+    if let Some((busy, alone)) = m.ipi {
+        out.push(Check {
+            what: "membarrier IPI round trip (sender waits for the handler)".into(),
+            host_ns: busy.median.saturating_sub(alone.median),
+            model_ns: Some(c.ipi_latency.0),
+        });
+    }
+    out.push(Check {
+        what: "process fork + _exit + waitpid (tasks are threads: not modelled)".into(),
+        host_ns: m.process.median,
+        model_ns: None,
+    });
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::bench::{pingpong::PingPong, spawn::ThreadTimes, tick::IrqGaps, tick::TickPeriod};
+    use crate::bench::{timers::SleepTimes, wake::WakeTimes};
+    use crate::measure::BenchCpus;
+
+    /// Costs with distinct values, split where the host gives only sums as `derive` splits
+    /// them (futex 150:80, ttwu local/activate evenly, wake_up_new_task = 2 × activate).
+    pub fn odd_costs() -> Costs {
+        let n = Ns;
+        Costs {
+            syscall: n(101),
+            context_switch: n(1307),
+            schedule: n(311),
+            ttwu_local: n(241),
+            ttwu_remote: n(617),
+            ttwu_activate: n(242),
+            wake_up_new_task: n(484),
+            fork: n(15_013),
+            exit: n(5_003),
+            ipi_latency: n(1_021),
+            idle_exit: n(1_733),
+            tick: n(307),
+            timer_irq: n(211),
+            hrtimer_start: n(251),
+            timer_slack: n(50_000),
+            futex: n(150),
+            futex_bucket_hold: n(80),
+            pipe_op: n(401),
+            pipe_byte_ps: 97,
+            migrate: n(1_009),
+            rewarm_same_llc: n(2_003),
+            rewarm_cross_llc: n(20_011),
+            numa_scaled: true,
+        }
+    }
+
+    fn m(ns: Ns) -> Measured {
+        Measured { median: ns.0, reps: 5 }
+    }
+
+    /// What the host would measure if it were the model with costs `c`.
+    pub fn model_measurements(c: &Costs) -> Measurements {
+        let wake = |syscall: Ns, latency: Ns| WakeTimes { waker_syscall: m(syscall), latency: m(latency) };
+        let pp = |one_way: Ns| PingPong { one_way: m(one_way), switches_x100: (100, 0) };
+        Measurements {
+            cpus: BenchCpus { a: 0, b: Some(1), far: Some(2) },
+            tick: TickPeriod { getres_ns: 4_000_000, jiffies: None },
+            null_syscall: m(model::null_syscall(c)),
+            pipe_1: m(model::pipe_write_read(c, 1)),
+            pipe_big: m(model::pipe_write_read(c, crate::bench::syscalls::PIPE_BIG)),
+            futex_wake_none: m(model::futex_wake_none(c)),
+            yield_alone: m(model::yield_alone(c)),
+            yield_pair: m(model::yield_switch(c)),
+            wake_local: wake(model::local_wake_syscall(c), Ns(0)),
+            wake_remote: Some(wake(model::remote_wake_syscall(c), Ns(0))),
+            wake_remote_idle: Some(wake(model::remote_wake_syscall(c), model::idle_wake_latency(c))),
+            wake_remote_busy: Some(wake(model::remote_wake_syscall(c) + c.ttwu_activate, model::busy_wake_latency(c))),
+            pingpong_local: pp(model::pinned_handoff(c)),
+            pingpong_remote: Some(pp(model::remote_handoff(c))),
+            sleep: SleepTimes {
+                default_slack_ns: c.timer_slack.0,
+                overshoot: m(model::sleep_overshoot(c)),
+                overshoot_no_slack: m(model::sleep_overshoot(&Costs { timer_slack: Ns(0), ..c.clone() })),
+                cpu_per_sleep: m(model::sleep_cpu(c)),
+            },
+            irq: IrqGaps { timer: Some(m(c.timer_irq)), tick: Some(m(c.tick)) },
+            ipi: Some((m(c.ipi_latency + Ns(500)), m(Ns(500)))),
+            thread: ThreadTimes { create: m(model::thread_create(c)), exit_to_join: m(model::thread_exit_to_join(c)) },
+            process: m(Ns(200_000)),
+            setaffinity_queued: Some(m(model::setaffinity_queued(c))),
+            rewarm_bytes: 256 * 1024,
+            rewarm_same_llc: Some(m(c.rewarm_same_llc)),
+            rewarm_cross_llc: Some(m(c.rewarm_cross_llc)),
+        }
+    }
+
+    /// `derive` inverts the model: the measurements a host with these costs would give
+    /// come back as the same costs, and every composite check agrees.
+    #[test]
+    fn derive_inverts_the_model() {
+        let c = odd_costs();
+        let d = derive(&model_measurements(&c));
+        assert_eq!(d.costs, c);
+        assert!(d.rows.iter().all(|r| r.source == Source::Measured), "{:?}", d.rows);
+        let order: Vec<&str> = c.fields().iter().map(|f| f.0).filter(|k| *k != "numa_scaled").collect();
+        assert_eq!(d.rows.iter().map(|r| r.key).collect::<Vec<_>>(), order);
+        for ch in d.checks.iter().filter(|ch| ch.model_ns.is_some()) {
+            assert_eq!(Some(ch.host_ns), ch.model_ns, "{}", ch.what);
+        }
+    }
+
+    /// A difference below a cost's sane minimum is raised to it and marked; a benchmark that
+    /// could not run keeps the default and says so.
+    #[test]
+    fn floors_and_defaults_are_marked() {
+        let c = odd_costs();
+        let mut ms = model_measurements(&c);
+        // Yielding to another thread faster than yielding alone.
+        ms.yield_pair = m(model::yield_alone(&c) - Ns(40));
+        ms.rewarm_cross_llc = None;
+        let d = derive(&ms);
+        let row = |k: &str| d.rows.iter().find(|r| r.key == k).unwrap().clone();
+        assert_eq!(row("context_switch").source, Source::Floored { raw: -40 });
+        assert_eq!(d.costs.context_switch, Ns(50));
+        assert_eq!(row("rewarm_cross_llc").source, Source::Default);
+        assert_eq!(d.costs.rewarm_cross_llc, Costs::default().rewarm_cross_llc);
+    }
+}
