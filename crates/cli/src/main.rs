@@ -218,6 +218,10 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
+        Cmd::Study { common, sched: _ } if suite_named(&common).is_some() => {
+            let suite = suite_named(&common).expect("checked");
+            run_suite(&common, &suite)
+        }
         Cmd::Study { mut common, sched } => {
             let sched = schedulers(&common, sched, None)?;
             host_default(&mut common, &sched);
@@ -297,6 +301,60 @@ fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
 
 /// Runs the workload under each comma-separated scheduler; `SCHED:KEY=VALUE` sets go to
 /// one scheduler only.
+/// A built-in multi-experiment study named by the workload argument (and no such file).
+fn suite_named(common: &Common) -> Option<schedlab_run::suite::Suite> {
+    if common.workload.exists() {
+        return None;
+    }
+    schedlab_run::suites::suite(&common.workload.to_string_lossy())
+}
+
+/// `study NAME` for a multi-experiment study: every experiment's runs in parallel, one table
+/// per experiment; `--plots DIR` writes each experiment's figures to `DIR/<experiment>/`,
+/// `--html FILE` one report per experiment (`FILE` with the experiment's name inserted),
+/// `--out DIR` the tables and every run's JSON.
+fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliError> {
+    let duration = c
+        .duration
+        .as_deref()
+        .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
+        .transpose()?;
+    let sample = (c.plots.is_some() || c.html.is_some()).then_some(schedlab_sim::Ns::from_ms(10));
+    eprintln!("study {}: {} experiments in parallel…", suite.name, suite.experiments.len());
+    let results = suite.run(c.seed, duration, sample)?;
+    let text = schedlab_run::suite::suite_text(suite, &results);
+    for r in &results {
+        let figs = if c.plots.is_some() || c.html.is_some() {
+            schedlab_report::plots::figures(&r.records).map_err(|m| CliError { message: m, code: 1 })?
+        } else {
+            Vec::new()
+        };
+        if let Some(dir) = &c.plots {
+            for f in &figs {
+                write_atomic(&dir.join(r.name).join(&f.name), &f.svg)?;
+            }
+        }
+        if let Some(path) = &c.html {
+            let table = schedlab_run::suite::suite_text(suite, std::slice::from_ref(r));
+            let html = schedlab_report::html::report_with(r.title, &r.records, &figs, Some(&table))
+                .map_err(|m| CliError { message: m, code: 1 })?;
+            let stem = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
+            write_atomic(&path.with_file_name(format!("{stem}.{}.html", r.name)), &html)?;
+        }
+        if let Some(dir) = &c.out {
+            for rec in &r.records {
+                let label = format!("{}-{}", r.name, rec.scheduler.name);
+                write_atomic(&dir.join(format!("{label}.json")), &schedlab_report::json(rec))?;
+            }
+        }
+    }
+    match &c.out {
+        Some(dir) => write_atomic(&dir.join("study.txt"), &text)?,
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
 /// `--sched`, else `default`, else the workload's `schedulers`, else eevdf,cfs,ule.
 fn schedulers(common: &Common, given: Option<String>, default: Option<&str>) -> Result<String, CliError> {
     match (given, default) {
@@ -549,6 +607,9 @@ fn list() {
         println!("  {n:<11} {d}");
     }
     println!("\nStudies (schedlab study NAME):");
+    for (n, d, _) in schedlab_run::suites::SUITES {
+        println!("  {n:<24} {d}");
+    }
     for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
         println!("  {n:<24} {d}");

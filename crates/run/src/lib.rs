@@ -27,6 +27,8 @@ mod host;
 mod input;
 pub mod record;
 pub mod sim;
+pub mod suite;
+pub mod suites;
 
 pub use error::RunError;
 pub use input::{

@@ -249,14 +249,16 @@ impl<'a> P<'a> {
             }
         })
     }
-    /// A custom slice: a duration in `SLICE_MIN..=SLICE_MAX`, or (where `reset` is
-    /// allowed) `"default"` / 0 for the scheduler's base slice.
-    fn slice(&self, v: &V, field: &str, reset: bool) -> R<Option<Ns>> {
-        if reset && matches!(v.get_ref(), DeValue::String(s) if s.as_ref() == "default") {
-            return Ok(None);
+    /// A custom slice: a duration in `SLICE_MIN..=SLICE_MAX`, or `"default"` / 0 for the
+    /// scheduler's base slice (a parameter may stand for either).
+    fn slice(&self, v: &V, field: &str) -> R<Option<Ns>> {
+        if let DeValue::String(s) = v.get_ref() {
+            if self.subst_text(s) == "default" {
+                return Ok(None);
+            }
         }
         let d = self.duration(v, field)?;
-        if reset && d.0 == 0 {
+        if d.0 == 0 {
             return Ok(None);
         }
         if d < SLICE_MIN || d > SLICE_MAX {
@@ -431,7 +433,7 @@ impl<'a> P<'a> {
                 AstOp::SetNice(IntSrc::Const(n))
             }
             "set_affinity" => AstOp::SetAffinity(self.cpuset(val, &f)?),
-            "set_slice" => AstOp::SetSlice(self.slice(val, &f, true)?),
+            "set_slice" => AstOp::SetSlice(self.slice(val, &f)?),
             _ => unreachable!("verb list and match agree"),
         };
         node(op)
@@ -735,7 +737,7 @@ pub fn parse_workload(
         let start = p.get(t, "start").map(|v| p.duration(v, &join(&f, "start"))).transpose()?.unwrap_or(Ns(0));
         let group = p.get(t, "group").map(|v| p.group_ref(v, &join(&f, "group"), &groups)).transpose()?;
         let session = p.get(t, "session").map(|v| p.session_ref(v, &join(&f, "session"), &mut groups)).transpose()?;
-        let slice = p.get(t, "slice").map(|v| p.slice(v, &join(&f, "slice"), false)).transpose()?.flatten();
+        let slice = p.get(t, "slice").map(|v| p.slice(v, &join(&f, "slice"))).transpose()?.flatten();
         let body = p.program(p.require(t, "program", tv.span().start, &f)?, &join(&f, "program"))?;
         let instance_dependent = mentions_n(&body);
         templates.push(TaskTemplate {

@@ -1,0 +1,16 @@
+//! The built-in multi-experiment studies.
+
+mod cfs_eevdf;
+
+use crate::suite::Suite;
+
+/// A built-in suite: name, one-line description, constructor.
+pub type SuiteEntry = (&'static str, &'static str, fn() -> Suite);
+
+/// Built-in suites by name.
+pub const SUITES: &[SuiteEntry] = &[("cfs-eevdf", cfs_eevdf::DESCRIPTION, cfs_eevdf::suite)];
+
+/// The suite called `name`, if there is one.
+pub fn suite(name: &str) -> Option<Suite> {
+    SUITES.iter().find(|(n, _, _)| *n == name).map(|(_, _, make)| make())
+}
