@@ -8,7 +8,9 @@
 //! after the hook returns. Within one hook the balancer sees its own pending moves
 //! ([`Adjust`]), as the synchronous kernel code would.
 
-use super::domains::{Domain, SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_PKG_RESOURCES};
+use super::domains::{
+    Domain, SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_PKG_RESOURCES,
+};
 use super::pelt::SCHED_CAPACITY_SCALE;
 use super::select::{group_classify, GroupStats, GroupType};
 use super::Fair;
@@ -298,11 +300,15 @@ impl Fair {
     }
 
     /// `task_hot`: ran within `sched_migration_cost` on its CPU, or is the next/last buddy.
-    fn task_hot(&self, cx: &Ctx, p: TaskId, src: CpuId, dst: CpuId) -> bool {
+    /// From v6.1 moving between SMT siblings never loses a cache, so hotness is ignored
+    /// at the SMT level.
+    fn task_hot(&self, cx: &Ctx, p: TaskId, sd: &Domain, dst: CpuId) -> bool {
         if cx.task(p).policy == TaskPolicy::Idle {
             return false;
         }
-        let _ = src;
+        if self.eevdf_on() && sd.has(SD_SHARE_CPUCAPACITY) {
+            return false;
+        }
         let se = self.task_se(p);
         let rq = self.rq(self.cfs_rq_of(se));
         // CACHE_HOT_BUDDY
@@ -322,7 +328,7 @@ impl Fair {
         if cx.cpus[src].curr == Some(p) {
             return false;
         }
-        !self.task_hot(cx, p, src, env.dst) || sd.nr_balance_failed > sd.cache_nice_tries
+        !self.task_hot(cx, p, sd, env.dst) || sd.nr_balance_failed > sd.cache_nice_tries
     }
 
     /// `detach_tasks` + `attach_tasks`: from the least recently run end of `cfs_tasks`.
@@ -412,7 +418,11 @@ impl Fair {
             return true;
         }
         let g = &self.domains.per_cpu[env.dst][env.level].groups[0];
-        let first_idle = g.iter().filter(|&c| env.cpus.contains(c)).find(|&c| self.idle(cx, c));
+        let idle = |c: &CpuId| env.cpus.contains(*c) && self.idle(cx, *c);
+        // v6.6+: an idle CPU whose whole core is idle first, then any idle CPU.
+        let whole_core = |c: &CpuId| cx.machine.topology.smt_siblings(*c).all(|s| self.idle(cx, s));
+        let idle_core = if self.eevdf_on() { g.iter().filter(idle).find(whole_core) } else { None };
+        let first_idle = idle_core.or_else(|| g.iter().find(idle));
         let balance_cpu = first_idle.or_else(|| g.first()).unwrap_or(env.dst);
         balance_cpu == env.dst
     }
@@ -627,7 +637,14 @@ impl Fair {
             self.has_idle_cores[llc] = true;
         }
         let overload = (0..self.nr_cpus).any(|c| cx.cpus[c].nr_running > 1);
-        if self.cpu[cpu].avg_idle < self.t.migration_cost || !overload {
+        // v5.15 gates on `sysctl_sched_migration_cost`; v6.1+ on the lowest domain's
+        // measured newidle cost.
+        let gate = if self.eevdf_on() {
+            self.domains.per_cpu[cpu].first().map_or(0, |sd| sd.max_newidle_lb_cost)
+        } else {
+            self.t.migration_cost
+        };
+        if self.cpu[cpu].avg_idle < gate || !overload {
             return;
         }
         self.update_blocked_averages(cpu, cx);
