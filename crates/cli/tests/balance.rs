@@ -1,5 +1,5 @@
 //! PELT, scheduling domains, wakeup/fork placement and the load balancer of `cfs` against
-//! what `pelt.c`, `topology.c` and `fair.c` (v5.15) predict (linux-fair.md §3–§5, §9).
+//! what `pelt.c`, `topology.c` and `fair.c` (v5.15) predict.
 
 mod common;
 use common::*;

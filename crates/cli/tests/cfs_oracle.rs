@@ -1,4 +1,5 @@
-//! What the kernel sources predict for CFS (linux-fair.md §9), checked on the simulator.
+//! What the kernel sources (`kernel/sched/fair.c`, `pelt.c`, v5.15) predict for CFS,
+//! checked on the simulator.
 
 mod common;
 use common::*;
@@ -104,7 +105,7 @@ fn child_runs_first_swaps_parent_and_child() {
     assert!(first_child_run(&[("sched_child_runs_first", "1")]) < Ns::from_us(100));
 }
 
-/// The latency tunables change the slice as `sched_slice` says (studies.md S5, exp. II).
+/// The latency tunables change the slice as `sched_slice` says (the "verifying CFS on a real system" student report on Linux 5.15, experiment II).
 #[test]
 fn latency_tunable_changes_switch_rate() {
     let text: String = (0..4).map(|i| hog(&format!("h{i}"), 0, 0)).collect();

@@ -59,7 +59,7 @@ fn probes_do_not_change_results() {
     assert_eq!(with, without);
 }
 
-/// hackbench on the i7-3770 contends on runqueue locks (studies.md S1).
+/// hackbench on the i7-3770 contends on runqueue locks (Zhang, Gu, Su: "Research on decreasing lock contention for Linux scheduler", 2017).
 #[test]
 fn hackbench_contends_on_runqueue_locks() {
     let j = example("hackbench.toml", &[("groups", "4"), ("loops", "20")], 5);

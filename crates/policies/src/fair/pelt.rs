@@ -134,7 +134,8 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    /// A task running from util 0, updated every 1 ms (linux-fair.md §9 item 17).
+    /// A task running from util 0, updated every 1 ms (the geometric series of `pelt.c`:
+    /// y^32 = 1/2, 1024 µs periods).
     #[test]
     fn util_rises_as_the_kernel_computes() {
         let mut sa = SchedAvg { last_update_time: 1, ..SchedAvg::default() };
@@ -169,8 +170,8 @@ mod tests {
                 at.push((ms, sa.util_avg, sa.load_avg));
             }
         }
-        // 1023 · 2^(−t/33.55 ms). linux-fair.md §9 item 18 lists 539 for 32 ms, which does not
-        // fit its own 868 (8 ms) and 273 (64 ms); the series gives 528 there.
+        // 1023 · 2^(−t/33.55 ms): the half-life is 32 periods of 1024 µs (`pelt.c`
+        // `decay_load`); at 32 ms the series gives 528.
         let want = [868, 528, 273, 72, 16];
         for ((ms, util, load), w) in at.iter().zip(want) {
             assert!(util.abs_diff(w) <= 2, "after {ms} ms blocked util {util}, want ≈ {w}");

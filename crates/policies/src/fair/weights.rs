@@ -95,7 +95,7 @@ mod tests {
             let got = calc_delta_fair(d, lw);
             assert!(got.abs_diff(exact) <= 1 + exact / 1_000_000, "nice {nice}: {got} vs {exact}");
         }
-        // nice 19: 4 ms of wall time is 4 ms × 1024/15 ≈ 273 ms of vruntime (linux-fair.md §9.8).
+        // nice 19: 4 ms of wall time is 4 ms × 1024/15 ≈ 273 ms of vruntime (`wakeup_gran`, fair.c v5.15).
         assert_eq!(calc_delta_fair(4_000_000, LoadWeight::for_task(19, false)) / 1_000_000, 273);
     }
 }
