@@ -15,7 +15,7 @@ impl Fair {
             let rq = RqId(i as u32);
             let r = self.rq(rq);
             if r.timeline.len() == 0 && r.curr.is_none() {
-                if r.load != 0 || r.nr_running != 0 {
+                if r.load != 0 || r.nr_running != 0 || r.h_nr_running != 0 || r.h_nr_runnable != 0 {
                     return Err(format!("CPU {}: an empty queue has load {} nr {}", r.cpu, r.load, r.nr_running));
                 }
                 continue;
@@ -33,6 +33,31 @@ impl Fair {
         let name = || format!("CPU {} group `{}`", r.cpu, self.tgs[r.tg].name);
         self.nodes.check(&r.timeline, ents).map_err(|e| format!("{}: {e}", name()))?;
         let (mut load, mut nr, mut key_sum, mut w_sum) = (0, 0, 0i128, 0u64);
+        let (mut h, mut h_runnable) = (0, 0);
+        let mut count_h = |se: Se| match self.e(se).my_q {
+            Some(q) => {
+                h += self.rq(q).h_nr_running;
+                h_runnable += self.rq(q).h_nr_runnable;
+            }
+            None => {
+                h += 1;
+                h_runnable += u64::from(!self.e(se).sched_delayed);
+            }
+        };
+        for &id in ents.iter() {
+            count_h(Se(id));
+        }
+        if let Some(c) = r.curr.filter(|&c| self.e(c).on_rq) {
+            count_h(c);
+        }
+        if (h, h_runnable) != (r.h_nr_running, r.h_nr_runnable) {
+            return Err(format!(
+                "{}: h_nr_running {} / h_nr_runnable {} but the entities hold {h} / {h_runnable}",
+                name(),
+                r.h_nr_running,
+                r.h_nr_runnable
+            ));
+        }
         for &id in ents.iter() {
             let se = Se(id);
             let e = self.e(se);

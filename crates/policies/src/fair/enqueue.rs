@@ -265,9 +265,10 @@ impl Fair {
         }
     }
 
-    /// `finish_delayed_dequeue_entity`: the delay is over; DELAY_ZERO drops positive lag.
+    /// `finish_delayed_dequeue_entity`: the delay is over (`clear_delayed`: its tasks count as
+    /// runnable again, just before the dequeue takes them off); DELAY_ZERO drops positive lag.
     fn finish_delayed_dequeue_entity(&mut self, se: Se) {
-        self.em(se).sched_delayed = false;
+        self.clear_delayed(se);
         if self.t.feat.delay_zero && self.e(se).vlag > 0 {
             self.em(se).vlag = 0;
         }
