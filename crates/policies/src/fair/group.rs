@@ -119,8 +119,12 @@ impl Fair {
     }
 
     /// `update_cfs_group`: re-weight a group entity to its current share.
+    /// From v6.12 an empty group keeps its weight (it matters for a delayed group entity).
     pub(super) fn update_cfs_group(&mut self, cx: &mut Ctx, se: Se) {
         let Some(grq) = self.e(se).my_q else { return };
+        if self.t.version >= super::Version::V6_12 && self.rq(grq).load == 0 {
+            return;
+        }
         let shares = self.calc_group_shares(grq);
         if self.e(se).load.weight != shares {
             let rq = self.cfs_rq_of(se);
@@ -169,6 +173,25 @@ impl Fair {
     /// (delayed) it has none but still owes service.
     pub(super) fn check_groups(&self) -> Result<(), String> {
         for g in 1..self.tgs.len() {
+            let tg = &self.tgs[g];
+            let contribs: u64 = (0..self.nr_cpus).map(|c| self.rq(self.group_rq(g, c)).tg_load_avg_contrib).sum();
+            if contribs != tg.load_avg {
+                return Err(format!(
+                    "group `{}`: load_avg {} but its runqueues contributed {contribs}",
+                    tg.name, tg.load_avg
+                ));
+            }
+            // A queued group entity weighs its share of the group (an idle one keeps
+            // whatever it had: `update_cfs_group` leaves an empty group alone).
+            for c in (0..self.nr_cpus).filter(|&c| self.e(self.group_se(g, c)).on_rq) {
+                let w = self.e(self.group_se(g, c)).load.weight;
+                if !(MIN_SHARES..=tg.shares.max(MIN_SHARES)).contains(&w) {
+                    return Err(format!(
+                        "group `{}` on CPU {c}: weight {w} outside {MIN_SHARES}..={}",
+                        tg.name, tg.shares
+                    ));
+                }
+            }
             for c in 0..self.nr_cpus {
                 let se = self.group_se(g, c);
                 let q = self.rq(self.group_rq(g, c));
