@@ -160,10 +160,34 @@ impl Nodes {
             min_vruntime: e.vruntime,
             min_slice: e.slice,
         };
-        let (l, r) = self.split(t.root, e.key, e.seq);
-        let l = self.merge(l, id);
-        t.root = self.merge(l, r);
+        t.root = self.insert_at(t.root, id);
         t.len += 1;
+    }
+
+    /// Descends to where node `id`'s priority puts it and splits only the subtree found
+    /// there around it: about half the work of splitting the whole tree and merging back.
+    /// Recursion depth is the treap's height, as for [`Nodes::split`].
+    fn insert_at(&mut self, at: u32, id: u32) -> u32 {
+        if at == NIL {
+            return id;
+        }
+        let Node { key, seq, prio, .. } = self.n[id as usize];
+        if prio > self.n[at as usize].prio {
+            let (l, r) = self.split(at, key, seq);
+            self.n[id as usize].left = l;
+            self.n[id as usize].right = r;
+            self.pull(id);
+            return id;
+        }
+        if self.less(at, key, seq) {
+            let r = self.insert_at(self.n[at as usize].right, id);
+            self.n[at as usize].right = r;
+        } else {
+            let l = self.insert_at(self.n[at as usize].left, id);
+            self.n[at as usize].left = l;
+        }
+        self.pull(at);
+        at
     }
 
     /// `__dequeue_entity`: removes entity `id`, which must be in `t`.
