@@ -42,6 +42,17 @@ impl fmt::Display for SourceError {
 }
 impl std::error::Error for SourceError {}
 
+/// Byte offsets where each line of `text` starts: built once per file so that locating
+/// many offsets (every lowered op records its line) costs a binary search each.
+pub fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect()
+}
+
+/// 1-based line of byte `offset`, given the file's [`line_starts`].
+pub fn line_of(starts: &[usize], offset: usize) -> usize {
+    starts.partition_point(|&s| s <= offset).max(1)
+}
+
 /// 1-based line and column (in characters) of byte `offset`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let mut o = offset.min(text.len());
@@ -52,4 +63,18 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_of_agrees_with_line_col() {
+        let text = "a = 1\n\nbc = [\n  2 ]\n";
+        let starts = line_starts(text);
+        for o in 0..=text.len() {
+            assert_eq!(line_of(&starts, o), line_col(text, o).0, "offset {o}");
+        }
+    }
 }

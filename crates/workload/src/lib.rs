@@ -82,6 +82,8 @@ pub struct TaskTemplate {
 pub struct Workload {
     pub file: String,
     pub(crate) text: String,
+    /// [`schedlab_sim::line_starts`] of `text`.
+    pub(crate) line_starts: Vec<usize>,
     pub name: String,
     pub description: String,
     /// Default simulated duration (`--duration` overrides).

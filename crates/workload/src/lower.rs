@@ -111,7 +111,7 @@ impl L<'_> {
         })
     }
     fn push(&mut self, node: &Node, op: Op) {
-        let line = schedlab_sim::line_col(&self.wl.text, node.offset).0;
+        let line = schedlab_sim::line_of(&self.wl.line_starts, node.offset);
         self.prog.ops.push(op);
         self.prog.origin.push((line, node.path.clone()));
     }

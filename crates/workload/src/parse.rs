@@ -799,6 +799,7 @@ pub fn parse_workload(
         groups,
         file: file.to_string(),
         text: text.to_string(),
+        line_starts: schedlab_sim::line_starts(text),
         name,
         description,
         duration,
