@@ -3,7 +3,7 @@
 mod groups;
 
 use crate::expr::{self, Env};
-use crate::{BarrierDef, Change, ParamValue, PipeDef, Policy, TaskTemplate, Workload, MAX_TASKS};
+use crate::{BarrierDef, Change, ParamValue, PipeDef, Policy, TaskTemplate, Workload, MAX_DURATION, MAX_SIM_TIME, MAX_TASKS};
 use schedlab_machine::CpuSet;
 use schedlab_sim::{parse_duration, Distribution, Ns, SourceError};
 use std::collections::BTreeMap;
@@ -181,12 +181,21 @@ impl<'a> P<'a> {
         let i = self.int(v, field)?;
         u64::try_from(i).map_err(|_| self.err(v.span().start, field, format!("must be >= 0, found {i}")))
     }
+    /// A duration of at most [`MAX_DURATION`].
     fn duration(&self, v: &V, field: &str) -> R<Ns> {
         let at = v.span().start;
         match v.get_ref() {
             DeValue::String(s) => {
                 let s = self.subst_text(s);
-                parse_duration(&s).map_err(|m| self.err(at, field, m))
+                let d = parse_duration(&s).map_err(|m| self.err(at, field, m))?;
+                if d > MAX_DURATION {
+                    return Err(self.err(
+                        at,
+                        field,
+                        format!("{d} exceeds the limit of {MAX_DURATION} for a single duration"),
+                    ));
+                }
+                Ok(d)
             }
             DeValue::Integer(i) if i.as_str() == "0" => Ok(Ns(0)),
             DeValue::Integer(i) => Err(self.err(
@@ -589,6 +598,11 @@ pub fn parse_workload(
     let machine = str_field("machine")?;
     let schedulers = p.get(root, "schedulers").map(|v| p.string_list(v, "schedulers")).transpose()?;
     let duration = p.get(root, "duration").map(|v| p.duration(v, "duration")).transpose()?;
+    if let (Some(d), Some(v)) = (duration, p.get(root, "duration")) {
+        if d > MAX_SIM_TIME {
+            return Err(p.err(v.span().start, "duration", format!("run time {d} exceeds the limit of {MAX_SIM_TIME}")));
+        }
+    }
 
     // Kernel objects: `[[pipe]]`, `[[mutex]]`, `[[cond]]`, `[[barrier]]`.
     let mut pipes = Vec::new();

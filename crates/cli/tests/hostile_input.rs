@@ -1,0 +1,65 @@
+//! Hostile input (issue 11): values that once wrapped, overflowed the stack, exhausted
+//! memory or were silently ignored are refused with a located error and exit status 2.
+//! Each case runs the real binary and stays fast (the limits are checked before any run).
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `schedlab ARGS` in `dir`; returns (exit status, stdout, stderr). Never a panic.
+fn schedlab_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab")).current_dir(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked") && !stderr.contains("overflow"), "panic or abort: {stderr}");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).to_string(), stderr)
+}
+
+/// `schedlab run w.toml ARGS --duration 10ms` on workload `text`.
+fn run_workload(text: &str, args: &[&str]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), text).unwrap();
+    let mut all = vec!["run", "w.toml", "--duration", "10ms"];
+    all.extend_from_slice(args);
+    let (code, _, err) = schedlab_in(dir.path(), &all);
+    (code, err)
+}
+
+fn task(program: &str) -> String {
+    format!("machine = \"smp2\"\n[[task]]\nname = \"t\"\nprogram = [ {program} ]\n")
+}
+
+/// Asserts exit status 2 and that the message names `w.toml:LINE:`, the field and `words`.
+fn refused(code: i32, err: &str, line: usize, field: &str, words: &str) {
+    assert_eq!(code, 2, "accepted or wrong status: {err}");
+    assert!(err.contains(&format!("w.toml:{line}:")), "no line {line}: {err}");
+    assert!(err.contains(&format!("field `{field}`")), "no field {field}: {err}");
+    assert!(err.contains(words), "no `{words}`: {err}");
+}
+
+/// `sleep = "18446744073s"` once wrapped the wakeup time to 1.7 us after now, and a `run`
+/// of u64::MAX ns reported 245989386234291936 % user time: every duration is capped.
+#[test]
+fn durations_beyond_the_cap_are_refused_where_written() {
+    let (code, err) = run_workload(&task("{ run = \"1s\" }, { sleep = \"18446744073s\" }"), &[]);
+    refused(code, &err, 4, "task[0].program[1].sleep", "exceeds the limit of 1000000s");
+    let (code, err) = run_workload(&task("{ run = \"18446744073709551615ns\" }"), &[]);
+    refused(code, &err, 4, "task[0].program[0].run", "exceeds the limit");
+    let (code, err) = run_workload(&task("{ run = { dist = \"normal\", mean = \"1ms\", stddev = \"2000000s\" } }"), &[]);
+    refused(code, &err, 4, "task[0].program[0].run.stddev", "exceeds the limit");
+    let (code, err) = run_workload(&task("{ timer = \"1000001s\" }"), &[]);
+    refused(code, &err, 4, "task[0].program[0].timer", "exceeds the limit");
+    let (code, err) = run_workload(&format!("duration = \"90000s\"\n{}", task("{ run = \"1ms\" }")), &[]);
+    refused(code, &err, 1, "duration", "exceeds the limit of 86400s");
+    // At the cap the run is fine: it just ends at its time limit.
+    let (code, err) = run_workload(&task("{ run = \"1s\" }, { sleep = \"1000000s\" }"), &[]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn machine_costs_beyond_one_second_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }")).unwrap();
+    std::fs::write(dir.path().join("m.toml"), "[costs]\ntick = \"18446744073s\"\n").unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--machine", "m.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("m.toml:2:") && err.contains("costs.tick") && err.contains("limit of 1s"), "{err}");
+}
