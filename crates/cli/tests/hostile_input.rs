@@ -63,3 +63,37 @@ fn machine_costs_beyond_one_second_are_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("m.toml:2:") && err.contains("costs.tick") && err.contains("limit of 1s"), "{err}");
 }
+
+/// 30 000 parentheses once overflowed the stack (abort), at parse time when the expression
+/// is constant and at lowering when it mentions the instance `n`.
+#[test]
+fn deep_expressions_are_refused_in_parsing_and_lowering() {
+    let deep = |inner: &str| format!("{}{inner}{}", "(".repeat(30_000), ")".repeat(30_000));
+    let (code, err) = run_workload(&task(&format!("{{ loop = \"{{{}}}\", do = [ \"yield\" ] }}", deep("1"))), &[]);
+    refused(code, &err, 4, "task[0].program[0].loop", "nested more than 64 levels");
+    let (code, err) = run_workload(&task(&format!("{{ loop = \"{{{}}}\", do = [ \"yield\" ] }}", deep("n"))), &[]);
+    refused(code, &err, 4, "task[0].program[0]", "nested more than 64 levels");
+    let (code, err) = run_workload(&task(&format!("{{ set_nice = \"{{{}}}\" }}", "-".repeat(30_000) + "1")), &[]);
+    refused(code, &err, 4, "task[0].program[0].set_nice", "nested more than 64 levels");
+}
+
+/// Loops nest at most 32 deep; the TOML parser itself refuses arrays and inline tables
+/// nested past its own limit (80) with a syntax error, never a stack overflow.
+#[test]
+fn deep_nesting_is_refused_by_us_and_by_the_toml_parser() {
+    let nest = |d: usize| (0..d).fold("{ run = \"1ms\" }".to_string(), |s, _| format!("{{ loop = 2, do = [ {s} ] }}"));
+    let (code, err) = run_workload(&task(&nest(32)), &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = run_workload(&task(&nest(33)), &[]);
+    let field = format!("task[0].program[0]{}", ".do[0]".repeat(32));
+    refused(code, &err, 4, &field, "loops nested more than 32 deep");
+    for text in [
+        format!("x = {}{}\n", "[".repeat(30_000), "]".repeat(30_000)),
+        format!("x = {}1{}\n", "{a=".repeat(30_000), "}".repeat(30_000)),
+        task(&nest(3000)),
+    ] {
+        let (code, err) = run_workload(&text, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("(syntax)") && err.contains("recursion depth"), "{err}");
+    }
+}

@@ -10,8 +10,9 @@ mod expr;
 mod lower;
 mod parse;
 
+pub use expr::MAX_EXPR_DEPTH;
 pub use lower::{Op, Program};
-pub use parse::{parse_workload, SLICE_MAX, SLICE_MIN};
+pub use parse::{parse_workload, MAX_LOOP_NESTING, SLICE_MAX, SLICE_MIN};
 pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
 
 use schedlab_machine::CpuSet;

@@ -77,7 +77,13 @@ struct P<'a> {
     params: BTreeMap<String, ParamValue>,
     nr_cpus: usize,
     task_names: Vec<String>,
+    /// `loop`/`for` bodies open around the operation being parsed.
+    nesting: std::cell::Cell<usize>,
 }
+
+/// Deepest nesting of `loop` and `for` bodies. Parsing and lowering recurse once per
+/// level (the TOML parser itself stops at 80 levels of arrays and inline tables).
+pub const MAX_LOOP_NESTING: usize = 32;
 
 type R<T> = Result<T, SourceError>;
 
@@ -319,6 +325,18 @@ impl<'a> P<'a> {
         Ok(set)
     }
 
+    /// The body (`do`) of a `loop` or `for` at `at`, at most [`MAX_LOOP_NESTING`] deep.
+    fn body(&self, t: &DeTable<'a>, at: usize, field: &str) -> R<Vec<Node>> {
+        let depth = self.nesting.get() + 1;
+        if depth > MAX_LOOP_NESTING {
+            return Err(self.err(at, field, format!("loops nested more than {MAX_LOOP_NESTING} deep")));
+        }
+        self.nesting.set(depth);
+        let body = self.program(self.require(t, "do", at, field)?, &join(field, "do"));
+        self.nesting.set(depth - 1);
+        body
+    }
+
     fn program(&self, v: &V, field: &str) -> R<Vec<Node>> {
         let DeValue::Array(a) = v.get_ref() else {
             return Err(self.err(v.span().start, field, "expected an array of operations"));
@@ -389,7 +407,7 @@ impl<'a> P<'a> {
                         return Err(self.err(val.span().start, &f, "loop count must be >= 0 or \"forever\""));
                     }
                 }
-                let body = self.program(self.require(t, "do", at, field)?, &join(field, "do"))?;
+                let body = self.body(t, at, field)?;
                 AstOp::Loop { count, body }
             }
             "for" => {
@@ -398,7 +416,7 @@ impl<'a> P<'a> {
                     return Err(self.err(val.span().start, &f, "a loop variable is a plain name such as \"r\""));
                 }
                 let count = self.int_src(self.require(t, "count", at, field)?, &join(field, "count"))?;
-                let body = self.program(self.require(t, "do", at, field)?, &join(field, "do"))?;
+                let body = self.body(t, at, field)?;
                 AstOp::For { var, count, body }
             }
             "fork" => {
@@ -532,7 +550,7 @@ pub fn parse_workload(
         SourceError::at(file, text, e.span().map_or(0, |s| s.start), "(syntax)", e.message().trim().to_string())
     })?;
     let root = doc.get_ref();
-    let mut p = P { file, text, params: BTreeMap::new(), nr_cpus: nr_cpus.max(1), task_names: Vec::new() };
+    let mut p = P { file, text, params: BTreeMap::new(), nr_cpus: nr_cpus.max(1), task_names: Vec::new(), nesting: Default::default() };
     p.check_keys(
         root,
         &[
