@@ -97,3 +97,21 @@ fn deep_nesting_is_refused_by_us_and_by_the_toml_parser() {
         assert!(err.contains("(syntax)") && err.contains("recursion depth"), "{err}");
     }
 }
+
+/// A `for` of 10 000 inside a `for` of 10 000 once expanded to 7 GB: the size is computed
+/// before anything is expanded, and the error names the outer `for`.
+#[test]
+fn oversized_expansions_are_refused_up_front() {
+    let inner = "{ for = \"j\", count = 10000, do = [ { run = \"1us\" } ] }";
+    let (code, err) = run_workload(&task(&format!("{{ for = \"i\", count = 10000, do = [ {inner} ] }}")), &[]);
+    refused(code, &err, 4, "task[0].program[0]", "expands to more than 1000000 operations");
+    // The inner count depends on the outer variable: counted iteration by iteration.
+    let inner = "{ for = \"j\", count = \"{i}\", do = [ { run = \"1us\" } ] }";
+    let (code, err) = run_workload(&task(&format!("{{ for = \"i\", count = 100000, do = [ {inner} ] }}")), &[]);
+    refused(code, &err, 4, "task[0].program[0]", "more than 1000000");
+    // Within the bound, per program, but not in all: 100 instances of 200 000 operations.
+    let text = "machine = \"smp2\"\n[[task]]\nname = \"t\"\ncount = 100\nprogram = [ { loop = \"{n}\", do = [ \"yield\" ] }, \
+        { for = \"i\", count = 100000, do = [ { run = \"1us\" }, \"yield\" ] } ]\n";
+    let (code, err) = run_workload(text, &[]);
+    refused(code, &err, 2, "task[0]", "more than 10000000 operations in all");
+}

@@ -536,6 +536,19 @@ fn mentions_n(nodes: &[Node]) -> bool {
     })
 }
 
+/// Most operations the programs of all started tasks may hold together.
+pub const MAX_TOTAL_OPS: u64 = 10_000_000;
+
+fn p_err_total(wl: &Workload, task: &V, t: usize) -> SourceError {
+    SourceError::at(
+        &wl.file,
+        &wl.text,
+        task.span().start,
+        &format!("task[{t}]"),
+        format!("the started tasks' programs expand to more than {MAX_TOTAL_OPS} operations in all"),
+    )
+}
+
 /// Parses and validates a workload.
 ///
 /// `overrides` are `--param NAME=VALUE` pairs (each must name a declared parameter);
@@ -843,10 +856,21 @@ pub fn parse_workload(
         barriers,
         templates,
     };
-    // Lower every program once now, so that undefined objects are reported before the run.
+    // Lower every program once now, so that undefined objects are reported before the run,
+    // and bound what the started tasks' programs hold in all (instances of a template that
+    // does not mention `n` share one program).
+    let instances = |tpl: &TaskTemplate| if tpl.instance_dependent { tpl.count.max(1) } else { 1 };
+    let mut held = 0u64;
     for (t, tpl) in wl.templates.iter().enumerate() {
-        let instances = if tpl.instance_dependent { tpl.count.max(1) } else { 1 };
-        for n in 0..instances {
+        for n in 0..instances(tpl) {
+            held += crate::lower::size(&wl, t, n)?;
+            if held > MAX_TOTAL_OPS {
+                return Err(p_err_total(&wl, tasks[t], t));
+            }
+        }
+    }
+    for (t, tpl) in wl.templates.iter().enumerate() {
+        for n in 0..instances(tpl) {
             wl.program(t, n)?;
         }
     }
