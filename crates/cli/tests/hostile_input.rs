@@ -115,3 +115,27 @@ fn oversized_expansions_are_refused_up_front() {
     let (code, err) = run_workload(text, &[]);
     refused(code, &err, 2, "task[0]", "more than 10000000 operations in all");
 }
+
+/// `--set stathz=1e9` (ule) once allocated 5 GB and `sched_latency_ns=10` was taken as
+/// 10 ns: every tunable has a range, and the error names tunable, value and range.
+#[test]
+fn tunables_outside_their_range_are_refused() {
+    let w = task("{ run = \"1ms\" }");
+    for (sched, set, words) in [
+        ("ule", "stathz=1000000000", "tunable `stathz` = 1000000000 is outside its range 1..=10000"),
+        ("ule", "hz=0", "tunable `hz` = 0 is outside its range 1..=10000"),
+        ("ule", "interact=500", "tunable `interact` = 500 is outside its range 0..=100"),
+        ("ule", "stathz=1e9", "`1e9` is not a non-negative integer"),
+        ("cfs", "sched_latency_ns=10", "tunable `sched_latency_ns` = 10 is outside its range 100000..=1000000000"),
+        ("fifo", "timeslice_ns=5s", "tunable `timeslice_ns` = 5000000000 is outside its range 0..=1000000000"),
+        ("cfs", "sched_nr_latency=4", "derived"),
+    ] {
+        let (code, err) = run_workload(&w, &["--sched", sched, "--set", set]);
+        assert_eq!(code, 2, "{sched} {set}: {err}");
+        assert!(err.contains(words), "{sched} {set}: {err}");
+    }
+    // EEVDF has no sched_nr_latency: refused as unknown by a list that does not name it.
+    let (code, err) = run_workload(&w, &["--sched", "eevdf", "--set", "sched_nr_latency=4"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown tunable `sched_nr_latency`") && err.matches("sched_nr_latency").count() == 1, "{err}");
+}
