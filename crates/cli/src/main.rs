@@ -64,9 +64,9 @@ struct Common {
     /// Print an ASCII per-CPU timeline after the summary.
     #[arg(long)]
     timeline: bool,
-    /// Timeline width in columns.
-    #[arg(long, default_value_t = 100)]
-    timeline_width: usize,
+    /// Timeline width in columns (1–10000).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    timeline_width: u16,
     /// Timeline window start and end (durations; default: the whole run).
     #[arg(long)]
     timeline_from: Option<String>,
@@ -461,12 +461,13 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
                 eprintln!("no trace for {} (its events were not recorded): no timeline", sched_name(r));
                 continue;
             };
-            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0);
+            // The window ends with the run at the latest (bucket arithmetic stays in range).
+            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0.min(t.end_ns));
             if to <= from {
-                return Err(CliError::input("--timeline-to must be after --timeline-from"));
+                return Err(CliError::input("--timeline-to must be after --timeline-from, within the run"));
             }
             println!("\n[{}]", r.scheduler.name);
-            print!("{}", schedlab_report::timeline::timeline(t, from, to, c.timeline_width));
+            print!("{}", schedlab_report::timeline::timeline(t, from, to, usize::from(c.timeline_width)));
         }
     }
     let need_figs = c.plots.is_some() || c.html.is_some();

@@ -139,3 +139,16 @@ fn tunables_outside_their_range_are_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unknown tunable `sched_nr_latency`") && err.matches("sched_nr_latency").count() == 1, "{err}");
 }
+
+/// `--timeline-width 2e9` ran away with memory: the width is bounded by clap.
+#[test]
+fn timeline_width_is_bounded() {
+    let w = task("{ run = \"1ms\" }");
+    for width in ["2000000000", "0", "10001"] {
+        let (code, err) = run_workload(&w, &["--timeline", "--timeline-width", width]);
+        assert_eq!(code, 2, "{width}: {err}");
+        assert!(err.contains("--timeline-width") && err.contains("1..=10000"), "{width}: {err}");
+    }
+    let (code, err) = run_workload(&w, &["--timeline", "--timeline-width", "10000", "--timeline-to", "18446744073s"]);
+    assert_eq!(code, 0, "{err}");
+}
