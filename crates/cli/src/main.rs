@@ -30,7 +30,7 @@ struct Common {
     #[arg(long)]
     machine: Option<String>,
     /// Set a scheduler tunable, KEY=VALUE (repeatable). In `compare`, SCHED:KEY=VALUE
-    /// targets one scheduler.
+    /// targets one scheduler (as named in --sched, or its base name: eevdf:… for eevdf@6.6).
     #[arg(long = "set")]
     sets: Vec<String>,
     /// Override a workload parameter, NAME=VALUE (repeatable).
@@ -365,27 +365,47 @@ fn schedulers(common: &Common, given: Option<String>, default: Option<&str>) -> 
 }
 
 fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
-    {
-        {
-            let mut out = Vec::new();
-            for s in sched.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let sets: Vec<String> = common
-                    .sets
-                    .iter()
-                    .filter_map(|kv| match kv.split_once(':') {
-                        Some((p, rest)) if !p.contains('=') => (p == s).then(|| rest.to_string()),
-                        _ => Some(kv.clone()),
-                    })
-                    .collect();
-                let job = prepare(common, s, &sets)?;
-                out.push(run_with_progress(&job)?);
-                if STOP.load(Ordering::SeqCst) {
-                    break;
-                }
-            }
-            Ok(out)
+    let scheds: Vec<&str> = sched.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    if scheds.is_empty() {
+        return Err(CliError::input(format!("--sched `{sched}` names no scheduler (see `schedlab list`)")));
+    }
+    let targeted = targeted_sets(&common.sets, &scheds)?;
+    let mut out = Vec::new();
+    for s in scheds {
+        let sets: Vec<String> = targeted.iter().filter(|(t, _)| t.is_none_or(|t| aims_at(t, s))).map(|(_, kv)| kv.clone()).collect();
+        let job = prepare(common, s, &sets)?;
+        out.push(run_with_progress(&job)?);
+        if STOP.load(Ordering::SeqCst) {
+            break;
         }
     }
+    Ok(out)
+}
+
+/// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. A
+/// target that is none of `scheds` is an error: it would be silently ignored.
+fn targeted_sets<'a>(sets: &'a [String], scheds: &[&str]) -> Result<Vec<(Option<&'a str>, String)>, CliError> {
+    sets.iter()
+        .map(|kv| match kv.split_once(':') {
+            Some((t, rest)) if !t.contains('=') => {
+                if scheds.iter().any(|s| aims_at(t, s)) {
+                    Ok((Some(t), rest.to_string()))
+                } else {
+                    Err(CliError::input(format!(
+                        "--set `{kv}`: `{t}` is not among the schedulers run ({})",
+                        scheds.join(", ")
+                    )))
+                }
+            }
+            _ => Ok((None, kv.clone())),
+        })
+        .collect()
+}
+
+/// Whether target `t` of a `--set` names scheduler `s`: exactly, or by its base name
+/// (`eevdf:…` aims at `eevdf@6.6` too).
+fn aims_at(t: &str, s: &str) -> bool {
+    t == s || s.split_once('@').is_some_and(|(base, _)| base == t)
 }
 
 /// A workload file's text, or a built-in study's when no such file exists.

@@ -152,3 +152,30 @@ fn timeline_width_is_bounded() {
     let (code, err) = run_workload(&w, &["--timeline", "--timeline-width", "10000", "--timeline-to", "18446744073s"]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// A `compare --set SCHED:KEY=VALUE` whose SCHED is not run was silently ignored, and
+/// `--sched ""` printed nothing with exit status 0.
+#[test]
+fn compare_refuses_stray_targets_and_empty_scheduler_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }")).unwrap();
+    let compare = |args: &[&str]| {
+        let mut all = vec!["compare", "w.toml", "--duration", "10ms"];
+        all.extend_from_slice(args);
+        schedlab_in(dir.path(), &all)
+    };
+    let (code, _, err) = compare(&["--sched", "cfs,ule", "--set", "xyz:slice=1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`xyz` is not among the schedulers run (cfs, ule)"), "{err}");
+    for empty in ["", " , "] {
+        let (code, _, err) = compare(&["--sched", empty]);
+        assert_eq!(code, 2, "{empty:?}: {err}");
+        assert!(err.contains("names no scheduler"), "{err}");
+    }
+    // A target by base name reaches every version of it; others are untouched.
+    let (code, out, err) = compare(&["--sched", "eevdf@6.6,cfs", "--set", "eevdf:base_slice_ns=3ms", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("base_slice_ns") && out.contains("3000000"), "{out}");
+    let (code, _, err) = compare(&["--sched", "eevdf@6.6,cfs", "--set", "cfs:base_slice_ns=3ms"]);
+    assert_eq!(code, 2, "cfs has no base slice: {err}");
+}
