@@ -179,3 +179,16 @@ fn compare_refuses_stray_targets_and_empty_scheduler_lists() {
     let (code, _, err) = compare(&["--sched", "eevdf@6.6,cfs", "--set", "cfs:base_slice_ns=3ms"]);
     assert_eq!(code, 2, "cfs has no base slice: {err}");
 }
+
+/// Machine-file NUMA distances of 2^32 or more were truncated: each is a SLIT entry.
+#[test]
+fn numa_distances_out_of_range_are_refused_where_written() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n").unwrap();
+    let m = "[topology]\nnodes = 2\ncores_per_llc = 2\nnuma_distance = [[10, 4294967317], [21, 10]]\n";
+    std::fs::write(dir.path().join("m.toml"), m).unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--machine", "m.toml", "--duration", "10ms"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("m.toml:4:") && err.contains("topology.numa_distance[0][1]"), "{err}");
+    assert!(err.contains("4294967317") && err.contains("11..=255"), "{err}");
+}
