@@ -410,15 +410,13 @@ fn aims_at(t: &str, s: &str) -> bool {
 
 /// A workload file's text, or a built-in study's when no such file exists.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
-    match std::fs::read_to_string(path) {
+    match schedlab_run::read_input(path) {
         Ok(t) => Ok(t),
-        Err(e) => {
-            let name = path.to_string_lossy();
-            match schedlab_run::builtin_study(&name) {
-                Some(t) => Ok(t.to_string()),
-                None => Err(CliError::input(format!("{name}: {e}"))),
-            }
-        }
+        Err(e @ schedlab_run::RunError::Io { .. }) => match schedlab_run::builtin_study(&path.to_string_lossy()) {
+            Some(t) => Ok(t.to_string()),
+            None => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
     }
 }
 

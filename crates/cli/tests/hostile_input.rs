@@ -192,3 +192,30 @@ fn numa_distances_out_of_range_are_refused_where_written() {
     assert!(err.contains("m.toml:4:") && err.contains("topology.numa_distance[0][1]"), "{err}");
     assert!(err.contains("4294967317") && err.contains("11..=255"), "{err}");
 }
+
+/// `run /dev/zero` read until memory ran out: devices and directories are refused, and any
+/// input is read to 16 MiB at most.
+#[test]
+fn inputs_are_bounded_and_must_be_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, words) in [("/dev/zero", "not a regular file"), (".", "is a directory")] {
+        let (code, _, err) = schedlab_in(dir.path(), &["run", path, "--duration", "10ms"]);
+        assert_eq!(code, 2, "{path}: {err}");
+        assert!(err.contains(words), "{path}: {err}");
+        let (code, _, err) = schedlab_in(dir.path(), &["compare", path, "--duration", "10ms"]);
+        assert_eq!(code, 2, "{path}: {err}");
+        std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }")).unwrap();
+        let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--machine", path]);
+        assert_eq!(code, 2, "{path}: {err}");
+        assert!(err.contains(words), "machine {path}: {err}");
+    }
+    let big = format!("# {}\n{}", "x".repeat(17 << 20), task("{ run = \"1ms\" }"));
+    std::fs::write(dir.path().join("big.toml"), big).unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "big.toml", "--duration", "10ms"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("big.toml is larger than 16 MiB"), "{err}");
+    std::fs::write(dir.path().join("bin.toml"), b"name = \"\xff\"\n").unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "bin.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not UTF-8"), "{err}");
+}

@@ -32,7 +32,7 @@ pub mod suites;
 
 pub use error::RunError;
 pub use input::{
-    builtin_study, default_schedulers, load_machine, machine_for, workload_machine_hint, DEFAULT_COMPARE,
+    read_input, MAX_INPUT_BYTES, builtin_study, default_schedulers, load_machine, machine_for, workload_machine_hint, DEFAULT_COMPARE,
     DEFAULT_SCHEDULER, STUDIES,
 };
 pub use record::deterministic_json;
