@@ -646,9 +646,9 @@ fn list() {
 
 fn run_bench(max_tasks: u64) -> Result<(), CliError> {
     let mut rows = Vec::new();
-    let text = std::fs::read_to_string("examples/workloads/periodic-200.toml")
-        .map_err(|e| CliError::input(format!("examples/workloads/periodic-200.toml: {e}")))?;
-    let job = RunSpec::load("examples/workloads/periodic-200.toml", &text, None, &[], Some(Ns::from_secs(10)))?;
+    // Built into the binary, so `bench` runs from any directory.
+    let text = include_str!("../../../examples/workloads/periodic-200.toml");
+    let job = RunSpec::load("examples/workloads/periodic-200.toml", text, None, &[], Some(Ns::from_secs(10)))?;
     rows.push(bench::time_job("periodic-200.toml, smp8, 10 s", &job)?);
     for sched in ["cfs", "ule"] {
         let mut j =
