@@ -287,6 +287,9 @@ fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
             break;
         }
     }
+    if stop_requested() {
+        note!("interrupted: the world in progress is not counted");
+    }
     outln!("{done} worlds from seed {from}: {failed} failures")?;
     if failed > 0 {
         return Err(CliError { message: format!("{failed} worlds failed"), code: 1 });

@@ -108,3 +108,92 @@ fn missing_parent_directories_are_errors() {
     assert_eq!(out.status.code(), Some(0), "{}", no_panic(&out.stderr));
     assert!(d.path().join("o/eevdf.json").is_file());
 }
+
+/// Waits until process `pid` catches SIGINT and SIGTERM (its handler is installed), from
+/// `SigCgt` in `/proc/PID/status`.
+fn wait_for_handlers(pid: u32) {
+    let want = (1u64 << (libc::SIGINT - 1)) | (1u64 << (libc::SIGTERM - 1));
+    for _ in 0..2000 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & want == want {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("schedlab {pid} never installed its signal handlers");
+}
+
+/// Starts a run that would take minutes, signals it, and returns (status, stdout, stderr).
+fn interrupted_run(sig: i32, extra: &[&str]) -> (Option<i32>, String, String) {
+    let d = tempfile::tempdir().unwrap();
+    let w = workload(d.path());
+    let child = schedlab()
+        .args(["run", &w, "--duration", "3600s", "--format", "json"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_handlers(child.id());
+    // SAFETY: signalling the child this test spawned, by its pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = no_panic(&out.stderr);
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), err)
+}
+
+/// SIGINT and SIGTERM end the run with its partial report (`interrupted`) and exit with
+/// 128 + the signal (130, 143), as a shell reports a command killed by it.
+#[test]
+fn sigint_and_sigterm_write_the_partial_report_and_exit_128_plus_signal() {
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let (status, out, err) = interrupted_run(sig, &[]);
+        assert_eq!(status, Some(code), "signal {sig}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(v["end_reason"], "interrupted", "signal {sig}");
+        assert!(v["sim_ns"].as_u64().unwrap() < 3_600_000_000_000);
+        assert!(err.contains("interrupted"), "{err}");
+    }
+}
+
+/// An interrupted run still writes its `--out` files, and no temp file remains.
+#[test]
+fn an_interrupted_run_writes_its_out_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("out");
+    let (status, _, err) = interrupted_run(libc::SIGTERM, &["--out", dir.to_str().unwrap()]);
+    assert_eq!(status, Some(143), "{err}");
+    let json = std::fs::read_to_string(dir.join("eevdf.json")).unwrap();
+    assert!(json.contains("\"end_reason\": \"interrupted\""));
+    let names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.contains("schedlab-tmp")), "{names:?}");
+}
+
+/// Ctrl-C during `fuzz`: the fuzzer stops (the world in progress, first run or replay, is
+/// not a failure), reports the worlds it completed and exits 130.
+#[test]
+fn ctrl_c_stops_fuzz_without_a_false_failure() {
+    let child = schedlab()
+        .args(["fuzz", "--seeds", "1000000", "--duration", "300ms"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_handlers(child.id());
+    // Let it get into a world (any point of a world will do).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: signalling the child this test spawned, by its pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = no_panic(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(!err.contains("replay") && !err.contains("seed 0:"), "a false failure: {err}");
+    assert!(stdout.contains("worlds from seed 0: 0 failures"), "{stdout}");
+}
