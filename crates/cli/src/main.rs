@@ -536,6 +536,9 @@ fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
         note!("interrupted: writing what was measured so far");
     }
     let r = r?;
+    if !r.deadlock.is_empty() && !matches!(job.backend(), schedlab_run::Backend::Host) {
+        note!("{}", schedlab_report::deadlock_text(&r).trim_end());
+    }
     // A real run says what it could not measure, and anything else worth knowing.
     for n in r.host.real.iter().flat_map(|h| &h.notes) {
         note!("host run: {n}");

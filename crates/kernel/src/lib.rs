@@ -16,6 +16,7 @@
 
 mod core;
 mod cpu;
+mod deadlock;
 mod exec;
 mod hrtimer;
 mod invariants;
@@ -243,9 +244,13 @@ impl<'p> Kernel<'p> {
         let mut reason = EndReason::TimeLimit;
         loop {
             let Some(t) = self.events.peek_time() else {
-                if self.alive == 0 && self.pending_starts == 0 {
-                    reason = EndReason::AllExited;
-                }
+                // Nothing pending can wake anyone: either everyone exited, or the tasks
+                // left are all blocked for good.
+                reason = if self.alive == 0 && self.pending_starts == 0 {
+                    EndReason::AllExited
+                } else {
+                    EndReason::Deadlock
+                };
                 break;
             };
             if t > end {
@@ -337,6 +342,7 @@ impl<'p> Kernel<'p> {
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
             policy_counters: self.policy.counters(),
+            deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
         }
     }
 
