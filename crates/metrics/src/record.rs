@@ -25,7 +25,7 @@ pub struct RunRecord {
     pub sim_ns: u64,
     pub end_reason: EndReason,
     pub events: u64,
-    /// FNV-1a over every event and every pick, as 16 hex digits.
+    /// a word-wise hash over every event and every pick, as 16 hex digits.
     pub trace_hash: String,
     pub tasks: Vec<TaskRecord>,
     pub cpus: Vec<CpuRecord>,
