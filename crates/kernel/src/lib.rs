@@ -25,7 +25,7 @@ mod objects;
 use schedlab_machine::Machine;
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
-use schedlab_sim::{CpuId, EventQueue, Fnv64, Ns, RngStreams, SimRng, SourceError, TaskId};
+use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskId, TraceHash};
 use schedlab_workload::{Program, Workload};
 use std::sync::Arc;
 
@@ -158,7 +158,7 @@ pub struct Kernel<'p> {
     pub(crate) alive: u64,
     pub(crate) pending_starts: u64,
     pub(crate) processed: u64,
-    pub(crate) hash: Fnv64,
+    pub(crate) hash: TraceHash,
     pub(crate) fatal: Option<RunError>,
     pub(crate) distribute: usize,
     pub(crate) exit_times: Vec<Option<Ns>>,
@@ -208,7 +208,7 @@ impl<'p> Kernel<'p> {
             alive: 0,
             pending_starts: 0,
             processed: 0,
-            hash: Fnv64::default(),
+            hash: TraceHash::default(),
             fatal: None,
             distribute: 0,
             exit_times: Vec::new(),
