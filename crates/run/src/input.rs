@@ -21,7 +21,9 @@ pub fn read_input(path: &std::path::Path) -> Result<String, RunError> {
         return Err(input(format!("is {what}; expected a TOML file")));
     }
     let mut bytes = Vec::new();
-    file.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes).map_err(|source| RunError::Io { path: name.clone(), source })?;
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| RunError::Io { path: name.clone(), source })?;
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(RunError::Limit(format!("{name} is larger than {} MiB", MAX_INPUT_BYTES >> 20)));
     }

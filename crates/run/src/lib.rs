@@ -32,17 +32,17 @@ pub mod suites;
 
 pub use error::RunError;
 pub use input::{
-    read_input, MAX_INPUT_BYTES, builtin_study, default_schedulers, load_machine, machine_for, workload_machine_hint, DEFAULT_COMPARE,
-    DEFAULT_SCHEDULER, STUDIES,
+    builtin_study, default_schedulers, load_machine, machine_for, read_input, workload_machine_hint, DEFAULT_COMPARE,
+    DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES,
 };
 pub use record::deterministic_json;
 pub use schedlab_metrics::RunRecord;
 
 use schedlab_machine::Machine;
 use schedlab_sim::Ns;
-use schedlab_workload::{parse_workload, Workload};
 /// Longest run accepted (defined with the workload language, whose `duration` it bounds).
 pub use schedlab_workload::MAX_SIM_TIME;
+use schedlab_workload::{parse_workload, Workload};
 use std::sync::Arc;
 
 /// Time-series samples per run, and sampled values (samples × (tasks + CPUs)).
