@@ -256,7 +256,6 @@ impl Kernel<'_> {
             op_aux: 0,
             timers: Vec::new(),
             live_children: 0,
-            timer_gen: 0,
             timer_cpu: cpu,
             rewarm: Ns(0),
             last_ran: None,

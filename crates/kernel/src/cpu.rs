@@ -158,8 +158,13 @@ pub(crate) struct Cpu {
     pub tick_gen: u64,
     pub wake_list: Vec<TaskId>,
     pub spin_since: Option<Ns>,
-    /// Armed sleep timers, `(hard expiry, task) → soft expiry` (see `hrtimer.rs`).
-    pub hrtimers: BTreeMap<(Ns, TaskId), Ns>,
+    /// Armed sleep timers, `(hard expiry, task) → (soft expiry, event sequence number)`
+    /// (see `hrtimer.rs`).
+    pub hrtimers: BTreeMap<(Ns, TaskId), (Ns, u64)>,
+    /// The hard expiry the clock event is programmed for, and its generation (an event of
+    /// an older generation is stale).
+    pub hrtimer_next: Option<Ns>,
+    pub hrtimer_gen: u64,
 }
 
 impl Default for Cpu {
@@ -178,6 +183,8 @@ impl Default for Cpu {
             wake_list: Vec::new(),
             spin_since: None,
             hrtimers: BTreeMap::new(),
+            hrtimer_next: None,
+            hrtimer_gen: 0,
         }
     }
 }
@@ -214,8 +221,9 @@ pub(crate) enum Event {
         cpu: CpuId,
         gen: u64,
     },
+    /// `cpu`'s clock event for its earliest hrtimer (see `hrtimer.rs`).
     Timer {
-        task: TaskId,
+        cpu: CpuId,
         gen: u64,
     },
     Ipi {
@@ -237,7 +245,7 @@ impl Kernel<'_> {
             Event::CpuDone { cpu, gen } => (1, *cpu as u64, *gen),
             Event::Resume { cpu } => (2, *cpu as u64, 0),
             Event::Tick { cpu, gen } => (3, *cpu as u64, *gen),
-            Event::Timer { task, gen } => (4, *task as u64, *gen),
+            Event::Timer { cpu, gen } => (4, *cpu as u64, *gen),
             Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
             Event::Start { template } => (6, *template as u64, 0),
             Event::Change { idx } => (7, *idx as u64, 0),
@@ -271,11 +279,11 @@ impl Kernel<'_> {
                 steps.extend(self.expire_hrtimers(cpu));
                 self.interrupt(cpu, steps);
             }
-            Event::Timer { task, gen } => {
-                if self.tasks[task].timer_gen != gen {
+            Event::Timer { cpu, gen } => {
+                if self.cpus[cpu].hrtimer_gen != gen {
                     return;
                 }
-                let cpu = self.tasks[task].timer_cpu;
+                self.cpus[cpu].hrtimer_next = None;
                 let steps = self.expire_hrtimers(cpu);
                 self.interrupt(cpu, steps);
             }

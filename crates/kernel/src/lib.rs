@@ -122,7 +122,6 @@ pub(crate) struct Task {
     pub op_aux: u64,
     pub timers: Vec<(usize, Ns)>,
     pub live_children: u64,
-    pub timer_gen: u64,
     pub timer_cpu: CpuId,
     pub rewarm: Ns,
     pub last_ran: Option<CpuId>,

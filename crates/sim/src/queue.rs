@@ -47,6 +47,18 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         self.heap.push(Entry { time, seq, event });
     }
+    /// Takes the next sequence number without scheduling anything: an event pushed later
+    /// with it ([`EventQueue::push_seq`]) is ordered as if it had been pushed now.
+    pub fn reserve_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+    /// Schedules `event` with a sequence number from [`EventQueue::reserve_seq`].
+    pub fn push_seq(&mut self, time: Ns, seq: u64, event: E) {
+        debug_assert!(seq < self.next_seq);
+        self.heap.push(Entry { time, seq, event });
+    }
     pub fn pop(&mut self) -> Option<(Ns, E)> {
         self.heap.pop().map(|e| (e.time, e.event))
     }
