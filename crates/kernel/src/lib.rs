@@ -220,6 +220,14 @@ impl<'p> Kernel<'p> {
             policy,
             probe,
         };
+        // Per-task state is sized once for the tasks the workload starts with.
+        let n0 = usize::try_from(k.wl.initial_tasks()).unwrap_or(usize::MAX);
+        k.tasks.reserve_exact(n0);
+        k.info.reserve_exact(n0);
+        k.exit_times.reserve_exact(n0);
+        k.events.reserve_exact(n0 + k.wl.changes.len());
+        k.policy.reserve_tasks(n0);
+        k.probe.reserve_tasks(n0);
         for (t, tpl) in k.wl.templates.clone().iter().enumerate() {
             for _ in 0..tpl.count {
                 k.events.push(tpl.start, cpu::Event::Start { template: t });

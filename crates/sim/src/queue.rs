@@ -65,6 +65,9 @@ impl<E> EventQueue<E> {
     pub fn peek_time(&self) -> Option<Ns> {
         self.heap.peek().map(|e| e.time)
     }
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.heap.reserve_exact(n);
+    }
     pub fn len(&self) -> usize {
         self.heap.len()
     }
