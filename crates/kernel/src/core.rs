@@ -226,7 +226,7 @@ impl Kernel<'_> {
         let affinity = match (&tpl.affinity, parent) {
             (Some(a), _) => a.clone(),
             (None, Some(p)) => self.info[p].affinity.clone(),
-            (None, None) => self.machine.all_cpus(),
+            (None, None) => self.all_cpus.clone(),
         };
         let policy = match tpl.policy {
             Policy::Normal => TaskPolicy::Normal,

@@ -162,6 +162,8 @@ pub struct Kernel<'p> {
     pub(crate) exit_times: Vec<Option<Ns>>,
     /// The scheduler-tick period (the policy's, or the machine's HZ).
     pub(crate) tick: Ns,
+    /// Every CPU: the affinity of tasks that name none, one bitmap shared by all of them.
+    pub(crate) all_cpus: schedlab_machine::CpuSet,
 }
 
 impl<'p> Kernel<'p> {
@@ -192,6 +194,7 @@ impl<'p> Kernel<'p> {
         cfg.ttwu_queue &= policy.wake_list();
         let mut k = Kernel {
             tick,
+            all_cpus: machine.all_cpus(),
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
