@@ -129,13 +129,16 @@ pub struct BenchPlan {
 const SWEEP_MACHINES: [(&str, u64); 2] = [("opteron-32", 24), ("numa-1024", 768)];
 
 /// Builds and runs every row.
-pub fn run(plan: &BenchPlan, on_row: &mut dyn FnMut(&BenchRow)) -> Result<Vec<BenchRow>, CliError> {
+pub fn run(
+    plan: &BenchPlan,
+    on_row: &mut dyn FnMut(&BenchRow) -> Result<(), CliError>,
+) -> Result<Vec<BenchRow>, CliError> {
     let mut rows = Vec::new();
     let mut go = |label: String, text: String, sched: &str, dur: Ns| -> Result<(), CliError> {
         let mut job = RunSpec::load("bench", &text, None, &[], Some(dur))?;
         job.sched = sched.into();
         let row = time_job(&label, &job)?;
-        on_row(&row);
+        on_row(&row)?;
         rows.push(row);
         Ok(())
     };

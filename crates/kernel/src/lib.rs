@@ -16,6 +16,7 @@
 
 mod core;
 mod cpu;
+mod deadlock;
 mod exec;
 mod hrtimer;
 mod invariants;
@@ -244,7 +245,8 @@ impl<'p> Kernel<'p> {
     }
 
     /// Runs until the end time, until every task exited, or until `keep_going` returns false
-    /// (it is called every 65536 events with the current simulated time).
+    /// (it is called every 4096 events with the current simulated time: with invariant
+    /// checks on, 65536 events could take seconds, too long for Ctrl-C).
     pub fn run(&mut self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunSummary, RunError> {
         let end = self.cfg.end;
         let sample_every = self.probe.sample_every();
@@ -252,9 +254,13 @@ impl<'p> Kernel<'p> {
         let mut reason = EndReason::TimeLimit;
         loop {
             let Some(t) = self.events.peek_time() else {
-                if self.alive == 0 && self.pending_starts == 0 {
-                    reason = EndReason::AllExited;
-                }
+                // Nothing pending can wake anyone: either everyone exited, or the tasks
+                // left are all blocked for good.
+                reason = if self.alive == 0 && self.pending_starts == 0 {
+                    EndReason::AllExited
+                } else {
+                    EndReason::Deadlock
+                };
                 break;
             };
             if t > end {
@@ -281,7 +287,7 @@ impl<'p> Kernel<'p> {
                 reason = EndReason::AllExited;
                 break;
             }
-            if self.processed & 0xffff == 0 && !keep_going(self.now) {
+            if self.processed & 0xfff == 0 && !keep_going(self.now) {
                 reason = EndReason::Interrupted;
                 break;
             }
@@ -346,6 +352,7 @@ impl<'p> Kernel<'p> {
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
             policy_counters: self.policy.counters(),
+            deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
         }
     }
 
