@@ -285,7 +285,7 @@ impl Kernel<'_> {
         self.check_preempt(target, target, t, wf::FORK);
         // A resched of an idle CPU was requested as a local flag; deliver it.
         if self.cpus[target].curr.is_none() {
-            self.interrupt(target, Vec::new());
+            self.interrupt(target, []);
         }
     }
 
@@ -306,7 +306,7 @@ impl Kernel<'_> {
                     self.machine.costs.schedule,
                     Action::SetNice { task: t, nice: n },
                 );
-                self.interrupt(cpu, vec![s]);
+                self.interrupt(cpu, [s]);
             }
             if let Some(set) = &c.affinity {
                 self.info[t].affinity = set.clone();
@@ -326,7 +326,7 @@ impl Kernel<'_> {
                         self.machine.costs.migrate,
                         Action::MoveQueued { task: t, from: cpu, to },
                     );
-                    self.interrupt(cpu, vec![s]);
+                    self.interrupt(cpu, [s]);
                 }
             }
         }
@@ -583,7 +583,7 @@ impl Kernel<'_> {
         let cost = self.ttwu_cost(cpu, t);
         self.push_steps(
             cpu,
-            vec![Step::Delay(cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
+            [Step::Delay(cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
         );
     }
 

@@ -274,26 +274,30 @@ impl Kernel<'_> {
                 let next = self.now + self.tick;
                 self.events.push(next, Event::Tick { cpu, gen });
                 let hold = self.machine.costs.tick;
-                let mut steps = vec![self.locked1(cpu, LockSite::SchedulerTick, hold, crate::cpu::Action::Tick)];
+                let mut steps = std::mem::take(&mut self.irq_scratch);
+                steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, crate::cpu::Action::Tick));
                 // The tick is an hrtimer: its interrupt also expires sleepers within their slack.
-                steps.extend(self.expire_hrtimers(cpu));
-                self.interrupt(cpu, steps);
+                self.expire_hrtimers(cpu, &mut steps);
+                self.interrupt(cpu, steps.drain(..));
+                self.irq_scratch = steps;
             }
             Event::Timer { cpu, gen } => {
                 if self.cpus[cpu].hrtimer_gen != gen {
                     return;
                 }
                 self.cpus[cpu].hrtimer_next = None;
-                let steps = self.expire_hrtimers(cpu);
-                self.interrupt(cpu, steps);
+                let mut steps = std::mem::take(&mut self.irq_scratch);
+                self.expire_hrtimers(cpu, &mut steps);
+                self.interrupt(cpu, steps.drain(..));
+                self.irq_scratch = steps;
             }
             Event::Ipi { cpu, kind } => match kind {
-                Ipi::Resched => self.interrupt(cpu, Vec::new()),
+                Ipi::Resched => self.interrupt(cpu, []),
                 Ipi::WakeList => {
                     let hold = self.machine.costs.ttwu_activate;
-                    self.interrupt(cpu, vec![self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
+                    self.interrupt(cpu, [self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
                 }
-                Ipi::Balance => self.interrupt(cpu, vec![Step::Do(Action::NohzBalance)]),
+                Ipi::Balance => self.interrupt(cpu, [Step::Do(Action::NohzBalance)]),
             },
             Event::Start { template } => {
                 self.pending_starts -= 1;
@@ -328,7 +332,7 @@ impl Kernel<'_> {
     }
 
     /// Runs steps after the CPU's current kernel work (or at once from user mode or idle).
-    pub(crate) fn interrupt(&mut self, cpu: CpuId, steps: Vec<Step>) {
+    pub(crate) fn interrupt(&mut self, cpu: CpuId, steps: impl IntoIterator<Item = Step>) {
         let was = self.cpus[cpu].busy;
         match was {
             Busy::User { .. } => {

@@ -53,10 +53,9 @@ impl Kernel<'_> {
 
     /// `__hrtimer_run_queues` in an hrtimer interrupt on `cpu`: walks the armed timers in
     /// hard-expiry order and expires each whose soft expiry has passed, stopping at the first
-    /// that has not (as the kernel does). Returns the interrupt's work: per expired sleeper
-    /// `timer_irq`, then its `try_to_wake_up`.
-    pub(crate) fn expire_hrtimers(&mut self, cpu: CpuId) -> Vec<Step> {
-        let mut steps = Vec::new();
+    /// that has not (as the kernel does). The interrupt's work: per expired sleeper
+    /// `timer_irq`, then its `try_to_wake_up`, appended to `steps`.
+    pub(crate) fn expire_hrtimers(&mut self, cpu: CpuId, steps: &mut Vec<Step>) {
         while let Some((&(hard, task), &(soft, _))) = self.cpus[cpu].hrtimers.first_key_value() {
             if soft > self.now {
                 break;
@@ -66,6 +65,5 @@ impl Kernel<'_> {
             steps.push(Step::Do(Action::TtwuStart { task, wf: 0, claimed: false }));
         }
         self.program_clock_event(cpu);
-        steps
     }
 }

@@ -165,6 +165,9 @@ pub struct Kernel<'p> {
     pub(crate) tick: Ns,
     /// Every CPU: the affinity of tasks that name none, one bitmap shared by all of them.
     pub(crate) all_cpus: schedlab_machine::CpuSet,
+    /// Reused step buffers (the interpreter's and interrupts'), so no event allocates.
+    pub(crate) scratch: Vec<cpu::Step>,
+    pub(crate) irq_scratch: Vec<cpu::Step>,
 }
 
 impl<'p> Kernel<'p> {
@@ -196,6 +199,8 @@ impl<'p> Kernel<'p> {
         let mut k = Kernel {
             tick,
             all_cpus: machine.all_cpus(),
+            scratch: Vec::new(),
+            irq_scratch: Vec::new(),
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
