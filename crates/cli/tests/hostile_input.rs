@@ -43,7 +43,8 @@ fn durations_beyond_the_cap_are_refused_where_written() {
     refused(code, &err, 4, "task[0].program[1].sleep", "exceeds the limit of 1000000s");
     let (code, err) = run_workload(&task("{ run = \"18446744073709551615ns\" }"), &[]);
     refused(code, &err, 4, "task[0].program[0].run", "exceeds the limit");
-    let (code, err) = run_workload(&task("{ run = { dist = \"normal\", mean = \"1ms\", stddev = \"2000000s\" } }"), &[]);
+    let (code, err) =
+        run_workload(&task("{ run = { dist = \"normal\", mean = \"1ms\", stddev = \"2000000s\" } }"), &[]);
     refused(code, &err, 4, "task[0].program[0].run.stddev", "exceeds the limit");
     let (code, err) = run_workload(&task("{ timer = \"1000001s\" }"), &[]);
     refused(code, &err, 4, "task[0].program[0].timer", "exceeds the limit");
@@ -110,7 +111,8 @@ fn oversized_expansions_are_refused_up_front() {
     let (code, err) = run_workload(&task(&format!("{{ for = \"i\", count = 100000, do = [ {inner} ] }}")), &[]);
     refused(code, &err, 4, "task[0].program[0]", "more than 1000000");
     // Within the bound, per program, but not in all: 100 instances of 200 000 operations.
-    let text = "machine = \"smp2\"\n[[task]]\nname = \"t\"\ncount = 100\nprogram = [ { loop = \"{n}\", do = [ \"yield\" ] }, \
+    let text =
+        "machine = \"smp2\"\n[[task]]\nname = \"t\"\ncount = 100\nprogram = [ { loop = \"{n}\", do = [ \"yield\" ] }, \
         { for = \"i\", count = 100000, do = [ { run = \"1us\" }, \"yield\" ] } ]\n";
     let (code, err) = run_workload(text, &[]);
     refused(code, &err, 2, "task[0]", "more than 10000000 operations in all");

@@ -40,9 +40,9 @@ pub use schedlab_metrics::RunRecord;
 
 use schedlab_machine::Machine;
 use schedlab_sim::Ns;
-use schedlab_workload::{parse_workload, Workload};
 /// Longest run accepted (defined with the workload language, whose `duration` it bounds).
 pub use schedlab_workload::MAX_SIM_TIME;
+use schedlab_workload::{parse_workload, Workload};
 use std::sync::Arc;
 
 /// Time-series samples per run, and sampled values (samples × (tasks + CPUs)).

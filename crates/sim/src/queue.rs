@@ -89,4 +89,29 @@ mod tests {
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
     }
+
+    /// Interleaved pushes and pops come out in `(time, seq)` order, as a sort would give.
+    #[test]
+    fn pops_in_time_then_push_order_under_interleaving() {
+        let mut q = EventQueue::default();
+        let mut reference = Vec::new();
+        let mut x = 12345u64;
+        let mut popped = Vec::new();
+        let mut expected = Vec::new();
+        for i in 0..5000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let t = Ns((x >> 33) % 500);
+            q.push(t, i);
+            reference.push((t, i));
+            if x % 3 == 0 {
+                reference.sort();
+                expected.push(reference.remove(0));
+                popped.push(q.pop().unwrap());
+            }
+        }
+        reference.sort();
+        expected.extend(reference);
+        popped.extend(std::iter::from_fn(|| q.pop()));
+        assert_eq!(popped, expected);
+    }
 }

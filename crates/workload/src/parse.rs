@@ -3,7 +3,9 @@
 mod groups;
 
 use crate::expr::{self, Env};
-use crate::{BarrierDef, Change, ParamValue, PipeDef, Policy, TaskTemplate, Workload, MAX_DURATION, MAX_SIM_TIME, MAX_TASKS};
+use crate::{
+    BarrierDef, Change, ParamValue, PipeDef, Policy, TaskTemplate, Workload, MAX_DURATION, MAX_SIM_TIME, MAX_TASKS,
+};
 use schedlab_machine::CpuSet;
 use schedlab_sim::{parse_duration, Distribution, Ns, SourceError};
 use std::collections::BTreeMap;
@@ -563,7 +565,14 @@ pub fn parse_workload(
         SourceError::at(file, text, e.span().map_or(0, |s| s.start), "(syntax)", e.message().trim().to_string())
     })?;
     let root = doc.get_ref();
-    let mut p = P { file, text, params: BTreeMap::new(), nr_cpus: nr_cpus.max(1), task_names: Vec::new(), nesting: Default::default() };
+    let mut p = P {
+        file,
+        text,
+        params: BTreeMap::new(),
+        nr_cpus: nr_cpus.max(1),
+        task_names: Vec::new(),
+        nesting: Default::default(),
+    };
     p.check_keys(
         root,
         &[
