@@ -165,11 +165,19 @@ enum Cmd {
         #[arg(long)]
         name: Option<String>,
     },
-    /// Measure simulator speed (events per second) and its scaling with task count.
+    /// Measure simulator speed (events per second, heap bytes per thread) and its scaling
+    /// with threads (10 … 100 000) and CPUs (opteron-32, numa-1024); eevdf beside cfs, with
+    /// and without a task-group hierarchy.
     Bench {
-        /// Largest task count of the scaling sweep.
-        #[arg(long, default_value_t = 10_000)]
+        /// Largest thread count of the scaling sweep.
+        #[arg(long, default_value_t = 100_000)]
         max_tasks: u64,
+        /// Simulated time of each sweep row.
+        #[arg(long, default_value = "1s")]
+        sweep: String,
+        /// One tiny row only (checks that the benchmark runs).
+        #[arg(long)]
+        tiny: bool,
     },
 }
 
@@ -253,7 +261,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         }
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
-        Cmd::Bench { max_tasks } => run_bench(max_tasks),
+        Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
         Cmd::Fuzz { seeds, from, duration } => run_fuzz(from, seeds, &duration),
     }
 }
@@ -662,35 +670,10 @@ fn list() -> Result<(), CliError> {
     Ok(())
 }
 
-fn run_bench(max_tasks: u64) -> Result<(), CliError> {
-    let mut rows = Vec::new();
-    // Built into the binary, so `bench` runs from any directory.
-    let text = include_str!("../../../examples/workloads/periodic-200.toml");
-    let job = RunSpec::load("examples/workloads/periodic-200.toml", text, None, &[], Some(Ns::from_secs(10)))?;
-    rows.push(bench::time_job("periodic-200.toml, smp8, 10 s", &job)?);
-    for sched in ["cfs", "ule"] {
-        let mut j =
-            RunSpec::load("bench", &bench::mixed_workload(512, "opteron-32"), None, &[], Some(Ns::from_secs(2)))?;
-        j.sched = sched.into();
-        rows.push(bench::time_job(&format!("512 threads, opteron-32, {sched}, 2 s"), &j)?);
-    }
-    let mut n = 10;
-    while n <= max_tasks {
-        let text = bench::periodic_workload(n, "smp8");
-        let job = RunSpec::load("bench", &text, None, &[], Some(Ns::from_secs(2)))?;
-        rows.push(bench::time_job(&format!("{n} periodic tasks, smp8, 2 s"), &job)?);
-        n *= 10;
-    }
-    outln!("{:<36} {:>12} {:>10} {:>14} {:>12}", "run", "events", "wall s", "events/s", "ns/event")?;
-    for r in rows {
-        outln!(
-            "{:<36} {:>12} {:>10.3} {:>14.0} {:>12.1}",
-            r.label,
-            r.events,
-            r.wall_s,
-            r.events as f64 / r.wall_s,
-            r.wall_s * 1e9 / r.events as f64
-        )?;
-    }
+fn run_bench(max_tasks: u64, sweep: &str, tiny: bool) -> Result<(), CliError> {
+    let sweep = parse_duration(sweep).map_err(|e| CliError::input(format!("--sweep: {e}")))?;
+    let plan = bench::BenchPlan { max_threads: max_tasks, sweep, tiny };
+    outln!("{}", bench::header())?;
+    bench::run(&plan, &mut |row| outln!("{}", bench::format_row(row)))?;
     Ok(())
 }

@@ -309,6 +309,10 @@ pub trait SchedClass {
         Ok(())
     }
 
+    /// About `n` tasks will exist: size per-task arenas once, exactly, instead of letting
+    /// them double past it (memory per thread at 100 000 threads). A hint; more may come.
+    fn reserve_tasks(&mut self, _n: usize) {}
+
     /// Load balancing at the kernel's trigger points; request migrations through `cx`.
     fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind);
 

@@ -272,6 +272,13 @@ impl SchedClass for Fair {
         self.task_fork(cx, p, parent);
     }
 
+    fn reserve_tasks(&mut self, n: usize) {
+        let ents = self.task_base as usize + n;
+        self.ents.reserve_exact(ents.saturating_sub(self.ents.len()));
+        self.tf.reserve_exact(n.saturating_sub(self.tf.len()));
+        self.nodes.reserve_exact(ents);
+    }
+
     /// `task_dead_fair` → `remove_entity_load_avg`.
     fn task_dead(&mut self, _cx: &mut Ctx, p: TaskId) {
         let se = self.task_se(p);
