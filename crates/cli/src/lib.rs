@@ -8,6 +8,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod validate;
 
 use schedlab_run::RunError;
 use std::fmt;

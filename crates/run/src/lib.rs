@@ -29,6 +29,7 @@ pub mod record;
 pub mod sim;
 pub mod suite;
 pub mod suites;
+pub mod validate;
 
 pub use error::RunError;
 pub use input::{
