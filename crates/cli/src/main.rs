@@ -96,6 +96,10 @@ struct ValidateArgs {
     /// `study validate`: simulations only, no host runs.
     #[arg(long)]
     sim_only: bool,
+    /// `study validate`: leave schedlab's session autogroup at its nice during host runs
+    /// (by default it is raised to −20 while they run, and restored).
+    #[arg(long)]
+    no_boost: bool,
     /// `study validate`: only the cases whose id (`experiment/case`, e.g.
     /// `nice-pairs/0-vs-19`) contains this text (repeatable).
     #[arg(long)]
@@ -300,6 +304,7 @@ fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<
             Scale::Quick
         },
         host: !v.sim_only,
+        boost: !v.no_boost,
         only: v.only.clone(),
         seed: c.seed,
         plots: c.plots.clone(),

@@ -137,8 +137,34 @@ fn completion(r: &RunRecord, prefix: &str) -> Option<f64> {
     Some(ms(end.saturating_sub(start)))
 }
 
-fn switches(r: &RunRecord) -> Option<f64> {
+/// Every context switch of the run's tasks (procfs on the host), including those where
+/// a thread outside the run preempted one of them.
+fn all_switches(r: &RunRecord) -> Option<f64> {
     Some(r.tasks.iter().map(|t| t.switches_voluntary + t.switches_involuntary).sum::<u64>() as f64)
+}
+
+/// Preemptions of one of the run's tasks by another of them (`sched_switch` with a
+/// runnable `prev` and a `next` of the run): what the scheduler decided between the run's
+/// tasks, without the preemptions by threads outside the run that a busy host adds.
+/// Needs the event trace.
+fn own_preemptions(r: &RunRecord) -> Option<f64> {
+    use schedlab_probe::{PrevState, ProbeEvent};
+    let t = r.trace.as_ref()?;
+    let n = t
+        .events
+        .iter()
+        .filter(|e| {
+            matches!(e, ProbeEvent::Switch { prev: Some(_), prev_state: PrevState::Runnable, next: Some(_), .. })
+        })
+        .count();
+    Some(n as f64)
+}
+
+/// Context switches between the run's own tasks: every voluntary one (a task blocked or
+/// exited) and the preemptions of [`own_preemptions`].
+fn switches(r: &RunRecord) -> Option<f64> {
+    let vol: u64 = r.tasks.iter().map(|t| t.switches_voluntary).sum();
+    Some(vol as f64 + own_preemptions(r)?)
 }
 
 fn migrations(r: &RunRecord) -> Option<f64> {
@@ -162,11 +188,14 @@ fn pair_share(r: &RunRecord, a: &str, b: &str) -> Option<f64> {
     (ra + rb > 0).then(|| 100.0 * ra as f64 / (ra + rb) as f64)
 }
 
-/// Share (%) of the CPUs' time that threads outside the run took (host runs; 0 simulated):
-/// how loaded the host was.
+/// Share (%) of the time of the CPUs the run used that threads outside the run took (host
+/// runs; 0 simulated): how much the rest of the host interfered.
 fn other_load(r: &RunRecord) -> Option<f64> {
-    let total: u64 = r.cpus.iter().map(|c| c.user_ns + c.kernel_ns + c.spin_ns + c.idle_ns + c.other_ns).sum();
-    (total > 0).then(|| 100.0 * r.cpus.iter().map(|c| c.other_ns).sum::<u64>() as f64 / total as f64)
+    // CPUs the run's tasks spent a tenth of their time on (pinned runs use one CPU).
+    let used =
+        || r.cpus.iter().filter(|c| c.user_ns * 10 >= c.user_ns + c.kernel_ns + c.spin_ns + c.idle_ns + c.other_ns);
+    let total: u64 = used().map(|c| c.user_ns + c.kernel_ns + c.spin_ns + c.idle_ns + c.other_ns).sum();
+    (total > 0).then(|| 100.0 * used().map(|c| c.other_ns).sum::<u64>() as f64 / total as f64)
 }
 
 fn kv(k: &str, v: impl ToString) -> (String, String) {
@@ -196,7 +225,8 @@ fn nice_pairs(s: Scale) -> Vec<Case> {
                 metric("a (nice 0) share % while both run", Kind::Share, |r| pair_share(r, "a", "b")),
                 metric("a turnaround ms", Kind::Turnaround, |r| task(r, "a").and_then(turnaround)),
                 metric("b turnaround ms", Kind::Turnaround, |r| task(r, "b").and_then(turnaround)),
-                metric("context switches", Kind::Switches, switches),
+                metric("switches among run tasks", Kind::Switches, switches),
+                metric("switches (all, procfs)", Kind::Info, all_switches),
             ],
         })
         .collect()
@@ -213,7 +243,8 @@ fn four_hogs(s: Scale) -> Vec<Case> {
             params: vec![kv("slice", slice)],
             end: s.pick(Ns::from_ms(100), Ns::from_secs(1), Ns::from_secs(10)),
             metrics: vec![
-                metric("involuntary switches", Kind::Switches, |r| {
+                metric("preemptions between hogs", Kind::Switches, own_preemptions),
+                metric("involuntary switches (all)", Kind::Info, |r| {
                     Some(tasks(r, "hog").map(|t| t.switches_involuntary).sum::<u64>() as f64)
                 }),
                 metric("smallest hog share %", Kind::Share, |r| {
@@ -238,7 +269,8 @@ fn cpu_io(s: Scale) -> Vec<Case> {
             metric("io turnaround ms", Kind::Turnaround, |r| task(r, "io").and_then(turnaround)),
             metric("cpu turnaround ms", Kind::Turnaround, |r| task(r, "cpu").and_then(turnaround)),
             metric("io CPU share %", Kind::Share, |r| share(r, "io")),
-            metric("cpu involuntary switches", Kind::Switches, |r| {
+            metric("preemptions of cpu by io", Kind::Switches, own_preemptions),
+            metric("cpu involuntary switches (all)", Kind::Info, |r| {
                 task(r, "cpu").map(|t| t.switches_involuntary as f64)
             }),
             metric("io wakeup latency p50 µs", Kind::Info, |r| {
@@ -263,7 +295,8 @@ fn messaging(s: Scale) -> Vec<Case> {
                 end: s.pick(Ns::from_ms(200), Ns::from_secs(2), Ns::from_secs(10)),
                 metrics: vec![
                     metric("messaging time ms", Kind::Messaging, |r| task(r, "main").and_then(turnaround)),
-                    metric("context switches", Kind::Switches, switches),
+                    metric("switches among run tasks", Kind::Switches, switches),
+                    metric("switches (all, procfs)", Kind::Info, all_switches),
                     metric("migrations", Kind::Info, migrations),
                 ],
             });
@@ -286,7 +319,8 @@ fn pingpong(s: Scale, nr_cpus: usize) -> Vec<Case> {
             end: s.pick(Ns::from_ms(100), Ns::from_secs(2), Ns::from_secs(10)),
             metrics: vec![
                 metric("messaging time ms", Kind::Messaging, |r| completion(r, "ping")),
-                metric("context switches", Kind::Switches, switches),
+                metric("switches among run tasks", Kind::Switches, switches),
+                metric("switches (all, procfs)", Kind::Info, all_switches),
                 metric("migrations", Kind::Info, migrations),
             ],
         })
@@ -314,7 +348,8 @@ fn eight_hogs(s: Scale, nr_cpus: usize) -> Vec<Case> {
                     let v: Option<Vec<f64>> = tasks(r, "hog").map(turnaround).collect();
                     v.filter(|v| !v.is_empty()).map(|v| v.iter().sum::<f64>() / v.len() as f64)
                 }),
-                metric("context switches", Kind::Switches, switches),
+                metric("switches among run tasks", Kind::Switches, switches),
+                metric("switches (all, procfs)", Kind::Info, all_switches),
                 metric("migrations", Kind::Info, migrations),
             ],
         })
@@ -361,6 +396,11 @@ pub fn host_info() -> schedlab_host::HostInfo {
     schedlab_host::info::read()
 }
 
+/// The autogroup nice of schedlab's session, if the host has autogroup.
+pub fn autogroup_nice() -> Option<i32> {
+    schedlab_host::autogroup::nice()
+}
+
 /// How to run the study.
 pub struct Options {
     /// The machine the simulations run on (the calibrated host).
@@ -373,6 +413,26 @@ pub struct Options {
     pub seed: u64,
     /// Time series sampling (the figures, and the nice pairs' shares need it).
     pub sample: Ns,
+    /// Host runs: raise the autogroup nice of schedlab's session to this for their
+    /// duration ([`schedlab_host::autogroup::boost`]), so other sessions' work on a busy
+    /// host takes little from the run.
+    pub boost: Option<i32>,
+    /// Simulations: put every task in one session with this autogroup nice, as the host
+    /// run's threads are all in schedlab's session (`None`: the default session, the root
+    /// group — for a host without autogroup).
+    pub session: Option<i32>,
+}
+
+/// The session simulated tasks share ([`Options::session`]).
+pub const SESSION: &str = "schedlab";
+
+/// Puts every task the workload starts in session [`SESSION`] (forked tasks inherit it).
+fn in_session(wl: &mut schedlab_workload::Workload, nice: i32) {
+    let idx = wl.groups.sessions.len();
+    wl.groups.sessions.push(schedlab_sched_api::SessionDef { name: SESSION.into(), nice });
+    for t in wl.templates.iter_mut().filter(|t| !t.template && t.session.is_none()) {
+        t.session = Some(idx);
+    }
 }
 
 /// A row of a case's table.
@@ -410,12 +470,16 @@ pub struct CaseResult {
 }
 
 fn spec(c: &Case, o: &Options, sched: &str, sets: &[(String, String)]) -> Result<RunSpec, RunError> {
-    let wl = schedlab_workload::parse_workload(c.file, c.workload, &c.params, o.machine.nr_cpus())?;
+    let mut wl = schedlab_workload::parse_workload(c.file, c.workload, &c.params, o.machine.nr_cpus())?;
+    if let Some(nice) = o.session.filter(|_| sched != crate::Backend::HOST_SCHEDULER) {
+        in_session(&mut wl, nice);
+    }
     let mut spec = RunSpec::new(wl, (*o.machine).clone(), c.end);
     spec.sched = sched.to_string();
     spec.sets = sets.to_vec();
     spec.seed = o.seed;
     spec.sample = Some(o.sample);
+    spec.trace = true;
     Ok(spec)
 }
 
@@ -431,6 +495,10 @@ pub fn run(
     progress(&format!("{} simulations ({} on {})", cases.len(), o.sched, o.machine.name));
     let sims: Vec<Result<RunRecord, RunError>> =
         cases.par_iter().map(|c| spec(c, o, &o.sched, &o.sets)?.run(&mut |_| keep_going())).collect();
+    let _boost = match o.boost.filter(|_| o.host) {
+        Some(nice) => schedlab_host::autogroup::boost(nice).map_err(RunError::Host)?,
+        None => None,
+    };
     let mut out = Vec::new();
     for (c, sim) in cases.iter().zip(sims) {
         let sim = sim?;
