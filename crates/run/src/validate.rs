@@ -96,8 +96,11 @@ pub struct Case {
     pub file: &'static str,
     pub workload: &'static str,
     pub params: Vec<(String, String)>,
-    /// Run time limit (simulated, or wall time on the host).
+    /// Run time limit on the host (wall time).
     pub end: Ns,
+    /// Run time limit of the simulation: longer than the host's where every task ends by
+    /// itself (simulated time is cheap), so a model slower than the host still finishes.
+    pub sim_end: Ns,
     pub metrics: Vec<Metric>,
 }
 
@@ -106,6 +109,11 @@ impl Case {
     pub fn id(&self) -> String {
         format!("{}/{}", self.experiment, self.name.replace(' ', "-"))
     }
+}
+
+/// The simulation limit of a case whose tasks all end: five times the host's.
+fn finite(end: Ns) -> Ns {
+    Ns(end.0.saturating_mul(5))
 }
 
 fn ms(ns: u64) -> f64 {
@@ -221,6 +229,7 @@ fn nice_pairs(s: Scale) -> Vec<Case> {
             workload: NICE_PAIR,
             params: vec![kv("nice", nice), kv("work", work)],
             end: s.pick(Ns::from_ms(100), Ns::from_secs(2), Ns::from_secs(10)),
+            sim_end: finite(s.pick(Ns::from_ms(100), Ns::from_secs(2), Ns::from_secs(10))),
             metrics: vec![
                 metric("a (nice 0) share % while both run", Kind::Share, |r| pair_share(r, "a", "b")),
                 metric("a turnaround ms", Kind::Turnaround, |r| task(r, "a").and_then(turnaround)),
@@ -242,6 +251,7 @@ fn four_hogs(s: Scale) -> Vec<Case> {
             workload: FOUR_HOGS,
             params: vec![kv("slice", slice)],
             end: s.pick(Ns::from_ms(100), Ns::from_secs(1), Ns::from_secs(10)),
+            sim_end: s.pick(Ns::from_ms(100), Ns::from_secs(1), Ns::from_secs(10)),
             metrics: vec![
                 metric("preemptions between hogs", Kind::Switches, own_preemptions),
                 metric("involuntary switches (all)", Kind::Info, |r| {
@@ -265,6 +275,7 @@ fn cpu_io(s: Scale) -> Vec<Case> {
         workload: CPU_IO,
         params: vec![kv("work", s.pick("20ms", "700ms", "5s")), kv("loops", s.pick(4, 150, 1000))],
         end: s.pick(Ns::from_ms(100), Ns::from_secs(2), Ns::from_secs(10)),
+        sim_end: finite(s.pick(Ns::from_ms(100), Ns::from_secs(2), Ns::from_secs(10))),
         metrics: vec![
             metric("io turnaround ms", Kind::Turnaround, |r| task(r, "io").and_then(turnaround)),
             metric("cpu turnaround ms", Kind::Turnaround, |r| task(r, "cpu").and_then(turnaround)),
@@ -293,6 +304,7 @@ fn messaging(s: Scale) -> Vec<Case> {
                 workload: text,
                 params: vec![kv("groups", groups), kv("loops", s.pick(2, 100, 1000))],
                 end: s.pick(Ns::from_ms(200), Ns::from_secs(2), Ns::from_secs(10)),
+                sim_end: finite(s.pick(Ns::from_ms(200), Ns::from_secs(2), Ns::from_secs(10))),
                 metrics: vec![
                     metric("messaging time ms", Kind::Messaging, |r| task(r, "main").and_then(turnaround)),
                     metric("switches among run tasks", Kind::Switches, switches),
@@ -317,6 +329,7 @@ fn pingpong(s: Scale, nr_cpus: usize) -> Vec<Case> {
             workload: PINGPONG,
             params: vec![kv("loops", loops), kv("cpus", cpus)],
             end: s.pick(Ns::from_ms(100), Ns::from_secs(2), Ns::from_secs(10)),
+            sim_end: finite(s.pick(Ns::from_ms(100), Ns::from_secs(2), Ns::from_secs(10))),
             metrics: vec![
                 metric("messaging time ms", Kind::Messaging, |r| completion(r, "ping")),
                 metric("switches among run tasks", Kind::Switches, switches),
@@ -342,6 +355,7 @@ fn eight_hogs(s: Scale, nr_cpus: usize) -> Vec<Case> {
                 kv("after", after),
             ],
             end: s.pick(Ns::from_ms(100), Ns::from_secs(2), Ns::from_secs(10)),
+            sim_end: finite(s.pick(Ns::from_ms(100), Ns::from_secs(2), Ns::from_secs(10))),
             metrics: vec![
                 metric("completion ms", Kind::Turnaround, |r| completion(r, "hog")),
                 metric("mean turnaround ms", Kind::Turnaround, |r| {
@@ -469,12 +483,12 @@ pub struct CaseResult {
     pub rows: Vec<Row>,
 }
 
-fn spec(c: &Case, o: &Options, sched: &str, sets: &[(String, String)]) -> Result<RunSpec, RunError> {
+fn spec(c: &Case, o: &Options, sched: &str, sets: &[(String, String)], end: Ns) -> Result<RunSpec, RunError> {
     let mut wl = schedlab_workload::parse_workload(c.file, c.workload, &c.params, o.machine.nr_cpus())?;
     if let Some(nice) = o.session.filter(|_| sched != crate::Backend::HOST_SCHEDULER) {
         in_session(&mut wl, nice);
     }
-    let mut spec = RunSpec::new(wl, (*o.machine).clone(), c.end);
+    let mut spec = RunSpec::new(wl, (*o.machine).clone(), end);
     spec.sched = sched.to_string();
     spec.sets = sets.to_vec();
     spec.seed = o.seed;
@@ -494,7 +508,7 @@ pub fn run(
 ) -> Result<Vec<CaseResult>, RunError> {
     progress(&format!("{} simulations ({} on {})", cases.len(), o.sched, o.machine.name));
     let sims: Vec<Result<RunRecord, RunError>> =
-        cases.par_iter().map(|c| spec(c, o, &o.sched, &o.sets)?.run(&mut |_| keep_going())).collect();
+        cases.par_iter().map(|c| spec(c, o, &o.sched, &o.sets, c.sim_end)?.run(&mut |_| keep_going())).collect();
     let _boost = match o.boost.filter(|_| o.host) {
         Some(nice) => schedlab_host::autogroup::boost(nice).map_err(RunError::Host)?,
         None => None,
@@ -504,7 +518,7 @@ pub fn run(
         let sim = sim?;
         let host = if o.host && keep_going() {
             progress(&format!("host run {}", c.id()));
-            Some(spec(c, o, crate::Backend::HOST_SCHEDULER, &[])?.run(&mut |_| keep_going())?)
+            Some(spec(c, o, crate::Backend::HOST_SCHEDULER, &[], c.end)?.run(&mut |_| keep_going())?)
         } else {
             None
         };
