@@ -1,11 +1,10 @@
 use clap::{Parser, Subcommand, ValueEnum};
-use schedlab::{bench, parse_kv, write_atomic, write_atomic_bytes, CliError};
+use schedlab::output::ensure_dir;
+use schedlab::{bench, note, out, outln, parse_kv, signals, write_atomic, write_atomic_bytes, CliError};
 use schedlab_run::{RunRecord, RunSpec};
 use schedlab_sim::{parse_duration, Ns};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 #[derive(Parser)]
 #[command(name = "schedlab", version, about = "A laboratory for multicore CPU schedulers")]
@@ -200,21 +199,27 @@ enum Cmd {
     },
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-
+/// Exit status: 0; 1 or 2 on an error (`CliError::code`); 128 + the signal's number after
+/// SIGINT or SIGTERM (the partial outputs written); 141 when stdout's reader went away.
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = signals::install() {
+        note!("warning: {e}: Ctrl-C will not write a partial report");
+    }
     match real_main(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => signals::exit_status().map_or(ExitCode::SUCCESS, ExitCode::from),
         Err(e) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             ExitCode::from(e.code)
         }
     }
 }
 
+fn stop_requested() -> bool {
+    signals::stop_requested()
+}
+
 fn real_main(cli: Cli) -> Result<(), CliError> {
-    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     match cli.cmd {
         Cmd::Run { mut common, sched } => {
             host_default(&mut common, &sched);
@@ -245,7 +250,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             extras(&common, &out)
         }
         Cmd::Study { common, sched, validate } if is_validate(&common) => {
-            schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !STOP.load(Ordering::SeqCst))
+            schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
         }
         Cmd::Study { common, sched: _, .. } if suite_named(&common).is_some() => {
             let suite = suite_named(&common).expect("checked");
@@ -268,17 +273,14 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
                         write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
                     }
                     write_atomic(&dir.join("study.txt"), &text)?;
-                    eprintln!("wrote {}", dir.display());
+                    note!("wrote {}", dir.display());
                 }
-                (None, Format::Json) => print!("{}", schedlab_report::json_many(&out)),
-                (None, _) => print!("{text}"),
+                (None, Format::Json) => out!("{}", schedlab_report::json_many(&out))?,
+                (None, _) => out!("{text}")?,
             }
             Ok(())
         }
-        Cmd::List => {
-            list();
-            Ok(())
-        }
+        Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks } => run_bench(max_tasks),
         Cmd::Fuzz { seeds, from, duration } => run_fuzz(from, seeds, &duration),
@@ -327,29 +329,25 @@ fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
     let mut failed = 0;
     let mut done = 0;
     for seed in from..from + seeds {
-        match schedlab_run::fuzz::check_world(seed, end, &mut |_| !STOP.load(Ordering::SeqCst)) {
+        match schedlab_run::fuzz::check_world(seed, end, &mut |_| !stop_requested()) {
             Ok(true) => done += 1,
             Ok(false) => break,
             Err(f) => {
                 failed += 1;
                 done += 1;
                 let sets: Vec<String> = f.sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                eprintln!(
-                    "seed {seed}: {} [{}] on {}: {}\n{}",
-                    f.sched,
-                    sets.join(" "),
-                    f.machine,
-                    f.message,
-                    f.workload
-                );
+                note!("seed {seed}: {} [{}] on {}: {}\n{}", f.sched, sets.join(" "), f.machine, f.message, f.workload);
             }
         }
-        eprintln!("seed {seed} done, {failed} failures so far");
-        if STOP.load(Ordering::SeqCst) {
+        note!("seed {seed} done, {failed} failures so far");
+        if stop_requested() {
             break;
         }
     }
-    println!("{done} worlds from seed {from}: {failed} failures");
+    if stop_requested() {
+        note!("interrupted: the world in progress is not counted");
+    }
+    outln!("{done} worlds from seed {from}: {failed} failures")?;
     if failed > 0 {
         return Err(CliError { message: format!("{failed} worlds failed"), code: 1 });
     }
@@ -376,8 +374,9 @@ fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliEr
         .as_deref()
         .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
         .transpose()?;
+    check_outputs(c)?;
     let sample = (c.plots.is_some() || c.html.is_some()).then_some(schedlab_sim::Ns::from_ms(10));
-    eprintln!("study {}: {} experiments in parallel…", suite.name, suite.experiments.len());
+    note!("study {}: {} experiments in parallel…", suite.name, suite.experiments.len());
     let results = suite.run(c.seed, duration, sample)?;
     let text = schedlab_run::suite::suite_text(suite, &results);
     for r in &results {
@@ -387,6 +386,7 @@ fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliEr
             Vec::new()
         };
         if let Some(dir) = &c.plots {
+            ensure_dir(&dir.join(r.name))?;
             for f in &figs {
                 write_atomic(&dir.join(r.name).join(&f.name), &f.svg)?;
             }
@@ -407,7 +407,7 @@ fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliEr
     }
     match &c.out {
         Some(dir) => write_atomic(&dir.join("study.txt"), &text)?,
-        None => print!("{text}"),
+        None => out!("{text}")?,
     }
     Ok(())
 }
@@ -436,7 +436,7 @@ fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
                     .collect();
                 let job = prepare(common, s, &sets)?;
                 out.push(run_with_progress(&job)?);
-                if STOP.load(Ordering::SeqCst) {
+                if stop_requested() {
                     break;
                 }
             }
@@ -459,7 +459,20 @@ fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
     }
 }
 
+/// Before anything runs: output directories exist (created if their parent does), and
+/// output files' directories exist — a long run never ends in a write error.
+fn check_outputs(c: &Common) -> Result<(), CliError> {
+    for dir in [&c.out, &c.plots].into_iter().flatten() {
+        ensure_dir(dir)?;
+    }
+    for file in [&c.trace, &c.html].into_iter().flatten() {
+        schedlab::output::check_parent(file)?;
+    }
+    Ok(())
+}
+
 fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError> {
+    check_outputs(c)?;
     let path = c.workload.display().to_string();
     let text = read_workload(&c.workload)?;
     let params = c.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
@@ -503,27 +516,27 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     if let Some(path) = &c.trace {
         for r in rs {
             let Some(bytes) = schedlab_report::perfetto::encode(r) else {
-                eprintln!("no trace for {} (its events were not recorded): no Perfetto file", sched_name(r));
+                note!("no trace for {} (its events were not recorded): no Perfetto file", sched_name(r));
                 continue;
             };
             let p = if rs.len() > 1 { per_scheduler(path, r) } else { path.clone() };
             write_atomic_bytes(&p, &bytes)?;
-            eprintln!("wrote {} (open it at ui.perfetto.dev)", p.display());
+            note!("wrote {} (open it at ui.perfetto.dev)", p.display());
         }
     }
     if c.timeline {
         let from = dur(&c.timeline_from, "--timeline-from")?.map_or(0, |d| d.0);
         for r in rs {
             let Some(t) = r.trace.as_ref() else {
-                eprintln!("no trace for {} (its events were not recorded): no timeline", sched_name(r));
+                note!("no trace for {} (its events were not recorded): no timeline", sched_name(r));
                 continue;
             };
             let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0);
             if to <= from {
                 return Err(CliError::input("--timeline-to must be after --timeline-from"));
             }
-            println!("\n[{}]", r.scheduler.name);
-            print!("{}", schedlab_report::timeline::timeline(t, from, to, c.timeline_width));
+            outln!("\n[{}]", r.scheduler.name)?;
+            out!("{}", schedlab_report::timeline::timeline(t, from, to, c.timeline_width))?;
         }
     }
     let need_figs = c.plots.is_some() || c.html.is_some();
@@ -540,14 +553,14 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
                 write_atomic_bytes(&dir.join(f.png_name()), &png)?;
             }
         }
-        eprintln!("wrote {} figures to {}", figs.len(), dir.display());
+        note!("wrote {} figures to {}", figs.len(), dir.display());
     }
     if let Some(path) = &c.html {
         let title = c.workload.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
         let html = schedlab_report::html::report_with(&title, rs, &figs, comparison)
             .map_err(|m| CliError { message: m, code: 1 })?;
         write_atomic(path, &html)?;
-        eprintln!("wrote {}", path.display());
+        note!("wrote {}", path.display());
     }
     Ok(())
 }
@@ -573,16 +586,19 @@ fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
     bar.set_prefix(job.sched.clone());
     let r = job.run(&mut |now: Ns| {
         bar.set_position(now.0 / 1_000_000);
-        !STOP.load(Ordering::SeqCst)
+        !stop_requested()
     });
     bar.finish_and_clear();
-    if STOP.load(Ordering::SeqCst) {
-        eprintln!("interrupted: writing what was measured so far");
+    if stop_requested() {
+        note!("interrupted: writing what was measured so far");
     }
     let r = r?;
+    if !r.deadlock.is_empty() && !matches!(job.backend(), schedlab_run::Backend::Host) {
+        note!("{}", schedlab_report::deadlock_text(&r).trim_end());
+    }
     // A real run says what it could not measure, and anything else worth knowing.
     for n in r.host.real.iter().flat_map(|h| &h.notes) {
-        eprintln!("host run: {n}");
+        note!("host run: {n}");
     }
     Ok(r)
 }
@@ -598,7 +614,7 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
         if compare {
             write_atomic(&dir.join("compare.txt"), &schedlab_report::compare_text(rs))?;
         }
-        eprintln!("wrote {}", dir.display());
+        note!("wrote {}", dir.display());
         return Ok(());
     }
     let out = match (c.format, compare) {
@@ -619,7 +635,7 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
         (Format::Text, false) => schedlab_report::text(&rs[0]),
         (Format::Text, true) => schedlab_report::compare_text(rs),
     };
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }
 
@@ -631,55 +647,56 @@ fn list_or_none(v: &[&str]) -> String {
     }
 }
 
-fn list() {
-    println!("Schedulers (--sched NAME, tunables via --set KEY=VALUE):");
+fn list() -> Result<(), CliError> {
+    outln!("Schedulers (--sched NAME, tunables via --set KEY=VALUE):")?;
     let m = schedlab_machine::preset("smp8").expect("preset");
     for e in schedlab_policies::REGISTRY {
-        println!("  {:<6} {}", e.name, e.doc);
+        outln!("  {:<6} {}", e.name, e.doc)?;
         let Ok(p) = (e.make)(&m, &[]) else { continue };
         let names: Vec<&str> = p.tunables().iter().map(|t| t.name).collect();
         for t in p.tunables() {
-            println!("           {:<30} {:>10}  {}", t.name, t.value, t.doc);
+            outln!("           {:<30} {:>10}  {}", t.name, t.value, t.doc)?;
         }
         if let Some((default, others)) = e.versions.split_last() {
-            println!(
+            outln!(
                 "         versions: {} (default {default}; NAME@VERSION or --set version=…)",
                 e.versions.join(", ")
-            );
+            )?;
             for v in others {
                 let Ok(pv) = (e.make)(&m, &[("version".into(), v.to_string())]) else { continue };
                 let these: Vec<&str> = pv.tunables().iter().map(|t| t.name).collect();
                 let lacks: Vec<&str> = names.iter().copied().filter(|n| !these.contains(n)).collect();
                 let adds: Vec<&str> = these.iter().copied().filter(|n| !names.contains(n)).collect();
                 if !lacks.is_empty() || !adds.is_empty() {
-                    println!("           {v}: lacks {}; adds {}", list_or_none(&lacks), list_or_none(&adds));
+                    outln!("           {v}: lacks {}; adds {}", list_or_none(&lacks), list_or_none(&adds))?;
                 }
             }
         }
     }
-    println!("  (defaults shown for smp8; CPU-count-scaled values follow the machine)");
-    println!("  host   not simulated: runs the workload for real on this kernel (docs/host-runs.md)");
-    println!("\nMachine presets (--machine NAME or a machine file):");
+    outln!("  (defaults shown for smp8; CPU-count-scaled values follow the machine)")?;
+    outln!("  host   not simulated: runs the workload for real on this kernel (docs/host-runs.md)")?;
+    outln!("\nMachine presets (--machine NAME or a machine file):")?;
     for (n, d) in schedlab_machine::PRESETS {
-        println!("  {n:<11} {d}");
+        outln!("  {n:<11} {d}")?;
     }
-    println!("\nStudies (schedlab study NAME):");
+    outln!("\nStudies (schedlab study NAME):")?;
     for (n, d, _) in schedlab_run::suites::SUITES {
-        println!("  {n:<24} {d}");
+        outln!("  {n:<24} {d}")?;
     }
     for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
-        println!("  {n:<24} {d}");
+        outln!("  {n:<24} {d}")?;
     }
-    println!("\nExample workloads (examples/workloads/):");
+    outln!("\nExample workloads (examples/workloads/):")?;
     if let Ok(rd) = std::fs::read_dir("examples/workloads") {
         let mut names: Vec<String> =
             rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         for n in names {
-            println!("  {n}");
+            outln!("  {n}")?;
         }
     }
+    Ok(())
 }
 
 fn run_bench(max_tasks: u64) -> Result<(), CliError> {
@@ -701,17 +718,16 @@ fn run_bench(max_tasks: u64) -> Result<(), CliError> {
         rows.push(bench::time_job(&format!("{n} periodic tasks, smp8, 2 s"), &job)?);
         n *= 10;
     }
-    println!("{:<36} {:>12} {:>10} {:>14} {:>12}", "run", "events", "wall s", "events/s", "ns/event");
+    outln!("{:<36} {:>12} {:>10} {:>14} {:>12}", "run", "events", "wall s", "events/s", "ns/event")?;
     for r in rows {
-        println!(
+        outln!(
             "{:<36} {:>12} {:>10.3} {:>14.0} {:>12.1}",
             r.label,
             r.events,
             r.wall_s,
             r.events as f64 / r.wall_s,
             r.wall_s * 1e9 / r.events as f64
-        );
+        )?;
     }
-    let _ = Arc::new(());
     Ok(())
 }

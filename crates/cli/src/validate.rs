@@ -56,7 +56,7 @@ fn machine(o: &Opts) -> Result<schedlab_machine::Machine, CliError> {
         return Ok(schedlab_run::load_machine(m)?);
     }
     let opts = schedlab_calibrate::Options { quick: o.scale != Scale::Full, ..Default::default() };
-    let c = schedlab_calibrate::calibrate(&opts, &mut |step| eprintln!("calibrate: {step}"))
+    let c = schedlab_calibrate::calibrate(&opts, &mut |step| note!("calibrate: {step}"))
         .map_err(|e| CliError { message: format!("calibrating the host: {e}"), code: 1 })?;
     let text = c.machine_file();
     if let Some(dir) = &o.out {
@@ -116,7 +116,7 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         boost,
         session,
     };
-    let results = validate::run(&cases, &opts, &mut |m| eprintln!("validate: {m}"), keep_going)?;
+    let results = validate::run(&cases, &opts, &mut |m| note!("validate: {m}"), keep_going)?;
     let text = format!("{header}\n{}", validate::table_text(&results));
     for r in &results {
         let file = r.id.replace('/', "-");
@@ -139,15 +139,15 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         }
     }
     if let Some(dir) = &o.plots {
-        eprintln!("wrote the figures (simulated | host, side by side) to {}", dir.display());
+        note!("wrote the figures (simulated | host, side by side) to {}", dir.display());
     }
     match &o.out {
         Some(dir) => {
             write_atomic(&dir.join("validate.txt"), &text)?;
             write_atomic(&dir.join("validate.md"), &format!("{header}\n{}", validate::table_markdown(&results)))?;
-            eprintln!("wrote {}", dir.display());
+            note!("wrote {}", dir.display());
         }
-        None => print!("{text}"),
+        None => out!("{text}")?,
     }
     Ok(())
 }

@@ -381,6 +381,7 @@ fn finish(
         tasks: infos,
         exit_times,
         policy_counters: Vec::new(),
+        deadlock: Vec::new(),
     };
     let task_processes = run.process_pids().len();
     HostRun { summary, procfs, cpu_split, info: info::read(), tracing, notes, task_processes }

@@ -16,6 +16,7 @@
 
 mod core;
 mod cpu;
+mod deadlock;
 mod exec;
 mod hrtimer;
 mod invariants;
@@ -24,7 +25,7 @@ mod objects;
 use schedlab_machine::Machine;
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
-use schedlab_sim::{CpuId, EventQueue, Fnv64, Ns, RngStreams, SimRng, SourceError, TaskId};
+use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskId, TraceHash};
 use schedlab_workload::{Program, Workload};
 use std::sync::Arc;
 
@@ -157,7 +158,7 @@ pub struct Kernel<'p> {
     pub(crate) alive: u64,
     pub(crate) pending_starts: u64,
     pub(crate) processed: u64,
-    pub(crate) hash: Fnv64,
+    pub(crate) hash: TraceHash,
     pub(crate) fatal: Option<RunError>,
     pub(crate) distribute: usize,
     pub(crate) exit_times: Vec<Option<Ns>>,
@@ -207,7 +208,7 @@ impl<'p> Kernel<'p> {
             alive: 0,
             pending_starts: 0,
             processed: 0,
-            hash: Fnv64::default(),
+            hash: TraceHash::default(),
             fatal: None,
             distribute: 0,
             exit_times: Vec::new(),
@@ -234,7 +235,8 @@ impl<'p> Kernel<'p> {
     }
 
     /// Runs until the end time, until every task exited, or until `keep_going` returns false
-    /// (it is called every 65536 events with the current simulated time).
+    /// (it is called every 4096 events with the current simulated time: with invariant
+    /// checks on, 65536 events could take seconds, too long for Ctrl-C).
     pub fn run(&mut self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunSummary, RunError> {
         let end = self.cfg.end;
         let sample_every = self.probe.sample_every();
@@ -242,9 +244,13 @@ impl<'p> Kernel<'p> {
         let mut reason = EndReason::TimeLimit;
         loop {
             let Some(t) = self.events.peek_time() else {
-                if self.alive == 0 && self.pending_starts == 0 {
-                    reason = EndReason::AllExited;
-                }
+                // Nothing pending can wake anyone: either everyone exited, or the tasks
+                // left are all blocked for good.
+                reason = if self.alive == 0 && self.pending_starts == 0 {
+                    EndReason::AllExited
+                } else {
+                    EndReason::Deadlock
+                };
                 break;
             };
             if t > end {
@@ -271,7 +277,7 @@ impl<'p> Kernel<'p> {
                 reason = EndReason::AllExited;
                 break;
             }
-            if self.processed & 0xffff == 0 && !keep_going(self.now) {
+            if self.processed & 0xfff == 0 && !keep_going(self.now) {
                 reason = EndReason::Interrupted;
                 break;
             }
@@ -336,6 +342,7 @@ impl<'p> Kernel<'p> {
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
             policy_counters: self.policy.counters(),
+            deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
         }
     }
 

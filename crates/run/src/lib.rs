@@ -41,11 +41,11 @@ pub use schedlab_metrics::RunRecord;
 
 use schedlab_machine::Machine;
 use schedlab_sim::Ns;
+/// Longest run accepted (defined with the workload language, whose `duration` it bounds).
+pub use schedlab_workload::MAX_SIM_TIME;
 use schedlab_workload::{parse_workload, Workload};
 use std::sync::Arc;
 
-/// Longest run accepted.
-pub const MAX_SIM_TIME: Ns = Ns::from_secs(24 * 3600);
 /// Time-series samples per run, and sampled values (samples × (tasks + CPUs)).
 pub const MAX_SAMPLES: u64 = 2_000_000;
 pub const MAX_SERIES_VALUES: u64 = 500_000_000;

@@ -1,0 +1,119 @@
+//! Hostile input (issue 11): values that once wrapped, overflowed the stack, exhausted
+//! memory or were silently ignored are refused with a located error and exit status 2.
+//! Each case runs the real binary and stays fast (the limits are checked before any run).
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `schedlab ARGS` in `dir`; returns (exit status, stdout, stderr). Never a panic.
+fn schedlab_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab")).current_dir(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked") && !stderr.contains("overflow"), "panic or abort: {stderr}");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).to_string(), stderr)
+}
+
+/// `schedlab run w.toml ARGS --duration 10ms` on workload `text`.
+fn run_workload(text: &str, args: &[&str]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), text).unwrap();
+    let mut all = vec!["run", "w.toml", "--duration", "10ms"];
+    all.extend_from_slice(args);
+    let (code, _, err) = schedlab_in(dir.path(), &all);
+    (code, err)
+}
+
+fn task(program: &str) -> String {
+    format!("machine = \"smp2\"\n[[task]]\nname = \"t\"\nprogram = [ {program} ]\n")
+}
+
+/// Asserts exit status 2 and that the message names `w.toml:LINE:`, the field and `words`.
+fn refused(code: i32, err: &str, line: usize, field: &str, words: &str) {
+    assert_eq!(code, 2, "accepted or wrong status: {err}");
+    assert!(err.contains(&format!("w.toml:{line}:")), "no line {line}: {err}");
+    assert!(err.contains(&format!("field `{field}`")), "no field {field}: {err}");
+    assert!(err.contains(words), "no `{words}`: {err}");
+}
+
+/// `sleep = "18446744073s"` once wrapped the wakeup time to 1.7 us after now, and a `run`
+/// of u64::MAX ns reported 245989386234291936 % user time: every duration is capped.
+#[test]
+fn durations_beyond_the_cap_are_refused_where_written() {
+    let (code, err) = run_workload(&task("{ run = \"1s\" }, { sleep = \"18446744073s\" }"), &[]);
+    refused(code, &err, 4, "task[0].program[1].sleep", "exceeds the limit of 1000000s");
+    let (code, err) = run_workload(&task("{ run = \"18446744073709551615ns\" }"), &[]);
+    refused(code, &err, 4, "task[0].program[0].run", "exceeds the limit");
+    let (code, err) =
+        run_workload(&task("{ run = { dist = \"normal\", mean = \"1ms\", stddev = \"2000000s\" } }"), &[]);
+    refused(code, &err, 4, "task[0].program[0].run.stddev", "exceeds the limit");
+    let (code, err) = run_workload(&task("{ timer = \"1000001s\" }"), &[]);
+    refused(code, &err, 4, "task[0].program[0].timer", "exceeds the limit");
+    let (code, err) = run_workload(&format!("duration = \"90000s\"\n{}", task("{ run = \"1ms\" }")), &[]);
+    refused(code, &err, 1, "duration", "exceeds the limit of 86400s");
+    // At the cap the run is fine: it just ends at its time limit.
+    let (code, err) = run_workload(&task("{ run = \"1s\" }, { sleep = \"1000000s\" }"), &[]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn machine_costs_beyond_one_second_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }")).unwrap();
+    std::fs::write(dir.path().join("m.toml"), "[costs]\ntick = \"18446744073s\"\n").unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--machine", "m.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("m.toml:2:") && err.contains("costs.tick") && err.contains("limit of 1s"), "{err}");
+}
+
+/// 30 000 parentheses once overflowed the stack (abort), at parse time when the expression
+/// is constant and at lowering when it mentions the instance `n`.
+#[test]
+fn deep_expressions_are_refused_in_parsing_and_lowering() {
+    let deep = |inner: &str| format!("{}{inner}{}", "(".repeat(30_000), ")".repeat(30_000));
+    let (code, err) = run_workload(&task(&format!("{{ loop = \"{{{}}}\", do = [ \"yield\" ] }}", deep("1"))), &[]);
+    refused(code, &err, 4, "task[0].program[0].loop", "nested more than 64 levels");
+    let (code, err) = run_workload(&task(&format!("{{ loop = \"{{{}}}\", do = [ \"yield\" ] }}", deep("n"))), &[]);
+    refused(code, &err, 4, "task[0].program[0]", "nested more than 64 levels");
+    let (code, err) = run_workload(&task(&format!("{{ set_nice = \"{{{}}}\" }}", "-".repeat(30_000) + "1")), &[]);
+    refused(code, &err, 4, "task[0].program[0].set_nice", "nested more than 64 levels");
+}
+
+/// Loops nest at most 32 deep; the TOML parser itself refuses arrays and inline tables
+/// nested past its own limit (80) with a syntax error, never a stack overflow.
+#[test]
+fn deep_nesting_is_refused_by_us_and_by_the_toml_parser() {
+    let nest = |d: usize| (0..d).fold("{ run = \"1ms\" }".to_string(), |s, _| format!("{{ loop = 2, do = [ {s} ] }}"));
+    let (code, err) = run_workload(&task(&nest(32)), &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = run_workload(&task(&nest(33)), &[]);
+    let field = format!("task[0].program[0]{}", ".do[0]".repeat(32));
+    refused(code, &err, 4, &field, "loops nested more than 32 deep");
+    for text in [
+        format!("x = {}{}\n", "[".repeat(30_000), "]".repeat(30_000)),
+        format!("x = {}1{}\n", "{a=".repeat(30_000), "}".repeat(30_000)),
+        task(&nest(3000)),
+    ] {
+        let (code, err) = run_workload(&text, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("(syntax)") && err.contains("recursion depth"), "{err}");
+    }
+}
+
+/// A `for` of 10 000 inside a `for` of 10 000 once expanded to 7 GB: the size is computed
+/// before anything is expanded, and the error names the outer `for`.
+#[test]
+fn oversized_expansions_are_refused_up_front() {
+    let inner = "{ for = \"j\", count = 10000, do = [ { run = \"1us\" } ] }";
+    let (code, err) = run_workload(&task(&format!("{{ for = \"i\", count = 10000, do = [ {inner} ] }}")), &[]);
+    refused(code, &err, 4, "task[0].program[0]", "expands to more than 1000000 operations");
+    // The inner count depends on the outer variable: counted iteration by iteration.
+    let inner = "{ for = \"j\", count = \"{i}\", do = [ { run = \"1us\" } ] }";
+    let (code, err) = run_workload(&task(&format!("{{ for = \"i\", count = 100000, do = [ {inner} ] }}")), &[]);
+    refused(code, &err, 4, "task[0].program[0]", "more than 1000000");
+    // Within the bound, per program, but not in all: 100 instances of 200 000 operations.
+    let text =
+        "machine = \"smp2\"\n[[task]]\nname = \"t\"\ncount = 100\nprogram = [ { loop = \"{n}\", do = [ \"yield\" ] }, \
+        { for = \"i\", count = 100000, do = [ { run = \"1us\" }, \"yield\" ] } ]\n";
+    let (code, err) = run_workload(text, &[]);
+    refused(code, &err, 2, "task[0]", "more than 10000000 operations in all");
+}
