@@ -68,6 +68,9 @@ fn machine(o: &Opts) -> Result<schedlab_machine::Machine, CliError> {
 
 /// Runs the study and writes its outputs.
 pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliError> {
+    for dir in o.out.iter().chain(&o.plots) {
+        crate::output::ensure_dir(dir)?;
+    }
     let info = validate::host_info();
     let (matched, mut sets) = validate::matching_scheduler(&info);
     let sched = o.sched.clone().unwrap_or(matched);
@@ -123,6 +126,7 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         let runs: Vec<schedlab_run::RunRecord> = std::iter::once(r.sim.clone()).chain(r.host.clone()).collect();
         if let Some(dir) = &o.plots {
             let figs = schedlab_report::plots::figures(&runs).map_err(|m| CliError { message: m, code: 1 })?;
+            crate::output::ensure_dir(&dir.join(&file))?;
             for f in &figs {
                 write_atomic(&dir.join(&file).join(&f.name), &f.svg)?;
                 if o.png {
