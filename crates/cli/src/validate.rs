@@ -105,8 +105,10 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         session.map_or("no autogroup".into(), |n| format!("its autogroup at nice {n}")),
         match (o.host, boost) {
             (false, _) => "none".to_string(),
-            (true, Some(n)) => format!("schedlab's session autogroup raised to nice {n} while they run"),
-            (true, None) => "schedlab's session autogroup as it is".into(),
+            (true, Some(n)) => format!(
+                "schedlab's session autogroup raised to nice {n} while they run; timings from a second, untraced run"
+            ),
+            (true, None) => "schedlab's session autogroup as it is; timings from a second, untraced run".into(),
         }
     );
     let opts = validate::Options {
@@ -136,8 +138,8 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
             }
         }
         if let Some(dir) = &o.out {
-            for rec in &runs {
-                let who = if rec.scheduler.name == "host" { "host" } else { "sim" };
+            let untraced = r.host_untraced.iter().map(|h| ("host-untraced", h));
+            for (who, rec) in [("sim", &r.sim)].into_iter().chain(r.host.iter().map(|h| ("host", h))).chain(untraced) {
                 write_atomic(&dir.join(format!("{file}.{who}.json")), &schedlab_report::json(rec))?;
             }
         }
