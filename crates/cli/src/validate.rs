@@ -49,13 +49,14 @@ fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// The machine: `--machine` (preset or file), else a calibration of this host (quick unless
-/// `--full`), written to `--out DIR/host.toml` when given.
+/// The machine: `--machine` (preset or file), else a calibration of this host (the normal
+/// one, a few seconds: the quick one's costs are too noisy to validate against), written to
+/// `--out DIR/host.toml` when given.
 fn machine(o: &Opts) -> Result<schedlab_machine::Machine, CliError> {
     if let Some(m) = &o.machine {
         return Ok(schedlab_run::load_machine(m)?);
     }
-    let opts = schedlab_calibrate::Options { quick: o.scale != Scale::Full, ..Default::default() };
+    let opts = schedlab_calibrate::Options { quick: false, ..Default::default() };
     let c = schedlab_calibrate::calibrate(&opts, &mut |step| note!("calibrate: {step}"))
         .map_err(|e| CliError { message: format!("calibrating the host: {e}"), code: 1 })?;
     let text = c.machine_file();
