@@ -52,10 +52,12 @@ fn today() -> String {
 /// The machine: `--machine` (preset or file), else a calibration of this host (the normal
 /// one, a few seconds: the quick one's costs are too noisy to validate against), written to
 /// `--out DIR/host.toml` when given.
-fn machine(o: &Opts) -> Result<schedlab_machine::Machine, CliError> {
+fn machine(o: &Opts, boost: Option<i32>) -> Result<schedlab_machine::Machine, CliError> {
     if let Some(m) = &o.machine {
         return Ok(schedlab_run::load_machine(m)?);
     }
+    // Other sessions' work would otherwise take its share from the benchmarks.
+    let _boost = boost.map(validate::boost_session).transpose()?;
     let opts = schedlab_calibrate::Options { quick: false, ..Default::default() };
     let c = schedlab_calibrate::calibrate(&opts, &mut |step| note!("calibrate: {step}"))
         .map_err(|e| CliError { message: format!("calibrating the host: {e}"), code: 1 })?;
@@ -79,7 +81,9 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         sets.clear();
     }
     sets.extend(o.sets.iter().cloned());
-    let machine = machine(o)?;
+    let autogroup = sets.iter().any(|(k, v)| k == "autogroup" && v == "1");
+    let boost = (o.host && o.boost && autogroup).then_some(BOOST_NICE);
+    let machine = machine(o, boost)?;
     let cases: Vec<_> = validate::cases(o.scale, machine.nr_cpus())
         .into_iter()
         .filter(|c| o.only.is_empty() || o.only.iter().any(|f| c.id().contains(f.as_str())))
@@ -88,8 +92,6 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         let ids: Vec<String> = validate::cases(o.scale, machine.nr_cpus()).iter().map(|c| c.id()).collect();
         return Err(CliError::input(format!("--only matches no case; the cases are {}", ids.join(", "))));
     }
-    let autogroup = sets.iter().any(|(k, v)| k == "autogroup" && v == "1");
-    let boost = (o.host && o.boost && autogroup).then_some(BOOST_NICE);
     let session = autogroup.then(|| boost.unwrap_or_else(|| validate::autogroup_nice().unwrap_or(0)));
     let sets_text: Vec<String> = sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let header = format!(

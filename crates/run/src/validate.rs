@@ -423,6 +423,12 @@ pub fn autogroup_nice() -> Option<i32> {
     schedlab_host::autogroup::nice()
 }
 
+/// Raises the autogroup nice of schedlab's session to `nice` until the guard is dropped
+/// (`None`: no autogroup here); e.g. while calibrating on a busy host.
+pub fn boost_session(nice: i32) -> Result<Option<schedlab_host::autogroup::Boost>, RunError> {
+    schedlab_host::autogroup::boost(nice).map_err(RunError::Host)
+}
+
 /// How to run the study.
 pub struct Options {
     /// The machine the simulations run on (the calibrated host).
@@ -521,7 +527,7 @@ pub fn run(
     let sims: Vec<Result<RunRecord, RunError>> =
         cases.par_iter().map(|c| spec(c, o, &o.sched, &o.sets, c.sim_end)?.run(&mut |_| keep_going())).collect();
     let _boost = match o.boost.filter(|_| o.host) {
-        Some(nice) => schedlab_host::autogroup::boost(nice).map_err(RunError::Host)?,
+        Some(nice) => boost_session(nice)?,
         None => None,
     };
     let mut out = Vec::new();
