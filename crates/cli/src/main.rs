@@ -683,6 +683,7 @@ fn list() -> Result<(), CliError> {
     for (n, d, _) in schedlab_run::suites::SUITES {
         outln!("  {n:<24} {d}")?;
     }
+    outln!("  {:<24} {}", "validate", schedlab_run::validate::DESCRIPTION)?;
     for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
         outln!("  {n:<24} {d}")?;

@@ -19,6 +19,10 @@ use schedlab_metrics::TaskRecord;
 use schedlab_sim::Ns;
 use std::sync::Arc;
 
+/// What `schedlab list` says about the study.
+pub const DESCRIPTION: &str =
+    "simulated (the policy matching this kernel, calibrated machine) vs measured on this host, relative errors";
+
 /// How long the runs are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scale {
