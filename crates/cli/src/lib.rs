@@ -30,6 +30,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod output;
 pub mod signals;
+pub mod validate;
 
 use schedlab_run::RunError;
 use std::fmt;

@@ -82,6 +82,29 @@ struct Common {
     html: Option<PathBuf>,
 }
 
+/// Options of `study validate` (simulation vs this host).
+#[derive(clap::Args, Clone, Default)]
+struct ValidateArgs {
+    /// `study validate`: the longer runs of the student report (up to 10 s each) instead of
+    /// runs of at most 2 s.
+    #[arg(long)]
+    full: bool,
+    /// `study validate`: runs of a few milliseconds (for tests).
+    #[arg(long, conflicts_with = "full")]
+    tiny: bool,
+    /// `study validate`: simulations only, no host runs.
+    #[arg(long)]
+    sim_only: bool,
+    /// `study validate`: leave schedlab's session autogroup at its nice during host runs
+    /// (by default it is raised to −20 while they run, and restored).
+    #[arg(long)]
+    no_boost: bool,
+    /// `study validate`: only the cases whose id (`experiment/case`, e.g.
+    /// `nice-pairs/0-vs-19`) contains this text (repeatable).
+    #[arg(long)]
+    only: Vec<String>,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Simulate a workload under one scheduler (`--sched host`: run it for real on this
@@ -109,9 +132,12 @@ enum Cmd {
         #[command(flatten)]
         common: Common,
         /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: the
-        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf).
+        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf). `study validate`:
+        /// the simulated scheduler (default: the one matching the host kernel).
         #[arg(long)]
         sched: Option<String>,
+        #[command(flatten)]
+        validate: ValidateArgs,
     },
     /// Simulate under several schedulers and write one self-contained HTML report.
     Report {
@@ -231,11 +257,14 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
-        Cmd::Study { common, sched: _ } if suite_named(&common).is_some() => {
+        Cmd::Study { common, sched, validate } if is_validate(&common) => {
+            schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
+        }
+        Cmd::Study { common, sched: _, .. } if suite_named(&common).is_some() => {
             let suite = suite_named(&common).expect("checked");
             run_suite(&common, &suite)
         }
-        Cmd::Study { mut common, sched } => {
+        Cmd::Study { mut common, sched, .. } => {
             let sched = schedulers(&common, sched, None)?;
             host_default(&mut common, &sched);
             if common.sample.is_none() {
@@ -264,6 +293,34 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
         Cmd::Fuzz { seeds, from, duration } => run_fuzz(from, seeds, &duration),
     }
+}
+
+/// `study validate` (and no file of that name).
+fn is_validate(common: &Common) -> bool {
+    common.workload.as_os_str() == "validate" && !common.workload.exists()
+}
+
+fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<schedlab::validate::Opts, CliError> {
+    use schedlab_run::validate::Scale;
+    Ok(schedlab::validate::Opts {
+        machine: c.machine.clone(),
+        sched,
+        sets: c.sets.iter().map(|s| parse_kv(s, "--set")).collect::<Result<Vec<_>, _>>()?,
+        scale: if v.full {
+            Scale::Full
+        } else if v.tiny {
+            Scale::Tiny
+        } else {
+            Scale::Quick
+        },
+        host: !v.sim_only,
+        boost: !v.no_boost,
+        only: v.only.clone(),
+        seed: c.seed,
+        plots: c.plots.clone(),
+        png: c.png,
+        out: c.out.clone(),
+    })
 }
 
 /// With `--sched host` among the schedulers and no machine named anywhere, the machine is
@@ -654,6 +711,7 @@ fn list() -> Result<(), CliError> {
     for (n, d, _) in schedlab_run::suites::SUITES {
         outln!("  {n:<24} {d}")?;
     }
+    outln!("  {:<24} {}", "validate", schedlab_run::validate::DESCRIPTION)?;
     for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
         outln!("  {n:<24} {d}")?;

@@ -29,6 +29,7 @@ pub mod record;
 pub mod sim;
 pub mod suite;
 pub mod suites;
+pub mod validate;
 
 pub use error::RunError;
 pub use input::{
@@ -106,6 +107,9 @@ pub struct RunSpec {
     pub sample: Option<Ns>,
     /// Keep every scheduling event (for the Perfetto trace and the ASCII timeline).
     pub trace: bool,
+    /// Host runs: observe the run through the sched tracepoints (false: procfs figures
+    /// only, for timings without the tracing cost on every switch and wakeup).
+    pub host_tracing: bool,
 }
 
 impl RunSpec {
@@ -123,6 +127,7 @@ impl RunSpec {
             check: false,
             sample: None,
             trace: false,
+            host_tracing: true,
         }
     }
 
