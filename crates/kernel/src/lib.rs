@@ -163,6 +163,8 @@ pub struct Kernel<'p> {
     pub(crate) exit_times: Vec<Option<Ns>>,
     /// The scheduler-tick period (the policy's, or the machine's HZ).
     pub(crate) tick: Ns,
+    /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
+    pub(crate) idle_tick: bool,
 }
 
 impl<'p> Kernel<'p> {
@@ -189,10 +191,12 @@ impl<'p> Kernel<'p> {
         let mut policy = policy;
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
+        let idle_tick = policy.idle_tick();
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list();
         let mut k = Kernel {
             tick,
+            idle_tick,
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
@@ -229,6 +233,11 @@ impl<'p> Kernel<'p> {
         }
         for (idx, c) in k.wl.changes.iter().enumerate() {
             k.events.push(c.at, cpu::Event::Change { idx });
+        }
+        if idle_tick {
+            for c in 0..n {
+                k.start_tick(c);
+            }
         }
         Ok(k)
     }

@@ -1,0 +1,1 @@
+//! Hook-level tests of the O(1) policy.
