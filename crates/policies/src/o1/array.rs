@@ -11,6 +11,8 @@ const WORDS: usize = (MAX_PRIO as usize + 1).div_ceil(64);
 #[derive(Clone, Debug)]
 pub struct PrioArray {
     pub nr_active: u32,
+    /// Non-empty lists, counted on list transitions (independently of the bitmap).
+    nonempty: u32,
     bitmap: [u64; WORDS],
     queue: Vec<VecDeque<TaskId>>,
 }
@@ -20,7 +22,7 @@ impl Default for PrioArray {
         let mut bitmap = [0; WORDS];
         // `sched_init`: `__set_bit(MAX_PRIO, array->bitmap)`, the delimiter.
         bitmap[MAX_PRIO as usize / 64] |= 1 << (MAX_PRIO % 64);
-        PrioArray { nr_active: 0, bitmap, queue: vec![VecDeque::new(); MAX_PRIO as usize] }
+        PrioArray { nr_active: 0, nonempty: 0, bitmap, queue: vec![VecDeque::new(); MAX_PRIO as usize] }
     }
 }
 
@@ -34,6 +36,9 @@ impl PrioArray {
 
     /// `enqueue_task`: tail of `queue[prio]`.
     pub fn enqueue(&mut self, p: TaskId, prio: u32) {
+        if self.queue[prio as usize].is_empty() {
+            self.nonempty += 1;
+        }
         self.queue[prio as usize].push_back(p);
         self.set(prio);
         self.nr_active += 1;
@@ -45,6 +50,9 @@ impl PrioArray {
         if let Some(i) = q.iter().position(|&t| t == p) {
             q.remove(i);
             self.nr_active -= 1;
+            if q.is_empty() {
+                self.nonempty -= 1;
+            }
         }
         if q.is_empty() {
             self.clear(prio);
@@ -80,17 +88,43 @@ impl PrioArray {
         &self.queue[prio as usize]
     }
 
-    /// Every queued task with its priority, best priority first, FIFO within a list.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, TaskId)> + '_ {
-        self.queue.iter().enumerate().flat_map(|(i, q)| q.iter().map(move |&t| (i as u32, t)))
+    /// The non-empty priorities, best first, read from the bitmap.
+    fn set_bits(&self) -> impl Iterator<Item = u32> + '_ {
+        self.bitmap.iter().enumerate().flat_map(|(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                Some(w as u32 * 64 + b)
+            })
+        })
+        .filter(|&i| i < MAX_PRIO)
     }
 
-    /// The bitmap and the count agree with the lists; the delimiter is set.
+    /// Every queued task with its priority, best priority first, FIFO within a list.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, TaskId)> + '_ {
+        self.set_bits().flat_map(move |i| self.queue[i as usize].iter().map(move |&t| (i, t)))
+    }
+
+    /// The bitmap agrees with the lists and the count; the delimiter is set. Costs
+    /// O(non-empty lists): every set bit has a non-empty list, their tasks add up to
+    /// `nr_active`, and as many lists are non-empty as the enqueues and dequeues recorded.
     pub fn consistent(&self) -> bool {
-        let bits_ok = (0..MAX_PRIO).all(|i| (self.bitmap[i as usize / 64] & (1 << (i % 64)) != 0) != self.queue[i as usize].is_empty());
         let delim = self.bitmap[MAX_PRIO as usize / 64] & (1 << (MAX_PRIO % 64)) != 0;
-        let n: usize = self.queue.iter().map(|q| q.len()).sum();
-        bits_ok && delim && n == self.nr_active as usize
+        let mut lists = 0;
+        let mut tasks = 0;
+        for i in self.set_bits() {
+            let n = self.queue[i as usize].len();
+            if n == 0 {
+                return false;
+            }
+            lists += 1;
+            tasks += n;
+        }
+        delim && lists == self.nonempty && tasks == self.nr_active as usize
     }
 }
 
