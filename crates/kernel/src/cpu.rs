@@ -509,9 +509,14 @@ impl Kernel<'_> {
             }
             None => {
                 self.set_mode(cpu, Mode::Idle);
-                let c = &mut self.cpus[cpu];
-                c.tick_on = false;
-                c.tick_gen += 1;
+                if self.idle_tick {
+                    // A periodic-tick kernel keeps ticking while idle.
+                    self.start_tick(cpu);
+                } else {
+                    let c = &mut self.cpus[cpu];
+                    c.tick_on = false;
+                    c.tick_gen += 1;
+                }
                 false
             }
         }

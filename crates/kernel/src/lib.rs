@@ -168,6 +168,8 @@ pub struct Kernel<'p> {
     /// Reused step buffers (the interpreter's and interrupts'), so no event allocates.
     pub(crate) scratch: Vec<cpu::Step>,
     pub(crate) irq_scratch: Vec<cpu::Step>,
+    /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
+    pub(crate) idle_tick: bool,
 }
 
 impl<'p> Kernel<'p> {
@@ -194,6 +196,7 @@ impl<'p> Kernel<'p> {
         let mut policy = policy;
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
+        let idle_tick = policy.idle_tick();
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list();
         let mut k = Kernel {
@@ -201,6 +204,7 @@ impl<'p> Kernel<'p> {
             all_cpus: machine.all_cpus(),
             scratch: Vec::new(),
             irq_scratch: Vec::new(),
+            idle_tick,
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
@@ -245,6 +249,11 @@ impl<'p> Kernel<'p> {
         }
         for (idx, c) in k.wl.changes.iter().enumerate() {
             k.events.push(c.at, cpu::Event::Change { idx });
+        }
+        if idle_tick {
+            for c in 0..n {
+                k.start_tick(c);
+            }
         }
         Ok(k)
     }

@@ -331,6 +331,13 @@ pub trait SchedClass {
         None
     }
 
+    /// Whether the tick keeps running on an idle CPU (a periodic-tick kernel, as Linux 2.6
+    /// before dynticks: `scheduler_tick` → `rebalance_tick(SCHED_IDLE)` every jiffy). `false`:
+    /// the tick stops while a CPU idles (NOHZ, FreeBSD's one-shot timers).
+    fn idle_tick(&self) -> bool {
+        false
+    }
+
     /// Policy-wide counters for reports and explanations (balancer runs, steals, …), in a
     /// stable order.
     fn counters(&self) -> Vec<(String, u64)> {

@@ -22,7 +22,7 @@ mod balance;
 mod cfs;
 mod check;
 mod clock;
-mod domains;
+pub(crate) mod domains;
 mod eevdf;
 mod enqueue;
 mod entity;
