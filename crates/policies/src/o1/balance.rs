@@ -84,7 +84,12 @@ pub fn build(m: &Machine, cache_hot_ns: u64) -> Vec<Vec<Dom>> {
                     0,
                     0,
                     [0, 0, 1, 0, 0],
-                    SD_LOAD_BALANCE | SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_WAKE_AFFINE | SD_WAKE_IDLE | SD_SHARE_CPUPOWER,
+                    SD_LOAD_BALANCE
+                        | SD_BALANCE_NEWIDLE
+                        | SD_BALANCE_EXEC
+                        | SD_WAKE_AFFINE
+                        | SD_WAKE_IDLE
+                        | SD_SHARE_CPUPOWER,
                 ),
                 "NUMA" => (
                     8,
@@ -195,7 +200,8 @@ impl O1 {
         let mut busiest = None;
         for (gi, g) in d.groups.iter().enumerate() {
             let local = gi == 0;
-            let sum: u64 = g.iter().map(|c| if local { self.target_load(c, idx) } else { self.source_load(c, idx) }).sum();
+            let sum: u64 =
+                g.iter().map(|c| if local { self.target_load(c, idx) } else { self.source_load(c, idx) }).sum();
             total_load += sum;
             total_pwr += d.power[gi];
             let avg = sum * SCHED_LOAD_SCALE / d.power[gi];
@@ -513,7 +519,8 @@ impl O1 {
                 continue;
             }
             let local = gi == 0;
-            let sum: u64 = g.iter().map(|c| if local { self.source_load(c, idx) } else { self.target_load(c, idx) }).sum();
+            let sum: u64 =
+                g.iter().map(|c| if local { self.source_load(c, idx) } else { self.target_load(c, idx) }).sum();
             let avg = sum * SCHED_LOAD_SCALE / d.power[gi];
             if local {
                 this_load = avg;
