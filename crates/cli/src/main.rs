@@ -260,8 +260,15 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Study { common, sched, validate } if is_validate(&common) => {
             schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
         }
-        Cmd::Study { common, sched: _, .. } if suite_named(&common).is_some() => {
+        Cmd::Study { common, sched, .. } if suite_named(&common).is_some() => {
             let suite = suite_named(&common).expect("checked");
+            // Each experiment names its own schedulers and tunables: refuse what would be ignored.
+            if sched.is_some() || common.machine.is_some() || !common.sets.is_empty() || !common.params.is_empty() {
+                return Err(CliError::input(format!(
+                    "study {}: --sched, --machine, --set and --param do not apply (each experiment sets its own)",
+                    suite.name
+                )));
+            }
             run_suite(&common, &suite)
         }
         Cmd::Study { mut common, sched, .. } => {

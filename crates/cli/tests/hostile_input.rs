@@ -226,3 +226,18 @@ fn inputs_are_bounded_and_must_be_files() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not UTF-8"), "{err}");
 }
+
+/// A built-in multi-experiment study ignored `--set` (and `--sched`, `--machine`,
+/// `--param`): each experiment sets its own, so they are refused rather than dropped.
+#[test]
+fn multi_experiment_studies_refuse_options_they_would_ignore() {
+    let dir = tempfile::tempdir().unwrap();
+    for extra in [&["--set", "base_slice_ns=3ms"][..], &["--sched", "cfs"], &["--machine", "smp2"], &["--param", "n=1"]]
+    {
+        let mut args = vec!["study", "cfs-eevdf"];
+        args.extend_from_slice(extra);
+        let (code, _, err) = schedlab_in(dir.path(), &args);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(err.contains("do not apply"), "{extra:?}: {err}");
+    }
+}
