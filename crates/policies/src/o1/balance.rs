@@ -23,8 +23,9 @@ pub const SD_WAKE_AFFINE: u32 = 0x20;
 pub const SD_WAKE_BALANCE: u32 = 0x40;
 pub const SD_SHARE_CPUPOWER: u32 = 0x80;
 
-/// `enum idle_type` (2.6.11).
+/// `enum idle_type` (2.6.11); the variants keep the kernel's names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)]
 pub enum Idle {
     /// `SCHED_IDLE`: the tick of an idle CPU.
     Idle,
@@ -219,7 +220,7 @@ impl O1 {
             (idle == Idle::NewlyIdle || (idle == Idle::Idle && max_load > SCHED_LOAD_SCALE))
                 .then_some(Found { group: b, imbalance: 1 })
         };
-        let Some(b) = busiest else { return None };
+        let b = busiest?;
         if this_load >= max_load {
             return balanced(busiest, max_load);
         }
