@@ -29,7 +29,7 @@ struct Common {
     #[arg(long)]
     machine: Option<String>,
     /// Set a scheduler tunable, KEY=VALUE (repeatable). In `compare`, SCHED:KEY=VALUE
-    /// targets one scheduler.
+    /// targets one scheduler (as named in --sched, or its base name: eevdf:… for eevdf@6.6).
     #[arg(long = "set")]
     sets: Vec<String>,
     /// Override a workload parameter, NAME=VALUE (repeatable).
@@ -63,9 +63,9 @@ struct Common {
     /// Print an ASCII per-CPU timeline after the summary.
     #[arg(long)]
     timeline: bool,
-    /// Timeline width in columns.
-    #[arg(long, default_value_t = 100)]
-    timeline_width: usize,
+    /// Timeline width in columns (1–10000).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    timeline_width: u16,
     /// Timeline window start and end (durations; default: the whole run).
     #[arg(long)]
     timeline_from: Option<String>,
@@ -191,11 +191,19 @@ enum Cmd {
         #[arg(long)]
         name: Option<String>,
     },
-    /// Measure simulator speed (events per second) and its scaling with task count.
+    /// Measure simulator speed (events per second, heap bytes per thread) and its scaling
+    /// with threads (10 … 100 000) and CPUs (opteron-32, numa-1024); eevdf beside cfs, with
+    /// and without a task-group hierarchy.
     Bench {
-        /// Largest task count of the scaling sweep.
-        #[arg(long, default_value_t = 10_000)]
+        /// Largest thread count of the scaling sweep.
+        #[arg(long, default_value_t = 100_000)]
         max_tasks: u64,
+        /// Simulated time of each sweep row.
+        #[arg(long, default_value = "1s")]
+        sweep: String,
+        /// One tiny row only (checks that the benchmark runs).
+        #[arg(long)]
+        tiny: bool,
     },
 }
 
@@ -282,7 +290,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         }
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
-        Cmd::Bench { max_tasks } => run_bench(max_tasks),
+        Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
         Cmd::Fuzz { seeds, from, duration } => run_fuzz(from, seeds, &duration),
     }
 }
@@ -422,40 +430,59 @@ fn schedulers(common: &Common, given: Option<String>, default: Option<&str>) -> 
 }
 
 fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
-    {
-        {
-            let mut out = Vec::new();
-            for s in sched.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let sets: Vec<String> = common
-                    .sets
-                    .iter()
-                    .filter_map(|kv| match kv.split_once(':') {
-                        Some((p, rest)) if !p.contains('=') => (p == s).then(|| rest.to_string()),
-                        _ => Some(kv.clone()),
-                    })
-                    .collect();
-                let job = prepare(common, s, &sets)?;
-                out.push(run_with_progress(&job)?);
-                if stop_requested() {
-                    break;
-                }
-            }
-            Ok(out)
+    let scheds: Vec<&str> = sched.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    if scheds.is_empty() {
+        return Err(CliError::input(format!("--sched `{sched}` names no scheduler (see `schedlab list`)")));
+    }
+    let targeted = targeted_sets(&common.sets, &scheds)?;
+    let mut out = Vec::new();
+    for s in scheds {
+        let sets: Vec<String> =
+            targeted.iter().filter(|(t, _)| t.is_none_or(|t| aims_at(t, s))).map(|(_, kv)| kv.clone()).collect();
+        let job = prepare(common, s, &sets)?;
+        out.push(run_with_progress(&job)?);
+        if stop_requested() {
+            break;
         }
     }
+    Ok(out)
+}
+
+/// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. A
+/// target that is none of `scheds` is an error: it would be silently ignored.
+fn targeted_sets<'a>(sets: &'a [String], scheds: &[&str]) -> Result<Vec<(Option<&'a str>, String)>, CliError> {
+    sets.iter()
+        .map(|kv| match kv.split_once(':') {
+            Some((t, rest)) if !t.contains('=') => {
+                if scheds.iter().any(|s| aims_at(t, s)) {
+                    Ok((Some(t), rest.to_string()))
+                } else {
+                    Err(CliError::input(format!(
+                        "--set `{kv}`: `{t}` is not among the schedulers run ({})",
+                        scheds.join(", ")
+                    )))
+                }
+            }
+            _ => Ok((None, kv.clone())),
+        })
+        .collect()
+}
+
+/// Whether target `t` of a `--set` names scheduler `s`: exactly, or by its base name
+/// (`eevdf:…` aims at `eevdf@6.6` too).
+fn aims_at(t: &str, s: &str) -> bool {
+    t == s || s.split_once('@').is_some_and(|(base, _)| base == t)
 }
 
 /// A workload file's text, or a built-in study's when no such file exists.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
-    match std::fs::read_to_string(path) {
+    match schedlab_run::read_input(path) {
         Ok(t) => Ok(t),
-        Err(e) => {
-            let name = path.to_string_lossy();
-            match schedlab_run::builtin_study(&name) {
-                Some(t) => Ok(t.to_string()),
-                None => Err(CliError::input(format!("{name}: {e}"))),
-            }
-        }
+        Err(e @ schedlab_run::RunError::Io { .. }) => match schedlab_run::builtin_study(&path.to_string_lossy()) {
+            Some(t) => Ok(t.to_string()),
+            None => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -531,12 +558,13 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
                 note!("no trace for {} (its events were not recorded): no timeline", sched_name(r));
                 continue;
             };
-            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0);
+            // The window ends with the run at the latest (bucket arithmetic stays in range).
+            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0.min(t.end_ns));
             if to <= from {
-                return Err(CliError::input("--timeline-to must be after --timeline-from"));
+                return Err(CliError::input("--timeline-to must be after --timeline-from, within the run"));
             }
             outln!("\n[{}]", r.scheduler.name)?;
-            out!("{}", schedlab_report::timeline::timeline(t, from, to, c.timeline_width))?;
+            out!("{}", schedlab_report::timeline::timeline(t, from, to, usize::from(c.timeline_width)))?;
         }
     }
     let need_figs = c.plots.is_some() || c.html.is_some();
@@ -700,35 +728,10 @@ fn list() -> Result<(), CliError> {
     Ok(())
 }
 
-fn run_bench(max_tasks: u64) -> Result<(), CliError> {
-    let mut rows = Vec::new();
-    let text = std::fs::read_to_string("examples/workloads/periodic-200.toml")
-        .map_err(|e| CliError::input(format!("examples/workloads/periodic-200.toml: {e}")))?;
-    let job = RunSpec::load("examples/workloads/periodic-200.toml", &text, None, &[], Some(Ns::from_secs(10)))?;
-    rows.push(bench::time_job("periodic-200.toml, smp8, 10 s", &job)?);
-    for sched in ["cfs", "ule"] {
-        let mut j =
-            RunSpec::load("bench", &bench::mixed_workload(512, "opteron-32"), None, &[], Some(Ns::from_secs(2)))?;
-        j.sched = sched.into();
-        rows.push(bench::time_job(&format!("512 threads, opteron-32, {sched}, 2 s"), &j)?);
-    }
-    let mut n = 10;
-    while n <= max_tasks {
-        let text = bench::periodic_workload(n, "smp8");
-        let job = RunSpec::load("bench", &text, None, &[], Some(Ns::from_secs(2)))?;
-        rows.push(bench::time_job(&format!("{n} periodic tasks, smp8, 2 s"), &job)?);
-        n *= 10;
-    }
-    outln!("{:<36} {:>12} {:>10} {:>14} {:>12}", "run", "events", "wall s", "events/s", "ns/event")?;
-    for r in rows {
-        outln!(
-            "{:<36} {:>12} {:>10.3} {:>14.0} {:>12.1}",
-            r.label,
-            r.events,
-            r.wall_s,
-            r.events as f64 / r.wall_s,
-            r.wall_s * 1e9 / r.events as f64
-        )?;
-    }
+fn run_bench(max_tasks: u64, sweep: &str, tiny: bool) -> Result<(), CliError> {
+    let sweep = parse_duration(sweep).map_err(|e| CliError::input(format!("--sweep: {e}")))?;
+    let plan = bench::BenchPlan { max_threads: max_tasks, sweep, tiny };
+    outln!("{}", bench::header())?;
+    bench::run(&plan, &mut |row| outln!("{}", bench::format_row(row)))?;
     Ok(())
 }

@@ -226,7 +226,7 @@ impl Kernel<'_> {
         let affinity = match (&tpl.affinity, parent) {
             (Some(a), _) => a.clone(),
             (None, Some(p)) => self.info[p].affinity.clone(),
-            (None, None) => self.machine.all_cpus(),
+            (None, None) => self.all_cpus.clone(),
         };
         let policy = match tpl.policy {
             Policy::Normal => TaskPolicy::Normal,
@@ -256,7 +256,6 @@ impl Kernel<'_> {
             op_aux: 0,
             timers: Vec::new(),
             live_children: 0,
-            timer_gen: 0,
             timer_cpu: cpu,
             rewarm: Ns(0),
             last_ran: None,
@@ -286,7 +285,7 @@ impl Kernel<'_> {
         self.check_preempt(target, target, t, wf::FORK);
         // A resched of an idle CPU was requested as a local flag; deliver it.
         if self.cpus[target].curr.is_none() {
-            self.interrupt(target, Vec::new());
+            self.interrupt(target, []);
         }
     }
 
@@ -307,7 +306,7 @@ impl Kernel<'_> {
                     self.machine.costs.schedule,
                     Action::SetNice { task: t, nice: n },
                 );
-                self.interrupt(cpu, vec![s]);
+                self.interrupt(cpu, [s]);
             }
             if let Some(set) = &c.affinity {
                 self.info[t].affinity = set.clone();
@@ -327,7 +326,7 @@ impl Kernel<'_> {
                         self.machine.costs.migrate,
                         Action::MoveQueued { task: t, from: cpu, to },
                     );
-                    self.interrupt(cpu, vec![s]);
+                    self.interrupt(cpu, [s]);
                 }
             }
         }
@@ -553,7 +552,7 @@ impl Kernel<'_> {
         let cost = self.ttwu_cost(cpu, t);
         self.push_steps(
             cpu,
-            vec![Step::Delay(cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
+            [Step::Delay(cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
         );
     }
 

@@ -123,7 +123,6 @@ pub(crate) struct Task {
     pub op_aux: u64,
     pub timers: Vec<(usize, Ns)>,
     pub live_children: u64,
-    pub timer_gen: u64,
     pub timer_cpu: CpuId,
     pub rewarm: Ns,
     pub last_ran: Option<CpuId>,
@@ -164,6 +163,13 @@ pub struct Kernel<'p> {
     pub(crate) exit_times: Vec<Option<Ns>>,
     /// The scheduler-tick period (the policy's, or the machine's HZ).
     pub(crate) tick: Ns,
+    /// Every CPU: the affinity of tasks that name none, one bitmap shared by all of them.
+    pub(crate) all_cpus: schedlab_machine::CpuSet,
+    /// Reused step buffers (the interpreter's and interrupts'), so no event allocates.
+    pub(crate) scratch: Vec<cpu::Step>,
+    pub(crate) irq_scratch: Vec<cpu::Step>,
+    /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
+    pub(crate) idle_tick: bool,
 }
 
 impl<'p> Kernel<'p> {
@@ -190,10 +196,15 @@ impl<'p> Kernel<'p> {
         let mut policy = policy;
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
+        let idle_tick = policy.idle_tick();
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list();
         let mut k = Kernel {
             tick,
+            all_cpus: machine.all_cpus(),
+            scratch: Vec::new(),
+            irq_scratch: Vec::new(),
+            idle_tick,
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
@@ -222,6 +233,14 @@ impl<'p> Kernel<'p> {
             policy,
             probe,
         };
+        // Per-task state is sized once for the tasks the workload starts with.
+        let n0 = usize::try_from(k.wl.initial_tasks()).unwrap_or(usize::MAX);
+        k.tasks.reserve_exact(n0);
+        k.info.reserve_exact(n0);
+        k.exit_times.reserve_exact(n0);
+        k.events.reserve_exact(n0 + k.wl.changes.len());
+        k.policy.reserve_tasks(n0);
+        k.probe.reserve_tasks(n0);
         for (t, tpl) in k.wl.templates.clone().iter().enumerate() {
             for _ in 0..tpl.count {
                 k.events.push(tpl.start, cpu::Event::Start { template: t });
@@ -230,6 +249,11 @@ impl<'p> Kernel<'p> {
         }
         for (idx, c) in k.wl.changes.iter().enumerate() {
             k.events.push(c.at, cpu::Event::Change { idx });
+        }
+        if idle_tick {
+            for c in 0..n {
+                k.start_tick(c);
+            }
         }
         Ok(k)
     }

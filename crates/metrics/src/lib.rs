@@ -184,6 +184,10 @@ impl Probe for Metrics {
         self.every
     }
 
+    fn reserve_tasks(&mut self, n: usize) {
+        self.tasks.reserve_exact(n.saturating_sub(self.tasks.len()));
+    }
+
     fn sample(&mut self, k: &SampleView) {
         let s = &mut self.series;
         let i = s.times_ns.len();
