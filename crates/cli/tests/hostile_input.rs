@@ -241,3 +241,13 @@ fn multi_experiment_studies_refuse_options_they_would_ignore() {
         assert!(err.contains("do not apply"), "{extra:?}: {err}");
     }
 }
+
+/// `bench` read its workload relative to the current directory: it is built in now. Only
+/// its tiny row is run, from a directory with nothing in it.
+#[test]
+fn bench_runs_from_any_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = schedlab_in(dir.path(), &["bench", "--tiny"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("periodic-200"), "{out}");
+}
