@@ -28,6 +28,7 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
+pub mod fuzz;
 pub mod output;
 pub mod signals;
 
