@@ -85,6 +85,50 @@ pub fn run(o: &Options) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Heap allowed while one input is checked.
+pub const PARSER_MEMORY_LIMIT: usize = 1 << 30;
+
+/// `schedlab fuzz --parser`: inputs `from..from + seeds` ([`schedlab_run::fuzz_input`]),
+/// one at a time under a heap limit; a panic is a failure naming the seed and the input;
+/// exceeding the limit aborts naming the seed.
+pub fn parsers(from: u64, seeds: u64) -> Result<(), CliError> {
+    crate::memlimit::watch(PARSER_MEMORY_LIMIT);
+    std::panic::set_hook(Box::new(|_| {}));
+    let (mut done, mut accepted, mut failed, mut peak) = (0u64, 0u64, Vec::new(), 0usize);
+    for seed in from..from.saturating_add(seeds) {
+        if signals::stop_requested() {
+            break;
+        }
+        peak = peak.max(crate::memlimit::checking(seed));
+        let input = schedlab_run::fuzz_input::input(seed);
+        match std::panic::catch_unwind(|| schedlab_run::fuzz_input::check_input(&input)) {
+            Ok(r) => accepted += u64::from(r.is_ok()),
+            Err(p) => {
+                let msg =
+                    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+                note!(
+                    "seed {seed} ({:?}): panic: {}
+{}",
+                    input.kind,
+                    msg.unwrap_or_default(),
+                    input.text
+                );
+                failed.push(seed);
+            }
+        }
+        done += 1;
+    }
+    peak = peak.max(crate::memlimit::checking(u64::MAX));
+    let _ = std::panic::take_hook();
+    note!("{done} inputs, {accepted} accepted; peak heap {} KiB", peak / 1024);
+    outln!("{done} inputs from seed {from}: {} failures", failed.len())?;
+    if !failed.is_empty() {
+        let list: Vec<String> = failed.iter().map(u64::to_string).collect();
+        return Err(CliError { message: format!("failing seeds: {}", list.join(" ")), code: 1 });
+    }
+    Ok(())
+}
+
 /// CPU time (user + system) this process has used, in seconds.
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage fills the zeroed struct it is given.

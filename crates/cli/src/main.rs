@@ -159,6 +159,10 @@ enum Cmd {
         /// cycle through the configurations).
         #[arg(long)]
         all_configs: bool,
+        /// Fuzz the input parsers instead: malformed workload and machine files and
+        /// command-line values, each checked for no panic and bounded memory (1 GiB).
+        #[arg(long)]
+        parser: bool,
     },
     /// Measure this host (topology, HZ, every cost of the cost model) and write a machine
     /// file for it.
@@ -180,6 +184,9 @@ enum Cmd {
         max_tasks: u64,
     },
 }
+
+#[global_allocator]
+static ALLOC: schedlab::memlimit::Watching = schedlab::memlimit::Watching;
 
 /// Exit status: 0; 1 or 2 on an error (`CliError::code`); 128 + the signal's number after
 /// SIGINT or SIGTERM (the partial outputs written); 141 when stdout's reader went away.
@@ -262,7 +269,8 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks } => run_bench(max_tasks),
-        Cmd::Fuzz { seeds, from, duration, jobs, all_configs } => {
+        Cmd::Fuzz { seeds, from, parser: true, .. } => schedlab::fuzz::parsers(from, seeds),
+        Cmd::Fuzz { seeds, from, duration, jobs, all_configs, parser: false } => {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
         }
     }
