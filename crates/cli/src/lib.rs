@@ -32,6 +32,7 @@ pub mod fuzz;
 pub mod memlimit;
 pub mod output;
 pub mod signals;
+pub mod validate;
 
 use schedlab_run::RunError;
 use std::fmt;

@@ -29,7 +29,7 @@ struct Common {
     #[arg(long)]
     machine: Option<String>,
     /// Set a scheduler tunable, KEY=VALUE (repeatable). In `compare`, SCHED:KEY=VALUE
-    /// targets one scheduler.
+    /// targets one scheduler (as named in --sched, or its base name: eevdf:… for eevdf@6.6).
     #[arg(long = "set")]
     sets: Vec<String>,
     /// Override a workload parameter, NAME=VALUE (repeatable).
@@ -63,9 +63,9 @@ struct Common {
     /// Print an ASCII per-CPU timeline after the summary.
     #[arg(long)]
     timeline: bool,
-    /// Timeline width in columns.
-    #[arg(long, default_value_t = 100)]
-    timeline_width: usize,
+    /// Timeline width in columns (1–10000).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    timeline_width: u16,
     /// Timeline window start and end (durations; default: the whole run).
     #[arg(long)]
     timeline_from: Option<String>,
@@ -80,6 +80,29 @@ struct Common {
     /// Write a self-contained HTML report to this file (records time series).
     #[arg(long)]
     html: Option<PathBuf>,
+}
+
+/// Options of `study validate` (simulation vs this host).
+#[derive(clap::Args, Clone, Default)]
+struct ValidateArgs {
+    /// `study validate`: the longer runs of the student report (up to 10 s each) instead of
+    /// runs of at most 2 s.
+    #[arg(long)]
+    full: bool,
+    /// `study validate`: runs of a few milliseconds (for tests).
+    #[arg(long, conflicts_with = "full")]
+    tiny: bool,
+    /// `study validate`: simulations only, no host runs.
+    #[arg(long)]
+    sim_only: bool,
+    /// `study validate`: leave schedlab's session autogroup at its nice during host runs
+    /// (by default it is raised to −20 while they run, and restored).
+    #[arg(long)]
+    no_boost: bool,
+    /// `study validate`: only the cases whose id (`experiment/case`, e.g.
+    /// `nice-pairs/0-vs-19`) contains this text (repeatable).
+    #[arg(long)]
+    only: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -109,9 +132,12 @@ enum Cmd {
         #[command(flatten)]
         common: Common,
         /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: the
-        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf).
+        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf). `study validate`:
+        /// the simulated scheduler (default: the one matching the host kernel).
         #[arg(long)]
         sched: Option<String>,
+        #[command(flatten)]
+        validate: ValidateArgs,
     },
     /// Simulate under several schedulers and write one self-contained HTML report.
     Report {
@@ -177,11 +203,19 @@ enum Cmd {
         #[arg(long)]
         name: Option<String>,
     },
-    /// Measure simulator speed (events per second) and its scaling with task count.
+    /// Measure simulator speed (events per second, heap bytes per thread) and its scaling
+    /// with threads (10 … 100 000) and CPUs (opteron-32, numa-1024); eevdf beside cfs, with
+    /// and without a task-group hierarchy.
     Bench {
-        /// Largest task count of the scaling sweep.
-        #[arg(long, default_value_t = 10_000)]
+        /// Largest thread count of the scaling sweep.
+        #[arg(long, default_value_t = 100_000)]
         max_tasks: u64,
+        /// Simulated time of each sweep row.
+        #[arg(long, default_value = "1s")]
+        sweep: String,
+        /// One tiny row only (checks that the benchmark runs).
+        #[arg(long)]
+        tiny: bool,
     },
 }
 
@@ -238,11 +272,14 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
-        Cmd::Study { common, sched: _ } if suite_named(&common).is_some() => {
+        Cmd::Study { common, sched, validate } if is_validate(&common) => {
+            schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
+        }
+        Cmd::Study { common, sched: _, .. } if suite_named(&common).is_some() => {
             let suite = suite_named(&common).expect("checked");
             run_suite(&common, &suite)
         }
-        Cmd::Study { mut common, sched } => {
+        Cmd::Study { mut common, sched, .. } => {
             let sched = schedulers(&common, sched, None)?;
             host_default(&mut common, &sched);
             if common.sample.is_none() {
@@ -268,12 +305,40 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         }
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
-        Cmd::Bench { max_tasks } => run_bench(max_tasks),
+        Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
         Cmd::Fuzz { seeds, from, parser: true, .. } => schedlab::fuzz::parsers(from, seeds),
         Cmd::Fuzz { seeds, from, duration, jobs, all_configs, parser: false } => {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
         }
     }
+}
+
+/// `study validate` (and no file of that name).
+fn is_validate(common: &Common) -> bool {
+    common.workload.as_os_str() == "validate" && !common.workload.exists()
+}
+
+fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<schedlab::validate::Opts, CliError> {
+    use schedlab_run::validate::Scale;
+    Ok(schedlab::validate::Opts {
+        machine: c.machine.clone(),
+        sched,
+        sets: c.sets.iter().map(|s| parse_kv(s, "--set")).collect::<Result<Vec<_>, _>>()?,
+        scale: if v.full {
+            Scale::Full
+        } else if v.tiny {
+            Scale::Tiny
+        } else {
+            Scale::Quick
+        },
+        host: !v.sim_only,
+        boost: !v.no_boost,
+        only: v.only.clone(),
+        seed: c.seed,
+        plots: c.plots.clone(),
+        png: c.png,
+        out: c.out.clone(),
+    })
 }
 
 /// With `--sched host` among the schedulers and no machine named anywhere, the machine is
@@ -353,40 +418,59 @@ fn schedulers(common: &Common, given: Option<String>, default: Option<&str>) -> 
 }
 
 fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
-    {
-        {
-            let mut out = Vec::new();
-            for s in sched.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let sets: Vec<String> = common
-                    .sets
-                    .iter()
-                    .filter_map(|kv| match kv.split_once(':') {
-                        Some((p, rest)) if !p.contains('=') => (p == s).then(|| rest.to_string()),
-                        _ => Some(kv.clone()),
-                    })
-                    .collect();
-                let job = prepare(common, s, &sets)?;
-                out.push(run_with_progress(&job)?);
-                if stop_requested() {
-                    break;
-                }
-            }
-            Ok(out)
+    let scheds: Vec<&str> = sched.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    if scheds.is_empty() {
+        return Err(CliError::input(format!("--sched `{sched}` names no scheduler (see `schedlab list`)")));
+    }
+    let targeted = targeted_sets(&common.sets, &scheds)?;
+    let mut out = Vec::new();
+    for s in scheds {
+        let sets: Vec<String> =
+            targeted.iter().filter(|(t, _)| t.is_none_or(|t| aims_at(t, s))).map(|(_, kv)| kv.clone()).collect();
+        let job = prepare(common, s, &sets)?;
+        out.push(run_with_progress(&job)?);
+        if stop_requested() {
+            break;
         }
     }
+    Ok(out)
+}
+
+/// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. A
+/// target that is none of `scheds` is an error: it would be silently ignored.
+fn targeted_sets<'a>(sets: &'a [String], scheds: &[&str]) -> Result<Vec<(Option<&'a str>, String)>, CliError> {
+    sets.iter()
+        .map(|kv| match kv.split_once(':') {
+            Some((t, rest)) if !t.contains('=') => {
+                if scheds.iter().any(|s| aims_at(t, s)) {
+                    Ok((Some(t), rest.to_string()))
+                } else {
+                    Err(CliError::input(format!(
+                        "--set `{kv}`: `{t}` is not among the schedulers run ({})",
+                        scheds.join(", ")
+                    )))
+                }
+            }
+            _ => Ok((None, kv.clone())),
+        })
+        .collect()
+}
+
+/// Whether target `t` of a `--set` names scheduler `s`: exactly, or by its base name
+/// (`eevdf:…` aims at `eevdf@6.6` too).
+fn aims_at(t: &str, s: &str) -> bool {
+    t == s || s.split_once('@').is_some_and(|(base, _)| base == t)
 }
 
 /// A workload file's text, or a built-in study's when no such file exists.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
-    match std::fs::read_to_string(path) {
+    match schedlab_run::read_input(path) {
         Ok(t) => Ok(t),
-        Err(e) => {
-            let name = path.to_string_lossy();
-            match schedlab_run::builtin_study(&name) {
-                Some(t) => Ok(t.to_string()),
-                None => Err(CliError::input(format!("{name}: {e}"))),
-            }
-        }
+        Err(e @ schedlab_run::RunError::Io { .. }) => match schedlab_run::builtin_study(&path.to_string_lossy()) {
+            Some(t) => Ok(t.to_string()),
+            None => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -462,12 +546,13 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
                 note!("no trace for {} (its events were not recorded): no timeline", sched_name(r));
                 continue;
             };
-            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0);
+            // The window ends with the run at the latest (bucket arithmetic stays in range).
+            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0.min(t.end_ns));
             if to <= from {
-                return Err(CliError::input("--timeline-to must be after --timeline-from"));
+                return Err(CliError::input("--timeline-to must be after --timeline-from, within the run"));
             }
             outln!("\n[{}]", r.scheduler.name)?;
-            out!("{}", schedlab_report::timeline::timeline(t, from, to, c.timeline_width))?;
+            out!("{}", schedlab_report::timeline::timeline(t, from, to, usize::from(c.timeline_width)))?;
         }
     }
     let need_figs = c.plots.is_some() || c.html.is_some();
@@ -614,6 +699,7 @@ fn list() -> Result<(), CliError> {
     for (n, d, _) in schedlab_run::suites::SUITES {
         outln!("  {n:<24} {d}")?;
     }
+    outln!("  {:<24} {}", "validate", schedlab_run::validate::DESCRIPTION)?;
     for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
         outln!("  {n:<24} {d}")?;
@@ -630,35 +716,10 @@ fn list() -> Result<(), CliError> {
     Ok(())
 }
 
-fn run_bench(max_tasks: u64) -> Result<(), CliError> {
-    let mut rows = Vec::new();
-    let text = std::fs::read_to_string("examples/workloads/periodic-200.toml")
-        .map_err(|e| CliError::input(format!("examples/workloads/periodic-200.toml: {e}")))?;
-    let job = RunSpec::load("examples/workloads/periodic-200.toml", &text, None, &[], Some(Ns::from_secs(10)))?;
-    rows.push(bench::time_job("periodic-200.toml, smp8, 10 s", &job)?);
-    for sched in ["cfs", "ule"] {
-        let mut j =
-            RunSpec::load("bench", &bench::mixed_workload(512, "opteron-32"), None, &[], Some(Ns::from_secs(2)))?;
-        j.sched = sched.into();
-        rows.push(bench::time_job(&format!("512 threads, opteron-32, {sched}, 2 s"), &j)?);
-    }
-    let mut n = 10;
-    while n <= max_tasks {
-        let text = bench::periodic_workload(n, "smp8");
-        let job = RunSpec::load("bench", &text, None, &[], Some(Ns::from_secs(2)))?;
-        rows.push(bench::time_job(&format!("{n} periodic tasks, smp8, 2 s"), &job)?);
-        n *= 10;
-    }
-    outln!("{:<36} {:>12} {:>10} {:>14} {:>12}", "run", "events", "wall s", "events/s", "ns/event")?;
-    for r in rows {
-        outln!(
-            "{:<36} {:>12} {:>10.3} {:>14.0} {:>12.1}",
-            r.label,
-            r.events,
-            r.wall_s,
-            r.events as f64 / r.wall_s,
-            r.wall_s * 1e9 / r.events as f64
-        )?;
-    }
+fn run_bench(max_tasks: u64, sweep: &str, tiny: bool) -> Result<(), CliError> {
+    let sweep = parse_duration(sweep).map_err(|e| CliError::input(format!("--sweep: {e}")))?;
+    let plan = bench::BenchPlan { max_threads: max_tasks, sweep, tiny };
+    outln!("{}", bench::header())?;
+    bench::run(&plan, &mut |row| outln!("{}", bench::format_row(row)))?;
     Ok(())
 }

@@ -13,6 +13,7 @@
 //! `docs/host-runs.md` describes the mapping of each op, what is measured, what changes on
 //! the host and what is missing.
 
+pub mod autogroup;
 mod convert;
 mod exec;
 pub mod info;

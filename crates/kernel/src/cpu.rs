@@ -158,8 +158,13 @@ pub(crate) struct Cpu {
     pub tick_gen: u64,
     pub wake_list: Vec<TaskId>,
     pub spin_since: Option<Ns>,
-    /// Armed sleep timers, `(hard expiry, task) → soft expiry` (see `hrtimer.rs`).
-    pub hrtimers: BTreeMap<(Ns, TaskId), Ns>,
+    /// Armed sleep timers, `(hard expiry, task) → (soft expiry, event sequence number)`
+    /// (see `hrtimer.rs`).
+    pub hrtimers: BTreeMap<(Ns, TaskId), (Ns, u64)>,
+    /// The hard expiry the clock event is programmed for, and its generation (an event of
+    /// an older generation is stale).
+    pub hrtimer_next: Option<Ns>,
+    pub hrtimer_gen: u64,
 }
 
 impl Default for Cpu {
@@ -178,6 +183,8 @@ impl Default for Cpu {
             wake_list: Vec::new(),
             spin_since: None,
             hrtimers: BTreeMap::new(),
+            hrtimer_next: None,
+            hrtimer_gen: 0,
         }
     }
 }
@@ -214,8 +221,9 @@ pub(crate) enum Event {
         cpu: CpuId,
         gen: u64,
     },
+    /// `cpu`'s clock event for its earliest hrtimer (see `hrtimer.rs`).
     Timer {
-        task: TaskId,
+        cpu: CpuId,
         gen: u64,
     },
     Ipi {
@@ -237,7 +245,7 @@ impl Kernel<'_> {
             Event::CpuDone { cpu, gen } => (1, *cpu as u64, *gen),
             Event::Resume { cpu } => (2, *cpu as u64, 0),
             Event::Tick { cpu, gen } => (3, *cpu as u64, *gen),
-            Event::Timer { task, gen } => (4, *task as u64, *gen),
+            Event::Timer { cpu, gen } => (4, *cpu as u64, *gen),
             Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
             Event::Start { template } => (6, *template as u64, 0),
             Event::Change { idx } => (7, *idx as u64, 0),
@@ -251,8 +259,8 @@ impl Kernel<'_> {
                 Event::CpuDone { cpu, .. }
                 | Event::Resume { cpu }
                 | Event::Tick { cpu, .. }
+                | Event::Timer { cpu, .. }
                 | Event::Ipi { cpu, .. } => self.touch(*cpu),
-                Event::Timer { task, .. } => self.touch(self.tasks[*task].timer_cpu),
                 Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
             }
         }
@@ -276,26 +284,30 @@ impl Kernel<'_> {
                 let next = self.now + self.tick;
                 self.events.push(next, Event::Tick { cpu, gen });
                 let hold = self.machine.costs.tick;
-                let mut steps = vec![self.locked1(cpu, LockSite::SchedulerTick, hold, crate::cpu::Action::Tick)];
+                let mut steps = std::mem::take(&mut self.irq_scratch);
+                steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, crate::cpu::Action::Tick));
                 // The tick is an hrtimer: its interrupt also expires sleepers within their slack.
-                steps.extend(self.expire_hrtimers(cpu));
-                self.interrupt(cpu, steps);
+                self.expire_hrtimers(cpu, &mut steps);
+                self.interrupt(cpu, steps.drain(..));
+                self.irq_scratch = steps;
             }
-            Event::Timer { task, gen } => {
-                if self.tasks[task].timer_gen != gen {
+            Event::Timer { cpu, gen } => {
+                if self.cpus[cpu].hrtimer_gen != gen {
                     return;
                 }
-                let cpu = self.tasks[task].timer_cpu;
-                let steps = self.expire_hrtimers(cpu);
-                self.interrupt(cpu, steps);
+                self.cpus[cpu].hrtimer_next = None;
+                let mut steps = std::mem::take(&mut self.irq_scratch);
+                self.expire_hrtimers(cpu, &mut steps);
+                self.interrupt(cpu, steps.drain(..));
+                self.irq_scratch = steps;
             }
             Event::Ipi { cpu, kind } => match kind {
-                Ipi::Resched => self.interrupt(cpu, Vec::new()),
+                Ipi::Resched => self.interrupt(cpu, []),
                 Ipi::WakeList => {
                     let hold = self.machine.costs.ttwu_activate;
-                    self.interrupt(cpu, vec![self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
+                    self.interrupt(cpu, [self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
                 }
-                Ipi::Balance => self.interrupt(cpu, vec![Step::Do(Action::NohzBalance)]),
+                Ipi::Balance => self.interrupt(cpu, [Step::Do(Action::NohzBalance)]),
             },
             Event::Start { template } => {
                 self.pending_starts -= 1;
@@ -330,7 +342,7 @@ impl Kernel<'_> {
     }
 
     /// Runs steps after the CPU's current kernel work (or at once from user mode or idle).
-    pub(crate) fn interrupt(&mut self, cpu: CpuId, steps: Vec<Step>) {
+    pub(crate) fn interrupt(&mut self, cpu: CpuId, steps: impl IntoIterator<Item = Step>) {
         let was = self.cpus[cpu].busy;
         match was {
             Busy::User { .. } => {
@@ -510,9 +522,14 @@ impl Kernel<'_> {
             }
             None => {
                 self.set_mode(cpu, Mode::Idle);
-                let c = &mut self.cpus[cpu];
-                c.tick_on = false;
-                c.tick_gen += 1;
+                if self.idle_tick {
+                    // A periodic-tick kernel keeps ticking while idle.
+                    self.start_tick(cpu);
+                } else {
+                    let c = &mut self.cpus[cpu];
+                    c.tick_on = false;
+                    c.tick_gen += 1;
+                }
                 false
             }
         }

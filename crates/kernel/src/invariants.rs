@@ -36,7 +36,7 @@ impl Kernel<'_> {
         }
         for &c in cpus {
             let cpu = &self.cpus[c];
-            for (&(hard, t), &soft) in &cpu.hrtimers {
+            for (&(hard, t), &(soft, _)) in &cpu.hrtimers {
                 let tk = &self.tasks[t];
                 if tk.state != TState::Sleeping || tk.blocked_on != crate::BlockedOn::Timer || tk.timer_cpu != c {
                     return Err(format!(

@@ -25,7 +25,7 @@ mod objects;
 use schedlab_machine::Machine;
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
-use schedlab_sim::{CpuId, EventQueue, Fnv64, Ns, RngStreams, SimRng, SourceError, TaskId};
+use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskId, TraceHash};
 use schedlab_workload::{Program, Workload};
 use std::sync::Arc;
 
@@ -123,7 +123,6 @@ pub(crate) struct Task {
     pub op_aux: u64,
     pub timers: Vec<(usize, Ns)>,
     pub live_children: u64,
-    pub timer_gen: u64,
     pub timer_cpu: CpuId,
     pub rewarm: Ns,
     pub last_ran: Option<CpuId>,
@@ -158,7 +157,7 @@ pub struct Kernel<'p> {
     pub(crate) alive: u64,
     pub(crate) pending_starts: u64,
     pub(crate) processed: u64,
-    pub(crate) hash: Fnv64,
+    pub(crate) hash: TraceHash,
     pub(crate) fatal: Option<RunError>,
     pub(crate) distribute: usize,
     pub(crate) exit_times: Vec<Option<Ns>>,
@@ -171,6 +170,13 @@ pub struct Kernel<'p> {
     /// The random stream a policy's checks may draw from (one for the run: seeding a
     /// stream per event would cost more than the check; checks change no result).
     pub(crate) check_rng: Option<SimRng>,
+    /// Every CPU: the affinity of tasks that name none, one bitmap shared by all of them.
+    pub(crate) all_cpus: schedlab_machine::CpuSet,
+    /// Reused step buffers (the interpreter's and interrupts'), so no event allocates.
+    pub(crate) scratch: Vec<cpu::Step>,
+    pub(crate) irq_scratch: Vec<cpu::Step>,
+    /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
+    pub(crate) idle_tick: bool,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -201,6 +207,7 @@ impl<'p> Kernel<'p> {
         let mut policy = policy;
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
+        let idle_tick = policy.idle_tick();
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list();
         let mut k = Kernel {
@@ -208,6 +215,10 @@ impl<'p> Kernel<'p> {
             touched: Vec::with_capacity(n),
             touched_mask: vec![false; n],
             check_rng: Some(RngStreams::new(0).stream("invariants", 0)),
+            all_cpus: machine.all_cpus(),
+            scratch: Vec::new(),
+            irq_scratch: Vec::new(),
+            idle_tick,
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
@@ -222,7 +233,7 @@ impl<'p> Kernel<'p> {
             alive: 0,
             pending_starts: 0,
             processed: 0,
-            hash: Fnv64::default(),
+            hash: TraceHash::default(),
             fatal: None,
             distribute: 0,
             exit_times: Vec::new(),
@@ -236,6 +247,14 @@ impl<'p> Kernel<'p> {
             policy,
             probe,
         };
+        // Per-task state is sized once for the tasks the workload starts with.
+        let n0 = usize::try_from(k.wl.initial_tasks()).unwrap_or(usize::MAX);
+        k.tasks.reserve_exact(n0);
+        k.info.reserve_exact(n0);
+        k.exit_times.reserve_exact(n0);
+        k.events.reserve_exact(n0 + k.wl.changes.len());
+        k.policy.reserve_tasks(n0);
+        k.probe.reserve_tasks(n0);
         for (t, tpl) in k.wl.templates.clone().iter().enumerate() {
             for _ in 0..tpl.count {
                 k.events.push(tpl.start, cpu::Event::Start { template: t });
@@ -244,6 +263,11 @@ impl<'p> Kernel<'p> {
         }
         for (idx, c) in k.wl.changes.iter().enumerate() {
             k.events.push(c.at, cpu::Event::Change { idx });
+        }
+        if idle_tick {
+            for c in 0..n {
+                k.start_tick(c);
+            }
         }
         Ok(k)
     }

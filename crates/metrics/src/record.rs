@@ -28,7 +28,7 @@ pub struct RunRecord {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub deadlock: Vec<WaitFor>,
     pub events: u64,
-    /// FNV-1a over every event and every pick, as 16 hex digits.
+    /// a word-wise hash over every event and every pick, as 16 hex digits.
     pub trace_hash: String,
     pub tasks: Vec<TaskRecord>,
     pub cpus: Vec<CpuRecord>,

@@ -64,6 +64,8 @@ pub trait Probe {
     fn sample_every(&self) -> Option<Ns> {
         None
     }
+    /// About `n` tasks will exist (a hint for sizing per-task state exactly).
+    fn reserve_tasks(&mut self, _n: usize) {}
 }
 
 /// A probe that ignores everything.

@@ -21,6 +21,7 @@ pub const CONFIGS: &[(&str, &[(&str, &str)])] = &[
     ("cfs", &[("autogroup", "0")]),
     ("ule", &[]),
     ("ule", &[("version", "current")]),
+    ("o1", &[]),
     ("fifo", &[]),
 ];
 
