@@ -28,6 +28,8 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
+pub mod fuzz;
+pub mod memlimit;
 pub mod output;
 pub mod signals;
 pub mod validate;

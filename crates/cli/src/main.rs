@@ -168,15 +168,27 @@ enum Cmd {
     /// Run random worlds (workload + machine from a seed) under every scheduler with all
     /// invariants checked after every event; a failure prints the seed and the workload.
     Fuzz {
-        /// How many seeds.
-        #[arg(long, default_value_t = 100)]
+        /// How many seeds (worlds).
+        #[arg(long, default_value_t = 1000)]
         seeds: u64,
         /// First seed.
         #[arg(long, default_value_t = 0)]
         from: u64,
         /// Simulated time per world.
-        #[arg(long, default_value = "300ms")]
+        #[arg(long, default_value = "25ms")]
         duration: String,
+        /// Worlds run in parallel (default: every CPU). Each world's seed is fixed, so the
+        /// worlds run do not depend on this.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run every world under every scheduler configuration, not only its own (seeds
+        /// cycle through the configurations).
+        #[arg(long)]
+        all_configs: bool,
+        /// Fuzz the input parsers instead: malformed workload and machine files and
+        /// command-line values, each checked for no panic and bounded memory (1 GiB).
+        #[arg(long)]
+        parser: bool,
     },
     /// Measure this host (topology, HZ, every cost of the cost model) and write a machine
     /// file for it.
@@ -206,6 +218,9 @@ enum Cmd {
         tiny: bool,
     },
 }
+
+#[global_allocator]
+static ALLOC: schedlab::memlimit::Watching = schedlab::memlimit::Watching;
 
 /// Exit status: 0; 1 or 2 on an error (`CliError::code`); 128 + the signal's number after
 /// SIGINT or SIGTERM (the partial outputs written); 141 when stdout's reader went away.
@@ -298,7 +313,10 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
-        Cmd::Fuzz { seeds, from, duration } => run_fuzz(from, seeds, &duration),
+        Cmd::Fuzz { seeds, from, parser: true, .. } => schedlab::fuzz::parsers(from, seeds),
+        Cmd::Fuzz { seeds, from, duration, jobs, all_configs, parser: false } => {
+            schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
+        }
     }
 }
 
@@ -337,36 +355,6 @@ fn host_default(common: &mut Common, sched: &str) {
         let text = read_workload(&common.workload).unwrap_or_default();
         common.machine = schedlab_run::machine_for(None, &text, sched);
     }
-}
-
-fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
-    let end = parse_duration(duration).map_err(|m| CliError::input(format!("--duration: {m}")))?;
-    let mut failed = 0;
-    let mut done = 0;
-    for seed in from..from + seeds {
-        match schedlab_run::fuzz::check_world(seed, end, &mut |_| !stop_requested()) {
-            Ok(true) => done += 1,
-            Ok(false) => break,
-            Err(f) => {
-                failed += 1;
-                done += 1;
-                let sets: Vec<String> = f.sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                note!("seed {seed}: {} [{}] on {}: {}\n{}", f.sched, sets.join(" "), f.machine, f.message, f.workload);
-            }
-        }
-        note!("seed {seed} done, {failed} failures so far");
-        if stop_requested() {
-            break;
-        }
-    }
-    if stop_requested() {
-        note!("interrupted: the world in progress is not counted");
-    }
-    outln!("{done} worlds from seed {from}: {failed} failures")?;
-    if failed > 0 {
-        return Err(CliError { message: format!("{failed} worlds failed"), code: 1 });
-    }
-    Ok(())
 }
 
 /// Runs the workload under each comma-separated scheduler; `SCHED:KEY=VALUE` sets go to

@@ -14,6 +14,7 @@ use std::sync::Arc;
 /// Calls a policy hook with a freshly built [`Ctx`], then applies its requests.
 macro_rules! hook {
     ($k:expr, $cpu:expr, |$p:ident, $cx:ident| $body:expr) => {{
+        $k.touch($cpu);
         let mut reqs = std::mem::take(&mut $k.requests);
         let r = {
             let mut $cx = Ctx {
@@ -48,6 +49,7 @@ impl Kernel<'_> {
 
     /// Sets `TIF_NEED_RESCHED` of `cpu`'s current task (and the policies' view of it).
     pub(crate) fn set_need_resched(&mut self, cpu: CpuId, on: bool) {
+        self.touch(cpu);
         self.cpus[cpu].need_resched = on;
         self.views[cpu].need_resched = on;
     }
@@ -587,6 +589,7 @@ impl Kernel<'_> {
         if queue {
             // `ttwu_queue_wakelist`: the target activates it under its own lock after an IPI.
             let first = self.cpus[target].wake_list.is_empty();
+            self.touch(target);
             self.cpus[target].wake_list.push(t);
             self.views[target].ttwu_pending = true;
             if first {

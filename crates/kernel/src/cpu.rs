@@ -254,6 +254,16 @@ impl Kernel<'_> {
         self.hash.write_u64(kind);
         self.hash.write_u64(a);
         self.hash.write_u64(b);
+        if self.cfg.check_invariants {
+            match &ev {
+                Event::CpuDone { cpu, .. }
+                | Event::Resume { cpu }
+                | Event::Tick { cpu, .. }
+                | Event::Timer { cpu, .. }
+                | Event::Ipi { cpu, .. } => self.touch(*cpu),
+                Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
+            }
+        }
         match ev {
             Event::CpuDone { cpu, gen } => {
                 if self.cpus[cpu].gen != gen {
@@ -442,6 +452,9 @@ impl Kernel<'_> {
                 Step::Locked { locks, n, mut got, site, hold, action } => {
                     while got < n {
                         let id = locks[got as usize];
+                        if id < self.cpus.len() {
+                            self.touch(id); // an rq lock: that runqueue may change
+                        }
                         match self.locks[id].owner {
                             None => {
                                 self.locks[id].owner = Some(cpu);

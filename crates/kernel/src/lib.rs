@@ -163,6 +163,13 @@ pub struct Kernel<'p> {
     pub(crate) exit_times: Vec<Option<Ns>>,
     /// The scheduler-tick period (the policy's, or the machine's HZ).
     pub(crate) tick: Ns,
+    /// With invariant checks on: the CPUs the current event touched (its own, those whose
+    /// runqueue locks it took, those it flagged or queued a wakeup on), checked after it.
+    pub(crate) touched: Vec<CpuId>,
+    pub(crate) touched_mask: Vec<bool>,
+    /// The random stream a policy's checks may draw from (one for the run: seeding a
+    /// stream per event would cost more than the check; checks change no result).
+    pub(crate) check_rng: Option<SimRng>,
     /// Every CPU: the affinity of tasks that name none, one bitmap shared by all of them.
     pub(crate) all_cpus: schedlab_machine::CpuSet,
     /// Reused step buffers (the interpreter's and interrupts'), so no event allocates.
@@ -171,6 +178,10 @@ pub struct Kernel<'p> {
     /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
     pub(crate) idle_tick: bool,
 }
+
+/// With invariant checks on, every this many events (and at the end) everything is
+/// checked, not only what the event touched.
+pub const FULL_CHECK_EVERY: u64 = 256;
 
 impl<'p> Kernel<'p> {
     /// Builds a kernel for `workload` on `machine` under `policy`.
@@ -201,6 +212,9 @@ impl<'p> Kernel<'p> {
         cfg.ttwu_queue &= policy.wake_list();
         let mut k = Kernel {
             tick,
+            touched: Vec::with_capacity(n),
+            touched_mask: vec![false; n],
+            check_rng: Some(RngStreams::new(0).stream("invariants", 0)),
             all_cpus: machine.all_cpus(),
             scratch: Vec::new(),
             irq_scratch: Vec::new(),
@@ -295,7 +309,7 @@ impl<'p> Kernel<'p> {
                 return Err(e);
             }
             if self.cfg.check_invariants {
-                self.check_invariants().map_err(RunError::Invariant)?;
+                self.check_after_event().map_err(RunError::Invariant)?;
             }
             if self.alive == 0 && self.pending_starts == 0 {
                 reason = EndReason::AllExited;
@@ -308,6 +322,10 @@ impl<'p> Kernel<'p> {
         }
         if reason == EndReason::TimeLimit {
             self.now = end;
+        }
+        if self.cfg.check_invariants {
+            let mut rng = self.check_rng.take().expect("put back after every check");
+            self.check_invariants(None, &mut rng).map_err(RunError::Invariant)?;
         }
         Ok(self.summary(reason))
     }
@@ -368,6 +386,34 @@ impl<'p> Kernel<'p> {
             policy_counters: self.policy.counters(),
             deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
         }
+    }
+
+    /// Marks `cpu` as touched by the current event (for the incremental check).
+    #[inline]
+    pub(crate) fn touch(&mut self, cpu: CpuId) {
+        if self.cfg.check_invariants && !self.touched_mask[cpu] {
+            self.touched_mask[cpu] = true;
+            self.touched.push(cpu);
+        }
+    }
+
+    /// After an event: the touched CPUs' checks, or everything every
+    /// [`FULL_CHECK_EVERY`] events.
+    fn check_after_event(&mut self) -> Result<(), String> {
+        let touched = std::mem::take(&mut self.touched);
+        let mut rng = self.check_rng.take().expect("put back after every check");
+        let r = if self.processed % FULL_CHECK_EVERY == 0 {
+            self.check_invariants(None, &mut rng)
+        } else {
+            self.check_invariants(Some(&touched), &mut rng)
+        };
+        self.check_rng = Some(rng);
+        for &c in &touched {
+            self.touched_mask[c] = false;
+        }
+        self.touched = touched;
+        self.touched.clear();
+        r
     }
 
     pub fn now(&self) -> Ns {

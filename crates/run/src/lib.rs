@@ -23,6 +23,7 @@
 
 mod error;
 pub mod fuzz;
+pub mod fuzz_input;
 mod host;
 mod input;
 pub mod record;

@@ -325,6 +325,15 @@ pub trait SchedClass {
     /// The policy's own consistency checks (`SCHED_WARN_ON`, ULE `KASSERT`).
     fn check_invariants(&self, cx: &Ctx) -> Result<(), String>;
 
+    /// The checks of [`SchedClass::check_invariants`] that concern `cpus` (the CPUs the
+    /// last event touched: its own and those whose runqueue locks it took), for cheap
+    /// checking after every event; the kernel still runs the full check periodically and
+    /// at the end. Default: the full check.
+    fn check_cpus(&self, cx: &Ctx, cpus: &[CpuId]) -> Result<(), String> {
+        let _ = cpus;
+        self.check_invariants(cx)
+    }
+
     /// The scheduler-tick period this policy is driven by. `None`: the machine's HZ
     /// (`scheduler_tick`). ULE returns the statistics clock (`stathz` = 127, `sched_clock`).
     fn tick_period(&self) -> Option<Ns> {

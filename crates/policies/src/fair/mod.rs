@@ -395,6 +395,10 @@ impl SchedClass for Fair {
     }
 
     fn check_invariants(&self, _cx: &Ctx) -> Result<(), String> {
-        self.check_fair()
+        self.check_fair(None)
+    }
+
+    fn check_cpus(&self, _cx: &Ctx, cpus: &[CpuId]) -> Result<(), String> {
+        self.check_fair(Some(cpus))
     }
 }

@@ -923,6 +923,13 @@ impl SchedClass for Ule {
     }
 
     fn check_invariants(&self, cx: &Ctx) -> Result<(), String> {
+        let all: Vec<CpuId> = (0..self.tdq.len()).collect();
+        self.check_cpus(cx, &all)
+    }
+
+    /// Thread counts are recounted from every thread (cheap); each CPU's queues and
+    /// bitmaps only for `cpus`.
+    fn check_cpus(&self, cx: &Ctx, cpus: &[CpuId]) -> Result<(), String> {
         let mut loads = vec![0u32; self.tdq.len()];
         let mut queued = vec![0u32; self.tdq.len()];
         for (p, td) in self.td.iter().enumerate() {
@@ -947,7 +954,8 @@ impl SchedClass for Ule {
                 }
             }
         }
-        for (c, q) in self.tdq.iter().enumerate() {
+        for &c in cpus {
+            let q = &self.tdq[c];
             if q.load != loads[c] {
                 return Err(format!("ule: CPU {c} tdq_load {} but {} threads counted", q.load, loads[c]));
             }
