@@ -577,22 +577,27 @@ impl Fair {
 
     /// `nohz_balancer_kick` (v5.15): a busy CPU asks an idle one to balance for all idle
     /// CPUs when it has more than one task or its LLC has more than one busy CPU.
+    ///
+    /// Cheap checks first, as the kernel's (`time_before(now, nohz.next_balance)` returns
+    /// before any mask is read); the LLC is counted over its own CPUs only, stopping at two
+    /// busy ones, and `find_new_ilb` stops at the first idle CPU: per tick, no work
+    /// proportional to the machine's CPU count unless a kick is due.
     fn nohz_balancer_kick(&mut self, cx: &mut Ctx, cpu: CpuId, j: u64) {
-        let n = self.nr_cpus;
-        let idle_cpus: Vec<CpuId> = (0..n).filter(|&c| c != cpu && cx.idle_cpu(c)).collect();
-        if idle_cpus.is_empty() || j < self.nohz_next_balance {
+        if j < self.nohz_next_balance {
             return;
         }
+        let n = self.nr_cpus;
+        let Some(ilb) = (0..n).find(|&c| c != cpu && cx.idle_cpu(c)) else { return };
         let mut kick = cx.cpus[cpu].nr_running >= 2;
         if !kick {
             let llc = self.domains.llc_id[cpu];
-            let busy = (0..n).filter(|&c| self.domains.llc_id[c] == llc && !cx.idle_cpu(c)).count();
+            let busy = self.domains.llc_cpus[llc].iter().filter(|&&c| !cx.idle_cpu(c)).take(2).count();
             kick = busy > 1;
         }
         if kick {
             self.nohz_next_balance = j + 1;
             // `find_new_ilb`: the first idle CPU.
-            cx.kick(idle_cpus[0]);
+            cx.kick(ilb);
             self.counters.nohz_kicks += 1;
         }
     }
