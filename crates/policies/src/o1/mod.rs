@@ -59,7 +59,7 @@ mod params;
 pub use params::{nice_to_prio, O1Tunables, DEFS, MAX_BONUS, MAX_PRIO, MAX_RT_PRIO};
 
 use array::PrioArray;
-use balance::{Dom, Idle, SD_BALANCE_FORK};
+use balance::{Dom, IdleType, SD_BALANCE_FORK};
 use schedlab_machine::Machine;
 use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskPolicy, Tunable};
 use schedlab_sim::{CpuId, Ns, TaskId};
@@ -486,11 +486,8 @@ impl SchedClass for O1 {
             tk.timestamp = cx.now.0;
             self.activate_plain(cpu, p);
         } else {
-            let which = if self.td[p].moving_expired.take().unwrap_or(false) {
-                self.expired(cpu)
-            } else {
-                self.rq[cpu].active
-            };
+            let which =
+                if self.td[p].moving_expired.take().unwrap_or(false) { self.expired(cpu) } else { self.rq[cpu].active };
             self.enqueue(cpu, p, which);
         }
     }
@@ -615,7 +612,7 @@ impl SchedClass for O1 {
         self.begin_hook();
         match kind {
             BalanceKind::Tick => {
-                let idle = if self.rq[cpu].curr.is_none() { Idle::Idle } else { Idle::NotIdle };
+                let idle = if self.rq[cpu].curr.is_none() { IdleType::SchedIdle } else { IdleType::NotIdle };
                 self.rebalance_tick(cx, cpu, idle);
             }
             BalanceKind::NewIdle => self.idle_balance(cx, cpu),
@@ -652,7 +649,10 @@ impl SchedClass for O1 {
                 for (prio, t) in a.iter() {
                     let tk = &self.td[t];
                     if tk.array != Some((c, w)) || tk.prio != prio || tk.cpu != c {
-                        return Err(format!("o1: task {t} in CPU {c} array {w} list {prio} but records {:?} prio {}", tk.array, tk.prio));
+                        return Err(format!(
+                            "o1: task {t} in CPU {c} array {w} list {prio} but records {:?} prio {}",
+                            tk.array, tk.prio
+                        ));
                     }
                     if tk.time_slice == 0 || !(MAX_RT_PRIO..MAX_PRIO).contains(&tk.prio) {
                         return Err(format!("o1: task {t} slice {} prio {}", tk.time_slice, tk.prio));
