@@ -62,7 +62,7 @@ impl Kernel<'_> {
             }
             self.cpus[cpu].hrtimers.remove(&(hard, task));
             steps.push(Step::Delay(self.machine.costs.timer_irq));
-            steps.push(Step::Do(Action::TtwuStart { task, wf: 0, claimed: false }));
+            steps.push(Step::Do(Action::TtwuStart { task, wf: schedlab_sched_api::wf::IRQ, claimed: false }));
         }
         self.program_clock_event(cpu);
     }

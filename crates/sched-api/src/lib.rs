@@ -51,6 +51,10 @@ pub mod wf {
     pub const FORK: u32 = 0x02;
     /// The wakee changed CPU.
     pub const MIGRATED: u32 = 0x04;
+    /// The waker is an interrupt (a sleeper's hrtimer expiring), not a task: what
+    /// `in_interrupt()` tells Linux 2.6's `activate_task`. Linux has no such wake flag; the
+    /// simulator sets it so that policies which care (O(1)) can tell.
+    pub const IRQ: u32 = 0x100;
 }
 
 /// Why `select_task_rq` is called (`SD_BALANCE_WAKE`, `SD_BALANCE_FORK`, `SD_BALANCE_EXEC`).

@@ -23,12 +23,12 @@ pub const SD_WAKE_AFFINE: u32 = 0x20;
 pub const SD_WAKE_BALANCE: u32 = 0x40;
 pub const SD_SHARE_CPUPOWER: u32 = 0x80;
 
-/// `enum idle_type` (2.6.11); the variants keep the kernel's names.
+/// `enum idle_type` (2.6.11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(clippy::enum_variant_names)]
-pub enum Idle {
+#[allow(clippy::enum_variant_names)] // The kernel's names: SCHED_IDLE, NOT_IDLE, NEWLY_IDLE.
+pub enum IdleType {
     /// `SCHED_IDLE`: the tick of an idle CPU.
-    Idle,
+    SchedIdle,
     NotIdle,
     NewlyIdle,
 }
@@ -190,12 +190,12 @@ impl O1 {
     }
 
     /// `find_busiest_group` (2.6.11): the busiest remote group and how many tasks to move.
-    fn find_busiest_group(&self, cpu: CpuId, lvl: usize, idle: Idle) -> Option<Found> {
+    fn find_busiest_group(&self, cpu: CpuId, lvl: usize, idle: IdleType) -> Option<Found> {
         let d = &self.doms[cpu][lvl];
         let idx = match idle {
-            Idle::NotIdle => d.idx[0],
-            Idle::Idle => d.idx[1],
-            Idle::NewlyIdle => d.idx[2],
+            IdleType::NotIdle => d.idx[0],
+            IdleType::SchedIdle => d.idx[1],
+            IdleType::NewlyIdle => d.idx[2],
         };
         let (mut max_load, mut this_load, mut total_load, mut total_pwr) = (0u64, 0u64, 0u64, 0u64);
         let mut busiest = None;
@@ -217,7 +217,7 @@ impl O1 {
             // Even when balanced, a newly idle CPU, or an idle one facing more than one task's
             // worth of load, takes one task.
             let b = busiest?;
-            (idle == Idle::NewlyIdle || (idle == Idle::Idle && max_load > SCHED_LOAD_SCALE))
+            (idle == IdleType::NewlyIdle || (idle == IdleType::SchedIdle && max_load > SCHED_LOAD_SCALE))
                 .then_some(Found { group: b, imbalance: 1 })
         };
         let b = busiest?;
@@ -254,9 +254,9 @@ impl O1 {
     }
 
     /// `find_busiest_queue`: the CPU of the group with the highest `source_load`.
-    fn find_busiest_queue(&self, cpu: CpuId, lvl: usize, group: usize, idle: Idle) -> Option<CpuId> {
+    fn find_busiest_queue(&self, cpu: CpuId, lvl: usize, group: usize, idle: IdleType) -> Option<CpuId> {
         let d = &self.doms[cpu][lvl];
-        let idx = if idle == Idle::NotIdle { d.idx[0] } else { d.idx[1] };
+        let idx = if idle == IdleType::NotIdle { d.idx[0] } else { d.idx[1] };
         let mut best: Option<(u64, CpuId)> = None;
         for c in d.groups[group].iter() {
             let l = self.source_load(c, idx);
@@ -313,12 +313,12 @@ impl O1 {
 
     /// `load_balance` (tick) and `load_balance_newidle`: returns the number of tasks whose
     /// move was requested.
-    pub(super) fn load_balance(&mut self, cx: &mut Ctx, this: CpuId, lvl: usize, idle: Idle) -> usize {
+    pub(super) fn load_balance(&mut self, cx: &mut Ctx, this: CpuId, lvl: usize, idle: IdleType) -> usize {
         self.stats.lb_calls += 1;
         let found = self.find_busiest_group(this, lvl, idle);
         let busiest = found.and_then(|f| self.find_busiest_queue(this, lvl, f.group, idle).map(|b| (b, f)));
         let Some((busiest, f)) = busiest.filter(|(b, _)| *b != this) else {
-            if idle != Idle::NewlyIdle {
+            if idle != IdleType::NewlyIdle {
                 let d = &mut self.doms[this][lvl];
                 d.nr_balance_failed = 0;
                 d.balance_interval = (d.balance_interval * 2).min(d.max_interval);
@@ -339,7 +339,7 @@ impl O1 {
             }
             cx.migrate_batch(busiest, this, moved, n);
         }
-        if idle == Idle::NewlyIdle {
+        if idle == IdleType::NewlyIdle {
             return n;
         }
         let d = &mut self.doms[this][lvl];
@@ -376,7 +376,7 @@ impl O1 {
 
     /// `rebalance_tick` (2.6.11): update `cpu_load`, then balance each domain whose interval
     /// (× `busy_factor` unless idle) has passed, staggered per CPU by `HZ * cpu / NR_CPUS`.
-    pub(super) fn rebalance_tick(&mut self, cx: &mut Ctx, cpu: CpuId, mut idle: Idle) {
+    pub(super) fn rebalance_tick(&mut self, cx: &mut Ctx, cpu: CpuId, mut idle: IdleType) {
         let this_load = u64::from(self.rq[cpu].nr_running) * SCHED_LOAD_SCALE;
         let rq = &mut self.rq[cpu];
         rq.cpu_load = (rq.cpu_load + this_load) / 2;
@@ -391,14 +391,14 @@ impl O1 {
                 continue;
             }
             let mut ms = d.balance_interval;
-            if idle != Idle::Idle {
+            if idle != IdleType::SchedIdle {
                 ms *= d.busy_factor;
             }
             // `msecs_to_jiffies` rounds up.
             let interval = (ms * hz).div_ceil(1000).max(1);
             if j.saturating_sub(d.last_balance) >= interval {
                 if self.load_balance(cx, cpu, lvl, idle) > 0 {
-                    idle = Idle::NotIdle;
+                    idle = IdleType::NotIdle;
                 }
                 self.doms[cpu][lvl].last_balance += interval;
             }
@@ -411,7 +411,7 @@ impl O1 {
             return;
         }
         for lvl in 0..self.doms[cpu].len() {
-            if self.doms[cpu][lvl].has(SD_BALANCE_NEWIDLE) && self.load_balance(cx, cpu, lvl, Idle::NewlyIdle) > 0 {
+            if self.doms[cpu][lvl].has(SD_BALANCE_NEWIDLE) && self.load_balance(cx, cpu, lvl, IdleType::NewlyIdle) > 0 {
                 self.stats.idle_pulls += 1;
                 break;
             }

@@ -59,7 +59,7 @@ mod params;
 pub use params::{nice_to_prio, O1Tunables, DEFS, MAX_BONUS, MAX_PRIO, MAX_RT_PRIO};
 
 use array::PrioArray;
-use balance::{Dom, Idle, SD_BALANCE_FORK};
+use balance::{Dom, IdleType, SD_BALANCE_FORK};
 use schedlab_machine::Machine;
 use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskPolicy, Tunable};
 use schedlab_sim::{CpuId, Ns, TaskId};
@@ -69,7 +69,10 @@ use schedlab_sim::{CpuId, Ns, TaskId};
 enum SleepType {
     Normal,
     NonInteractive,
+    /// Woken by a task: 30 % of the runqueue wait is credited.
     Interactive,
+    /// Woken from an interrupt (a timer): the whole runqueue wait is credited.
+    Interrupted,
 }
 
 /// Per-task state: the `task_struct` fields the O(1) scheduler reads.
@@ -94,6 +97,8 @@ struct Tk {
     moving_expired: Option<bool>,
     /// `SCHED_BATCH` (and `SCHED_IDLE`, which 2.6.20 did not have).
     batch: bool,
+    /// The pending wakeup comes from an interrupt (`wf::IRQ`).
+    irq_wake: bool,
     cpu: CpuId,
     alive: bool,
 }
@@ -186,6 +191,7 @@ impl O1 {
                 array: None,
                 moving_expired: None,
                 batch: false,
+                irq_wake: false,
                 cpu: 0,
                 alive: false,
             });
@@ -419,6 +425,7 @@ impl SchedClass for O1 {
             array: None,
             moving_expired: None,
             batch,
+            irq_wake: false,
             cpu,
             alive: true,
         };
@@ -458,7 +465,10 @@ impl SchedClass for O1 {
         self.begin_hook();
         match kind {
             SelectKind::Fork => self.balance_self(cx, p, cx.this_cpu, SD_BALANCE_FORK),
-            SelectKind::Wake => self.wake_cpu(cx, p, prev, wake_flags & wf::SYNC != 0),
+            SelectKind::Wake => {
+                self.td[p].irq_wake = wake_flags & wf::IRQ != 0;
+                self.wake_cpu(cx, p, prev, wake_flags & wf::SYNC != 0)
+            }
             SelectKind::Exec => prev,
         }
     }
@@ -480,8 +490,9 @@ impl SchedClass for O1 {
             let tk = &mut self.td[p];
             tk.prio = prio;
             if tk.sleep_type == SleepType::Normal {
-                // Woken by a task, not from an interrupt: a weighted-down runqueue credit.
-                tk.sleep_type = SleepType::Interactive;
+                // Woken from an interrupt (likely a hardware event, so interactive): the
+                // whole runqueue wait counts as sleep; woken by a task: 30 % of it.
+                tk.sleep_type = if tk.irq_wake { SleepType::Interrupted } else { SleepType::Interactive };
             }
             tk.timestamp = cx.now.0;
             self.activate_plain(cpu, p);
@@ -551,9 +562,11 @@ impl SchedClass for O1 {
         self.stats.pick_bitmap_words += u64::from(words);
         let next = *rq.arrays[rq.active].list(idx).front()?;
         let st = self.td[next].sleep_type;
-        if st == SleepType::Interactive {
-            let delta = now.saturating_sub(self.td[next].timestamp);
-            let delta = delta * (self.t.on_runqueue_weight * 128 / 100) / 128;
+        if matches!(st, SleepType::Interactive | SleepType::Interrupted) {
+            let mut delta = now.saturating_sub(self.td[next].timestamp);
+            if st == SleepType::Interactive {
+                delta = delta * (self.t.on_runqueue_weight * 128 / 100) / 128;
+            }
             let ts = self.td[next].timestamp;
             let new_prio = self.recalc_task_prio(next, ts + delta);
             if new_prio != self.td[next].prio {
@@ -612,7 +625,7 @@ impl SchedClass for O1 {
         self.begin_hook();
         match kind {
             BalanceKind::Tick => {
-                let idle = if self.rq[cpu].curr.is_none() { Idle::Idle } else { Idle::NotIdle };
+                let idle = if self.rq[cpu].curr.is_none() { IdleType::SchedIdle } else { IdleType::NotIdle };
                 self.rebalance_tick(cx, cpu, idle);
             }
             BalanceKind::NewIdle => self.idle_balance(cx, cpu),
