@@ -10,6 +10,7 @@
 
 use crate::cpu::{Action, Event, Step};
 use crate::Kernel;
+use schedlab_machine::KernelPath;
 use schedlab_sim::{CpuId, Ns, TaskId};
 
 impl Kernel<'_> {
@@ -40,7 +41,7 @@ impl Kernel<'_> {
             self.cpus[cpu].hrtimers.remove(&(hard, task));
             // Its own hard-expiry event, if still pending, is now stale.
             self.tasks[task].timer_gen += 1;
-            steps.push(Step::Delay(self.machine.costs.timer_irq));
+            steps.push(Step::Delay(KernelPath::Timer, self.machine.costs.timer_irq));
             steps.push(Step::Do(Action::TtwuStart { task, wf: 0, claimed: false }));
         }
         steps

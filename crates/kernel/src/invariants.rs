@@ -8,6 +8,7 @@ impl Kernel<'_> {
     /// * the kernel's per-CPU counts match the tasks it has queued there;
     /// * the policy's runqueue contents equal the kernel's, CPU by CPU;
     /// * per-CPU time is conserved: user + kernel + spin + idle = now;
+    /// * kernel time by path sums to the CPU's kernel time;
     /// * affinity holds for every queued or running task;
     /// * an armed sleep timer belongs to a task asleep on it, with soft ≤ hard expiry;
     /// * the policy's own checks pass.
@@ -40,9 +41,17 @@ impl Kernel<'_> {
                     ));
                 }
             }
-            let total: u64 = cpu.times_at(self.now).iter().map(|t| t.0).sum();
+            let times = cpu.times_at(self.now);
+            let total: u64 = times.iter().map(|t| t.0).sum();
             if total != self.now.0 {
                 return Err(format!("CPU {c}: user+kernel+spin+idle = {total} ns but {} ns elapsed", self.now.0));
+            }
+            let by_path: u64 = cpu.paths_at(self.now).iter().sum();
+            if by_path != times[schedlab_probe::Mode::Kernel as usize].0 {
+                return Err(format!(
+                    "CPU {c}: kernel time by path sums to {by_path} ns, but the CPU spent {} ns in the kernel",
+                    times[schedlab_probe::Mode::Kernel as usize].0
+                ));
             }
         }
         let mut kernel_rq: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -96,6 +105,7 @@ impl Kernel<'_> {
             cpus: &self.views,
             rng: &mut rng,
             requests: &mut reqs,
+            work: Default::default(),
         };
         self.policy.check_invariants(&cx).map_err(|e| format!("policy `{}`: {e}", self.policy.name()))
     }

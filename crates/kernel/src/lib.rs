@@ -21,7 +21,7 @@ mod hrtimer;
 mod invariants;
 mod objects;
 
-use schedlab_machine::Machine;
+use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
 use schedlab_sim::{CpuId, EventQueue, Fnv64, Ns, RngStreams, SimRng, SourceError, TaskId};
@@ -163,6 +163,15 @@ pub struct Kernel<'p> {
     pub(crate) exit_times: Vec<Option<Ns>>,
     /// The scheduler-tick period (the policy's, or the machine's HZ).
     pub(crate) tick: Ns,
+    /// SMT threads slow each other down on this machine.
+    pub(crate) smt: bool,
+    /// Cores whose busy-thread count changed during the current event (`smt_retime`).
+    pub(crate) smt_dirty: Vec<bool>,
+    pub(crate) smt_dirty_list: Vec<usize>,
+    /// The path of the step being executed: where its hooks' work is charged by default.
+    pub(crate) cur_path: KernelPath,
+    /// The current step's hooks' work, to be charged after the action, per path.
+    pub(crate) pending_work: Vec<(KernelPath, Ns)>,
 }
 
 impl<'p> Kernel<'p> {
@@ -191,8 +200,14 @@ impl<'p> Kernel<'p> {
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list();
+        let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let mut k = Kernel {
             tick,
+            smt: machine.smt_shares(),
+            smt_dirty: vec![false; cores],
+            smt_dirty_list: Vec::new(),
+            cur_path: KernelPath::Schedule,
+            pending_work: Vec::new(),
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
@@ -261,6 +276,9 @@ impl<'p> Kernel<'p> {
             self.now = t;
             self.processed += 1;
             self.dispatch(ev);
+            if !self.smt_dirty_list.is_empty() {
+                self.smt_retime();
+            }
             if let Some(e) = self.fatal.take() {
                 return Err(e);
             }
@@ -309,6 +327,7 @@ impl<'p> Kernel<'p> {
     fn summary(&mut self, reason: EndReason) -> RunSummary {
         let now = self.now;
         let cpu_times = self.cpus.iter().map(|c| c.times_at(now)).collect();
+        let cpu_paths = self.cpus.iter().map(|c| c.paths_at(now).map(Ns)).collect();
         // A CPU still spinning when the run ends has spun on its lock until now.
         for c in 0..self.cpus.len() {
             let Some(since) = self.cpus[c].take_spin() else { continue };
@@ -332,6 +351,7 @@ impl<'p> Kernel<'p> {
             events: self.processed,
             trace_hash: self.hash.0,
             cpu_times,
+            cpu_paths,
             locks,
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
