@@ -544,10 +544,11 @@ impl Kernel<'_> {
                     self.set_mode(cpu, Mode::Kernel);
                     self.cur_path = crate::cpu::do_path(&action);
                     self.act(cpu, action);
-                    // The hooks' work runs right after the action, before what it queued.
+                    // The hooks' work runs right after the action, before what it queued
+                    // (the balancer's scan after its moves: `queue_work`).
                     let work = std::mem::take(&mut self.pending_work);
                     for (path, ns) in work.into_iter().rev() {
-                        self.cpus[cpu].kstack.push_front(Step::Delay(path, ns));
+                        self.queue_work(cpu, path, ns);
                     }
                 }
                 Step::Locked { locks, n, mut got, site, hold, action } => {
@@ -587,12 +588,33 @@ impl Kernel<'_> {
                     self.cur_path = path;
                     let extra = self.act(cpu, action);
                     let mut segs = vec![(path, hold + extra + transfer)];
-                    segs.append(&mut self.pending_work);
+                    for (p, ns) in std::mem::take(&mut self.pending_work) {
+                        match p {
+                            KernelPath::Balance => self.queue_work(cpu, p, ns),
+                            _ => segs.push((p, ns)),
+                        }
+                    }
                     self.start_kernel(cpu, Busy::Hold { locks, n }, segs);
                     return;
                 }
             }
         }
+    }
+
+    /// Queues a hook's work as a delay to run next on `cpu`. The balancer's scan (path
+    /// `balance`) goes after the moves it requested and outside any lock: Linux balances in
+    /// the `SCHED_SOFTIRQ` after the tick and with the runqueue lock dropped in
+    /// `newidle_balance`, and `detach_tasks` re-reads the source queue under its lock at the
+    /// end of the scan, whereas the model decides at the scan's start; charging the scan
+    /// before the moves would let the source queue change under a stale decision.
+    fn queue_work(&mut self, cpu: CpuId, path: KernelPath, ns: Ns) {
+        let ks = &mut self.cpus[cpu].kstack;
+        let at = if path == KernelPath::Balance {
+            ks.iter().take_while(|s| matches!(s, Step::Locked { site: LockSite::Migrate, .. })).count()
+        } else {
+            0
+        };
+        ks.insert(at, Step::Delay(path, ns));
     }
 
     /// Starts `work` at the current SMT rate (or as a fixed wall-clock span).
