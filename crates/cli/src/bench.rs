@@ -1,16 +1,22 @@
-//! `schedlab bench`: events per second of the simulator, and how per-event cost grows with
-//! the number of tasks. Timing lives here, never in tests.
+//! `schedlab bench`: events per second of the simulator, how per-event cost and memory grow
+//! with the number of threads and CPUs, and eevdf next to cfs with and without task groups.
+//! Timing lives here, never in tests. Rates are per second of the simulating thread's CPU
+//! time (the machine may be shared); heap bytes per thread are the peak heap in use during
+//! the row (glibc `mallinfo2`) beyond what was in use before it, divided by the threads.
 
 use crate::CliError;
 use schedlab_run::RunSpec;
 use schedlab_sim::Ns;
 
-/// A periodic workload of `tasks` tasks with total utilisation `util_x100 / 100` on `machine`.
-pub fn periodic_workload(tasks: u64, machine: &str) -> String {
+/// `examples/workloads/periodic-200.toml`, built in so `bench` runs from any directory.
+pub const PERIODIC_200: &str = include_str!("../../../examples/workloads/periodic-200.toml");
+
+/// A periodic workload of `tasks` tasks (each runs, then sleeps until its next 10 ms period
+/// with an absolute timer) whose utilisations sum to `util_cpus` CPUs on `machine`.
+pub fn periodic_workload(tasks: u64, machine: &str, util_cpus: u64) -> String {
     format!(
         "name = \"bench-periodic-{tasks}\"\nmachine = \"{machine}\"\n[[task]]\nname = \"p\"\ncount = {tasks}\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"{run}ns\" }}, {{ timer = \"10ms\" }} ] }} ]\n",
-        // Keep total utilisation at 6.0 CPUs' worth whatever the count.
-        run = 60_000_000 / tasks.max(1)
+        run = (util_cpus * 10_000_000 / tasks.max(1)).max(1)
     )
 }
 
@@ -22,22 +28,161 @@ pub fn mixed_workload(tasks: u64, machine: &str) -> String {
     )
 }
 
-pub struct BenchRow {
-    pub label: String,
-    pub events: u64,
-    pub wall_s: f64,
-    pub sim: Ns,
+/// The mixed workload in a two-level cgroup hierarchy: `parents` groups of weight
+/// `100 + 10·p`, each with `children` groups of weight `100 + 10·c`, each holding
+/// `per_group` tasks.
+pub fn grouped_workload(parents: u64, children: u64, per_group: u64, machine: &str) -> String {
+    let mut s = format!("name = \"bench-groups-{parents}x{children}\"\nmachine = \"{machine}\"\n");
+    for p in 0..parents {
+        s += &format!("[[group]]\nname = \"p{p}\"\nweight = {}\n", 100 + 10 * p);
+        for c in 0..children {
+            s += &format!("[[group]]\nname = \"p{p}c{c}\"\nparent = \"p{p}\"\nweight = {}\n", 100 + 10 * c);
+        }
+    }
+    for p in 0..parents {
+        for c in 0..children {
+            s += &format!(
+                "[[task]]\nname = \"t{p}-{c}\"\ngroup = \"p{p}c{c}\"\ncount = {per_group}\nprogram = [ {{ loop = \"forever\", do = [ {{ run = {{ dist = \"exponential\", mean = \"400us\" }} }}, {{ sleep = {{ dist = \"exponential\", mean = \"1ms\" }} }} ] }} ]\n"
+            );
+        }
+    }
+    s
 }
 
-/// Runs one job and times it.
+pub struct BenchRow {
+    pub label: String,
+    pub threads: u64,
+    pub events: u64,
+    pub wall_s: f64,
+    /// CPU time of the simulating thread (the figure to read on a shared machine).
+    pub cpu_s: f64,
+    pub sim: Ns,
+    /// Peak heap bytes in use during the run beyond what was in use before it.
+    pub heap_bytes: u64,
+}
+
+impl BenchRow {
+    /// Events per second of CPU time.
+    pub fn events_per_s(&self) -> f64 {
+        self.events as f64 / self.cpu_s.max(1e-9)
+    }
+}
+
+/// Heap bytes in use (glibc `mallinfo2`: arena bytes in use plus `mmap`ed blocks).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub fn heap_in_use() -> u64 {
+    // SAFETY: mallinfo2 only reads the allocator's statistics.
+    let m = unsafe { libc::mallinfo2() };
+    (m.uordblks + m.hblkhd) as u64
+}
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub fn heap_in_use() -> u64 {
+    0
+}
+
+/// CPU time of the calling thread, in seconds.
+pub fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Runs one job (on this thread) and times it; samples the heap every 65 536 events (when the run polls
+/// `keep_going`) and once at the end, while the run's record is still alive.
 pub fn time_job(label: &str, job: &RunSpec) -> Result<BenchRow, CliError> {
+    let before = heap_in_use();
+    let mut peak = before;
     #[allow(clippy::disallowed_methods)] // benchmarks measure wall time by design
     let start = std::time::Instant::now();
-    let r = job.run(&mut |_| true)?;
+    let cpu0 = thread_cpu_s();
+    let r = job.run(&mut |_| {
+        peak = peak.max(heap_in_use());
+        true
+    })?;
+    let wall_s = start.elapsed().as_secs_f64();
+    let cpu_s = thread_cpu_s() - cpu0;
+    peak = peak.max(heap_in_use());
     Ok(BenchRow {
         label: label.to_string(),
+        threads: job.workload.initial_tasks(),
         events: r.events,
-        wall_s: start.elapsed().as_secs_f64(),
+        wall_s,
+        cpu_s,
         sim: Ns(r.sim_ns),
+        heap_bytes: peak - before,
     })
+}
+
+/// What `schedlab bench` runs.
+pub struct BenchPlan {
+    /// Largest thread count of the scaling sweep (10, 100, … up to it).
+    pub max_threads: u64,
+    /// Simulated time of each sweep row.
+    pub sweep: Ns,
+    /// Only the first row of each kind (a smoke test).
+    pub tiny: bool,
+}
+
+/// A machine of the sweep: preset name and the CPUs' worth of work its periodic rows ask
+/// for (three quarters of its CPUs).
+const SWEEP_MACHINES: [(&str, u64); 2] = [("opteron-32", 24), ("numa-1024", 768)];
+
+/// Builds and runs every row.
+pub fn run(
+    plan: &BenchPlan,
+    on_row: &mut dyn FnMut(&BenchRow) -> Result<(), CliError>,
+) -> Result<Vec<BenchRow>, CliError> {
+    let mut rows = Vec::new();
+    let mut go = |label: String, text: String, sched: &str, dur: Ns| -> Result<(), CliError> {
+        let mut job = RunSpec::load("bench", &text, None, &[], Some(dur))?;
+        job.sched = sched.into();
+        let row = time_job(&label, &job)?;
+        on_row(&row)?;
+        rows.push(row);
+        Ok(())
+    };
+    let p200 = if plan.tiny { Ns::from_ms(100) } else { Ns::from_secs(10) };
+    go(format!("periodic-200, smp8, eevdf, {p200}"), PERIODIC_200.into(), "eevdf", p200)?;
+    if plan.tiny {
+        return Ok(rows);
+    }
+    go(format!("periodic-200, smp8, cfs, {p200}"), PERIODIC_200.into(), "cfs", p200)?;
+    for (machine, util) in SWEEP_MACHINES {
+        let mut n = 10;
+        while n <= plan.max_threads {
+            let label = format!("{n} threads, {machine}, eevdf, {}", plan.sweep);
+            go(label, periodic_workload(n, machine, util), "eevdf", plan.sweep)?;
+            n *= 10;
+        }
+    }
+    let two = Ns::from_secs(2);
+    for sched in ["eevdf", "cfs", "ule"] {
+        go(format!("512 mixed, opteron-32, {sched}, {two}"), mixed_workload(512, "opteron-32"), sched, two)?;
+    }
+    for sched in ["eevdf", "cfs"] {
+        let label = format!("500 in 110 groups, opteron-32, {sched}, {two}");
+        go(label, grouped_workload(10, 10, 5, "opteron-32"), sched, two)?;
+    }
+    Ok(rows)
+}
+
+/// The table header and one row.
+pub fn header() -> String {
+    format!(
+        "{:<44} {:>12} {:>9} {:>9} {:>12} {:>9} {:>11}",
+        "run", "events", "wall s", "CPU s", "events/s", "ns/event", "B/thread"
+    )
+}
+pub fn format_row(r: &BenchRow) -> String {
+    format!(
+        "{:<44} {:>12} {:>9.3} {:>9.3} {:>12.0} {:>9.1} {:>11.0}",
+        r.label,
+        r.events,
+        r.wall_s,
+        r.cpu_s,
+        r.events_per_s(),
+        r.cpu_s * 1e9 / r.events.max(1) as f64,
+        r.heap_bytes as f64 / r.threads.max(1) as f64
+    )
 }

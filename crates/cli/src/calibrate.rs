@@ -8,14 +8,14 @@ use std::path::Path;
 /// writes the machine file atomically — after checking that it loads.
 pub fn run(output: &Path, quick: bool, name: Option<String>) -> Result<(), CliError> {
     let opts = Options { quick, name, ..Options::default() };
-    let c = calibrate(&opts, &mut |step| eprintln!("calibrate: {step}"))
+    let c = calibrate(&opts, &mut |step| note!("calibrate: {step}"))
         .map_err(|e| CliError { message: e.to_string(), code: 1 })?;
     let text = c.machine_file();
     let file = output.display().to_string();
     schedlab_machine::parse_machine(&file, &text)
         .map_err(|e| CliError { message: format!("the machine file written would not load: {e}"), code: 1 })?;
-    print!("{}", c.table());
+    out!("{}", c.table())?;
     write_atomic(output, &text)?;
-    eprintln!("wrote {file}");
+    note!("wrote {file}");
     Ok(())
 }

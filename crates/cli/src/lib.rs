@@ -6,8 +6,31 @@
 //! measures the host) is the only one that touches files, the environment, stdout/stderr
 //! and exit codes; the crates below are pure.
 
+/// `print!` that never panics: [`output::stdout`] (a closed pipe exits quietly, a full
+/// disk is an error). Evaluates to `Result<(), CliError>`.
+#[macro_export]
+macro_rules! out {
+    ($($t:tt)*) => { $crate::output::stdout(&format!($($t)*)) };
+}
+
+/// `println!` through [`output::stdout`].
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::output::stdout("\n") };
+    ($($t:tt)*) => { $crate::output::stdout(&format!("{}\n", format_args!($($t)*))) };
+}
+
+/// `eprintln!` that never panics ([`output::note`]).
+#[macro_export]
+macro_rules! note {
+    ($($t:tt)*) => { $crate::output::note(&format!($($t)*)) };
+}
+
 pub mod bench;
 pub mod calibrate;
+pub mod output;
+pub mod signals;
+pub mod validate;
 
 use schedlab_run::RunError;
 use std::fmt;
@@ -55,25 +78,13 @@ pub fn parse_kv(s: &str, what: &str) -> Result<(String, String), CliError> {
         .ok_or_else(|| CliError::input(format!("{what} `{s}`: expected KEY=VALUE")))
 }
 
-/// Writes `contents` to `path` atomically (temp file in the same directory, then rename).
+/// Writes `contents` to `path` through [`output::write_file`]: regular files atomically
+/// (temp file beside it, then rename), devices and FIFOs in place, symlinks followed.
 pub fn write_atomic(path: &std::path::Path, contents: &str) -> Result<(), CliError> {
-    write_atomic_bytes(path, contents.as_bytes())
+    output::write_file(path, contents.as_bytes())
 }
 
 /// [`write_atomic`] for bytes.
 pub fn write_atomic_bytes(path: &std::path::Path, contents: &[u8]) -> Result<(), CliError> {
-    use std::io::Write;
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| CliError { message: format!("{}: {e}", dir.display()), code: 1 })?;
-    let mut f = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| CliError { message: format!("{}: {e}", dir.display()), code: 1 })?;
-    f.write_all(contents).map_err(|e| CliError { message: format!("{}: {e}", path.display()), code: 1 })?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Outputs are ordinary files (the temp file starts private).
-        let _ = f.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    f.persist(path).map_err(|e| CliError { message: format!("{}: {e}", path.display()), code: 1 })?;
-    Ok(())
+    output::write_file(path, contents)
 }

@@ -1,11 +1,10 @@
 use clap::{Parser, Subcommand, ValueEnum};
-use schedlab::{bench, parse_kv, write_atomic, write_atomic_bytes, CliError};
+use schedlab::output::ensure_dir;
+use schedlab::{bench, note, out, outln, parse_kv, signals, write_atomic, write_atomic_bytes, CliError};
 use schedlab_run::{RunRecord, RunSpec};
 use schedlab_sim::{parse_duration, Ns};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 #[derive(Parser)]
 #[command(name = "schedlab", version, about = "A laboratory for multicore CPU schedulers")]
@@ -30,7 +29,7 @@ struct Common {
     #[arg(long)]
     machine: Option<String>,
     /// Set a scheduler tunable, KEY=VALUE (repeatable). In `compare`, SCHED:KEY=VALUE
-    /// targets one scheduler.
+    /// targets one scheduler (as named in --sched, or its base name: eevdf:… for eevdf@6.6).
     #[arg(long = "set")]
     sets: Vec<String>,
     /// Override a workload parameter, NAME=VALUE (repeatable).
@@ -64,9 +63,9 @@ struct Common {
     /// Print an ASCII per-CPU timeline after the summary.
     #[arg(long)]
     timeline: bool,
-    /// Timeline width in columns.
-    #[arg(long, default_value_t = 100)]
-    timeline_width: usize,
+    /// Timeline width in columns (1–10000).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    timeline_width: u16,
     /// Timeline window start and end (durations; default: the whole run).
     #[arg(long)]
     timeline_from: Option<String>,
@@ -81,6 +80,29 @@ struct Common {
     /// Write a self-contained HTML report to this file (records time series).
     #[arg(long)]
     html: Option<PathBuf>,
+}
+
+/// Options of `study validate` (simulation vs this host).
+#[derive(clap::Args, Clone, Default)]
+struct ValidateArgs {
+    /// `study validate`: the longer runs of the student report (up to 10 s each) instead of
+    /// runs of at most 2 s.
+    #[arg(long)]
+    full: bool,
+    /// `study validate`: runs of a few milliseconds (for tests).
+    #[arg(long, conflicts_with = "full")]
+    tiny: bool,
+    /// `study validate`: simulations only, no host runs.
+    #[arg(long)]
+    sim_only: bool,
+    /// `study validate`: leave schedlab's session autogroup at its nice during host runs
+    /// (by default it is raised to −20 while they run, and restored).
+    #[arg(long)]
+    no_boost: bool,
+    /// `study validate`: only the cases whose id (`experiment/case`, e.g.
+    /// `nice-pairs/0-vs-19`) contains this text (repeatable).
+    #[arg(long)]
+    only: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -110,9 +132,12 @@ enum Cmd {
         #[command(flatten)]
         common: Common,
         /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: the
-        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf).
+        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf). `study validate`:
+        /// the simulated scheduler (default: the one matching the host kernel).
         #[arg(long)]
         sched: Option<String>,
+        #[command(flatten)]
+        validate: ValidateArgs,
     },
     /// Simulate under several schedulers and write one self-contained HTML report.
     Report {
@@ -166,29 +191,43 @@ enum Cmd {
         #[arg(long)]
         name: Option<String>,
     },
-    /// Measure simulator speed (events per second) and its scaling with task count.
+    /// Measure simulator speed (events per second, heap bytes per thread) and its scaling
+    /// with threads (10 … 100 000) and CPUs (opteron-32, numa-1024); eevdf beside cfs, with
+    /// and without a task-group hierarchy.
     Bench {
-        /// Largest task count of the scaling sweep.
-        #[arg(long, default_value_t = 10_000)]
+        /// Largest thread count of the scaling sweep.
+        #[arg(long, default_value_t = 100_000)]
         max_tasks: u64,
+        /// Simulated time of each sweep row.
+        #[arg(long, default_value = "1s")]
+        sweep: String,
+        /// One tiny row only (checks that the benchmark runs).
+        #[arg(long)]
+        tiny: bool,
     },
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-
+/// Exit status: 0; 1 or 2 on an error (`CliError::code`); 128 + the signal's number after
+/// SIGINT or SIGTERM (the partial outputs written); 141 when stdout's reader went away.
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = signals::install() {
+        note!("warning: {e}: Ctrl-C will not write a partial report");
+    }
     match real_main(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => signals::exit_status().map_or(ExitCode::SUCCESS, ExitCode::from),
         Err(e) => {
-            eprintln!("error: {e}");
+            note!("error: {e}");
             ExitCode::from(e.code)
         }
     }
 }
 
+fn stop_requested() -> bool {
+    signals::stop_requested()
+}
+
 fn real_main(cli: Cli) -> Result<(), CliError> {
-    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     match cli.cmd {
         Cmd::Run { mut common, sched } => {
             host_default(&mut common, &sched);
@@ -218,11 +257,14 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
-        Cmd::Study { common, sched: _ } if suite_named(&common).is_some() => {
+        Cmd::Study { common, sched, validate } if is_validate(&common) => {
+            schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
+        }
+        Cmd::Study { common, sched: _, .. } if suite_named(&common).is_some() => {
             let suite = suite_named(&common).expect("checked");
             run_suite(&common, &suite)
         }
-        Cmd::Study { mut common, sched } => {
+        Cmd::Study { mut common, sched, .. } => {
             let sched = schedulers(&common, sched, None)?;
             host_default(&mut common, &sched);
             if common.sample.is_none() {
@@ -239,21 +281,46 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
                         write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
                     }
                     write_atomic(&dir.join("study.txt"), &text)?;
-                    eprintln!("wrote {}", dir.display());
+                    note!("wrote {}", dir.display());
                 }
-                (None, Format::Json) => print!("{}", schedlab_report::json_many(&out)),
-                (None, _) => print!("{text}"),
+                (None, Format::Json) => out!("{}", schedlab_report::json_many(&out))?,
+                (None, _) => out!("{text}")?,
             }
             Ok(())
         }
-        Cmd::List => {
-            list();
-            Ok(())
-        }
+        Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
-        Cmd::Bench { max_tasks } => run_bench(max_tasks),
+        Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
         Cmd::Fuzz { seeds, from, duration } => run_fuzz(from, seeds, &duration),
     }
+}
+
+/// `study validate` (and no file of that name).
+fn is_validate(common: &Common) -> bool {
+    common.workload.as_os_str() == "validate" && !common.workload.exists()
+}
+
+fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<schedlab::validate::Opts, CliError> {
+    use schedlab_run::validate::Scale;
+    Ok(schedlab::validate::Opts {
+        machine: c.machine.clone(),
+        sched,
+        sets: c.sets.iter().map(|s| parse_kv(s, "--set")).collect::<Result<Vec<_>, _>>()?,
+        scale: if v.full {
+            Scale::Full
+        } else if v.tiny {
+            Scale::Tiny
+        } else {
+            Scale::Quick
+        },
+        host: !v.sim_only,
+        boost: !v.no_boost,
+        only: v.only.clone(),
+        seed: c.seed,
+        plots: c.plots.clone(),
+        png: c.png,
+        out: c.out.clone(),
+    })
 }
 
 /// With `--sched host` among the schedulers and no machine named anywhere, the machine is
@@ -270,29 +337,25 @@ fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
     let mut failed = 0;
     let mut done = 0;
     for seed in from..from + seeds {
-        match schedlab_run::fuzz::check_world(seed, end, &mut |_| !STOP.load(Ordering::SeqCst)) {
+        match schedlab_run::fuzz::check_world(seed, end, &mut |_| !stop_requested()) {
             Ok(true) => done += 1,
             Ok(false) => break,
             Err(f) => {
                 failed += 1;
                 done += 1;
                 let sets: Vec<String> = f.sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                eprintln!(
-                    "seed {seed}: {} [{}] on {}: {}\n{}",
-                    f.sched,
-                    sets.join(" "),
-                    f.machine,
-                    f.message,
-                    f.workload
-                );
+                note!("seed {seed}: {} [{}] on {}: {}\n{}", f.sched, sets.join(" "), f.machine, f.message, f.workload);
             }
         }
-        eprintln!("seed {seed} done, {failed} failures so far");
-        if STOP.load(Ordering::SeqCst) {
+        note!("seed {seed} done, {failed} failures so far");
+        if stop_requested() {
             break;
         }
     }
-    println!("{done} worlds from seed {from}: {failed} failures");
+    if stop_requested() {
+        note!("interrupted: the world in progress is not counted");
+    }
+    outln!("{done} worlds from seed {from}: {failed} failures")?;
     if failed > 0 {
         return Err(CliError { message: format!("{failed} worlds failed"), code: 1 });
     }
@@ -319,8 +382,9 @@ fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliEr
         .as_deref()
         .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
         .transpose()?;
+    check_outputs(c)?;
     let sample = (c.plots.is_some() || c.html.is_some()).then_some(schedlab_sim::Ns::from_ms(10));
-    eprintln!("study {}: {} experiments in parallel…", suite.name, suite.experiments.len());
+    note!("study {}: {} experiments in parallel…", suite.name, suite.experiments.len());
     let results = suite.run(c.seed, duration, sample)?;
     let text = schedlab_run::suite::suite_text(suite, &results);
     for r in &results {
@@ -330,6 +394,7 @@ fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliEr
             Vec::new()
         };
         if let Some(dir) = &c.plots {
+            ensure_dir(&dir.join(r.name))?;
             for f in &figs {
                 write_atomic(&dir.join(r.name).join(&f.name), &f.svg)?;
             }
@@ -350,7 +415,7 @@ fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliEr
     }
     match &c.out {
         Some(dir) => write_atomic(&dir.join("study.txt"), &text)?,
-        None => print!("{text}"),
+        None => out!("{text}")?,
     }
     Ok(())
 }
@@ -365,44 +430,76 @@ fn schedulers(common: &Common, given: Option<String>, default: Option<&str>) -> 
 }
 
 fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
-    {
-        {
-            let mut out = Vec::new();
-            for s in sched.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let sets: Vec<String> = common
-                    .sets
-                    .iter()
-                    .filter_map(|kv| match kv.split_once(':') {
-                        Some((p, rest)) if !p.contains('=') => (p == s).then(|| rest.to_string()),
-                        _ => Some(kv.clone()),
-                    })
-                    .collect();
-                let job = prepare(common, s, &sets)?;
-                out.push(run_with_progress(&job)?);
-                if STOP.load(Ordering::SeqCst) {
-                    break;
-                }
-            }
-            Ok(out)
+    let scheds: Vec<&str> = sched.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    if scheds.is_empty() {
+        return Err(CliError::input(format!("--sched `{sched}` names no scheduler (see `schedlab list`)")));
+    }
+    let targeted = targeted_sets(&common.sets, &scheds)?;
+    let mut out = Vec::new();
+    for s in scheds {
+        let sets: Vec<String> =
+            targeted.iter().filter(|(t, _)| t.is_none_or(|t| aims_at(t, s))).map(|(_, kv)| kv.clone()).collect();
+        let job = prepare(common, s, &sets)?;
+        out.push(run_with_progress(&job)?);
+        if stop_requested() {
+            break;
         }
     }
+    Ok(out)
+}
+
+/// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. A
+/// target that is none of `scheds` is an error: it would be silently ignored.
+fn targeted_sets<'a>(sets: &'a [String], scheds: &[&str]) -> Result<Vec<(Option<&'a str>, String)>, CliError> {
+    sets.iter()
+        .map(|kv| match kv.split_once(':') {
+            Some((t, rest)) if !t.contains('=') => {
+                if scheds.iter().any(|s| aims_at(t, s)) {
+                    Ok((Some(t), rest.to_string()))
+                } else {
+                    Err(CliError::input(format!(
+                        "--set `{kv}`: `{t}` is not among the schedulers run ({})",
+                        scheds.join(", ")
+                    )))
+                }
+            }
+            _ => Ok((None, kv.clone())),
+        })
+        .collect()
+}
+
+/// Whether target `t` of a `--set` names scheduler `s`: exactly, or by its base name
+/// (`eevdf:…` aims at `eevdf@6.6` too).
+fn aims_at(t: &str, s: &str) -> bool {
+    t == s || s.split_once('@').is_some_and(|(base, _)| base == t)
 }
 
 /// A workload file's text, or a built-in study's when no such file exists.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
-    match std::fs::read_to_string(path) {
+    match schedlab_run::read_input(path) {
         Ok(t) => Ok(t),
-        Err(e) => {
-            let name = path.to_string_lossy();
-            match schedlab_run::builtin_study(&name) {
-                Some(t) => Ok(t.to_string()),
-                None => Err(CliError::input(format!("{name}: {e}"))),
-            }
-        }
+        Err(e @ schedlab_run::RunError::Io { .. }) => match schedlab_run::builtin_study(&path.to_string_lossy()) {
+            Some(t) => Ok(t.to_string()),
+            None => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
     }
 }
 
+/// Before anything runs: output directories exist (created if their parent does), and
+/// output files' directories exist — a long run never ends in a write error.
+fn check_outputs(c: &Common) -> Result<(), CliError> {
+    for dir in [&c.out, &c.plots].into_iter().flatten() {
+        ensure_dir(dir)?;
+    }
+    for file in [&c.trace, &c.html].into_iter().flatten() {
+        schedlab::output::check_parent(file)?;
+    }
+    Ok(())
+}
+
 fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError> {
+    check_outputs(c)?;
     let path = c.workload.display().to_string();
     let text = read_workload(&c.workload)?;
     let params = c.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
@@ -446,27 +543,28 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     if let Some(path) = &c.trace {
         for r in rs {
             let Some(bytes) = schedlab_report::perfetto::encode(r) else {
-                eprintln!("no trace for {} (its events were not recorded): no Perfetto file", sched_name(r));
+                note!("no trace for {} (its events were not recorded): no Perfetto file", sched_name(r));
                 continue;
             };
             let p = if rs.len() > 1 { per_scheduler(path, r) } else { path.clone() };
             write_atomic_bytes(&p, &bytes)?;
-            eprintln!("wrote {} (open it at ui.perfetto.dev)", p.display());
+            note!("wrote {} (open it at ui.perfetto.dev)", p.display());
         }
     }
     if c.timeline {
         let from = dur(&c.timeline_from, "--timeline-from")?.map_or(0, |d| d.0);
         for r in rs {
             let Some(t) = r.trace.as_ref() else {
-                eprintln!("no trace for {} (its events were not recorded): no timeline", sched_name(r));
+                note!("no trace for {} (its events were not recorded): no timeline", sched_name(r));
                 continue;
             };
-            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0);
+            // The window ends with the run at the latest (bucket arithmetic stays in range).
+            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0.min(t.end_ns));
             if to <= from {
-                return Err(CliError::input("--timeline-to must be after --timeline-from"));
+                return Err(CliError::input("--timeline-to must be after --timeline-from, within the run"));
             }
-            println!("\n[{}]", r.scheduler.name);
-            print!("{}", schedlab_report::timeline::timeline(t, from, to, c.timeline_width));
+            outln!("\n[{}]", r.scheduler.name)?;
+            out!("{}", schedlab_report::timeline::timeline(t, from, to, usize::from(c.timeline_width)))?;
         }
     }
     let need_figs = c.plots.is_some() || c.html.is_some();
@@ -483,14 +581,14 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
                 write_atomic_bytes(&dir.join(f.png_name()), &png)?;
             }
         }
-        eprintln!("wrote {} figures to {}", figs.len(), dir.display());
+        note!("wrote {} figures to {}", figs.len(), dir.display());
     }
     if let Some(path) = &c.html {
         let title = c.workload.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
         let html = schedlab_report::html::report_with(&title, rs, &figs, comparison)
             .map_err(|m| CliError { message: m, code: 1 })?;
         write_atomic(path, &html)?;
-        eprintln!("wrote {}", path.display());
+        note!("wrote {}", path.display());
     }
     Ok(())
 }
@@ -516,16 +614,19 @@ fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
     bar.set_prefix(job.sched.clone());
     let r = job.run(&mut |now: Ns| {
         bar.set_position(now.0 / 1_000_000);
-        !STOP.load(Ordering::SeqCst)
+        !stop_requested()
     });
     bar.finish_and_clear();
-    if STOP.load(Ordering::SeqCst) {
-        eprintln!("interrupted: writing what was measured so far");
+    if stop_requested() {
+        note!("interrupted: writing what was measured so far");
     }
     let r = r?;
+    if !r.deadlock.is_empty() && !matches!(job.backend(), schedlab_run::Backend::Host) {
+        note!("{}", schedlab_report::deadlock_text(&r).trim_end());
+    }
     // A real run says what it could not measure, and anything else worth knowing.
     for n in r.host.real.iter().flat_map(|h| &h.notes) {
-        eprintln!("host run: {n}");
+        note!("host run: {n}");
     }
     Ok(r)
 }
@@ -541,7 +642,7 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
         if compare {
             write_atomic(&dir.join("compare.txt"), &schedlab_report::compare_text(rs))?;
         }
-        eprintln!("wrote {}", dir.display());
+        note!("wrote {}", dir.display());
         return Ok(());
     }
     let out = match (c.format, compare) {
@@ -562,7 +663,7 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
         (Format::Text, false) => schedlab_report::text(&rs[0]),
         (Format::Text, true) => schedlab_report::compare_text(rs),
     };
-    print!("{out}");
+    out!("{out}")?;
     Ok(())
 }
 
@@ -574,87 +675,63 @@ fn list_or_none(v: &[&str]) -> String {
     }
 }
 
-fn list() {
-    println!("Schedulers (--sched NAME, tunables via --set KEY=VALUE):");
+fn list() -> Result<(), CliError> {
+    outln!("Schedulers (--sched NAME, tunables via --set KEY=VALUE):")?;
     let m = schedlab_machine::preset("smp8").expect("preset");
     for e in schedlab_policies::REGISTRY {
-        println!("  {:<6} {}", e.name, e.doc);
+        outln!("  {:<6} {}", e.name, e.doc)?;
         let Ok(p) = (e.make)(&m, &[]) else { continue };
         let names: Vec<&str> = p.tunables().iter().map(|t| t.name).collect();
         for t in p.tunables() {
-            println!("           {:<30} {:>10}  {}", t.name, t.value, t.doc);
+            outln!("           {:<30} {:>10}  {}", t.name, t.value, t.doc)?;
         }
         if let Some((default, others)) = e.versions.split_last() {
-            println!(
+            outln!(
                 "         versions: {} (default {default}; NAME@VERSION or --set version=…)",
                 e.versions.join(", ")
-            );
+            )?;
             for v in others {
                 let Ok(pv) = (e.make)(&m, &[("version".into(), v.to_string())]) else { continue };
                 let these: Vec<&str> = pv.tunables().iter().map(|t| t.name).collect();
                 let lacks: Vec<&str> = names.iter().copied().filter(|n| !these.contains(n)).collect();
                 let adds: Vec<&str> = these.iter().copied().filter(|n| !names.contains(n)).collect();
                 if !lacks.is_empty() || !adds.is_empty() {
-                    println!("           {v}: lacks {}; adds {}", list_or_none(&lacks), list_or_none(&adds));
+                    outln!("           {v}: lacks {}; adds {}", list_or_none(&lacks), list_or_none(&adds))?;
                 }
             }
         }
     }
-    println!("  (defaults shown for smp8; CPU-count-scaled values follow the machine)");
-    println!("  host   not simulated: runs the workload for real on this kernel (docs/host-runs.md)");
-    println!("\nMachine presets (--machine NAME or a machine file):");
+    outln!("  (defaults shown for smp8; CPU-count-scaled values follow the machine)")?;
+    outln!("  host   not simulated: runs the workload for real on this kernel (docs/host-runs.md)")?;
+    outln!("\nMachine presets (--machine NAME or a machine file):")?;
     for (n, d) in schedlab_machine::PRESETS {
-        println!("  {n:<11} {d}");
+        outln!("  {n:<11} {d}")?;
     }
-    println!("\nStudies (schedlab study NAME):");
+    outln!("\nStudies (schedlab study NAME):")?;
     for (n, d, _) in schedlab_run::suites::SUITES {
-        println!("  {n:<24} {d}");
+        outln!("  {n:<24} {d}")?;
     }
+    outln!("  {:<24} {}", "validate", schedlab_run::validate::DESCRIPTION)?;
     for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
-        println!("  {n:<24} {d}");
+        outln!("  {n:<24} {d}")?;
     }
-    println!("\nExample workloads (examples/workloads/):");
+    outln!("\nExample workloads (examples/workloads/):")?;
     if let Ok(rd) = std::fs::read_dir("examples/workloads") {
         let mut names: Vec<String> =
             rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         for n in names {
-            println!("  {n}");
+            outln!("  {n}")?;
         }
     }
+    Ok(())
 }
 
-fn run_bench(max_tasks: u64) -> Result<(), CliError> {
-    let mut rows = Vec::new();
-    let text = std::fs::read_to_string("examples/workloads/periodic-200.toml")
-        .map_err(|e| CliError::input(format!("examples/workloads/periodic-200.toml: {e}")))?;
-    let job = RunSpec::load("examples/workloads/periodic-200.toml", &text, None, &[], Some(Ns::from_secs(10)))?;
-    rows.push(bench::time_job("periodic-200.toml, smp8, 10 s", &job)?);
-    for sched in ["cfs", "ule"] {
-        let mut j =
-            RunSpec::load("bench", &bench::mixed_workload(512, "opteron-32"), None, &[], Some(Ns::from_secs(2)))?;
-        j.sched = sched.into();
-        rows.push(bench::time_job(&format!("512 threads, opteron-32, {sched}, 2 s"), &j)?);
-    }
-    let mut n = 10;
-    while n <= max_tasks {
-        let text = bench::periodic_workload(n, "smp8");
-        let job = RunSpec::load("bench", &text, None, &[], Some(Ns::from_secs(2)))?;
-        rows.push(bench::time_job(&format!("{n} periodic tasks, smp8, 2 s"), &job)?);
-        n *= 10;
-    }
-    println!("{:<36} {:>12} {:>10} {:>14} {:>12}", "run", "events", "wall s", "events/s", "ns/event");
-    for r in rows {
-        println!(
-            "{:<36} {:>12} {:>10.3} {:>14.0} {:>12.1}",
-            r.label,
-            r.events,
-            r.wall_s,
-            r.events as f64 / r.wall_s,
-            r.wall_s * 1e9 / r.events as f64
-        );
-    }
-    let _ = Arc::new(());
+fn run_bench(max_tasks: u64, sweep: &str, tiny: bool) -> Result<(), CliError> {
+    let sweep = parse_duration(sweep).map_err(|e| CliError::input(format!("--sweep: {e}")))?;
+    let plan = bench::BenchPlan { max_threads: max_tasks, sweep, tiny };
+    outln!("{}", bench::header())?;
+    bench::run(&plan, &mut |row| outln!("{}", bench::format_row(row)))?;
     Ok(())
 }

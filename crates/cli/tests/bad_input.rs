@@ -294,3 +294,20 @@ fn a_good_run_writes_json_with_the_schema_keys() {
     }
     assert!(t["runtime_ns"].as_u64().unwrap() >= 1_000_000);
 }
+
+/// `bench` is a benchmark, not a test: only its smallest row runs here, from a directory
+/// that is not the repository root (the periodic-200 workload is built in).
+#[test]
+fn bench_runs_its_tiny_row_from_any_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["bench", "--tiny"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let row = stdout.lines().find(|l| l.starts_with("periodic-200, smp8, eevdf")).expect("the tiny row");
+    let events: u64 = row.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert!(events > 1000, "{row}");
+}

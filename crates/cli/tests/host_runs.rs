@@ -312,7 +312,7 @@ fn ctrl_c_and_sigterm_stop_everything_and_restore_tracefs() {
     let _s = serial();
     for sig in [nix::sys::signal::Signal::SIGINT, nix::sys::signal::Signal::SIGTERM] {
         let (code, out, err) = stops_cleanly(SLEEPERS_AND_HOGS, Some(sig), Duration::from_millis(700));
-        assert_eq!(code, 0, "{sig}: {err}");
+        assert_eq!(code, 128 + sig as i32, "{sig}: {err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{sig}: {e}: {out}"));
         assert_eq!(v["end_reason"], "interrupted", "{sig}");
         assert_eq!(v["tasks"].as_array().unwrap().len(), 11, "{sig}");

@@ -13,6 +13,7 @@
 //! `docs/host-runs.md` describes the mapping of each op, what is measured, what changes on
 //! the host and what is missing.
 
+pub mod autogroup;
 mod convert;
 mod exec;
 pub mod info;
@@ -381,6 +382,7 @@ fn finish(
         tasks: infos,
         exit_times,
         policy_counters: Vec::new(),
+        deadlock: Vec::new(),
     };
     let task_processes = run.process_pids().len();
     HostRun { summary, procfs, cpu_split, info: info::read(), tracing, notes, task_processes }

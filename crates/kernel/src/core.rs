@@ -248,7 +248,7 @@ impl Kernel<'_> {
         let affinity = match (&tpl.affinity, parent) {
             (Some(a), _) => a.clone(),
             (None, Some(p)) => self.info[p].affinity.clone(),
-            (None, None) => self.machine.all_cpus(),
+            (None, None) => self.all_cpus.clone(),
         };
         let policy = match tpl.policy {
             Policy::Normal => TaskPolicy::Normal,
@@ -278,7 +278,6 @@ impl Kernel<'_> {
             op_aux: 0,
             timers: Vec::new(),
             live_children: 0,
-            timer_gen: 0,
             timer_cpu: cpu,
             rewarm: Ns(0),
             last_ran: None,
@@ -310,7 +309,7 @@ impl Kernel<'_> {
         self.pending_work.clear();
         // A resched of an idle CPU was requested as a local flag; deliver it.
         if self.cpus[target].curr.is_none() {
-            self.interrupt(target, Vec::new());
+            self.interrupt(target, []);
         }
     }
 
@@ -331,7 +330,7 @@ impl Kernel<'_> {
                     self.machine.costs.schedule,
                     Action::SetNice { task: t, nice: n },
                 );
-                self.interrupt(cpu, vec![s]);
+                self.interrupt(cpu, [s]);
             }
             if let Some(set) = &c.affinity {
                 self.info[t].affinity = set.clone();
@@ -351,7 +350,7 @@ impl Kernel<'_> {
                         self.machine.costs.migrate,
                         Action::MoveQueued { task: t, from: cpu, to },
                     );
-                    self.interrupt(cpu, vec![s]);
+                    self.interrupt(cpu, [s]);
                 }
             }
         }
@@ -513,39 +512,8 @@ impl Kernel<'_> {
                     self.block(cpu, task, BlockedOn::Children);
                 }
             }
-            Action::PipeWrite { task, pipe } => {
-                let p = &mut self.objs.pipes[pipe];
-                let n = (p.capacity - p.len).min(self.tasks[task].op_aux);
-                p.len += n;
-                self.tasks[task].op_aux -= n;
-                let woken = if n > 0 { p.readers.pop_front() } else { None };
-                let done = self.tasks[task].op_aux == 0;
-                if done {
-                    self.next_op(task);
-                } else {
-                    self.objs.pipes[pipe].writers.push_back(task);
-                    self.block(cpu, task, BlockedOn::PipeWrite(pipe));
-                }
-                if let Some(r) = woken {
-                    self.wake_steps(cpu, r, wf::SYNC);
-                }
-            }
-            Action::PipeRead { task, pipe } => {
-                let p = &mut self.objs.pipes[pipe];
-                let n = p.len.min(self.tasks[task].op_aux);
-                p.len -= n;
-                self.tasks[task].op_aux -= n;
-                let woken: Vec<TaskId> = if n > 0 { p.writers.drain(..).collect() } else { Vec::new() };
-                if self.tasks[task].op_aux == 0 {
-                    self.next_op(task);
-                } else {
-                    self.objs.pipes[pipe].readers.push_back(task);
-                    self.block(cpu, task, BlockedOn::PipeRead(pipe));
-                }
-                for w in woken.into_iter().rev() {
-                    self.wake_steps(cpu, w, wf::SYNC);
-                }
-            }
+            Action::PipeWrite { task, pipe } => self.pipe_write(cpu, task, pipe),
+            Action::PipeRead { task, pipe } => self.pipe_read(cpu, task, pipe),
             Action::FutexWait { task, key, expected } => {
                 if self.objs.value(key) == expected {
                     let b = self.objs.bucket(key);
@@ -619,7 +587,7 @@ impl Kernel<'_> {
         let cost = self.ttwu_cost(cpu, t);
         self.push_steps(
             cpu,
-            vec![Step::Delay(KernelPath::Wakeup, cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
+            [Step::Delay(KernelPath::Wakeup, cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
         );
     }
 
@@ -800,5 +768,62 @@ impl Kernel<'_> {
             }
         }
         aff.first().unwrap_or(0)
+    }
+}
+
+/// `op_phase` of a pipe op whose task has waited on the pipe (`fs/pipe.c` sets
+/// `wake_next_writer` / `wake_next_reader` after a wait).
+const PIPE_WAITED: u8 = 2;
+
+impl Kernel<'_> {
+    /// `fs/pipe.c:anon_pipe_write` (v6.18): copy what fits; a write into an empty pipe wakes
+    /// one reader (`was_empty`; readers wait exclusively, so `wake_up_interruptible_sync_poll`
+    /// wakes one, with `WF_SYNC`); a writer that had waited and leaves room wakes the next
+    /// writer (`wake_next_writer`); a writer that finds the pipe full waits at the tail of
+    /// the writers' queue.
+    fn pipe_write(&mut self, cpu: CpuId, task: TaskId, pipe: usize) {
+        let waited = self.tasks[task].op_phase == PIPE_WAITED;
+        let p = &mut self.objs.pipes[pipe];
+        let was_empty = p.len == 0;
+        let n = (p.capacity - p.len).min(self.tasks[task].op_aux);
+        p.len += n;
+        self.tasks[task].op_aux -= n;
+        let reader = if n > 0 && was_empty { p.readers.pop_front() } else { None };
+        let next_writer = if waited && p.len < p.capacity { p.writers.pop_front() } else { None };
+        if self.tasks[task].op_aux == 0 {
+            self.next_op(task);
+        } else {
+            self.tasks[task].op_phase = PIPE_WAITED;
+            self.objs.pipes[pipe].writers.push_back(task);
+            self.block(cpu, task, BlockedOn::PipeWrite(pipe));
+        }
+        for t in reader.into_iter().chain(next_writer) {
+            self.wake_steps(cpu, t, wf::SYNC);
+        }
+    }
+
+    /// `fs/pipe.c:pipe_read` (v6.18): take what is there; a read from a full pipe wakes one
+    /// writer (`was_full`; exclusive waits, `WF_SYNC`); a reader that had waited and leaves
+    /// data wakes the next reader (`wake_next_reader`); a reader that finds the pipe empty
+    /// waits at the tail of the readers' queue.
+    fn pipe_read(&mut self, cpu: CpuId, task: TaskId, pipe: usize) {
+        let waited = self.tasks[task].op_phase == PIPE_WAITED;
+        let p = &mut self.objs.pipes[pipe];
+        let was_full = p.len == p.capacity;
+        let n = p.len.min(self.tasks[task].op_aux);
+        p.len -= n;
+        self.tasks[task].op_aux -= n;
+        let writer = if n > 0 && was_full { p.writers.pop_front() } else { None };
+        let next_reader = if waited && p.len > 0 { p.readers.pop_front() } else { None };
+        if self.tasks[task].op_aux == 0 {
+            self.next_op(task);
+        } else {
+            self.tasks[task].op_phase = PIPE_WAITED;
+            self.objs.pipes[pipe].readers.push_back(task);
+            self.block(cpu, task, BlockedOn::PipeRead(pipe));
+        }
+        for t in writer.into_iter().chain(next_reader) {
+            self.wake_steps(cpu, t, wf::SYNC);
+        }
     }
 }

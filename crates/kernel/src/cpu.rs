@@ -195,8 +195,13 @@ pub(crate) struct Cpu {
     pub tick_gen: u64,
     pub wake_list: Vec<TaskId>,
     pub spin_since: Option<Ns>,
-    /// Armed sleep timers, `(hard expiry, task) → soft expiry` (see `hrtimer.rs`).
-    pub hrtimers: BTreeMap<(Ns, TaskId), Ns>,
+    /// Armed sleep timers, `(hard expiry, task) → (soft expiry, event sequence number)`
+    /// (see `hrtimer.rs`).
+    pub hrtimers: BTreeMap<(Ns, TaskId), (Ns, u64)>,
+    /// The hard expiry the clock event is programmed for, and its generation (an event of
+    /// an older generation is stale).
+    pub hrtimer_next: Option<Ns>,
+    pub hrtimer_gen: u64,
     /// The work in progress (valid while `busy` is user work, a delay or a hold).
     pub prog: Progress,
     /// The kernel path of the current delay or hold segment, and when it started.
@@ -224,6 +229,8 @@ impl Default for Cpu {
             wake_list: Vec::new(),
             spin_since: None,
             hrtimers: BTreeMap::new(),
+            hrtimer_next: None,
+            hrtimer_gen: 0,
             prog: Progress { since: Ns(0), left: Ns(0), rate: 1000, fixed: false },
             path: KernelPath::Schedule,
             seg_start: Ns(0),
@@ -273,8 +280,9 @@ pub(crate) enum Event {
         cpu: CpuId,
         gen: u64,
     },
+    /// `cpu`'s clock event for its earliest hrtimer (see `hrtimer.rs`).
     Timer {
-        task: TaskId,
+        cpu: CpuId,
         gen: u64,
     },
     Ipi {
@@ -296,7 +304,7 @@ impl Kernel<'_> {
             Event::CpuDone { cpu, gen } => (1, *cpu as u64, *gen),
             Event::Resume { cpu } => (2, *cpu as u64, 0),
             Event::Tick { cpu, gen } => (3, *cpu as u64, *gen),
-            Event::Timer { task, gen } => (4, *task as u64, *gen),
+            Event::Timer { cpu, gen } => (4, *cpu as u64, *gen),
             Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
             Event::Start { template } => (6, *template as u64, 0),
             Event::Change { idx } => (7, *idx as u64, 0),
@@ -325,26 +333,30 @@ impl Kernel<'_> {
                 let next = self.now + self.tick;
                 self.events.push(next, Event::Tick { cpu, gen });
                 let hold = self.machine.costs.tick;
-                let mut steps = vec![self.locked1(cpu, LockSite::SchedulerTick, hold, Action::Tick)];
+                let mut steps = std::mem::take(&mut self.irq_scratch);
+                steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, Action::Tick));
                 // The tick is an hrtimer: its interrupt also expires sleepers within their slack.
-                steps.extend(self.expire_hrtimers(cpu));
-                self.interrupt(cpu, steps);
+                self.expire_hrtimers(cpu, &mut steps);
+                self.interrupt(cpu, steps.drain(..));
+                self.irq_scratch = steps;
             }
-            Event::Timer { task, gen } => {
-                if self.tasks[task].timer_gen != gen {
+            Event::Timer { cpu, gen } => {
+                if self.cpus[cpu].hrtimer_gen != gen {
                     return;
                 }
-                let cpu = self.tasks[task].timer_cpu;
-                let steps = self.expire_hrtimers(cpu);
-                self.interrupt(cpu, steps);
+                self.cpus[cpu].hrtimer_next = None;
+                let mut steps = std::mem::take(&mut self.irq_scratch);
+                self.expire_hrtimers(cpu, &mut steps);
+                self.interrupt(cpu, steps.drain(..));
+                self.irq_scratch = steps;
             }
             Event::Ipi { cpu, kind } => match kind {
-                Ipi::Resched => self.interrupt(cpu, Vec::new()),
+                Ipi::Resched => self.interrupt(cpu, []),
                 Ipi::WakeList => {
                     let hold = self.machine.costs.ttwu_activate;
-                    self.interrupt(cpu, vec![self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
+                    self.interrupt(cpu, [self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
                 }
-                Ipi::Balance => self.interrupt(cpu, vec![Step::Do(Action::NohzBalance)]),
+                Ipi::Balance => self.interrupt(cpu, [Step::Do(Action::NohzBalance)]),
             },
             Event::Start { template } => {
                 self.pending_starts -= 1;
@@ -428,7 +440,7 @@ impl Kernel<'_> {
     }
 
     /// Runs steps after the CPU's current kernel work (or at once from user mode or idle).
-    pub(crate) fn interrupt(&mut self, cpu: CpuId, steps: Vec<Step>) {
+    pub(crate) fn interrupt(&mut self, cpu: CpuId, steps: impl IntoIterator<Item = Step>) {
         let was = self.cpus[cpu].busy;
         match was {
             Busy::User { .. } => {
@@ -693,9 +705,14 @@ impl Kernel<'_> {
             }
             None => {
                 self.set_mode(cpu, Mode::Idle);
-                let c = &mut self.cpus[cpu];
-                c.tick_on = false;
-                c.tick_gen += 1;
+                if self.idle_tick {
+                    // A periodic-tick kernel keeps ticking while idle.
+                    self.start_tick(cpu);
+                } else {
+                    let c = &mut self.cpus[cpu];
+                    c.tick_on = false;
+                    c.tick_gen += 1;
+                }
                 false
             }
         }

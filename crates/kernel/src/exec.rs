@@ -58,11 +58,11 @@ impl Kernel<'_> {
         ]
     }
 
-    fn futex_steps(&mut self, key: FutexKey, action: Action) -> Vec<Step> {
+    fn futex_steps(&mut self, key: FutexKey, action: Action) -> [Step; 2] {
         let b = self.objs.bucket(key);
         let lock = self.lock_id(crate::LockName::FutexBucket(b));
         let c = &self.machine.costs;
-        vec![
+        [
             Step::Delay(KernelPath::Futex, c.syscall + c.futex),
             Step::Locked {
                 locks: [lock, lock],
@@ -75,11 +75,11 @@ impl Kernel<'_> {
         ]
     }
 
-    fn futex_wait(&mut self, t: TaskId, key: FutexKey, expected: u64) -> Vec<Step> {
+    fn futex_wait(&mut self, t: TaskId, key: FutexKey, expected: u64) -> [Step; 2] {
         self.futex_steps(key, Action::FutexWait { task: t, key, expected })
     }
 
-    fn futex_wake(&mut self, key: FutexKey, n: u64) -> Vec<Step> {
+    fn futex_wake(&mut self, key: FutexKey, n: u64) -> [Step; 2] {
         self.futex_steps(key, Action::FutexWake { key, n })
     }
 
@@ -116,7 +116,16 @@ impl Kernel<'_> {
 
     /// Runs task `t`'s program on `cpu` from its current op until it needs time: user work
     /// (busy until done) or a syscall (kernel steps queued on the CPU).
+    /// No allocation and no reference counting per operation: the op is copied out of the
+    /// shared program and its kernel steps go through a reused buffer.
     pub(crate) fn run_task(&mut self, cpu: CpuId, t: TaskId) {
+        let mut steps = std::mem::take(&mut self.scratch);
+        self.run_ops(cpu, t, &mut steps);
+        steps.clear();
+        self.scratch = steps;
+    }
+
+    fn run_ops(&mut self, cpu: CpuId, t: TaskId, steps: &mut Vec<Step>) {
         let mut guard = 0u32;
         loop {
             guard += 1;
@@ -130,15 +139,14 @@ impl Kernel<'_> {
                 ));
                 return;
             }
-            let prog = self.tasks[t].prog.clone();
             let pc = self.tasks[t].pc;
-            let Some(op) = prog.ops.get(pc) else {
+            let Some(op) = self.tasks[t].prog.ops.get(pc).cloned() else {
                 let exit = Step::Delay(KernelPath::ForkExit, self.machine.costs.exit);
-                self.push_steps(cpu, vec![exit, Step::Do(Action::Exit { task: t })]);
+                self.push_steps(cpu, [exit, Step::Do(Action::Exit { task: t })]);
                 return;
             };
-            let mut steps = Vec::new();
-            match op {
+            steps.clear();
+            match &op {
                 Op::Run(d) => {
                     let left = match self.tasks[t].op_left {
                         Some(l) => l,
@@ -282,7 +290,7 @@ impl Kernel<'_> {
                 }
                 Op::Lock(m) => {
                     let mut phase = self.tasks[t].op_phase;
-                    let r = self.mutex_lock(t, *m, &mut phase, &mut steps);
+                    let r = self.mutex_lock(t, *m, &mut phase, steps);
                     self.tasks[t].op_phase = phase;
                     if let LockStep::Acquired = r {
                         self.next_op(t);
@@ -291,7 +299,7 @@ impl Kernel<'_> {
                 }
                 Op::Unlock(m) => {
                     self.next_op(t);
-                    self.mutex_unlock(*m, &mut steps);
+                    self.mutex_unlock(*m, steps);
                     if steps.is_empty() {
                         continue;
                     }
@@ -305,7 +313,7 @@ impl Kernel<'_> {
                             cv.waiters += 1;
                             task.op_aux = cv.seq;
                             task.op_phase = 1;
-                            self.mutex_unlock(*mutex, &mut steps);
+                            self.mutex_unlock(*mutex, steps);
                             if steps.is_empty() {
                                 continue;
                             }
@@ -320,7 +328,7 @@ impl Kernel<'_> {
                                 self.objs.conds[*cond].waiters -= 1;
                             }
                             let mut phase = self.tasks[t].op_phase.saturating_sub(2).min(1);
-                            let r = self.mutex_lock(t, *mutex, &mut phase, &mut steps);
+                            let r = self.mutex_lock(t, *mutex, &mut phase, steps);
                             self.tasks[t].op_phase = 3 + phase;
                             if let LockStep::Acquired = r {
                                 self.next_op(t);
@@ -370,30 +378,34 @@ impl Kernel<'_> {
                 }
                 Op::SetNice(n) => {
                     self.next_op(t);
-                    steps = self.setattr(cpu, Action::SetNice { task: t, nice: *n });
+                    steps.extend(self.setattr(cpu, Action::SetNice { task: t, nice: *n }));
                 }
                 Op::SetAffinity(set) => {
                     self.next_op(t);
-                    steps = self.setattr(cpu, Action::SetAffinity { task: t, set: set.clone() });
+                    steps.extend(self.setattr(cpu, Action::SetAffinity { task: t, set: set.clone() }));
                 }
                 Op::SetSlice(slice) => {
                     self.next_op(t);
-                    steps = self.setattr(cpu, Action::SetSlice { task: t, slice: slice.map(|s| s.0) });
+                    steps.extend(self.setattr(cpu, Action::SetSlice { task: t, slice: slice.map(|s| s.0) }));
                 }
             }
-            self.push_steps(cpu, steps);
+            self.push_steps(cpu, steps.drain(..));
             return;
         }
     }
 
     /// A syscall that changes a task's scheduling attributes under its rq lock
     /// (`setpriority`, `sched_setaffinity` → `task_rq_lock`).
-    fn setattr(&self, cpu: CpuId, action: Action) -> Vec<Step> {
-        vec![self.syscall(KernelPath::SchedSyscall), self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, action)]
+    fn setattr(&self, cpu: CpuId, action: Action) -> [Step; 2] {
+        [self.syscall(KernelPath::SchedSyscall), self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, action)]
     }
 
     /// Queues `steps` to run next on `cpu`, before anything already queued.
-    pub(crate) fn push_steps(&mut self, cpu: CpuId, steps: Vec<Step>) {
+    pub(crate) fn push_steps<I>(&mut self, cpu: CpuId, steps: I)
+    where
+        I: IntoIterator<Item = Step>,
+        I::IntoIter: DoubleEndedIterator,
+    {
         let ks = &mut self.cpus[cpu].kstack;
         for s in steps.into_iter().rev() {
             ks.push_front(s);
@@ -405,6 +417,6 @@ impl Kernel<'_> {
         self.tasks[t].state = TState::Sleeping;
         self.tasks[t].blocked_on = on;
         let s = self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true });
-        self.push_steps(cpu, vec![s]);
+        self.push_steps(cpu, [s]);
     }
 }

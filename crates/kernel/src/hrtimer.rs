@@ -7,6 +7,13 @@
 //! sleeper's hard expiry, or the tick of a busy CPU (in high-resolution mode the tick is the
 //! hrtimer `tick_sched_timer`) — expires every timer whose soft expiry has passed
 //! (`__hrtimer_run_queues`), which is how slack coalesces wakeups.
+//!
+//! As in the kernel, each CPU's clock event is programmed for its earliest hard expiry only
+//! (`hrtimer_reprogram` when an earlier timer is armed, `hrtimer_update_next_event` after
+//! the queues ran), so the event queue holds one timer event per CPU, not one per sleeper.
+//! Each timer keeps the event sequence number reserved when it was armed, and the clock
+//! event carries the smallest of those among the timers due at its expiry, so events
+//! happening at the same instant are ordered exactly as if every timer had its own event.
 
 use crate::cpu::{Action, Event, Step};
 use crate::Kernel;
@@ -18,32 +25,46 @@ impl Kernel<'_> {
     /// Its hard expiry gets an interrupt event; an earlier interrupt may expire it first.
     pub(crate) fn arm_sleep_timer(&mut self, cpu: CpuId, task: TaskId, soft: Ns) {
         let hard = soft + self.machine.costs.timer_slack;
-        let tk = &mut self.tasks[task];
-        tk.timer_gen += 1;
-        tk.timer_cpu = cpu;
-        let gen = tk.timer_gen;
-        self.cpus[cpu].hrtimers.insert((hard, task), soft);
-        // A timer whose hard expiry has already passed fires at once (the clock event's
-        // minimum delta).
-        self.events.push(hard.max(self.now), Event::Timer { task, gen });
+        self.tasks[task].timer_cpu = cpu;
+        let seq = self.events.reserve_seq();
+        self.cpus[cpu].hrtimers.insert((hard, task), (soft, seq));
+        if self.cpus[cpu].hrtimer_next.is_none_or(|next| hard < next) {
+            self.program_clock_event(cpu);
+        }
+    }
+
+    /// Programs `cpu`'s clock event for its earliest hard expiry, if that changed; the event
+    /// programmed before, if any, goes stale. A timer whose hard expiry has already passed
+    /// fires at once (the clock event's minimum delta).
+    pub(crate) fn program_clock_event(&mut self, cpu: CpuId) {
+        let c = &mut self.cpus[cpu];
+        let first = c.hrtimers.first_key_value().map(|(&(hard, _), _)| hard);
+        if first == c.hrtimer_next {
+            return;
+        }
+        c.hrtimer_next = first;
+        c.hrtimer_gen += 1;
+        let gen = c.hrtimer_gen;
+        if let Some(hard) = first {
+            let due = c.hrtimers.range((hard, 0)..=(hard, TaskId::MAX));
+            let seq = due.map(|(_, &(_, seq))| seq).min().expect("the first timer is due");
+            self.events.push_seq(hard.max(self.now), seq, Event::Timer { cpu, gen });
+        }
     }
 
     /// `__hrtimer_run_queues` in an hrtimer interrupt on `cpu`: walks the armed timers in
     /// hard-expiry order and expires each whose soft expiry has passed, stopping at the first
-    /// that has not (as the kernel does). Returns the interrupt's work: per expired sleeper
-    /// `timer_irq`, then its `try_to_wake_up`.
-    pub(crate) fn expire_hrtimers(&mut self, cpu: CpuId) -> Vec<Step> {
-        let mut steps = Vec::new();
-        while let Some((&(hard, task), &soft)) = self.cpus[cpu].hrtimers.first_key_value() {
+    /// that has not (as the kernel does). The interrupt's work: per expired sleeper
+    /// `timer_irq`, then its `try_to_wake_up`, appended to `steps`.
+    pub(crate) fn expire_hrtimers(&mut self, cpu: CpuId, steps: &mut Vec<Step>) {
+        while let Some((&(hard, task), &(soft, _))) = self.cpus[cpu].hrtimers.first_key_value() {
             if soft > self.now {
                 break;
             }
             self.cpus[cpu].hrtimers.remove(&(hard, task));
-            // Its own hard-expiry event, if still pending, is now stale.
-            self.tasks[task].timer_gen += 1;
             steps.push(Step::Delay(KernelPath::Timer, self.machine.costs.timer_irq));
             steps.push(Step::Do(Action::TtwuStart { task, wf: 0, claimed: false }));
         }
-        steps
+        self.program_clock_event(cpu);
     }
 }

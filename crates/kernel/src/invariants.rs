@@ -26,7 +26,7 @@ impl Kernel<'_> {
                     return Err(format!("task {} runs on CPU {c} but is not queued there", self.info[t].name));
                 }
             }
-            for (&(hard, t), &soft) in &cpu.hrtimers {
+            for (&(hard, t), &(soft, _)) in &cpu.hrtimers {
                 let tk = &self.tasks[t];
                 if tk.state != TState::Sleeping || tk.blocked_on != crate::BlockedOn::Timer || tk.timer_cpu != c {
                     return Err(format!(

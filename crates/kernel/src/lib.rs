@@ -16,6 +16,7 @@
 
 mod core;
 mod cpu;
+mod deadlock;
 mod exec;
 mod hrtimer;
 mod invariants;
@@ -24,7 +25,7 @@ mod objects;
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
-use schedlab_sim::{CpuId, EventQueue, Fnv64, Ns, RngStreams, SimRng, SourceError, TaskId};
+use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskId, TraceHash};
 use schedlab_workload::{Program, Workload};
 use std::sync::Arc;
 
@@ -122,7 +123,6 @@ pub(crate) struct Task {
     pub op_aux: u64,
     pub timers: Vec<(usize, Ns)>,
     pub live_children: u64,
-    pub timer_gen: u64,
     pub timer_cpu: CpuId,
     pub rewarm: Ns,
     pub last_ran: Option<CpuId>,
@@ -157,12 +157,19 @@ pub struct Kernel<'p> {
     pub(crate) alive: u64,
     pub(crate) pending_starts: u64,
     pub(crate) processed: u64,
-    pub(crate) hash: Fnv64,
+    pub(crate) hash: TraceHash,
     pub(crate) fatal: Option<RunError>,
     pub(crate) distribute: usize,
     pub(crate) exit_times: Vec<Option<Ns>>,
     /// The scheduler-tick period (the policy's, or the machine's HZ).
     pub(crate) tick: Ns,
+    /// Every CPU: the affinity of tasks that name none, one bitmap shared by all of them.
+    pub(crate) all_cpus: schedlab_machine::CpuSet,
+    /// Reused step buffers (the interpreter's and interrupts'), so no event allocates.
+    pub(crate) scratch: Vec<cpu::Step>,
+    pub(crate) irq_scratch: Vec<cpu::Step>,
+    /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
+    pub(crate) idle_tick: bool,
     /// SMT threads slow each other down on this machine.
     pub(crate) smt: bool,
     /// Cores whose busy-thread count changed during the current event (`smt_retime`).
@@ -198,11 +205,16 @@ impl<'p> Kernel<'p> {
         let mut policy = policy;
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
+        let idle_tick = policy.idle_tick();
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list();
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let mut k = Kernel {
             tick,
+            all_cpus: machine.all_cpus(),
+            scratch: Vec::new(),
+            irq_scratch: Vec::new(),
+            idle_tick,
             smt: machine.smt_shares(),
             smt_dirty: vec![false; cores],
             smt_dirty_list: Vec::new(),
@@ -222,7 +234,7 @@ impl<'p> Kernel<'p> {
             alive: 0,
             pending_starts: 0,
             processed: 0,
-            hash: Fnv64::default(),
+            hash: TraceHash::default(),
             fatal: None,
             distribute: 0,
             exit_times: Vec::new(),
@@ -236,6 +248,14 @@ impl<'p> Kernel<'p> {
             policy,
             probe,
         };
+        // Per-task state is sized once for the tasks the workload starts with.
+        let n0 = usize::try_from(k.wl.initial_tasks()).unwrap_or(usize::MAX);
+        k.tasks.reserve_exact(n0);
+        k.info.reserve_exact(n0);
+        k.exit_times.reserve_exact(n0);
+        k.events.reserve_exact(n0 + k.wl.changes.len());
+        k.policy.reserve_tasks(n0);
+        k.probe.reserve_tasks(n0);
         for (t, tpl) in k.wl.templates.clone().iter().enumerate() {
             for _ in 0..tpl.count {
                 k.events.push(tpl.start, cpu::Event::Start { template: t });
@@ -245,11 +265,17 @@ impl<'p> Kernel<'p> {
         for (idx, c) in k.wl.changes.iter().enumerate() {
             k.events.push(c.at, cpu::Event::Change { idx });
         }
+        if idle_tick {
+            for c in 0..n {
+                k.start_tick(c);
+            }
+        }
         Ok(k)
     }
 
     /// Runs until the end time, until every task exited, or until `keep_going` returns false
-    /// (it is called every 65536 events with the current simulated time).
+    /// (it is called every 4096 events with the current simulated time: with invariant
+    /// checks on, 65536 events could take seconds, too long for Ctrl-C).
     pub fn run(&mut self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunSummary, RunError> {
         let end = self.cfg.end;
         let sample_every = self.probe.sample_every();
@@ -257,9 +283,13 @@ impl<'p> Kernel<'p> {
         let mut reason = EndReason::TimeLimit;
         loop {
             let Some(t) = self.events.peek_time() else {
-                if self.alive == 0 && self.pending_starts == 0 {
-                    reason = EndReason::AllExited;
-                }
+                // Nothing pending can wake anyone: either everyone exited, or the tasks
+                // left are all blocked for good.
+                reason = if self.alive == 0 && self.pending_starts == 0 {
+                    EndReason::AllExited
+                } else {
+                    EndReason::Deadlock
+                };
                 break;
             };
             if t > end {
@@ -289,7 +319,7 @@ impl<'p> Kernel<'p> {
                 reason = EndReason::AllExited;
                 break;
             }
-            if self.processed & 0xffff == 0 && !keep_going(self.now) {
+            if self.processed & 0xfff == 0 && !keep_going(self.now) {
                 reason = EndReason::Interrupted;
                 break;
             }
@@ -356,6 +386,7 @@ impl<'p> Kernel<'p> {
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
             policy_counters: self.policy.counters(),
+            deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
         }
     }
 

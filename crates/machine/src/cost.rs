@@ -1,5 +1,9 @@
 use schedlab_sim::Ns;
 
+/// Largest cost a machine file may give one kernel path: one second, orders of magnitude
+/// above any real path, and small enough that sums of costs stay far from overflow.
+pub const MAX_COST: Ns = Ns::from_secs(1);
+
 /// Where a kernel path takes a lock; contention is reported per (lock, site).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LockSite {
@@ -377,7 +381,8 @@ impl Costs {
         ]
     }
 
-    /// Sets one field by name from its text form (used by machine files).
+    /// Sets one field by name from its text form (used by machine files); each cost is at
+    /// most [`MAX_COST`] (`pipe_byte_ps`: that much per byte).
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         let dur = || schedlab_sim::parse_duration(value);
         let slot = match key {
@@ -422,7 +427,11 @@ impl Costs {
                 return Ok(());
             }
             "pipe_byte_ps" => {
-                self.pipe_byte_ps = value.parse().map_err(|_| format!("`{value}` is not an integer"))?;
+                let ps: u64 = value.parse().map_err(|_| format!("`{value}` is not an integer"))?;
+                if ps > MAX_COST.0 * 1000 {
+                    return Err(format!("{ps} ps per byte exceeds the limit of {MAX_COST} per byte"));
+                }
+                self.pipe_byte_ps = ps;
                 return Ok(());
             }
             "numa_scaled" => {
@@ -434,7 +443,11 @@ impl Costs {
                 return Err(format!("unknown cost `{key}`; expected one of {}", names.join(", ")));
             }
         };
-        *slot = dur()?;
+        let d = dur()?;
+        if d > MAX_COST {
+            return Err(format!("{d} exceeds the limit of {MAX_COST} for one kernel path's cost"));
+        }
+        *slot = d;
         Ok(())
     }
 }

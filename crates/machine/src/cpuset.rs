@@ -1,21 +1,26 @@
 use std::fmt;
+use std::sync::Arc;
 
 /// A set of CPUs (`cpumask_t`), a bitmap sized for the machine.
+///
+/// The bitmap is shared copy-on-write: every task's affinity is a clone of its template's
+/// (or the machine's full set), so 100 000 tasks on 1024 CPUs do not hold 100 000 copies
+/// of a 128-byte mask.
 #[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct CpuSet {
-    words: Vec<u64>,
+    words: Arc<[u64]>,
 }
 
 impl CpuSet {
     pub fn empty(nr_cpus: usize) -> Self {
-        Self { words: vec![0; nr_cpus.div_ceil(64).max(1)] }
+        Self { words: vec![0; nr_cpus.div_ceil(64).max(1)].into() }
     }
     pub fn full(nr_cpus: usize) -> Self {
-        let mut s = Self::empty(nr_cpus);
+        let mut words = vec![0u64; nr_cpus.div_ceil(64).max(1)];
         for c in 0..nr_cpus {
-            s.insert(c);
+            words[c / 64] |= 1 << (c % 64);
         }
-        s
+        Self { words: words.into() }
     }
     pub fn single(nr_cpus: usize, cpu: usize) -> Self {
         let mut s = Self::empty(nr_cpus.max(cpu + 1));
@@ -25,12 +30,14 @@ impl CpuSet {
     pub fn insert(&mut self, cpu: usize) {
         let w = cpu / 64;
         if w >= self.words.len() {
-            self.words.resize(w + 1, 0);
+            let mut v = self.words.to_vec();
+            v.resize(w + 1, 0);
+            self.words = v.into();
         }
-        self.words[w] |= 1 << (cpu % 64);
+        Arc::make_mut(&mut self.words)[w] |= 1 << (cpu % 64);
     }
     pub fn remove(&mut self, cpu: usize) {
-        if let Some(w) = self.words.get_mut(cpu / 64) {
+        if let Some(w) = Arc::make_mut(&mut self.words).get_mut(cpu / 64) {
             *w &= !(1 << (cpu % 64));
         }
     }
@@ -66,7 +73,7 @@ impl CpuSet {
     }
     /// `cpumask_and` in place.
     pub fn intersect_with(&mut self, o: &CpuSet) {
-        for (i, w) in self.words.iter_mut().enumerate() {
+        for (i, w) in Arc::make_mut(&mut self.words).iter_mut().enumerate() {
             *w &= o.words.get(i).copied().unwrap_or(0);
         }
     }
@@ -75,7 +82,7 @@ impl CpuSet {
         self.words.len() * 64
     }
     pub fn intersects(&self, o: &CpuSet) -> bool {
-        self.words.iter().zip(&o.words).any(|(a, b)| a & b != 0)
+        self.words.iter().zip(o.words.iter()).any(|(a, b)| a & b != 0)
     }
 
     /// Parses a Linux cpulist: `"0-3,6,8-9"`.

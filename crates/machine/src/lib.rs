@@ -10,7 +10,7 @@ mod file;
 mod presets;
 mod topology;
 
-pub use cost::{Costs, KernelPath, LockSite, WorkUnits};
+pub use cost::{Costs, KernelPath, LockSite, WorkUnits, MAX_COST};
 pub use cpuset::CpuSet;
 pub use file::{parse_machine, MachineError};
 pub use presets::{preset, PRESETS};

@@ -15,6 +15,7 @@ pub const PRESETS: &[(&str, &str)] = &[
         "opteron-32",
         "32 cores, 2 NUMA nodes of 16 cores, 8 cores per LLC, SLIT distance 20 (the ULE-vs-CFS server, simplified)",
     ),
+    ("numa-1024", "1024 CPUs: 16 NUMA nodes x 4 LLCs x 8 cores x 2 SMT threads, SLIT distance 20 (scale benchmarks)"),
 ];
 
 /// Builds a preset by name.
@@ -26,6 +27,7 @@ pub fn preset(name: &str) -> Option<Machine> {
         "smp8" => (1, 1, 8, 1),
         "i7-3770" => (1, 1, 4, 2),
         "opteron-32" => (2, 2, 8, 1),
+        "numa-1024" => (16, 4, 8, 2),
         _ => return None,
     };
     let mut costs = Costs::default();
@@ -51,6 +53,7 @@ mod tests {
         }
         assert_eq!(preset("i7-3770").unwrap().nr_cpus(), 8);
         assert_eq!(preset("opteron-32").unwrap().nr_cpus(), 32);
+        assert_eq!(preset("numa-1024").unwrap().nr_cpus(), 1024);
         assert!(preset("cray-1").is_none());
     }
 }

@@ -4,8 +4,11 @@
 //! Architecture Invariant: metrics observe; they never change a result. A run with
 //! `Metrics` attached has the same trace hash as one with `NoProbe`.
 
+mod hist;
 mod record;
 mod series;
+
+pub use hist::LatencyHist;
 
 pub use record::{
     CpuRecord, HostInfo, KernelInfo, Latency, LockRecord, MachineInfo, Param, RealRunInfo, RunRecord, SchedulerInfo,
@@ -24,7 +27,6 @@ pub struct Trace {
     pub end_ns: u64,
 }
 
-use hdrhistogram::Histogram;
 use schedlab_machine::KernelPath;
 use schedlab_probe::{PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sim::{Ns, TaskId};
@@ -49,7 +51,7 @@ struct Acc {
     migrations: u64,
     wakeups: u64,
     waking: Option<Ns>,
-    lat: Histogram<u32>,
+    lat: LatencyHist,
 }
 
 /// Aggregates probe events; with [`Metrics::sampling`], also records a [`Series`].
@@ -111,14 +113,14 @@ impl Metrics {
     /// Wakeup latencies of all tasks together as a CDF: `(latency_ns, fraction ≤ it)` at
     /// 100 quantiles.
     pub fn latency_cdf(&self) -> Vec<(u64, f64)> {
-        let mut all = Histogram::<u32>::new(2).expect("2 significant digits is valid");
+        let mut all = hist::DenseHist::default();
         for a in &self.tasks {
-            let _ = all.add(&a.lat);
+            a.lat.add_into(&mut all);
         }
         if all.is_empty() {
             return Vec::new();
         }
-        (1..=100).map(|q| (all.value_at_quantile(q as f64 / 100.0), q as f64 / 100.0)).collect()
+        (1..=100u64).map(|q| (all.quantile(q, 100), q as f64 / 100.0)).collect()
     }
 
     pub fn finish(mut self, summary: &RunSummary) -> (Vec<TaskRecord>, Vec<CpuRecord>, Vec<LockRecord>) {
@@ -132,7 +134,7 @@ impl Metrics {
             .iter()
             .enumerate()
             .map(|(tid, a)| {
-                let q = |p: f64| if a.lat.is_empty() { 0 } else { a.lat.value_at_quantile(p) };
+                let q = |num| a.lat.quantile(num, 100);
                 TaskRecord {
                     name: summary.tasks[tid].name.clone(),
                     tid,
@@ -145,7 +147,7 @@ impl Metrics {
                     switches_involuntary: a.invol,
                     migrations: a.migrations,
                     wakeups: a.wakeups,
-                    wakeup_latency_ns: Latency { p50: q(0.5), p90: q(0.9), p99: q(0.99), max: a.lat.max() },
+                    wakeup_latency_ns: Latency { p50: q(50), p90: q(90), p99: q(99), max: a.lat.max() },
                     exit_ns: summary.exit_times[tid].map(|t| t.0),
                 }
             })
@@ -184,6 +186,10 @@ impl Metrics {
 impl Probe for Metrics {
     fn sample_every(&self) -> Option<Ns> {
         self.every
+    }
+
+    fn reserve_tasks(&mut self, n: usize) {
+        self.tasks.reserve_exact(n.saturating_sub(self.tasks.len()));
     }
 
     fn sample(&mut self, k: &SampleView) {
@@ -250,9 +256,9 @@ impl Probe for Metrics {
                     migrations: 0,
                     wakeups: 0,
                     waking: None,
-                    // Two significant digits (1 % resolution) keep a task's histogram at a few KB,
-                    // so hundreds of thousands of tasks fit in memory.
-                    lat: Histogram::new(2).expect("2 significant digits is valid"),
+                    // Sparse log buckets (≤ 1/32 relative error): a few hundred bytes per
+                    // task, so hundreds of thousands of tasks fit in memory.
+                    lat: LatencyHist::default(),
                 });
             }
             ProbeEvent::Switch { time, prev, prev_state, next, .. } => {
@@ -273,7 +279,7 @@ impl Probe for Metrics {
                     self.move_to(n, time, St::Running);
                     let a = &mut self.tasks[n];
                     if let Some(w) = a.waking.take() {
-                        let _ = a.lat.record((time - w).0.max(1));
+                        a.lat.record((time - w).0.max(1));
                     }
                 }
             }

@@ -5,7 +5,7 @@
 //! parameters) are `Vec<(String, _)>` serialised as JSON objects in that order.
 
 use crate::{Series, Trace};
-use schedlab_probe::EndReason;
+use schedlab_probe::{EndReason, WaitFor};
 use serde::{Serialize, Serializer};
 
 /// The JSON schema version; bumped when a key changes meaning or disappears.
@@ -24,8 +24,11 @@ pub struct RunRecord {
     /// Run time at the end (simulated, or measured on the host).
     pub sim_ns: u64,
     pub end_reason: EndReason,
+    /// With `end_reason: deadlock`, who waits on what (absent otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deadlock: Vec<WaitFor>,
     pub events: u64,
-    /// FNV-1a over every event and every pick, as 16 hex digits.
+    /// a word-wise hash over every event and every pick, as 16 hex digits.
     pub trace_hash: String,
     pub tasks: Vec<TaskRecord>,
     pub cpus: Vec<CpuRecord>,

@@ -64,6 +64,8 @@ pub trait Probe {
     fn sample_every(&self) -> Option<Ns> {
         None
     }
+    /// About `n` tasks will exist (a hint for sizing per-task state exactly).
+    fn reserve_tasks(&mut self, _n: usize) {}
 }
 
 /// A probe that ignores everything.
@@ -110,7 +112,7 @@ impl std::fmt::Display for LockName {
     }
 }
 
-/// Why a run ended; serialised as `time_limit`, `all_exited`, `interrupted`.
+/// Why a run ended; serialised as `time_limit`, `all_exited`, `interrupted`, `deadlock`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EndReason {
@@ -120,6 +122,10 @@ pub enum EndReason {
     AllExited,
     /// The caller asked to stop (Ctrl-C).
     Interrupted,
+    /// No task can ever run again: tasks are alive, none is runnable, and nothing pending
+    /// (a timer, a start, any event) could wake one. [`RunSummary::deadlock`] says who
+    /// waits on what.
+    Deadlock,
 }
 
 impl EndReason {
@@ -129,6 +135,7 @@ impl EndReason {
             EndReason::TimeLimit => "time_limit",
             EndReason::AllExited => "all_exited",
             EndReason::Interrupted => "interrupted",
+            EndReason::Deadlock => "deadlock",
         }
     }
 }
@@ -156,6 +163,23 @@ pub struct RunSummary {
     pub exit_times: Vec<Option<Ns>>,
     /// The policy's own counters (`SchedClass::counters`).
     pub policy_counters: Vec<(String, u64)>,
+    /// With [`EndReason::Deadlock`]: every blocked task and what it waits on (the wait-for
+    /// graph); empty otherwise.
+    pub deadlock: Vec<WaitFor>,
+}
+
+/// One blocked task of a deadlock: what it waits on and which task, if any, holds that.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WaitFor {
+    pub task: TaskId,
+    pub name: String,
+    /// The object waited on: `mutex m`, `barrier b`, `cond c`, `pipe p`, `children`.
+    pub object: String,
+    /// The task holding it (a mutex's owner), whose release the waiter needs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<TaskId>,
+    /// Why nobody will release it, in words (`held by x`, `2 of 3 parties arrived`, …).
+    pub detail: String,
 }
 
 #[cfg(test)]
@@ -165,7 +189,7 @@ mod tests {
     /// Reports and the JSON name end reasons the same way.
     #[test]
     fn end_reason_names_match_serde() {
-        for r in [EndReason::TimeLimit, EndReason::AllExited, EndReason::Interrupted] {
+        for r in [EndReason::TimeLimit, EndReason::AllExited, EndReason::Interrupted, EndReason::Deadlock] {
             let json = serde_json::to_string(&r).unwrap();
             assert_eq!(json, format!("\"{}\"", r.as_str()));
         }

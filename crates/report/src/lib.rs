@@ -152,6 +152,16 @@ fn table(rows: &[Vec<String>]) -> String {
 }
 
 /// A readable summary of one run.
+/// The wait-for graph of a deadlocked run: one line per blocked task.
+pub fn deadlock_text(r: &RunRecord) -> String {
+    let mut s = format!("deadlock at {} ms: no task can run again; who waits on what:\n", ms(r.sim_ns));
+    for w in &r.deadlock {
+        let _ = writeln!(s, "  {} (task {}) waits on {}: {}", w.name, w.task, w.object, w.detail);
+    }
+    s.push('\n');
+    s
+}
+
 pub fn text(r: &RunRecord) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -173,6 +183,9 @@ pub fn text(r: &RunRecord) -> String {
         r.events,
         r.trace_hash
     );
+    if !r.deadlock.is_empty() {
+        s += &deadlock_text(r);
+    }
     let group = r.tasks.len() > 24;
     let mut rows = vec![vec![
         if group { "task group".to_string() } else { "task".to_string() },

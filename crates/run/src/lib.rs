@@ -29,22 +29,23 @@ pub mod record;
 pub mod sim;
 pub mod suite;
 pub mod suites;
+pub mod validate;
 
 pub use error::RunError;
 pub use input::{
-    builtin_study, default_schedulers, load_machine, machine_for, workload_machine_hint, DEFAULT_COMPARE,
-    DEFAULT_SCHEDULER, STUDIES,
+    builtin_study, default_schedulers, load_machine, machine_for, read_input, workload_machine_hint, DEFAULT_COMPARE,
+    DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES,
 };
 pub use record::deterministic_json;
 pub use schedlab_metrics::RunRecord;
 
 use schedlab_machine::Machine;
 use schedlab_sim::Ns;
+/// Longest run accepted (defined with the workload language, whose `duration` it bounds).
+pub use schedlab_workload::MAX_SIM_TIME;
 use schedlab_workload::{parse_workload, Workload};
 use std::sync::Arc;
 
-/// Longest run accepted.
-pub const MAX_SIM_TIME: Ns = Ns::from_secs(24 * 3600);
 /// Time-series samples per run, and sampled values (samples × (tasks + CPUs)).
 pub const MAX_SAMPLES: u64 = 2_000_000;
 pub const MAX_SERIES_VALUES: u64 = 500_000_000;
@@ -106,6 +107,9 @@ pub struct RunSpec {
     pub sample: Option<Ns>,
     /// Keep every scheduling event (for the Perfetto trace and the ASCII timeline).
     pub trace: bool,
+    /// Host runs: observe the run through the sched tracepoints (false: procfs figures
+    /// only, for timings without the tracing cost on every switch and wakeup).
+    pub host_tracing: bool,
 }
 
 impl RunSpec {
@@ -123,6 +127,7 @@ impl RunSpec {
             check: false,
             sample: None,
             trace: false,
+            host_tracing: true,
         }
     }
 

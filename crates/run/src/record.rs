@@ -52,6 +52,7 @@ pub fn assemble(spec: &RunSpec, m: Measured) -> RunRecord {
         seed: spec.seed,
         sim_ns: summary.end.0,
         end_reason: summary.reason,
+        deadlock: summary.deadlock.clone(),
         events: summary.events,
         trace_hash: format!("{:016x}", summary.trace_hash),
         tasks,

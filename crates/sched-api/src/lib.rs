@@ -332,6 +332,10 @@ pub trait SchedClass {
         Ok(())
     }
 
+    /// About `n` tasks will exist: size per-task arenas once, exactly, instead of letting
+    /// them double past it (memory per thread at 100 000 threads). A hint; more may come.
+    fn reserve_tasks(&mut self, _n: usize) {}
+
     /// Load balancing at the kernel's trigger points; request migrations through `cx`.
     fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind);
 
@@ -348,6 +352,13 @@ pub trait SchedClass {
     /// (`scheduler_tick`). ULE returns the statistics clock (`stathz` = 127, `sched_clock`).
     fn tick_period(&self) -> Option<Ns> {
         None
+    }
+
+    /// Whether the tick keeps running on an idle CPU (a periodic-tick kernel, as Linux 2.6
+    /// before dynticks: `scheduler_tick` → `rebalance_tick(SCHED_IDLE)` every jiffy). `false`:
+    /// the tick stops while a CPU idles (NOHZ, FreeBSD's one-shot timers).
+    fn idle_tick(&self) -> bool {
+        false
     }
 
     /// Policy-wide counters for reports and explanations (balancer runs, steals, …), in a

@@ -47,11 +47,26 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         self.heap.push(Entry { time, seq, event });
     }
+    /// Takes the next sequence number without scheduling anything: an event pushed later
+    /// with it ([`EventQueue::push_seq`]) is ordered as if it had been pushed now.
+    pub fn reserve_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+    /// Schedules `event` with a sequence number from [`EventQueue::reserve_seq`].
+    pub fn push_seq(&mut self, time: Ns, seq: u64, event: E) {
+        debug_assert!(seq < self.next_seq);
+        self.heap.push(Entry { time, seq, event });
+    }
     pub fn pop(&mut self) -> Option<(Ns, E)> {
         self.heap.pop().map(|e| (e.time, e.event))
     }
     pub fn peek_time(&self) -> Option<Ns> {
         self.heap.peek().map(|e| e.time)
+    }
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.heap.reserve_exact(n);
     }
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -73,5 +88,30 @@ mod tests {
         q.push(Ns(3), 'd');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
+    }
+
+    /// Interleaved pushes and pops come out in `(time, seq)` order, as a sort would give.
+    #[test]
+    fn pops_in_time_then_push_order_under_interleaving() {
+        let mut q = EventQueue::default();
+        let mut reference = Vec::new();
+        let mut x = 12345u64;
+        let mut popped = Vec::new();
+        let mut expected = Vec::new();
+        for i in 0..5000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let t = Ns((x >> 33) % 500);
+            q.push(t, i);
+            reference.push((t, i));
+            if x % 3 == 0 {
+                reference.sort();
+                expected.push(reference.remove(0));
+                popped.push(q.pop().unwrap());
+            }
+        }
+        reference.sort();
+        expected.extend(reference);
+        popped.extend(std::iter::from_fn(|| q.pop()));
+        assert_eq!(popped, expected);
     }
 }

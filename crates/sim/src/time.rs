@@ -25,15 +25,18 @@ impl Ns {
     }
 }
 
+/// Time arithmetic saturates at [`Ns::MAX`] ("never") instead of wrapping: a deadline past
+/// the end of time must stay in the future, not wrap around to just after now. Inputs are
+/// capped well below (a workload's durations, a run's length), so saturation only guards.
 impl std::ops::Add for Ns {
     type Output = Ns;
     fn add(self, o: Ns) -> Ns {
-        Ns(self.0 + o.0)
+        Ns(self.0.saturating_add(o.0))
     }
 }
 impl std::ops::AddAssign for Ns {
     fn add_assign(&mut self, o: Ns) {
-        self.0 += o.0;
+        self.0 = self.0.saturating_add(o.0);
     }
 }
 impl std::ops::Sub for Ns {
@@ -129,6 +132,14 @@ mod tests {
         assert!(parse_duration("-5ms").unwrap_err().contains("negative"));
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("1.0001ns").is_err());
+    }
+    #[test]
+    fn addition_saturates_instead_of_wrapping() {
+        let far = Ns(u64::MAX - 5);
+        assert_eq!(far + Ns(10), Ns::MAX);
+        let mut t = Ns::from_secs(1);
+        t += Ns(u64::MAX);
+        assert_eq!(t, Ns::MAX);
     }
     #[test]
     fn displays_compactly() {

@@ -5,9 +5,13 @@ use std::collections::BTreeMap;
 
 pub type Env = BTreeMap<String, i64>;
 
+/// Deepest nesting of parentheses and unary minus in one expression. The evaluator
+/// recurses once per level; 30 000 levels overflowed the stack.
+pub const MAX_EXPR_DEPTH: usize = 64;
+
 pub fn eval(src: &str, env: &Env) -> Result<i64, String> {
     let toks = tokenize(src)?;
-    let mut p = Parser { toks, pos: 0, env };
+    let mut p = Parser { toks, pos: 0, env, depth: 0 };
     let v = p.sum()?;
     if p.pos != p.toks.len() {
         return Err(format!("unexpected `{}` in expression `{src}`", p.toks[p.pos]));
@@ -52,6 +56,8 @@ struct Parser<'a> {
     toks: Vec<String>,
     pos: usize,
     env: &'a Env,
+    /// Current nesting of `(` and unary `-`.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -86,16 +92,14 @@ impl Parser<'_> {
     fn atom(&mut self) -> Result<i64, String> {
         let t = self.peek().ok_or("expression ends too early")?.to_string();
         self.pos += 1;
-        if t == "(" {
-            let v = self.sum()?;
-            if self.peek() != Some(")") {
-                return Err("missing `)`".into());
+        if t == "(" || t == "-" {
+            if self.depth >= MAX_EXPR_DEPTH {
+                return Err(format!("expression nested more than {MAX_EXPR_DEPTH} levels deep"));
             }
-            self.pos += 1;
-            return Ok(v);
-        }
-        if t == "-" {
-            return Ok(-self.atom()?);
+            self.depth += 1;
+            let v = self.nested(t == "(");
+            self.depth -= 1;
+            return v;
         }
         if t.starts_with(|c: char| c.is_ascii_digit()) {
             return t.parse().map_err(|_| format!("bad number `{t}`"));
@@ -104,6 +108,21 @@ impl Parser<'_> {
             let known: Vec<&str> = self.env.keys().map(String::as_str).collect();
             format!("unknown variable `{t}` (known here: {})", known.join(", "))
         })
+    }
+}
+
+impl Parser<'_> {
+    /// A parenthesised sum (`paren`) or a negated atom, one nesting level down.
+    fn nested(&mut self, paren: bool) -> Result<i64, String> {
+        if !paren {
+            return self.atom()?.checked_neg().ok_or_else(|| "arithmetic overflow".into());
+        }
+        let v = self.sum()?;
+        if self.peek() != Some(")") {
+            return Err("missing `)`".into());
+        }
+        self.pos += 1;
+        Ok(v)
     }
 }
 
@@ -134,5 +153,16 @@ mod tests {
         assert!(eval("x + 1", &env).unwrap_err().contains("unknown variable `x`"));
         assert!(eval("1 / 0", &env).is_err());
         assert_eq!(expand("p.{n % 20}.x", &env), Ok("p.7.x".into()));
+    }
+    #[test]
+    fn nesting_is_limited_not_a_stack_overflow() {
+        let env = Env::new();
+        let deep = |d: usize| format!("{}1{}", "(".repeat(d), ")".repeat(d));
+        assert_eq!(eval(&deep(MAX_EXPR_DEPTH), &env), Ok(1));
+        assert!(eval(&deep(MAX_EXPR_DEPTH + 1), &env).unwrap_err().contains("nested more than 64"));
+        assert!(eval(&deep(30_000), &env).is_err());
+        assert!(eval(&"-".repeat(30_000), &env).unwrap_err().contains("nested"));
+        assert_eq!(eval("--3", &env), Ok(3));
+        assert!(eval("-(0 - 9223372036854775807 - 1)", &env).unwrap_err().contains("overflow"));
     }
 }

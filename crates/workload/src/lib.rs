@@ -10,13 +10,22 @@ mod expr;
 mod lower;
 mod parse;
 
+pub use expr::MAX_EXPR_DEPTH;
 pub use lower::{Op, Program};
-pub use parse::{parse_workload, SLICE_MAX, SLICE_MIN};
+pub use parse::{parse_workload, MAX_LOOP_NESTING, SLICE_MAX, SLICE_MIN};
 pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
 
 use schedlab_machine::CpuSet;
 use schedlab_sim::{Ns, SourceError};
 use std::collections::BTreeMap;
+
+/// Longest single duration a workload may write: an op's `run`, `sleep` or `spin`, a
+/// `timer` period, a `start` or `at` time, a distribution's parameter — 10^6 s (11.6 days).
+/// Bounding each one keeps every sum the simulator forms (now + an op, a distribution's
+/// `mean + 4 stddev`) far from `u64` nanoseconds' 584 years.
+pub const MAX_DURATION: Ns = Ns::from_secs(1_000_000);
+/// Longest run accepted (simulated time, or wall time on the host): one day.
+pub const MAX_SIM_TIME: Ns = Ns::from_secs(24 * 3600);
 
 /// Upper bound on tasks a workload may start or fork; checked up front and at run time.
 pub const MAX_TASKS: u64 = 1_000_000;

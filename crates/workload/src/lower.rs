@@ -95,6 +95,66 @@ impl L<'_> {
         let v = self.int(node, i)?;
         u64::try_from(v).map_err(|_| self.err(node, format!("count evaluates to {v}, which is negative")))
     }
+    /// Iterations of a `for` (at most [`MAX_FOR_ITERATIONS`]).
+    fn for_count(&self, node: &Node, count: &IntSrc) -> Result<u64, SourceError> {
+        let n = self.count(node, count)?;
+        if n > MAX_FOR_ITERATIONS {
+            return Err(self.err(
+                node,
+                format!("`for` unrolls its body; {n} iterations is too many (max {MAX_FOR_ITERATIONS}), use `loop`"),
+            ));
+        }
+        Ok(n)
+    }
+    /// How many operations `nodes` lower to under the current bindings, counted without
+    /// expanding anything: a `for` whose body's size does not depend on its variable costs
+    /// one multiplication, one whose body does is counted iteration by iteration (each
+    /// iteration counts against `work`, so counting stays as bounded as the program). Errs at
+    /// the operation that takes the program past [`MAX_PROGRAM_OPS`].
+    fn size(&mut self, nodes: &[Node], work: &mut u64) -> Result<u64, SourceError> {
+        let mut total = 0u64;
+        for node in nodes {
+            let ops = match &node.op {
+                AstOp::Loop { body, .. } => self.size(body, work)?.saturating_add(2),
+                AstOp::For { var, count, body } => {
+                    let n = self.for_count(node, count)?;
+                    if sizes_depend_on(body, var) {
+                        self.size_each(node, var, n, body, work)?
+                    } else {
+                        n.saturating_mul(self.size(body, work)?)
+                    }
+                }
+                _ => 1,
+            };
+            total = total.saturating_add(ops);
+            if total > MAX_PROGRAM_OPS {
+                return Err(self.err(node, format!("the program expands to more than {MAX_PROGRAM_OPS} operations")));
+            }
+        }
+        Ok(total)
+    }
+    /// The size of `n` iterations of a `for` body that depends on `var`, one by one.
+    fn size_each(&mut self, node: &Node, var: &str, n: u64, body: &[Node], work: &mut u64) -> Result<u64, SourceError> {
+        let saved = self.env.get(var).copied();
+        let mut total = 0u64;
+        for k in 0..n {
+            *work += 1;
+            if *work > MAX_PROGRAM_OPS || total > MAX_PROGRAM_OPS {
+                break;
+            }
+            self.env.insert(var.to_string(), k as i64);
+            let s = self.size(body, work);
+            total = total.saturating_add(s?);
+        }
+        match saved {
+            Some(v) => self.env.insert(var.to_string(), v),
+            None => self.env.remove(var),
+        };
+        if *work > MAX_PROGRAM_OPS {
+            return Err(self.err(node, format!("nested `for`s take more than {MAX_PROGRAM_OPS} iterations to expand")));
+        }
+        Ok(total)
+    }
     fn lookup(&self, node: &Node, kind: &str, template: &str, names: &[&str]) -> Result<usize, SourceError> {
         let name = expr::expand(template, &self.env).map_err(|m| self.err(node, m))?;
         names.iter().position(|n| *n == name).ok_or_else(|| {
@@ -143,13 +203,7 @@ impl L<'_> {
                     continue;
                 }
                 AstOp::For { var, count, body } => {
-                    let n = self.count(node, count)?;
-                    if n > 100_000 {
-                        return Err(self.err(
-                            node,
-                            format!("`for` unrolls its body; {n} iterations is too many (max 100000), use `loop`"),
-                        ));
-                    }
+                    let n = self.for_count(node, count)?;
                     let saved = self.env.get(var).copied();
                     for k in 0..n {
                         self.env.insert(var.clone(), k as i64);
@@ -184,7 +238,27 @@ impl L<'_> {
     }
 }
 
-pub(crate) fn lower(wl: &Workload, t: usize, n: u64) -> Result<Program, SourceError> {
+/// Whether the size of `nodes` depends on variable `var`: some `for` count inside mentions it.
+fn sizes_depend_on(nodes: &[Node], var: &str) -> bool {
+    nodes.iter().any(|node| match &node.op {
+        AstOp::Loop { body, .. } => sizes_depend_on(body, var),
+        AstOp::For { count, body, .. } => {
+            matches!(count, IntSrc::Expr(e) if expr::variables(e).iter().any(|v| v == var))
+                || sizes_depend_on(body, var)
+        }
+        _ => false,
+    })
+}
+
+/// Most iterations one `for` unrolls.
+pub const MAX_FOR_ITERATIONS: u64 = 100_000;
+/// Most operations one task's program may expand to (`for` unrolls its body; `loop` costs
+/// two). Checked before anything is expanded: a `for` of 10 000 inside a `for` of 10 000
+/// once expanded to 7 GB.
+pub const MAX_PROGRAM_OPS: u64 = 1_000_000;
+
+/// The bindings of instance `n`'s program: integer parameters and `n`.
+fn instance_env(wl: &Workload, n: u64) -> Env {
     let mut env: Env = wl
         .params
         .iter()
@@ -194,7 +268,38 @@ pub(crate) fn lower(wl: &Workload, t: usize, n: u64) -> Result<Program, SourceEr
         })
         .collect();
     env.insert("n".into(), n as i64);
-    let mut l = L { wl, env, prog: Program::default() };
+    env
+}
+
+/// How many operations the program of instance `n` of template `t` has, without lowering it.
+pub(crate) fn size(wl: &Workload, t: usize, n: u64) -> Result<u64, SourceError> {
+    let mut l = L { wl, env: instance_env(wl, n), prog: Program::default() };
+    l.size(&wl.templates[t].body, &mut 0)
+}
+
+pub(crate) fn lower(wl: &Workload, t: usize, n: u64) -> Result<Program, SourceError> {
+    let mut l = L { wl, env: instance_env(wl, n), prog: Program::default() };
+    let size = l.size(&wl.templates[t].body, &mut 0)?;
+    l.prog.ops.reserve_exact(size as usize);
+    l.prog.origin.reserve_exact(size as usize);
     l.nodes(&wl.templates[t].body)?;
     Ok(l.prog)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_workload;
+
+    /// The up-front size is exactly what lowering emits, for `for`s whose body size does
+    /// and does not depend on the loop variable.
+    #[test]
+    fn size_counts_exactly_what_lowering_emits() {
+        let text = "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" }, \
+            { for = \"i\", count = 5, do = [ { for = \"j\", count = \"{i}\", do = [ { run = \"1us\" } ] }, \
+            { loop = 3, do = [ \"yield\", { for = \"k\", count = 4, do = [ { sleep = \"1us\" } ] } ] } ] } ]\n";
+        let wl = parse_workload("w.toml", text, &[], 2).unwrap();
+        let size = super::size(&wl, 0, 0).unwrap();
+        assert_eq!(size as usize, wl.program(0, 0).unwrap().ops.len());
+        assert_eq!(size, 1 + (1 + 2 + 3 + 4) + 5 * (2 + 1 + 4));
+    }
 }

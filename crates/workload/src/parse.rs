@@ -3,7 +3,9 @@
 mod groups;
 
 use crate::expr::{self, Env};
-use crate::{BarrierDef, Change, ParamValue, PipeDef, Policy, TaskTemplate, Workload, MAX_TASKS};
+use crate::{
+    BarrierDef, Change, ParamValue, PipeDef, Policy, TaskTemplate, Workload, MAX_DURATION, MAX_SIM_TIME, MAX_TASKS,
+};
 use schedlab_machine::CpuSet;
 use schedlab_sim::{parse_duration, Distribution, Ns, SourceError};
 use std::collections::BTreeMap;
@@ -77,7 +79,13 @@ struct P<'a> {
     params: BTreeMap<String, ParamValue>,
     nr_cpus: usize,
     task_names: Vec<String>,
+    /// `loop`/`for` bodies open around the operation being parsed.
+    nesting: std::cell::Cell<usize>,
 }
+
+/// Deepest nesting of `loop` and `for` bodies. Parsing and lowering recurse once per
+/// level (the TOML parser itself stops at 80 levels of arrays and inline tables).
+pub const MAX_LOOP_NESTING: usize = 32;
 
 type R<T> = Result<T, SourceError>;
 
@@ -181,12 +189,21 @@ impl<'a> P<'a> {
         let i = self.int(v, field)?;
         u64::try_from(i).map_err(|_| self.err(v.span().start, field, format!("must be >= 0, found {i}")))
     }
+    /// A duration of at most [`MAX_DURATION`].
     fn duration(&self, v: &V, field: &str) -> R<Ns> {
         let at = v.span().start;
         match v.get_ref() {
             DeValue::String(s) => {
                 let s = self.subst_text(s);
-                parse_duration(&s).map_err(|m| self.err(at, field, m))
+                let d = parse_duration(&s).map_err(|m| self.err(at, field, m))?;
+                if d > MAX_DURATION {
+                    return Err(self.err(
+                        at,
+                        field,
+                        format!("{d} exceeds the limit of {MAX_DURATION} for a single duration"),
+                    ));
+                }
+                Ok(d)
             }
             DeValue::Integer(i) if i.as_str() == "0" => Ok(Ns(0)),
             DeValue::Integer(i) => Err(self.err(
@@ -310,6 +327,18 @@ impl<'a> P<'a> {
         Ok(set)
     }
 
+    /// The body (`do`) of a `loop` or `for` at `at`, at most [`MAX_LOOP_NESTING`] deep.
+    fn body(&self, t: &DeTable<'a>, at: usize, field: &str) -> R<Vec<Node>> {
+        let depth = self.nesting.get() + 1;
+        if depth > MAX_LOOP_NESTING {
+            return Err(self.err(at, field, format!("loops nested more than {MAX_LOOP_NESTING} deep")));
+        }
+        self.nesting.set(depth);
+        let body = self.program(self.require(t, "do", at, field)?, &join(field, "do"));
+        self.nesting.set(depth - 1);
+        body
+    }
+
     fn program(&self, v: &V, field: &str) -> R<Vec<Node>> {
         let DeValue::Array(a) = v.get_ref() else {
             return Err(self.err(v.span().start, field, "expected an array of operations"));
@@ -380,7 +409,7 @@ impl<'a> P<'a> {
                         return Err(self.err(val.span().start, &f, "loop count must be >= 0 or \"forever\""));
                     }
                 }
-                let body = self.program(self.require(t, "do", at, field)?, &join(field, "do"))?;
+                let body = self.body(t, at, field)?;
                 AstOp::Loop { count, body }
             }
             "for" => {
@@ -389,7 +418,7 @@ impl<'a> P<'a> {
                     return Err(self.err(val.span().start, &f, "a loop variable is a plain name such as \"r\""));
                 }
                 let count = self.int_src(self.require(t, "count", at, field)?, &join(field, "count"))?;
-                let body = self.program(self.require(t, "do", at, field)?, &join(field, "do"))?;
+                let body = self.body(t, at, field)?;
                 AstOp::For { var, count, body }
             }
             "fork" => {
@@ -509,6 +538,19 @@ fn mentions_n(nodes: &[Node]) -> bool {
     })
 }
 
+/// Most operations the programs of all started tasks may hold together.
+pub const MAX_TOTAL_OPS: u64 = 10_000_000;
+
+fn p_err_total(wl: &Workload, task: &V, t: usize) -> SourceError {
+    SourceError::at(
+        &wl.file,
+        &wl.text,
+        task.span().start,
+        &format!("task[{t}]"),
+        format!("the started tasks' programs expand to more than {MAX_TOTAL_OPS} operations in all"),
+    )
+}
+
 /// Parses and validates a workload.
 ///
 /// `overrides` are `--param NAME=VALUE` pairs (each must name a declared parameter);
@@ -523,7 +565,14 @@ pub fn parse_workload(
         SourceError::at(file, text, e.span().map_or(0, |s| s.start), "(syntax)", e.message().trim().to_string())
     })?;
     let root = doc.get_ref();
-    let mut p = P { file, text, params: BTreeMap::new(), nr_cpus: nr_cpus.max(1), task_names: Vec::new() };
+    let mut p = P {
+        file,
+        text,
+        params: BTreeMap::new(),
+        nr_cpus: nr_cpus.max(1),
+        task_names: Vec::new(),
+        nesting: Default::default(),
+    };
     p.check_keys(
         root,
         &[
@@ -589,6 +638,11 @@ pub fn parse_workload(
     let machine = str_field("machine")?;
     let schedulers = p.get(root, "schedulers").map(|v| p.string_list(v, "schedulers")).transpose()?;
     let duration = p.get(root, "duration").map(|v| p.duration(v, "duration")).transpose()?;
+    if let (Some(d), Some(v)) = (duration, p.get(root, "duration")) {
+        if d > MAX_SIM_TIME {
+            return Err(p.err(v.span().start, "duration", format!("run time {d} exceeds the limit of {MAX_SIM_TIME}")));
+        }
+    }
 
     // Kernel objects: `[[pipe]]`, `[[mutex]]`, `[[cond]]`, `[[barrier]]`.
     let mut pipes = Vec::new();
@@ -811,10 +865,21 @@ pub fn parse_workload(
         barriers,
         templates,
     };
-    // Lower every program once now, so that undefined objects are reported before the run.
+    // Lower every program once now, so that undefined objects are reported before the run,
+    // and bound what the started tasks' programs hold in all (instances of a template that
+    // does not mention `n` share one program).
+    let instances = |tpl: &TaskTemplate| if tpl.instance_dependent { tpl.count.max(1) } else { 1 };
+    let mut held = 0u64;
     for (t, tpl) in wl.templates.iter().enumerate() {
-        let instances = if tpl.instance_dependent { tpl.count.max(1) } else { 1 };
-        for n in 0..instances {
+        for n in 0..instances(tpl) {
+            held += crate::lower::size(&wl, t, n)?;
+            if held > MAX_TOTAL_OPS {
+                return Err(p_err_total(&wl, tasks[t], t));
+            }
+        }
+    }
+    for (t, tpl) in wl.templates.iter().enumerate() {
+        for n in 0..instances(tpl) {
             wl.program(t, n)?;
         }
     }

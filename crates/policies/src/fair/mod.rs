@@ -22,7 +22,7 @@ mod balance;
 mod cfs;
 mod check;
 mod clock;
-mod domains;
+pub(crate) mod domains;
 mod eevdf;
 mod enqueue;
 mod entity;
@@ -292,6 +292,13 @@ impl SchedClass for Fair {
 
     fn task_new(&mut self, cx: &mut Ctx, p: TaskId, parent: Option<TaskId>) {
         self.task_fork(cx, p, parent);
+    }
+
+    fn reserve_tasks(&mut self, n: usize) {
+        let ents = self.task_base as usize + n;
+        self.ents.reserve_exact(ents.saturating_sub(self.ents.len()));
+        self.tf.reserve_exact(n.saturating_sub(self.tf.len()));
+        self.nodes.reserve_exact(ents);
     }
 
     /// `task_dead_fair` → `remove_entity_load_avg`.

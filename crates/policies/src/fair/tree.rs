@@ -78,6 +78,10 @@ fn prio(seq: u64) -> u32 {
 }
 
 impl Nodes {
+    /// Room for `n` entities in all, allocated exactly.
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.n.reserve_exact(n.saturating_sub(self.n.len()));
+    }
     fn node(&self, i: u32) -> &Node {
         &self.n[i as usize]
     }

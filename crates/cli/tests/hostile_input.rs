@@ -1,0 +1,238 @@
+//! Hostile input (issue 11): values that once wrapped, overflowed the stack, exhausted
+//! memory or were silently ignored are refused with a located error and exit status 2.
+//! Each case runs the real binary and stays fast (the limits are checked before any run).
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `schedlab ARGS` in `dir`; returns (exit status, stdout, stderr). Never a panic.
+fn schedlab_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab")).current_dir(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked") && !stderr.contains("overflow"), "panic or abort: {stderr}");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).to_string(), stderr)
+}
+
+/// `schedlab run w.toml ARGS --duration 10ms` on workload `text`.
+fn run_workload(text: &str, args: &[&str]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), text).unwrap();
+    let mut all = vec!["run", "w.toml", "--duration", "10ms"];
+    all.extend_from_slice(args);
+    let (code, _, err) = schedlab_in(dir.path(), &all);
+    (code, err)
+}
+
+fn task(program: &str) -> String {
+    format!("machine = \"smp2\"\n[[task]]\nname = \"t\"\nprogram = [ {program} ]\n")
+}
+
+/// Asserts exit status 2 and that the message names `w.toml:LINE:`, the field and `words`.
+fn refused(code: i32, err: &str, line: usize, field: &str, words: &str) {
+    assert_eq!(code, 2, "accepted or wrong status: {err}");
+    assert!(err.contains(&format!("w.toml:{line}:")), "no line {line}: {err}");
+    assert!(err.contains(&format!("field `{field}`")), "no field {field}: {err}");
+    assert!(err.contains(words), "no `{words}`: {err}");
+}
+
+/// `sleep = "18446744073s"` once wrapped the wakeup time to 1.7 us after now, and a `run`
+/// of u64::MAX ns reported 245989386234291936 % user time: every duration is capped.
+#[test]
+fn durations_beyond_the_cap_are_refused_where_written() {
+    let (code, err) = run_workload(&task("{ run = \"1s\" }, { sleep = \"18446744073s\" }"), &[]);
+    refused(code, &err, 4, "task[0].program[1].sleep", "exceeds the limit of 1000000s");
+    let (code, err) = run_workload(&task("{ run = \"18446744073709551615ns\" }"), &[]);
+    refused(code, &err, 4, "task[0].program[0].run", "exceeds the limit");
+    let (code, err) =
+        run_workload(&task("{ run = { dist = \"normal\", mean = \"1ms\", stddev = \"2000000s\" } }"), &[]);
+    refused(code, &err, 4, "task[0].program[0].run.stddev", "exceeds the limit");
+    let (code, err) = run_workload(&task("{ timer = \"1000001s\" }"), &[]);
+    refused(code, &err, 4, "task[0].program[0].timer", "exceeds the limit");
+    let (code, err) = run_workload(&format!("duration = \"90000s\"\n{}", task("{ run = \"1ms\" }")), &[]);
+    refused(code, &err, 1, "duration", "exceeds the limit of 86400s");
+    // At the cap the run is fine: it just ends at its time limit.
+    let (code, err) = run_workload(&task("{ run = \"1s\" }, { sleep = \"1000000s\" }"), &[]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn machine_costs_beyond_one_second_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }")).unwrap();
+    std::fs::write(dir.path().join("m.toml"), "[costs]\ntick = \"18446744073s\"\n").unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--machine", "m.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("m.toml:2:") && err.contains("costs.tick") && err.contains("limit of 1s"), "{err}");
+}
+
+/// 30 000 parentheses once overflowed the stack (abort), at parse time when the expression
+/// is constant and at lowering when it mentions the instance `n`.
+#[test]
+fn deep_expressions_are_refused_in_parsing_and_lowering() {
+    let deep = |inner: &str| format!("{}{inner}{}", "(".repeat(30_000), ")".repeat(30_000));
+    let (code, err) = run_workload(&task(&format!("{{ loop = \"{{{}}}\", do = [ \"yield\" ] }}", deep("1"))), &[]);
+    refused(code, &err, 4, "task[0].program[0].loop", "nested more than 64 levels");
+    let (code, err) = run_workload(&task(&format!("{{ loop = \"{{{}}}\", do = [ \"yield\" ] }}", deep("n"))), &[]);
+    refused(code, &err, 4, "task[0].program[0]", "nested more than 64 levels");
+    let (code, err) = run_workload(&task(&format!("{{ set_nice = \"{{{}}}\" }}", "-".repeat(30_000) + "1")), &[]);
+    refused(code, &err, 4, "task[0].program[0].set_nice", "nested more than 64 levels");
+}
+
+/// Loops nest at most 32 deep; the TOML parser itself refuses arrays and inline tables
+/// nested past its own limit (80) with a syntax error, never a stack overflow.
+#[test]
+fn deep_nesting_is_refused_by_us_and_by_the_toml_parser() {
+    let nest = |d: usize| (0..d).fold("{ run = \"1ms\" }".to_string(), |s, _| format!("{{ loop = 2, do = [ {s} ] }}"));
+    let (code, err) = run_workload(&task(&nest(32)), &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = run_workload(&task(&nest(33)), &[]);
+    let field = format!("task[0].program[0]{}", ".do[0]".repeat(32));
+    refused(code, &err, 4, &field, "loops nested more than 32 deep");
+    for text in [
+        format!("x = {}{}\n", "[".repeat(30_000), "]".repeat(30_000)),
+        format!("x = {}1{}\n", "{a=".repeat(30_000), "}".repeat(30_000)),
+        task(&nest(3000)),
+    ] {
+        let (code, err) = run_workload(&text, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("(syntax)") && err.contains("recursion depth"), "{err}");
+    }
+}
+
+/// A `for` of 10 000 inside a `for` of 10 000 once expanded to 7 GB: the size is computed
+/// before anything is expanded, and the error names the outer `for`.
+#[test]
+fn oversized_expansions_are_refused_up_front() {
+    let inner = "{ for = \"j\", count = 10000, do = [ { run = \"1us\" } ] }";
+    let (code, err) = run_workload(&task(&format!("{{ for = \"i\", count = 10000, do = [ {inner} ] }}")), &[]);
+    refused(code, &err, 4, "task[0].program[0]", "expands to more than 1000000 operations");
+    // The inner count depends on the outer variable: counted iteration by iteration.
+    let inner = "{ for = \"j\", count = \"{i}\", do = [ { run = \"1us\" } ] }";
+    let (code, err) = run_workload(&task(&format!("{{ for = \"i\", count = 100000, do = [ {inner} ] }}")), &[]);
+    refused(code, &err, 4, "task[0].program[0]", "more than 1000000");
+    // Within the bound, per program, but not in all: 100 instances of 200 000 operations.
+    let text =
+        "machine = \"smp2\"\n[[task]]\nname = \"t\"\ncount = 100\nprogram = [ { loop = \"{n}\", do = [ \"yield\" ] }, \
+        { for = \"i\", count = 100000, do = [ { run = \"1us\" }, \"yield\" ] } ]\n";
+    let (code, err) = run_workload(text, &[]);
+    refused(code, &err, 2, "task[0]", "more than 10000000 operations in all");
+}
+
+/// `--set stathz=1e9` (ule) once allocated 5 GB and `sched_latency_ns=10` was taken as
+/// 10 ns: every tunable has a range, and the error names tunable, value and range.
+#[test]
+fn tunables_outside_their_range_are_refused() {
+    let w = task("{ run = \"1ms\" }");
+    for (sched, set, words) in [
+        ("ule", "stathz=1000000000", "tunable `stathz` = 1000000000 is outside its range 1..=10000"),
+        ("ule", "hz=0", "tunable `hz` = 0 is outside its range 1..=10000"),
+        ("ule", "interact=500", "tunable `interact` = 500 is outside its range 0..=100"),
+        ("ule", "stathz=1e9", "`1e9` is not a non-negative integer"),
+        ("cfs", "sched_latency_ns=10", "tunable `sched_latency_ns` = 10 is outside its range 100000..=1000000000"),
+        ("fifo", "timeslice_ns=5s", "tunable `timeslice_ns` = 5000000000 is outside its range 0..=1000000000"),
+        ("cfs", "sched_nr_latency=4", "derived"),
+    ] {
+        let (code, err) = run_workload(&w, &["--sched", sched, "--set", set]);
+        assert_eq!(code, 2, "{sched} {set}: {err}");
+        assert!(err.contains(words), "{sched} {set}: {err}");
+    }
+    // EEVDF has no sched_nr_latency: refused as unknown by a list that does not name it.
+    let (code, err) = run_workload(&w, &["--sched", "eevdf", "--set", "sched_nr_latency=4"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("unknown tunable `sched_nr_latency`") && err.matches("sched_nr_latency").count() == 1,
+        "{err}"
+    );
+}
+
+/// `--timeline-width 2e9` ran away with memory: the width is bounded by clap.
+#[test]
+fn timeline_width_is_bounded() {
+    let w = task("{ run = \"1ms\" }");
+    for width in ["2000000000", "0", "10001"] {
+        let (code, err) = run_workload(&w, &["--timeline", "--timeline-width", width]);
+        assert_eq!(code, 2, "{width}: {err}");
+        assert!(err.contains("--timeline-width") && err.contains("1..=10000"), "{width}: {err}");
+    }
+    let (code, err) = run_workload(&w, &["--timeline", "--timeline-width", "10000", "--timeline-to", "18446744073s"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// A `compare --set SCHED:KEY=VALUE` whose SCHED is not run was silently ignored, and
+/// `--sched ""` printed nothing with exit status 0.
+#[test]
+fn compare_refuses_stray_targets_and_empty_scheduler_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }")).unwrap();
+    let compare = |args: &[&str]| {
+        let mut all = vec!["compare", "w.toml", "--duration", "10ms"];
+        all.extend_from_slice(args);
+        schedlab_in(dir.path(), &all)
+    };
+    let (code, _, err) = compare(&["--sched", "cfs,ule", "--set", "xyz:slice=1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`xyz` is not among the schedulers run (cfs, ule)"), "{err}");
+    for empty in ["", " , "] {
+        let (code, _, err) = compare(&["--sched", empty]);
+        assert_eq!(code, 2, "{empty:?}: {err}");
+        assert!(err.contains("names no scheduler"), "{err}");
+    }
+    // A target by base name reaches every version of it; others are untouched.
+    let (code, out, err) =
+        compare(&["--sched", "eevdf@6.6,cfs", "--set", "eevdf:base_slice_ns=3ms", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("base_slice_ns") && out.contains("3000000"), "{out}");
+    let (code, _, err) = compare(&["--sched", "eevdf@6.6,cfs", "--set", "cfs:base_slice_ns=3ms"]);
+    assert_eq!(code, 2, "cfs has no base slice: {err}");
+}
+
+/// Machine-file NUMA distances of 2^32 or more were truncated: each is a SLIT entry.
+#[test]
+fn numa_distances_out_of_range_are_refused_where_written() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n").unwrap();
+    let m = "[topology]\nnodes = 2\ncores_per_llc = 2\nnuma_distance = [[10, 4294967317], [21, 10]]\n";
+    std::fs::write(dir.path().join("m.toml"), m).unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--machine", "m.toml", "--duration", "10ms"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("m.toml:4:") && err.contains("topology.numa_distance[0][1]"), "{err}");
+    assert!(err.contains("4294967317") && err.contains("11..=255"), "{err}");
+}
+
+/// `run /dev/zero` read until memory ran out: devices and directories are refused, and any
+/// input is read to 16 MiB at most.
+#[test]
+fn inputs_are_bounded_and_must_be_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, words) in [("/dev/zero", "not a regular file"), (".", "is a directory")] {
+        let (code, _, err) = schedlab_in(dir.path(), &["run", path, "--duration", "10ms"]);
+        assert_eq!(code, 2, "{path}: {err}");
+        assert!(err.contains(words), "{path}: {err}");
+        let (code, _, err) = schedlab_in(dir.path(), &["compare", path, "--duration", "10ms"]);
+        assert_eq!(code, 2, "{path}: {err}");
+        std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }")).unwrap();
+        let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--machine", path]);
+        assert_eq!(code, 2, "{path}: {err}");
+        assert!(err.contains(words), "machine {path}: {err}");
+    }
+    let big = format!("# {}\n{}", "x".repeat(17 << 20), task("{ run = \"1ms\" }"));
+    std::fs::write(dir.path().join("big.toml"), big).unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "big.toml", "--duration", "10ms"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("big.toml is larger than 16 MiB"), "{err}");
+    std::fs::write(dir.path().join("bin.toml"), b"name = \"\xff\"\n").unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "bin.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not UTF-8"), "{err}");
+}
+
+/// `bench` read its workload relative to the current directory: it is built in now. Only
+/// its start is checked (one row takes seconds), by asking for no scaling rows and a
+/// directory with nothing in it.
+#[test]
+fn bench_runs_from_any_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = schedlab_in(dir.path(), &["bench", "--max-tasks", "0"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("periodic-200.toml"), "{out}");
+}

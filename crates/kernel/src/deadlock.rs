@@ -1,0 +1,91 @@
+//! A deadlock: tasks are alive but none can ever run again — none is runnable, and the
+//! event queue is empty, so no timer, start or wakeup is pending that could change that.
+//! The kernel has no such detector (a real deadlock simply hangs, visible through
+//! `/proc/PID/stack` or a hung-task warning); a simulator can prove it, and says who waits
+//! on what so the cycle (a lock cycle, a barrier short of parties, a condition nobody will
+//! signal, a pipe nobody will write) can be read off.
+
+use crate::objects::FutexKey;
+use crate::{BlockedOn, Kernel, TState};
+use schedlab_probe::WaitFor;
+use schedlab_sim::TaskId;
+
+impl Kernel<'_> {
+    /// Every blocked task and what it waits on, in task order; mutex waits carry the
+    /// holder and, when following holders leads back to the waiter, the cycle.
+    pub(crate) fn wait_for_graph(&self) -> Vec<WaitFor> {
+        let mut out: Vec<WaitFor> =
+            (0..self.tasks.len()).filter(|&t| self.tasks[t].state != TState::Dead).map(|t| self.waits_for(t)).collect();
+        let holder: Vec<(TaskId, Option<TaskId>)> = out.iter().map(|w| (w.task, w.held_by)).collect();
+        for w in &mut out {
+            if let Some(cycle) = cycle_from(w.task, &holder) {
+                let names: Vec<&str> = cycle.iter().map(|&t| self.info[t].name.as_str()).collect();
+                w.detail += &format!("; a cycle: {}", names.join(" → "));
+            }
+        }
+        out
+    }
+
+    fn waits_for(&self, t: TaskId) -> WaitFor {
+        let (object, held_by, detail) = match self.tasks[t].blocked_on {
+            BlockedOn::Futex => self.futex_wait_of(t),
+            BlockedOn::PipeRead(p) => (
+                format!("pipe {}", self.wl.pipes[p].name),
+                None,
+                format!("reading, {} bytes buffered; no task that could write it can run", self.objs.pipes[p].len),
+            ),
+            BlockedOn::PipeWrite(p) => (
+                format!("pipe {}", self.wl.pipes[p].name),
+                None,
+                format!("writing, full ({} bytes); no task that could read it can run", self.objs.pipes[p].capacity),
+            ),
+            BlockedOn::Children => (
+                "children".into(),
+                None,
+                format!("{} live children, none of which can run", self.tasks[t].live_children),
+            ),
+            BlockedOn::Timer => ("timer".into(), None, "a sleep whose timer is gone".into()),
+            BlockedOn::Nothing => ("nothing".into(), None, "blocked on no known object".into()),
+        };
+        WaitFor { task: t, name: self.info[t].name.clone(), object, held_by, detail }
+    }
+
+    /// The futex word task `t` sleeps on (from the futex hash table) and its state.
+    fn futex_wait_of(&self, t: TaskId) -> (String, Option<TaskId>, String) {
+        let key = self.objs.buckets.values().flatten().find(|&&(_, w)| w == t).map(|&(k, _)| k);
+        match key {
+            Some(FutexKey::Mutex(m)) => {
+                let owner = self.objs.mutexes[m].owner;
+                let detail = match owner {
+                    Some(o) => format!("held by {} (task {o})", self.info[o].name),
+                    None => "unlocked, but its waiters were never woken".into(),
+                };
+                (format!("mutex {}", self.wl.mutexes[m]), owner, detail)
+            }
+            Some(FutexKey::Barrier(b)) => {
+                let bar = &self.objs.barriers[b];
+                let detail = format!("{} of {} parties arrived; no other task can arrive", bar.arrived, bar.parties);
+                (format!("barrier {}", self.wl.barriers[b].name), None, detail)
+            }
+            Some(FutexKey::Cond(c)) => {
+                (format!("cond {}", self.wl.conds[c]), None, "no task that could signal it can run".into())
+            }
+            None => ("futex".into(), None, "not queued on any futex".into()),
+        }
+    }
+}
+
+/// The cycle of "waits for a mutex held by" links starting and ending at `start`, if any.
+fn cycle_from(start: TaskId, holder: &[(TaskId, Option<TaskId>)]) -> Option<Vec<TaskId>> {
+    let next = |t: TaskId| holder.iter().find(|&&(w, _)| w == t).and_then(|&(_, h)| h);
+    let mut path = vec![start];
+    let mut at = next(start)?;
+    while path.len() <= holder.len() {
+        path.push(at);
+        if at == start {
+            return Some(path);
+        }
+        at = next(at)?;
+    }
+    None
+}

@@ -1,0 +1,76 @@
+//! Deadlocks end the run at once (`end_reason: deadlock`) with the wait-for graph, under
+//! every scheduler; a run that only sleeps on timers, or waits for children that exit, is
+//! never a deadlock.
+
+use schedlab_probe::EndReason;
+use schedlab_run::{RunRecord, RunSpec};
+use schedlab_sim::Ns;
+
+fn run(text: &str, sched: &str) -> RunRecord {
+    let mut spec = RunSpec::load("w.toml", text, Some("smp4"), &[], Some(Ns::from_secs(100))).unwrap();
+    spec.sched = sched.into();
+    spec.check = true;
+    spec.run(&mut |_| true).unwrap()
+}
+
+const SCHEDULERS: &[&str] = &["eevdf", "cfs", "ule", "fifo"];
+
+const BARRIER_SHORT: &str = "[[barrier]]\nname = \"b\"\nparties = 3\n[[task]]\nname = \"t\"\ncount = 2\nprogram = [ { run = \"1ms\" }, { barrier = \"b\" } ]\n[[task]]\nname = \"bystander\"\nprogram = [ { run = \"2ms\" }, \"exit\" ]\n";
+
+const LOCK_CYCLE: &str = "[[mutex]]\nname = \"a\"\n[[mutex]]\nname = \"b\"\n[[task]]\nname = \"x\"\nprogram = [ { lock = \"a\" }, { run = \"1ms\" }, { lock = \"b\" }, { unlock = \"b\" }, { unlock = \"a\" } ]\n[[task]]\nname = \"y\"\nprogram = [ { lock = \"b\" }, { run = \"1ms\" }, { lock = \"a\" }, { unlock = \"a\" }, { unlock = \"b\" } ]\n";
+
+const NOBODY_SIGNALS: &str = "[[mutex]]\nname = \"m\"\n[[cond]]\nname = \"c\"\n[[pipe]]\nname = \"p\"\n[[task]]\nname = \"waiter\"\nprogram = [ { lock = \"m\" }, { cond_wait = \"c\", mutex = \"m\" }, { unlock = \"m\" } ]\n[[task]]\nname = \"reader\"\nprogram = [ { recv = \"p\", bytes = 64 } ]\n";
+
+#[test]
+fn a_barrier_short_of_parties_is_a_deadlock() {
+    for s in SCHEDULERS {
+        let r = run(BARRIER_SHORT, s);
+        assert_eq!(r.end_reason, EndReason::Deadlock, "{s}");
+        assert!(r.sim_ns < 10_000_000, "{s}: detected at once, not at the time limit ({} ns)", r.sim_ns);
+        let names: Vec<&str> = r.deadlock.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["t.0", "t.1"], "{s}: the exited bystander waits on nothing");
+        for w in &r.deadlock {
+            assert_eq!(w.object, "barrier b");
+            assert!(w.detail.contains("2 of 3 parties"), "{}", w.detail);
+        }
+    }
+}
+
+#[test]
+fn a_lock_cycle_names_each_holder_and_the_cycle() {
+    for s in SCHEDULERS {
+        let r = run(LOCK_CYCLE, s);
+        assert_eq!(r.end_reason, EndReason::Deadlock, "{s}");
+        let w: Vec<(&str, &str, Option<usize>)> =
+            r.deadlock.iter().map(|w| (w.name.as_str(), w.object.as_str(), w.held_by)).collect();
+        assert_eq!(w, [("x", "mutex b", Some(1)), ("y", "mutex a", Some(0))], "{s}");
+        assert!(r.deadlock[0].detail.contains("x → y → x"), "{}", r.deadlock[0].detail);
+        let text = schedlab_report::text(&r);
+        assert!(text.contains("deadlock at") && text.contains("x (task 0) waits on mutex b: held by y"), "{text}");
+    }
+}
+
+#[test]
+fn a_condition_nobody_signals_and_a_pipe_nobody_writes_are_a_deadlock() {
+    for s in SCHEDULERS {
+        let r = run(NOBODY_SIGNALS, s);
+        assert_eq!(r.end_reason, EndReason::Deadlock, "{s}");
+        let w: Vec<(&str, &str)> = r.deadlock.iter().map(|w| (w.name.as_str(), w.object.as_str())).collect();
+        assert_eq!(w, [("waiter", "cond c"), ("reader", "pipe p")], "{s}");
+    }
+}
+
+/// Sleeping on a timer (however long) and waiting for children that exit are not
+/// deadlocks; neither is a run that ends at its time limit with tasks blocked on timers.
+#[test]
+fn timers_and_children_are_not_deadlocks() {
+    let sleeper = "[[task]]\nname = \"s\"\nprogram = [ { loop = \"forever\", do = [ { run = \"1ms\" }, { sleep = \"40s\" } ] } ]\n";
+    let parent = "[[task]]\nname = \"p\"\nprogram = [ { fork = \"c\", count = 2 }, \"wait\", { sleep = \"1s\" }, \"exit\" ]\n[[task]]\nname = \"c\"\ntemplate = true\nprogram = [ { run = \"5ms\" }, \"exit\" ]\n";
+    for s in SCHEDULERS {
+        let r = run(sleeper, s);
+        assert_eq!(r.end_reason, EndReason::TimeLimit, "{s}");
+        assert!(r.deadlock.is_empty());
+        let r = run(parent, s);
+        assert_eq!(r.end_reason, EndReason::AllExited, "{s}");
+    }
+}
