@@ -377,6 +377,7 @@ fn finish(
         events: conv.as_ref().map_or(0, |c| c.emitted),
         trace_hash: 0,
         cpu_times,
+        cpu_paths: Vec::new(),
         locks: Vec::new(),
         tasks: infos,
         exit_times,

@@ -5,18 +5,23 @@
 
 use crate::cpu::{Action, Ipi, Step};
 use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
-use schedlab_machine::LockSite;
+use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Ctx, Request, SelectKind, TaskInfo, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use schedlab_workload::Policy;
 use std::sync::Arc;
 
-/// Calls a policy hook with a freshly built [`Ctx`], then applies its requests.
+/// Calls a policy hook with a freshly built [`Ctx`], charges the work it reports to the
+/// current step's path (or to `path = …`), then applies its requests.
 macro_rules! hook {
     ($k:expr, $cpu:expr, |$p:ident, $cx:ident| $body:expr) => {{
+        let path = $k.cur_path;
+        hook!($k, $cpu, path = path, |$p, $cx| $body)
+    }};
+    ($k:expr, $cpu:expr, path = $path:expr, |$p:ident, $cx:ident| $body:expr) => {{
         $k.touch($cpu);
         let mut reqs = std::mem::take(&mut $k.requests);
-        let r = {
+        let (r, work) = {
             let mut $cx = Ctx {
                 now: $k.now,
                 this_cpu: $cpu,
@@ -25,17 +30,33 @@ macro_rules! hook {
                 cpus: &$k.views,
                 rng: &mut $k.policy_rng,
                 requests: &mut reqs,
+                work: Default::default(),
             };
             let $p = &mut $k.policy;
-            $body
+            let r = $body;
+            (r, $cx.work)
         };
         $k.requests = reqs;
+        $k.charge_work($path, &work);
         $k.apply_requests($cpu);
         r
     }};
 }
 
 impl Kernel<'_> {
+    /// Charges a hook's reported work (per unit, `Costs::work_ns`) to `path`, after the
+    /// current step's own cost.
+    fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
+        if work.is_zero() {
+            return;
+        }
+        let ns = self.machine.costs.work_ns(work);
+        match self.pending_work.iter_mut().find(|(p, _)| *p == path) {
+            Some(slot) => slot.1 += ns,
+            None => self.pending_work.push((path, ns)),
+        }
+    }
+
     /// Whether the per-CPU views policies read agree with the CPUs (they are updated where
     /// the CPUs change, not copied before every hook).
     pub(crate) fn views_consistent(&self) -> Result<(), String> {
@@ -187,7 +208,8 @@ impl Kernel<'_> {
     /// A CPU allowed by `t`'s affinity, chosen by the policy and validated here
     /// (`select_task_rq` + `select_fallback_rq`).
     fn select(&mut self, this: CpuId, t: TaskId, prev: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId {
-        let c = hook!(self, this, |p, cx| p.select_task_rq(&mut cx, t, prev, kind, wake_flags));
+        let c = hook!(self, this, path = KernelPath::Placement, |p, cx| p
+            .select_task_rq(&mut cx, t, prev, kind, wake_flags));
         if c < self.cpus.len() && self.info[t].affinity.contains(c) {
             return c;
         }
@@ -285,6 +307,8 @@ impl Kernel<'_> {
         self.enqueue(target, target, t, enqueue::INITIAL);
         self.probe.event(&ProbeEvent::Wakeup { time: self.now, task: t, cpu: target, new: true });
         self.check_preempt(target, target, t, wf::FORK);
+        // No CPU runs this creation: its hooks' work is not charged.
+        self.pending_work.clear();
         // A resched of an idle CPU was requested as a local flag; deliver it.
         if self.cpus[target].curr.is_none() {
             self.interrupt(target, []);
@@ -339,13 +363,13 @@ impl Kernel<'_> {
         match action {
             Action::Schedule { newidle } => return self.schedule(cpu, newidle),
             Action::NohzBalance => {
-                hook!(self, cpu, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
+                hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
             }
             Action::Tick => {
                 if let Some(t) = self.cpus[cpu].curr {
                     hook!(self, cpu, |p, cx| p.task_tick(&mut cx, cpu, t));
                 }
-                hook!(self, cpu, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
+                hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
             }
             Action::TtwuStart { task, wf, claimed } => self.ttwu(cpu, task, wf, claimed),
             Action::TtwuRunnable { task, wf, cpu: rq } => {
@@ -467,7 +491,7 @@ impl Kernel<'_> {
                     let pt = &mut self.tasks[p];
                     pt.live_children -= 1;
                     if pt.live_children == 0 && pt.blocked_on == BlockedOn::Children && pt.state == TState::Sleeping {
-                        steps.push(Step::Delay(self.ttwu_cost(cpu, p)));
+                        steps.push(Step::Delay(KernelPath::Wakeup, self.ttwu_cost(cpu, p)));
                         steps.push(Step::Do(Action::TtwuStart { task: p, wf: 0, claimed: false }));
                     }
                 }
@@ -541,11 +565,22 @@ impl Kernel<'_> {
         ok
     }
 
+    /// `try_to_wake_up`'s work before any runqueue lock, run by `cpu` for wakee `t`: the
+    /// wakee's lines (`p->pi_lock`, `p->state`, `task_thread_info(p)->cpu`, …) are where it
+    /// last ran. Within a core they are in the shared L1/L2 (`ttwu_local`); within the LLC
+    /// they cost `ttwu_remote`; from another LLC or node each of `ttwu_lines` lines costs the
+    /// extra transfer time on top (the misses a 2005 talk on Linux 2.6 bottlenecks names).
     fn ttwu_cost(&self, cpu: CpuId, t: TaskId) -> Ns {
-        if self.info[t].cpu == cpu {
-            self.machine.costs.ttwu_local
+        let m = &self.machine;
+        let c = &m.costs;
+        let last = self.info[t].cpu;
+        if last == cpu || m.topology.same_core(last, cpu) {
+            c.ttwu_local
+        } else if m.topology.shares_llc(last, cpu) {
+            c.ttwu_remote
         } else {
-            self.machine.costs.ttwu_remote
+            let extra = m.line_ns(last, cpu).saturating_sub(c.line_same_llc);
+            c.ttwu_remote + Ns(extra.0 * u64::from(c.ttwu_lines))
         }
     }
 
@@ -554,7 +589,7 @@ impl Kernel<'_> {
         let cost = self.ttwu_cost(cpu, t);
         self.push_steps(
             cpu,
-            [Step::Delay(cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
+            [Step::Delay(KernelPath::Wakeup, cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
         );
     }
 
@@ -695,7 +730,7 @@ impl Kernel<'_> {
         match next {
             Some(_) => self.start_tick(cpu),
             None if newidle => {
-                hook!(self, cpu, |pol, cx| pol.balance(&mut cx, cpu, BalanceKind::NewIdle));
+                hook!(self, cpu, path = KernelPath::Balance, |pol, cx| pol.balance(&mut cx, cpu, BalanceKind::NewIdle));
             }
             None => {}
         }

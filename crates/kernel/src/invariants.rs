@@ -9,6 +9,7 @@ impl Kernel<'_> {
     /// * the kernel's per-CPU counts match the tasks it has queued there;
     /// * the policy's runqueue contents equal the kernel's, CPU by CPU;
     /// * per-CPU time is conserved: user + kernel + spin + idle = now;
+    /// * kernel time by path sums to the CPU's kernel time;
     /// * affinity holds for every queued or running task;
     /// * an armed sleep timer belongs to a task asleep on it, with soft ≤ hard expiry;
     /// * the policy's own checks pass.
@@ -51,9 +52,17 @@ impl Kernel<'_> {
                     ));
                 }
             }
-            let total: u64 = cpu.times_at(self.now).iter().map(|t| t.0).sum();
+            let times = cpu.times_at(self.now);
+            let total: u64 = times.iter().map(|t| t.0).sum();
             if total != self.now.0 {
                 return Err(format!("CPU {c}: user+kernel+spin+idle = {total} ns but {} ns elapsed", self.now.0));
+            }
+            let by_path: u64 = cpu.paths_at(self.now).iter().sum();
+            if by_path != times[schedlab_probe::Mode::Kernel as usize].0 {
+                return Err(format!(
+                    "CPU {c}: kernel time by path sums to {by_path} ns, but the CPU spent {} ns in the kernel",
+                    times[schedlab_probe::Mode::Kernel as usize].0
+                ));
             }
         }
         // The kernel's queued tasks on the checked CPUs, as (cpu, task) sorted.
@@ -115,6 +124,7 @@ impl Kernel<'_> {
             cpus: &self.views,
             rng,
             requests: &mut reqs,
+            work: Default::default(),
         };
         match only {
             None => self.policy.check_invariants(&cx),

@@ -22,7 +22,7 @@ mod hrtimer;
 mod invariants;
 mod objects;
 
-use schedlab_machine::Machine;
+use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
 use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskId, TraceHash};
@@ -177,6 +177,15 @@ pub struct Kernel<'p> {
     pub(crate) irq_scratch: Vec<cpu::Step>,
     /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
     pub(crate) idle_tick: bool,
+    /// SMT threads slow each other down on this machine.
+    pub(crate) smt: bool,
+    /// Cores whose busy-thread count changed during the current event (`smt_retime`).
+    pub(crate) smt_dirty: Vec<bool>,
+    pub(crate) smt_dirty_list: Vec<usize>,
+    /// The path of the step being executed: where its hooks' work is charged by default.
+    pub(crate) cur_path: KernelPath,
+    /// The current step's hooks' work, to be charged after the action, per path.
+    pub(crate) pending_work: Vec<(KernelPath, Ns)>,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -210,6 +219,7 @@ impl<'p> Kernel<'p> {
         let idle_tick = policy.idle_tick();
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list();
+        let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let mut k = Kernel {
             tick,
             touched: Vec::with_capacity(n),
@@ -219,6 +229,11 @@ impl<'p> Kernel<'p> {
             scratch: Vec::new(),
             irq_scratch: Vec::new(),
             idle_tick,
+            smt: machine.smt_shares(),
+            smt_dirty: vec![false; cores],
+            smt_dirty_list: Vec::new(),
+            cur_path: KernelPath::Schedule,
+            pending_work: Vec::new(),
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
@@ -305,6 +320,9 @@ impl<'p> Kernel<'p> {
             self.now = t;
             self.processed += 1;
             self.dispatch(ev);
+            if !self.smt_dirty_list.is_empty() {
+                self.smt_retime();
+            }
             if let Some(e) = self.fatal.take() {
                 return Err(e);
             }
@@ -357,6 +375,7 @@ impl<'p> Kernel<'p> {
     fn summary(&mut self, reason: EndReason) -> RunSummary {
         let now = self.now;
         let cpu_times = self.cpus.iter().map(|c| c.times_at(now)).collect();
+        let cpu_paths = self.cpus.iter().map(|c| c.paths_at(now).map(Ns)).collect();
         // A CPU still spinning when the run ends has spun on its lock until now.
         for c in 0..self.cpus.len() {
             let Some(since) = self.cpus[c].take_spin() else { continue };
@@ -380,6 +399,7 @@ impl<'p> Kernel<'p> {
             events: self.processed,
             trace_hash: self.hash.0,
             cpu_times,
+            cpu_paths,
             locks,
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),

@@ -124,6 +124,7 @@ fn complete(r: &mut RunRecord, hr: &HostRun) {
                 spin_ns: 0,
                 idle_ns: s.idle,
                 other_ns: s.other,
+                kernel_paths: Vec::new(),
             })
             .collect();
     }

@@ -12,6 +12,10 @@
 //! depends only on this crate cannot reach the event queue, the workload or the metrics.
 
 use schedlab_machine::{CpuSet, Machine};
+
+/// The work a hook did, counted on [`Ctx::work`]; the kernel charges it per unit after the
+/// hook returns (`Costs::work_ns`), on the path that called the hook.
+pub use schedlab_machine::WorkUnits as Work;
 use schedlab_sim::{CpuId, Ns, SimRng, TaskId};
 
 pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
@@ -180,6 +184,9 @@ pub struct Ctx<'a> {
     /// The policy's own random stream (ULE's balancer interval, …).
     pub rng: &'a mut SimRng,
     pub requests: &'a mut Vec<Request>,
+    /// What this hook has done so far, for the cost model: a policy adds to it as it
+    /// compares entities and scans CPUs, groups and tasks. Starts at zero for every hook.
+    pub work: Work,
 }
 
 impl Ctx<'_> {
@@ -220,6 +227,22 @@ impl Ctx<'_> {
     }
     pub fn allowed(&self, p: TaskId, cpu: CpuId) -> bool {
         self.tasks[p].affinity.contains(cpu)
+    }
+    /// Report `n` entities compared (a pick's tree walk, a queue scan).
+    pub fn compared(&mut self, n: u64) {
+        self.work.compared += n;
+    }
+    /// Report `n` CPUs whose runqueue state was read (placement, balancing).
+    pub fn scanned_cpus(&mut self, n: u64) {
+        self.work.cpus += n;
+    }
+    /// Report `n` scheduling groups or domains whose statistics were gathered.
+    pub fn scanned_groups(&mut self, n: u64) {
+        self.work.groups += n;
+    }
+    /// Report `n` tasks the balancer examined for migration.
+    pub fn examined_tasks(&mut self, n: u64) {
+        self.work.tasks += n;
     }
 }
 

@@ -544,6 +544,8 @@ impl SchedClass for O1 {
     /// `schedule()`'s pick: swap the arrays if the active one is empty, take the head of the
     /// first set bit's list, and credit a woken task part of its runqueue wait.
     fn pick_next_task(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        // `sched_find_first_bit` over the active array's bitmap: constant work.
+        cx.compared(1);
         let now = cx.now.0;
         if self.rq[cpu].nr_running == 0 {
             self.rq[cpu].expired_timestamp = None;
