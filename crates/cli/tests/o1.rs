@@ -171,7 +171,12 @@ fn balancing_spreads_hogs_over_cpus() {
     let at = s.index_at(1_100_000_000).unwrap();
     let last = s.times_ns.len() - 1;
     for c in 0..8 {
-        assert_eq!(s.cpu_runnable[c][at], 1, "CPU {c} 100 ms after unpinning: {:?}", (0..8).map(|c| s.cpu_runnable[c][at]).collect::<Vec<_>>());
+        assert_eq!(
+            s.cpu_runnable[c][at],
+            1,
+            "CPU {c} 100 ms after unpinning: {:?}",
+            (0..8).map(|c| s.cpu_runnable[c][at]).collect::<Vec<_>>()
+        );
         assert_eq!(s.cpu_runnable[c][last], 1);
     }
     let migr: u64 = r.tasks.iter().map(|t| t.migrations).sum();

@@ -90,18 +90,21 @@ impl PrioArray {
 
     /// The non-empty priorities, best first, read from the bitmap.
     fn set_bits(&self) -> impl Iterator<Item = u32> + '_ {
-        self.bitmap.iter().enumerate().flat_map(|(w, &word)| {
-            let mut bits = word;
-            std::iter::from_fn(move || {
-                if bits == 0 {
-                    return None;
-                }
-                let b = bits.trailing_zeros();
-                bits &= bits - 1;
-                Some(w as u32 * 64 + b)
+        self.bitmap
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &word)| {
+                let mut bits = word;
+                std::iter::from_fn(move || {
+                    if bits == 0 {
+                        return None;
+                    }
+                    let b = bits.trailing_zeros();
+                    bits &= bits - 1;
+                    Some(w as u32 * 64 + b)
+                })
             })
-        })
-        .filter(|&i| i < MAX_PRIO)
+            .filter(|&i| i < MAX_PRIO)
     }
 
     /// Every queued task with its priority, best priority first, FIFO within a list.

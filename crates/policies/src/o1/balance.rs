@@ -23,7 +23,8 @@ pub const SD_WAKE_AFFINE: u32 = 0x20;
 pub const SD_WAKE_BALANCE: u32 = 0x40;
 pub const SD_SHARE_CPUPOWER: u32 = 0x80;
 
-/// `enum idle_type` (2.6.11).
+/// `enum idle_type` (2.6.11), its variants named as the kernel names them.
+#[allow(clippy::enum_variant_names)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Idle {
     /// `SCHED_IDLE`: the tick of an idle CPU.
@@ -84,7 +85,12 @@ pub fn build(m: &Machine, cache_hot_ns: u64) -> Vec<Vec<Dom>> {
                     0,
                     0,
                     [0, 0, 1, 0, 0],
-                    SD_LOAD_BALANCE | SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_WAKE_AFFINE | SD_WAKE_IDLE | SD_SHARE_CPUPOWER,
+                    SD_LOAD_BALANCE
+                        | SD_BALANCE_NEWIDLE
+                        | SD_BALANCE_EXEC
+                        | SD_WAKE_AFFINE
+                        | SD_WAKE_IDLE
+                        | SD_SHARE_CPUPOWER,
                 ),
                 "NUMA" => (
                     8,
@@ -195,7 +201,8 @@ impl O1 {
         let mut busiest = None;
         for (gi, g) in d.groups.iter().enumerate() {
             let local = gi == 0;
-            let sum: u64 = g.iter().map(|c| if local { self.target_load(c, idx) } else { self.source_load(c, idx) }).sum();
+            let sum: u64 =
+                g.iter().map(|c| if local { self.target_load(c, idx) } else { self.source_load(c, idx) }).sum();
             total_load += sum;
             total_pwr += d.power[gi];
             let avg = sum * SCHED_LOAD_SCALE / d.power[gi];
@@ -213,7 +220,7 @@ impl O1 {
             (idle == Idle::NewlyIdle || (idle == Idle::Idle && max_load > SCHED_LOAD_SCALE))
                 .then_some(Found { group: b, imbalance: 1 })
         };
-        let Some(b) = busiest else { return None };
+        let b = busiest?;
         if this_load >= max_load {
             return balanced(busiest, max_load);
         }
@@ -513,7 +520,8 @@ impl O1 {
                 continue;
             }
             let local = gi == 0;
-            let sum: u64 = g.iter().map(|c| if local { self.source_load(c, idx) } else { self.target_load(c, idx) }).sum();
+            let sum: u64 =
+                g.iter().map(|c| if local { self.source_load(c, idx) } else { self.target_load(c, idx) }).sum();
             let avg = sum * SCHED_LOAD_SCALE / d.power[gi];
             if local {
                 this_load = avg;

@@ -486,11 +486,8 @@ impl SchedClass for O1 {
             tk.timestamp = cx.now.0;
             self.activate_plain(cpu, p);
         } else {
-            let which = if self.td[p].moving_expired.take().unwrap_or(false) {
-                self.expired(cpu)
-            } else {
-                self.rq[cpu].active
-            };
+            let which =
+                if self.td[p].moving_expired.take().unwrap_or(false) { self.expired(cpu) } else { self.rq[cpu].active };
             self.enqueue(cpu, p, which);
         }
     }
@@ -654,7 +651,10 @@ impl SchedClass for O1 {
                 for (prio, t) in a.iter() {
                     let tk = &self.td[t];
                     if tk.array != Some((c, w)) || tk.prio != prio || tk.cpu != c {
-                        return Err(format!("o1: task {t} in CPU {c} array {w} list {prio} but records {:?} prio {}", tk.array, tk.prio));
+                        return Err(format!(
+                            "o1: task {t} in CPU {c} array {w} list {prio} but records {:?} prio {}",
+                            tk.array, tk.prio
+                        ));
                     }
                     if tk.time_slice == 0 || !(MAX_RT_PRIO..MAX_PRIO).contains(&tk.prio) {
                         return Err(format!("o1: task {t} slice {} prio {}", tk.time_slice, tk.prio));

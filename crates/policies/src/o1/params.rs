@@ -122,10 +122,7 @@ impl O1Tunables {
     }
 
     pub fn list(&self) -> Vec<Tunable> {
-        DEFS.iter()
-            .zip(self.vals())
-            .map(|(d, v)| Tunable { name: d.name, value: v.to_string(), doc: d.doc })
-            .collect()
+        DEFS.iter().zip(self.vals()).map(|(d, v)| Tunable { name: d.name, value: v.to_string(), doc: d.doc }).collect()
     }
 
     /// Nanoseconds per jiffy (`1000000000 / HZ`, truncated as in `NS_TO_JIFFIES`).
@@ -183,7 +180,8 @@ impl O1Tunables {
     }
     /// `INTERACTIVE_SLEEP(p)` in ns: `JIFFIES_TO_NS(MAX_SLEEP_AVG * (MAX_BONUS/2 + DELTA + 1) / MAX_BONUS - 1)`.
     pub fn interactive_sleep(&self, static_prio: u32) -> u64 {
-        let j = self.max_sleep_avg() as i64 * (MAX_BONUS as i64 / 2 + self.delta(static_prio) + 1) / MAX_BONUS as i64 - 1;
+        let j =
+            self.max_sleep_avg() as i64 * (MAX_BONUS as i64 / 2 + self.delta(static_prio) + 1) / MAX_BONUS as i64 - 1;
         j.max(0) as u64 * self.ns_per_jiffy()
     }
     /// `TIMESLICE_GRANULARITY(p)` (SMP form): `GRANULARITY * 2^(max(MAX_BONUS - bonus, 1) - 1) * ncpus`.
@@ -211,7 +209,10 @@ mod tests {
     fn timeslices_by_nice() {
         let t = t();
         let ms = |nice| t.task_timeslice(nice_to_prio(nice));
-        assert_eq!([ms(-20), ms(-10), ms(-1), ms(0), ms(1), ms(5), ms(10), ms(15), ms(19)], [800, 600, 420, 100, 95, 75, 50, 25, 5]);
+        assert_eq!(
+            [ms(-20), ms(-10), ms(-1), ms(0), ms(1), ms(5), ms(10), ms(15), ms(19)],
+            [800, 600, 420, 100, 95, 75, 50, 25, 5]
+        );
         let t250 = O1Tunables::new(&[("hz".into(), "250".into())]).unwrap();
         let j = |nice| t250.task_timeslice(nice_to_prio(nice));
         assert_eq!([j(-20), j(0), j(1), j(19)], [200, 25, 23, 1]);
