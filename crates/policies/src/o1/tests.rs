@@ -186,3 +186,37 @@ fn one_long_sleep_makes_a_task_just_interactive() {
     assert!(h.o.interactive(a));
     h.check();
 }
+
+/// `activate_task` + `schedule()`: a task woken by a timer interrupt (`SLEEP_INTERRUPTED`)
+/// gets its whole runqueue wait credited as sleep at pick; one woken by a task
+/// (`SLEEP_INTERACTIVE`) gets `ON_RUNQUEUE_WEIGHT` = 30 % of it (`delta * 38 / 128`).
+#[test]
+fn runqueue_wait_credit_depends_on_the_waker() {
+    for (irq, expected) in [(true, 40_000_000u64), (false, 40_000_000 * 38 / 128)] {
+        let mut h = Harness::new();
+        let hog = h.spawn(0, None);
+        let s = h.spawn(0, None);
+        assert_eq!(h.schedule(), Some(hog));
+        // `s` sleeps (it was never picked; its timestamp is its creation time, 0).
+        h.with(|o, cx| o.dequeue_task(cx, 0, s, dequeue::SLEEP));
+        h.cpus[0].nr_running -= 1;
+        h.o.td[s].sleep_avg = 0;
+        h.now = Ns(1_000_000);
+        let wflags = if irq { schedlab_sched_api::wf::IRQ } else { 0 };
+        h.with(|o, cx| o.select_task_rq(cx, s, 0, schedlab_sched_api::SelectKind::Wake, wflags));
+        h.with(|o, cx| o.enqueue_task(cx, 0, s, enqueue::WAKEUP));
+        h.cpus[0].nr_running += 1;
+        let after_wake = h.o.td[s].sleep_avg;
+        assert_eq!(after_wake, 1_000_000, "the 1 ms sleep");
+        // 40 ms on the runqueue behind the hog, then picked.
+        h.now = Ns(41_000_000);
+        h.with(|o, cx| o.put_prev_task(cx, 0, hog));
+        h.cpus[0].curr = None;
+        // Make `s` the best queued task so the pick takes it.
+        let w = h.o.dequeue(hog).unwrap();
+        h.o.td[hog].prio = 130;
+        h.o.enqueue(0, hog, w.1);
+        assert_eq!(h.with(|o, cx| o.pick_next_task(cx, 0)), Some(s));
+        assert_eq!(h.o.td[s].sleep_avg - after_wake, expected, "irq {irq}");
+    }
+}
