@@ -103,7 +103,7 @@ mod tests {
             let t = Ns((x >> 33) % 500);
             q.push(t, i);
             reference.push((t, i));
-            if x % 3 == 0 {
+            if x.is_multiple_of(3) {
                 reference.sort();
                 expected.push(reference.remove(0));
                 popped.push(q.pop().unwrap());
