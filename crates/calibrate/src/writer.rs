@@ -107,6 +107,17 @@ pub fn machine_file(c: &Calibration) -> String {
     }
     let _ = writeln!(out, "# Not measured (a switch of the model): cross-node re-warm scales with the SLIT distance.");
     let _ = writeln!(out, "numa_scaled = {}", c.derived.costs.numa_scaled);
+    let _ = writeln!(
+        out,
+        "# Not measured: line transfers and per-unit policy work are inside the path costs above (zero here);"
+    );
+    let _ = writeln!(out, "# smt_factor is the default (the benchmarks run on separate cores).");
+    let fields = c.derived.costs.fields();
+    for key in crate::derive::UNMEASURED {
+        let value = &fields.iter().find(|f| f.0 == *key).expect("every unmeasured key is a cost").1;
+        let plain = matches!(*key, "smt_factor" | "ttwu_lines");
+        let _ = if plain { writeln!(out, "{key} = {value}") } else { writeln!(out, "{key} = \"{value}\"") };
+    }
     let _ =
         writeln!(out, "\n# Checks, host vs this model (composite benchmarks the model does not fit by construction):");
     for ch in &c.derived.checks {

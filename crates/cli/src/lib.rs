@@ -28,8 +28,11 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
+pub mod fuzz;
+pub mod memlimit;
 pub mod output;
 pub mod signals;
+pub mod validate;
 
 use schedlab_run::RunError;
 use std::fmt;

@@ -29,7 +29,7 @@ struct Common {
     #[arg(long)]
     machine: Option<String>,
     /// Set a scheduler tunable, KEY=VALUE (repeatable). In `compare`, SCHED:KEY=VALUE
-    /// targets one scheduler.
+    /// targets one scheduler (as named in --sched, or its base name: eevdf:… for eevdf@6.6).
     #[arg(long = "set")]
     sets: Vec<String>,
     /// Override a workload parameter, NAME=VALUE (repeatable).
@@ -63,9 +63,9 @@ struct Common {
     /// Print an ASCII per-CPU timeline after the summary.
     #[arg(long)]
     timeline: bool,
-    /// Timeline width in columns.
-    #[arg(long, default_value_t = 100)]
-    timeline_width: usize,
+    /// Timeline width in columns (1–10000).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    timeline_width: u16,
     /// Timeline window start and end (durations; default: the whole run).
     #[arg(long)]
     timeline_from: Option<String>,
@@ -80,6 +80,29 @@ struct Common {
     /// Write a self-contained HTML report to this file (records time series).
     #[arg(long)]
     html: Option<PathBuf>,
+}
+
+/// Options of `study validate` (simulation vs this host).
+#[derive(clap::Args, Clone, Default)]
+struct ValidateArgs {
+    /// `study validate`: the longer runs of the student report (up to 10 s each) instead of
+    /// runs of at most 2 s.
+    #[arg(long)]
+    full: bool,
+    /// `study validate`: runs of a few milliseconds (for tests).
+    #[arg(long, conflicts_with = "full")]
+    tiny: bool,
+    /// `study validate`: simulations only, no host runs.
+    #[arg(long)]
+    sim_only: bool,
+    /// `study validate`: leave schedlab's session autogroup at its nice during host runs
+    /// (by default it is raised to −20 while they run, and restored).
+    #[arg(long)]
+    no_boost: bool,
+    /// `study validate`: only the cases whose id (`experiment/case`, e.g.
+    /// `nice-pairs/0-vs-19`) contains this text (repeatable).
+    #[arg(long)]
+    only: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -109,9 +132,12 @@ enum Cmd {
         #[command(flatten)]
         common: Common,
         /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: the
-        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf).
+        /// workload's `schedulers`, else eevdf,cfs,ule (`plot`: eevdf). `study validate`:
+        /// the simulated scheduler (default: the one matching the host kernel).
         #[arg(long)]
         sched: Option<String>,
+        #[command(flatten)]
+        validate: ValidateArgs,
     },
     /// Simulate under several schedulers and write one self-contained HTML report.
     Report {
@@ -142,15 +168,27 @@ enum Cmd {
     /// Run random worlds (workload + machine from a seed) under every scheduler with all
     /// invariants checked after every event; a failure prints the seed and the workload.
     Fuzz {
-        /// How many seeds.
-        #[arg(long, default_value_t = 100)]
+        /// How many seeds (worlds).
+        #[arg(long, default_value_t = 1000)]
         seeds: u64,
         /// First seed.
         #[arg(long, default_value_t = 0)]
         from: u64,
         /// Simulated time per world.
-        #[arg(long, default_value = "300ms")]
+        #[arg(long, default_value = "25ms")]
         duration: String,
+        /// Worlds run in parallel (default: every CPU). Each world's seed is fixed, so the
+        /// worlds run do not depend on this.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run every world under every scheduler configuration, not only its own (seeds
+        /// cycle through the configurations).
+        #[arg(long)]
+        all_configs: bool,
+        /// Fuzz the input parsers instead: malformed workload and machine files and
+        /// command-line values, each checked for no panic and bounded memory (1 GiB).
+        #[arg(long)]
+        parser: bool,
     },
     /// Measure this host (topology, HZ, every cost of the cost model) and write a machine
     /// file for it.
@@ -180,6 +218,9 @@ enum Cmd {
         tiny: bool,
     },
 }
+
+#[global_allocator]
+static ALLOC: schedlab::memlimit::Watching = schedlab::memlimit::Watching;
 
 /// Exit status: 0; 1 or 2 on an error (`CliError::code`); 128 + the signal's number after
 /// SIGINT or SIGTERM (the partial outputs written); 141 when stdout's reader went away.
@@ -231,11 +272,21 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
-        Cmd::Study { common, sched: _ } if suite_named(&common).is_some() => {
+        Cmd::Study { common, sched, validate } if is_validate(&common) => {
+            schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
+        }
+        Cmd::Study { common, sched, .. } if suite_named(&common).is_some() => {
             let suite = suite_named(&common).expect("checked");
+            // Each experiment names its own schedulers and tunables: refuse what would be ignored.
+            if sched.is_some() || common.machine.is_some() || !common.sets.is_empty() || !common.params.is_empty() {
+                return Err(CliError::input(format!(
+                    "study {}: --sched, --machine, --set and --param do not apply (each experiment sets its own)",
+                    suite.name
+                )));
+            }
             run_suite(&common, &suite)
         }
-        Cmd::Study { mut common, sched } => {
+        Cmd::Study { mut common, sched, .. } => {
             let sched = schedulers(&common, sched, None)?;
             host_default(&mut common, &sched);
             if common.sample.is_none() {
@@ -262,8 +313,39 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
-        Cmd::Fuzz { seeds, from, duration } => run_fuzz(from, seeds, &duration),
+        Cmd::Fuzz { seeds, from, parser: true, .. } => schedlab::fuzz::parsers(from, seeds),
+        Cmd::Fuzz { seeds, from, duration, jobs, all_configs, parser: false } => {
+            schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
+        }
     }
+}
+
+/// `study validate` (and no file of that name).
+fn is_validate(common: &Common) -> bool {
+    common.workload.as_os_str() == "validate" && !common.workload.exists()
+}
+
+fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<schedlab::validate::Opts, CliError> {
+    use schedlab_run::validate::Scale;
+    Ok(schedlab::validate::Opts {
+        machine: c.machine.clone(),
+        sched,
+        sets: c.sets.iter().map(|s| parse_kv(s, "--set")).collect::<Result<Vec<_>, _>>()?,
+        scale: if v.full {
+            Scale::Full
+        } else if v.tiny {
+            Scale::Tiny
+        } else {
+            Scale::Quick
+        },
+        host: !v.sim_only,
+        boost: !v.no_boost,
+        only: v.only.clone(),
+        seed: c.seed,
+        plots: c.plots.clone(),
+        png: c.png,
+        out: c.out.clone(),
+    })
 }
 
 /// With `--sched host` among the schedulers and no machine named anywhere, the machine is
@@ -273,36 +355,6 @@ fn host_default(common: &mut Common, sched: &str) {
         let text = read_workload(&common.workload).unwrap_or_default();
         common.machine = schedlab_run::machine_for(None, &text, sched);
     }
-}
-
-fn run_fuzz(from: u64, seeds: u64, duration: &str) -> Result<(), CliError> {
-    let end = parse_duration(duration).map_err(|m| CliError::input(format!("--duration: {m}")))?;
-    let mut failed = 0;
-    let mut done = 0;
-    for seed in from..from + seeds {
-        match schedlab_run::fuzz::check_world(seed, end, &mut |_| !stop_requested()) {
-            Ok(true) => done += 1,
-            Ok(false) => break,
-            Err(f) => {
-                failed += 1;
-                done += 1;
-                let sets: Vec<String> = f.sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                note!("seed {seed}: {} [{}] on {}: {}\n{}", f.sched, sets.join(" "), f.machine, f.message, f.workload);
-            }
-        }
-        note!("seed {seed} done, {failed} failures so far");
-        if stop_requested() {
-            break;
-        }
-    }
-    if stop_requested() {
-        note!("interrupted: the world in progress is not counted");
-    }
-    outln!("{done} worlds from seed {from}: {failed} failures")?;
-    if failed > 0 {
-        return Err(CliError { message: format!("{failed} worlds failed"), code: 1 });
-    }
-    Ok(())
 }
 
 /// Runs the workload under each comma-separated scheduler; `SCHED:KEY=VALUE` sets go to
@@ -373,40 +425,59 @@ fn schedulers(common: &Common, given: Option<String>, default: Option<&str>) -> 
 }
 
 fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
-    {
-        {
-            let mut out = Vec::new();
-            for s in sched.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                let sets: Vec<String> = common
-                    .sets
-                    .iter()
-                    .filter_map(|kv| match kv.split_once(':') {
-                        Some((p, rest)) if !p.contains('=') => (p == s).then(|| rest.to_string()),
-                        _ => Some(kv.clone()),
-                    })
-                    .collect();
-                let job = prepare(common, s, &sets)?;
-                out.push(run_with_progress(&job)?);
-                if stop_requested() {
-                    break;
-                }
-            }
-            Ok(out)
+    let scheds: Vec<&str> = sched.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    if scheds.is_empty() {
+        return Err(CliError::input(format!("--sched `{sched}` names no scheduler (see `schedlab list`)")));
+    }
+    let targeted = targeted_sets(&common.sets, &scheds)?;
+    let mut out = Vec::new();
+    for s in scheds {
+        let sets: Vec<String> =
+            targeted.iter().filter(|(t, _)| t.is_none_or(|t| aims_at(t, s))).map(|(_, kv)| kv.clone()).collect();
+        let job = prepare(common, s, &sets)?;
+        out.push(run_with_progress(&job)?);
+        if stop_requested() {
+            break;
         }
     }
+    Ok(out)
+}
+
+/// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. A
+/// target that is none of `scheds` is an error: it would be silently ignored.
+fn targeted_sets<'a>(sets: &'a [String], scheds: &[&str]) -> Result<Vec<(Option<&'a str>, String)>, CliError> {
+    sets.iter()
+        .map(|kv| match kv.split_once(':') {
+            Some((t, rest)) if !t.contains('=') => {
+                if scheds.iter().any(|s| aims_at(t, s)) {
+                    Ok((Some(t), rest.to_string()))
+                } else {
+                    Err(CliError::input(format!(
+                        "--set `{kv}`: `{t}` is not among the schedulers run ({})",
+                        scheds.join(", ")
+                    )))
+                }
+            }
+            _ => Ok((None, kv.clone())),
+        })
+        .collect()
+}
+
+/// Whether target `t` of a `--set` names scheduler `s`: exactly, or by its base name
+/// (`eevdf:…` aims at `eevdf@6.6` too).
+fn aims_at(t: &str, s: &str) -> bool {
+    t == s || s.split_once('@').is_some_and(|(base, _)| base == t)
 }
 
 /// A workload file's text, or a built-in study's when no such file exists.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
-    match std::fs::read_to_string(path) {
+    match schedlab_run::read_input(path) {
         Ok(t) => Ok(t),
-        Err(e) => {
-            let name = path.to_string_lossy();
-            match schedlab_run::builtin_study(&name) {
-                Some(t) => Ok(t.to_string()),
-                None => Err(CliError::input(format!("{name}: {e}"))),
-            }
-        }
+        Err(e @ schedlab_run::RunError::Io { .. }) => match schedlab_run::builtin_study(&path.to_string_lossy()) {
+            Some(t) => Ok(t.to_string()),
+            None => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -482,12 +553,13 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
                 note!("no trace for {} (its events were not recorded): no timeline", sched_name(r));
                 continue;
             };
-            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0);
+            // The window ends with the run at the latest (bucket arithmetic stays in range).
+            let to = dur(&c.timeline_to, "--timeline-to")?.map_or(t.end_ns, |d| d.0.min(t.end_ns));
             if to <= from {
-                return Err(CliError::input("--timeline-to must be after --timeline-from"));
+                return Err(CliError::input("--timeline-to must be after --timeline-from, within the run"));
             }
             outln!("\n[{}]", r.scheduler.name)?;
-            out!("{}", schedlab_report::timeline::timeline(t, from, to, c.timeline_width))?;
+            out!("{}", schedlab_report::timeline::timeline(t, from, to, usize::from(c.timeline_width)))?;
         }
     }
     let need_figs = c.plots.is_some() || c.html.is_some();
@@ -634,6 +706,7 @@ fn list() -> Result<(), CliError> {
     for (n, d, _) in schedlab_run::suites::SUITES {
         outln!("  {n:<24} {d}")?;
     }
+    outln!("  {:<24} {}", "validate", schedlab_run::validate::DESCRIPTION)?;
     for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
         outln!("  {n:<24} {d}")?;

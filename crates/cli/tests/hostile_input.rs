@@ -117,3 +117,137 @@ fn oversized_expansions_are_refused_up_front() {
     let (code, err) = run_workload(text, &[]);
     refused(code, &err, 2, "task[0]", "more than 10000000 operations in all");
 }
+
+/// `--set stathz=1e9` (ule) once allocated 5 GB and `sched_latency_ns=10` was taken as
+/// 10 ns: every tunable has a range, and the error names tunable, value and range.
+#[test]
+fn tunables_outside_their_range_are_refused() {
+    let w = task("{ run = \"1ms\" }");
+    for (sched, set, words) in [
+        ("ule", "stathz=1000000000", "tunable `stathz` = 1000000000 is outside its range 1..=10000"),
+        ("ule", "hz=0", "tunable `hz` = 0 is outside its range 1..=10000"),
+        ("ule", "interact=500", "tunable `interact` = 500 is outside its range 0..=100"),
+        ("ule", "stathz=1e9", "`1e9` is not a non-negative integer"),
+        ("cfs", "sched_latency_ns=10", "tunable `sched_latency_ns` = 10 is outside its range 100000..=1000000000"),
+        ("fifo", "timeslice_ns=5s", "tunable `timeslice_ns` = 5000000000 is outside its range 0..=1000000000"),
+        ("cfs", "sched_nr_latency=4", "derived"),
+        ("o1", "hz=1000000000", "tunable `hz`: 1000000000 is outside 100..=1000"),
+    ] {
+        let (code, err) = run_workload(&w, &["--sched", sched, "--set", set]);
+        assert_eq!(code, 2, "{sched} {set}: {err}");
+        assert!(err.contains(words), "{sched} {set}: {err}");
+    }
+    // EEVDF has no sched_nr_latency: refused as unknown by a list that does not name it.
+    let (code, err) = run_workload(&w, &["--sched", "eevdf", "--set", "sched_nr_latency=4"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("unknown tunable `sched_nr_latency`") && err.matches("sched_nr_latency").count() == 1,
+        "{err}"
+    );
+}
+
+/// `--timeline-width 2e9` ran away with memory: the width is bounded by clap.
+#[test]
+fn timeline_width_is_bounded() {
+    let w = task("{ run = \"1ms\" }");
+    for width in ["2000000000", "0", "10001"] {
+        let (code, err) = run_workload(&w, &["--timeline", "--timeline-width", width]);
+        assert_eq!(code, 2, "{width}: {err}");
+        assert!(err.contains("--timeline-width") && err.contains("1..=10000"), "{width}: {err}");
+    }
+    let (code, err) = run_workload(&w, &["--timeline", "--timeline-width", "10000", "--timeline-to", "18446744073s"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// A `compare --set SCHED:KEY=VALUE` whose SCHED is not run was silently ignored, and
+/// `--sched ""` printed nothing with exit status 0.
+#[test]
+fn compare_refuses_stray_targets_and_empty_scheduler_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }")).unwrap();
+    let compare = |args: &[&str]| {
+        let mut all = vec!["compare", "w.toml", "--duration", "10ms"];
+        all.extend_from_slice(args);
+        schedlab_in(dir.path(), &all)
+    };
+    let (code, _, err) = compare(&["--sched", "cfs,ule", "--set", "xyz:slice=1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`xyz` is not among the schedulers run (cfs, ule)"), "{err}");
+    for empty in ["", " , "] {
+        let (code, _, err) = compare(&["--sched", empty]);
+        assert_eq!(code, 2, "{empty:?}: {err}");
+        assert!(err.contains("names no scheduler"), "{err}");
+    }
+    // A target by base name reaches every version of it; others are untouched.
+    let (code, out, err) =
+        compare(&["--sched", "eevdf@6.6,cfs", "--set", "eevdf:base_slice_ns=3ms", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("base_slice_ns") && out.contains("3000000"), "{out}");
+    let (code, _, err) = compare(&["--sched", "eevdf@6.6,cfs", "--set", "cfs:base_slice_ns=3ms"]);
+    assert_eq!(code, 2, "cfs has no base slice: {err}");
+}
+
+/// Machine-file NUMA distances of 2^32 or more were truncated: each is a SLIT entry.
+#[test]
+fn numa_distances_out_of_range_are_refused_where_written() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n").unwrap();
+    let m = "[topology]\nnodes = 2\ncores_per_llc = 2\nnuma_distance = [[10, 4294967317], [21, 10]]\n";
+    std::fs::write(dir.path().join("m.toml"), m).unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--machine", "m.toml", "--duration", "10ms"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("m.toml:4:") && err.contains("topology.numa_distance[0][1]"), "{err}");
+    assert!(err.contains("4294967317") && err.contains("11..=255"), "{err}");
+}
+
+/// `run /dev/zero` read until memory ran out: devices and directories are refused, and any
+/// input is read to 16 MiB at most.
+#[test]
+fn inputs_are_bounded_and_must_be_files() {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, words) in [("/dev/zero", "not a regular file"), (".", "is a directory")] {
+        let (code, _, err) = schedlab_in(dir.path(), &["run", path, "--duration", "10ms"]);
+        assert_eq!(code, 2, "{path}: {err}");
+        assert!(err.contains(words), "{path}: {err}");
+        let (code, _, err) = schedlab_in(dir.path(), &["compare", path, "--duration", "10ms"]);
+        assert_eq!(code, 2, "{path}: {err}");
+        std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }")).unwrap();
+        let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--machine", path]);
+        assert_eq!(code, 2, "{path}: {err}");
+        assert!(err.contains(words), "machine {path}: {err}");
+    }
+    let big = format!("# {}\n{}", "x".repeat(17 << 20), task("{ run = \"1ms\" }"));
+    std::fs::write(dir.path().join("big.toml"), big).unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "big.toml", "--duration", "10ms"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("big.toml is larger than 16 MiB"), "{err}");
+    std::fs::write(dir.path().join("bin.toml"), b"name = \"\xff\"\n").unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "bin.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not UTF-8"), "{err}");
+}
+
+/// A built-in multi-experiment study ignored `--set` (and `--sched`, `--machine`,
+/// `--param`): each experiment sets its own, so they are refused rather than dropped.
+#[test]
+fn multi_experiment_studies_refuse_options_they_would_ignore() {
+    let dir = tempfile::tempdir().unwrap();
+    for extra in [&["--set", "base_slice_ns=3ms"][..], &["--sched", "cfs"], &["--machine", "smp2"], &["--param", "n=1"]]
+    {
+        let mut args = vec!["study", "cfs-eevdf"];
+        args.extend_from_slice(extra);
+        let (code, _, err) = schedlab_in(dir.path(), &args);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(err.contains("do not apply"), "{extra:?}: {err}");
+    }
+}
+
+/// `bench` read its workload relative to the current directory: it is built in now. Only
+/// its tiny row is run, from a directory with nothing in it.
+#[test]
+fn bench_runs_from_any_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = schedlab_in(dir.path(), &["bench", "--tiny"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("periodic-200"), "{out}");
+}

@@ -187,3 +187,32 @@ fn recording_series_changes_nothing() {
         }
     }
 }
+
+/// `fs/pipe.c` (v6.18): writers wait on a full pipe exclusively, so a read from a full pipe
+/// wakes one writer, and a woken writer that leaves room wakes the next one. Three writers
+/// of 100 bytes on a 100-byte pipe, a reader that reads them one by one after 10 ms: each
+/// blocked writer is woken exactly once (waking them all on every read, the second would
+/// wake, find the pipe full again and block a second time).
+#[test]
+fn a_read_from_a_full_pipe_wakes_one_writer() {
+    let text = r#"
+[[pipe]]
+name = "p"
+capacity = 100
+[[task]]
+name = "writer"
+count = 3
+program = [ { send = "p", bytes = 100 } ]
+[[task]]
+name = "reader"
+program = [ { sleep = "10ms" }, { loop = 3, do = [ { recv = "p", bytes = 100 }, { run = "1ms" } ] } ]
+"#;
+    for sched in ["eevdf", "cfs"] {
+        let r = run(&job(text, "smp2", sched, 1, &[]));
+        let writers: Vec<_> = r.tasks.iter().filter(|t| t.name.starts_with("writer")).collect();
+        assert!(writers.iter().all(|t| t.exit_ns.is_some()), "{sched}: every writer finished");
+        let woken: Vec<u64> = writers.iter().map(|t| t.wakeups).collect();
+        assert_eq!(woken.iter().sum::<u64>(), 2, "{sched}: two writers found the pipe full: {woken:?}");
+        assert!(woken.iter().all(|&w| w <= 1), "{sched}: no writer is woken twice: {woken:?}");
+    }
+}

@@ -9,9 +9,6 @@ use schedlab_workload::{Op, Policy, Program};
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
 
-/// `spin_loop` hints between two reads of the thread CPU clock in `run`.
-const RUN_CHECK_EVERY: u32 = 64;
-
 /// Why a program stopped before its end.
 enum End {
     /// The run is stopping (end of the duration, Ctrl-C, another task failed).
@@ -243,21 +240,25 @@ impl Interp<'_> {
         Ok(())
     }
 
-    /// `run`: spin until the thread's CPU clock advanced by `ns` (time off the CPU does not
-    /// count, as in the simulator).
+    /// `run`: use `ns` of CPU time (time off the CPU does not count, as in the simulator).
+    ///
+    /// The thread CPU clock is a system call whose read updates the running task's run time
+    /// (`kernel/sched/cputime.c`/`core.c: task_sched_runtime` → `update_curr`), and under
+    /// EEVDF `update_curr` ends an expired slice at once (`kernel/sched/fair.c:
+    /// update_deadline` → `resched_curr`, v6.6+). Polled in a tight loop, it would make the
+    /// kernel preempt at slice granularity rather than at the tick, unlike a CPU-bound
+    /// program. So the work spins on the wall clock (vDSO `CLOCK_MONOTONIC`, which does not
+    /// touch the scheduler) for the CPU time still owed, and reads the CPU clock only then:
+    /// time off the CPU during a spin is owed again, so a `run` reads it a few times.
     fn run_cpu(&self, ns: u64) -> Result<(), End> {
         let start = sys::thread_cpu_ns();
-        while sys::thread_cpu_ns().saturating_sub(start) < ns {
-            if self.stopping() {
-                return Err(End::Stopped);
+        loop {
+            let used = sys::thread_cpu_ns().saturating_sub(start);
+            if used >= ns {
+                return Ok(());
             }
-            // Reading the thread clock is a system call: do some user work between reads so
-            // the work is mostly user time (overshoot: a few µs).
-            for _ in 0..RUN_CHECK_EVERY {
-                std::hint::spin_loop();
-            }
+            self.spin(ns - used)?;
         }
-        Ok(())
     }
 
     /// `spin`: busy-wait on the wall clock.

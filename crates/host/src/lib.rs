@@ -13,6 +13,7 @@
 //! `docs/host-runs.md` describes the mapping of each op, what is measured, what changes on
 //! the host and what is missing.
 
+pub mod autogroup;
 mod convert;
 mod exec;
 pub mod info;
@@ -376,6 +377,7 @@ fn finish(
         events: conv.as_ref().map_or(0, |c| c.emitted),
         trace_hash: 0,
         cpu_times,
+        cpu_paths: Vec::new(),
         locks: Vec::new(),
         tasks: infos,
         exit_times,

@@ -5,17 +5,23 @@
 
 use crate::cpu::{Action, Ipi, Step};
 use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
-use schedlab_machine::LockSite;
+use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Ctx, Request, SelectKind, TaskInfo, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use schedlab_workload::Policy;
 use std::sync::Arc;
 
-/// Calls a policy hook with a freshly built [`Ctx`], then applies its requests.
+/// Calls a policy hook with a freshly built [`Ctx`], charges the work it reports to the
+/// current step's path (or to `path = …`), then applies its requests.
 macro_rules! hook {
     ($k:expr, $cpu:expr, |$p:ident, $cx:ident| $body:expr) => {{
+        let path = $k.cur_path;
+        hook!($k, $cpu, path = path, |$p, $cx| $body)
+    }};
+    ($k:expr, $cpu:expr, path = $path:expr, |$p:ident, $cx:ident| $body:expr) => {{
+        $k.touch($cpu);
         let mut reqs = std::mem::take(&mut $k.requests);
-        let r = {
+        let (r, work) = {
             let mut $cx = Ctx {
                 now: $k.now,
                 this_cpu: $cpu,
@@ -24,17 +30,33 @@ macro_rules! hook {
                 cpus: &$k.views,
                 rng: &mut $k.policy_rng,
                 requests: &mut reqs,
+                work: Default::default(),
             };
             let $p = &mut $k.policy;
-            $body
+            let r = $body;
+            (r, $cx.work)
         };
         $k.requests = reqs;
+        $k.charge_work($path, &work);
         $k.apply_requests($cpu);
         r
     }};
 }
 
 impl Kernel<'_> {
+    /// Charges a hook's reported work (per unit, `Costs::work_ns`) to `path`, after the
+    /// current step's own cost.
+    fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
+        if work.is_zero() {
+            return;
+        }
+        let ns = self.machine.costs.work_ns(work);
+        match self.pending_work.iter_mut().find(|(p, _)| *p == path) {
+            Some(slot) => slot.1 += ns,
+            None => self.pending_work.push((path, ns)),
+        }
+    }
+
     /// Whether the per-CPU views policies read agree with the CPUs (they are updated where
     /// the CPUs change, not copied before every hook).
     pub(crate) fn views_consistent(&self) -> Result<(), String> {
@@ -48,6 +70,7 @@ impl Kernel<'_> {
 
     /// Sets `TIF_NEED_RESCHED` of `cpu`'s current task (and the policies' view of it).
     pub(crate) fn set_need_resched(&mut self, cpu: CpuId, on: bool) {
+        self.touch(cpu);
         self.cpus[cpu].need_resched = on;
         self.views[cpu].need_resched = on;
     }
@@ -185,7 +208,8 @@ impl Kernel<'_> {
     /// A CPU allowed by `t`'s affinity, chosen by the policy and validated here
     /// (`select_task_rq` + `select_fallback_rq`).
     fn select(&mut self, this: CpuId, t: TaskId, prev: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId {
-        let c = hook!(self, this, |p, cx| p.select_task_rq(&mut cx, t, prev, kind, wake_flags));
+        let c = hook!(self, this, path = KernelPath::Placement, |p, cx| p
+            .select_task_rq(&mut cx, t, prev, kind, wake_flags));
         if c < self.cpus.len() && self.info[t].affinity.contains(c) {
             return c;
         }
@@ -283,6 +307,8 @@ impl Kernel<'_> {
         self.enqueue(target, target, t, enqueue::INITIAL);
         self.probe.event(&ProbeEvent::Wakeup { time: self.now, task: t, cpu: target, new: true });
         self.check_preempt(target, target, t, wf::FORK);
+        // No CPU runs this creation: its hooks' work is not charged.
+        self.pending_work.clear();
         // A resched of an idle CPU was requested as a local flag; deliver it.
         if self.cpus[target].curr.is_none() {
             self.interrupt(target, []);
@@ -337,13 +363,13 @@ impl Kernel<'_> {
         match action {
             Action::Schedule { newidle } => return self.schedule(cpu, newidle),
             Action::NohzBalance => {
-                hook!(self, cpu, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
+                hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
             }
             Action::Tick => {
                 if let Some(t) = self.cpus[cpu].curr {
                     hook!(self, cpu, |p, cx| p.task_tick(&mut cx, cpu, t));
                 }
-                hook!(self, cpu, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
+                hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
             }
             Action::TtwuStart { task, wf, claimed } => self.ttwu(cpu, task, wf, claimed),
             Action::TtwuRunnable { task, wf, cpu: rq } => {
@@ -465,7 +491,7 @@ impl Kernel<'_> {
                     let pt = &mut self.tasks[p];
                     pt.live_children -= 1;
                     if pt.live_children == 0 && pt.blocked_on == BlockedOn::Children && pt.state == TState::Sleeping {
-                        steps.push(Step::Delay(self.ttwu_cost(cpu, p)));
+                        steps.push(Step::Delay(KernelPath::Wakeup, self.ttwu_cost(cpu, p)));
                         steps.push(Step::Do(Action::TtwuStart { task: p, wf: 0, claimed: false }));
                     }
                 }
@@ -488,39 +514,8 @@ impl Kernel<'_> {
                     self.block(cpu, task, BlockedOn::Children);
                 }
             }
-            Action::PipeWrite { task, pipe } => {
-                let p = &mut self.objs.pipes[pipe];
-                let n = (p.capacity - p.len).min(self.tasks[task].op_aux);
-                p.len += n;
-                self.tasks[task].op_aux -= n;
-                let woken = if n > 0 { p.readers.pop_front() } else { None };
-                let done = self.tasks[task].op_aux == 0;
-                if done {
-                    self.next_op(task);
-                } else {
-                    self.objs.pipes[pipe].writers.push_back(task);
-                    self.block(cpu, task, BlockedOn::PipeWrite(pipe));
-                }
-                if let Some(r) = woken {
-                    self.wake_steps(cpu, r, wf::SYNC);
-                }
-            }
-            Action::PipeRead { task, pipe } => {
-                let p = &mut self.objs.pipes[pipe];
-                let n = p.len.min(self.tasks[task].op_aux);
-                p.len -= n;
-                self.tasks[task].op_aux -= n;
-                let woken: Vec<TaskId> = if n > 0 { p.writers.drain(..).collect() } else { Vec::new() };
-                if self.tasks[task].op_aux == 0 {
-                    self.next_op(task);
-                } else {
-                    self.objs.pipes[pipe].readers.push_back(task);
-                    self.block(cpu, task, BlockedOn::PipeRead(pipe));
-                }
-                for w in woken.into_iter().rev() {
-                    self.wake_steps(cpu, w, wf::SYNC);
-                }
-            }
+            Action::PipeWrite { task, pipe } => self.pipe_write(cpu, task, pipe),
+            Action::PipeRead { task, pipe } => self.pipe_read(cpu, task, pipe),
             Action::FutexWait { task, key, expected } => {
                 if self.objs.value(key) == expected {
                     let b = self.objs.bucket(key);
@@ -570,11 +565,22 @@ impl Kernel<'_> {
         ok
     }
 
+    /// `try_to_wake_up`'s work before any runqueue lock, run by `cpu` for wakee `t`: the
+    /// wakee's lines (`p->pi_lock`, `p->state`, `task_thread_info(p)->cpu`, …) are where it
+    /// last ran. Within a core they are in the shared L1/L2 (`ttwu_local`); within the LLC
+    /// they cost `ttwu_remote`; from another LLC or node each of `ttwu_lines` lines costs the
+    /// extra transfer time on top (the misses a 2005 talk on Linux 2.6 bottlenecks names).
     fn ttwu_cost(&self, cpu: CpuId, t: TaskId) -> Ns {
-        if self.info[t].cpu == cpu {
-            self.machine.costs.ttwu_local
+        let m = &self.machine;
+        let c = &m.costs;
+        let last = self.info[t].cpu;
+        if last == cpu || m.topology.same_core(last, cpu) {
+            c.ttwu_local
+        } else if m.topology.shares_llc(last, cpu) {
+            c.ttwu_remote
         } else {
-            self.machine.costs.ttwu_remote
+            let extra = m.line_ns(last, cpu).saturating_sub(c.line_same_llc);
+            c.ttwu_remote + Ns(extra.0 * u64::from(c.ttwu_lines))
         }
     }
 
@@ -583,7 +589,7 @@ impl Kernel<'_> {
         let cost = self.ttwu_cost(cpu, t);
         self.push_steps(
             cpu,
-            [Step::Delay(cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
+            [Step::Delay(KernelPath::Wakeup, cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
         );
     }
 
@@ -618,6 +624,7 @@ impl Kernel<'_> {
         if queue {
             // `ttwu_queue_wakelist`: the target activates it under its own lock after an IPI.
             let first = self.cpus[target].wake_list.is_empty();
+            self.touch(target);
             self.cpus[target].wake_list.push(t);
             self.views[target].ttwu_pending = true;
             if first {
@@ -723,7 +730,7 @@ impl Kernel<'_> {
         match next {
             Some(_) => self.start_tick(cpu),
             None if newidle => {
-                hook!(self, cpu, |pol, cx| pol.balance(&mut cx, cpu, BalanceKind::NewIdle));
+                hook!(self, cpu, path = KernelPath::Balance, |pol, cx| pol.balance(&mut cx, cpu, BalanceKind::NewIdle));
             }
             None => {}
         }
@@ -764,5 +771,62 @@ impl Kernel<'_> {
             }
         }
         aff.first().unwrap_or(0)
+    }
+}
+
+/// `op_phase` of a pipe op whose task has waited on the pipe (`fs/pipe.c` sets
+/// `wake_next_writer` / `wake_next_reader` after a wait).
+const PIPE_WAITED: u8 = 2;
+
+impl Kernel<'_> {
+    /// `fs/pipe.c:anon_pipe_write` (v6.18): copy what fits; a write into an empty pipe wakes
+    /// one reader (`was_empty`; readers wait exclusively, so `wake_up_interruptible_sync_poll`
+    /// wakes one, with `WF_SYNC`); a writer that had waited and leaves room wakes the next
+    /// writer (`wake_next_writer`); a writer that finds the pipe full waits at the tail of
+    /// the writers' queue.
+    fn pipe_write(&mut self, cpu: CpuId, task: TaskId, pipe: usize) {
+        let waited = self.tasks[task].op_phase == PIPE_WAITED;
+        let p = &mut self.objs.pipes[pipe];
+        let was_empty = p.len == 0;
+        let n = (p.capacity - p.len).min(self.tasks[task].op_aux);
+        p.len += n;
+        self.tasks[task].op_aux -= n;
+        let reader = if n > 0 && was_empty { p.readers.pop_front() } else { None };
+        let next_writer = if waited && p.len < p.capacity { p.writers.pop_front() } else { None };
+        if self.tasks[task].op_aux == 0 {
+            self.next_op(task);
+        } else {
+            self.tasks[task].op_phase = PIPE_WAITED;
+            self.objs.pipes[pipe].writers.push_back(task);
+            self.block(cpu, task, BlockedOn::PipeWrite(pipe));
+        }
+        for t in reader.into_iter().chain(next_writer) {
+            self.wake_steps(cpu, t, wf::SYNC);
+        }
+    }
+
+    /// `fs/pipe.c:pipe_read` (v6.18): take what is there; a read from a full pipe wakes one
+    /// writer (`was_full`; exclusive waits, `WF_SYNC`); a reader that had waited and leaves
+    /// data wakes the next reader (`wake_next_reader`); a reader that finds the pipe empty
+    /// waits at the tail of the readers' queue.
+    fn pipe_read(&mut self, cpu: CpuId, task: TaskId, pipe: usize) {
+        let waited = self.tasks[task].op_phase == PIPE_WAITED;
+        let p = &mut self.objs.pipes[pipe];
+        let was_full = p.len == p.capacity;
+        let n = p.len.min(self.tasks[task].op_aux);
+        p.len -= n;
+        self.tasks[task].op_aux -= n;
+        let writer = if n > 0 && was_full { p.writers.pop_front() } else { None };
+        let next_reader = if waited && p.len > 0 { p.readers.pop_front() } else { None };
+        if self.tasks[task].op_aux == 0 {
+            self.next_op(task);
+        } else {
+            self.tasks[task].op_phase = PIPE_WAITED;
+            self.objs.pipes[pipe].readers.push_back(task);
+            self.block(cpu, task, BlockedOn::PipeRead(pipe));
+        }
+        for t in writer.into_iter().chain(next_reader) {
+            self.wake_steps(cpu, t, wf::SYNC);
+        }
     }
 }

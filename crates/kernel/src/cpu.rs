@@ -1,7 +1,7 @@
 //! CPU execution: modes, kernel steps, spinlocks, interrupts and time accounting.
 
 use crate::{Kernel, LockName, LockStat, ProbeEvent};
-use schedlab_machine::LockSite;
+use schedlab_machine::{KernelPath, LockSite};
 use schedlab_probe::Mode;
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::{BTreeMap, VecDeque};
@@ -28,6 +28,8 @@ pub(crate) type LockId = usize;
 pub(crate) struct Lock {
     pub owner: Option<CpuId>,
     pub waiters: VecDeque<(CpuId, Ns)>,
+    /// The CPU that last held it: its cache line (and the data it guards) is there.
+    pub last: Option<CpuId>,
 }
 
 /// A kernel action, executed atomically when its step runs (after its locks are taken).
@@ -127,8 +129,8 @@ pub(crate) enum Action {
 
 #[derive(Clone, Debug)]
 pub(crate) enum Step {
-    /// CPU time in the kernel, no lock.
-    Delay(Ns),
+    /// CPU time in the kernel on `path`, no lock.
+    Delay(KernelPath, Ns),
     /// Take `locks[..n]` in order (spinning as needed), run `action`, hold for
     /// `hold` + whatever the action adds, release.
     Locked { locks: [LockId; 2], n: u8, got: u8, site: LockSite, hold: Ns, action: Action },
@@ -141,8 +143,43 @@ pub(crate) enum Busy {
     None,
     Delay,
     Hold { locks: [LockId; 2], n: u8 },
-    User { started: Ns },
+    User,
     Spin,
+}
+
+/// The progress of a CPU's current work (user work, a kernel delay or a lock hold): an
+/// amount of full-speed work consumed at `rate` permille of a whole core since `since`.
+/// An SMT sibling starting or stopping work changes `rate` (`Kernel::smt_retime`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Progress {
+    pub since: Ns,
+    /// Full-speed work left at `since`.
+    pub left: Ns,
+    pub rate: u32,
+    /// A wall-clock deadline (a `spin` op): not slowed by a busy sibling.
+    pub fixed: bool,
+}
+
+impl Progress {
+    /// Work done between `since` and `now` (rounded down).
+    pub fn done(&self, now: Ns) -> Ns {
+        if self.fixed {
+            return now - self.since;
+        }
+        Ns(((u128::from((now - self.since).0) * u128::from(self.rate)) / 1000) as u64)
+    }
+    /// Work left at `now`.
+    pub fn left_at(&self, now: Ns) -> Ns {
+        self.left.saturating_sub(self.done(now))
+    }
+    /// When the work left at `since` completes (rounded up).
+    pub fn end(&self) -> Ns {
+        if self.fixed {
+            return self.since + self.left;
+        }
+        let r = u128::from(self.rate);
+        self.since + Ns(((u128::from(self.left.0) * 1000).div_ceil(r)) as u64)
+    }
 }
 
 pub(crate) struct Cpu {
@@ -165,6 +202,15 @@ pub(crate) struct Cpu {
     /// an older generation is stale).
     pub hrtimer_next: Option<Ns>,
     pub hrtimer_gen: u64,
+    /// The work in progress (valid while `busy` is user work, a delay or a hold).
+    pub prog: Progress,
+    /// The kernel path of the current delay or hold segment, and when it started.
+    pub path: KernelPath,
+    pub seg_start: Ns,
+    /// Further segments of the current delay or hold (policy work on other paths).
+    pub segs: VecDeque<(KernelPath, Ns)>,
+    /// Kernel time per path of closed segments, indexed by `KernelPath::index`.
+    pub path_ns: [u64; KernelPath::ALL.len()],
 }
 
 impl Default for Cpu {
@@ -185,6 +231,11 @@ impl Default for Cpu {
             hrtimers: BTreeMap::new(),
             hrtimer_next: None,
             hrtimer_gen: 0,
+            prog: Progress { since: Ns(0), left: Ns(0), rate: 1000, fixed: false },
+            path: KernelPath::Schedule,
+            seg_start: Ns(0),
+            segs: VecDeque::new(),
+            path_ns: [0; KernelPath::ALL.len()],
         }
     }
 }
@@ -195,6 +246,14 @@ impl Cpu {
         let mut t = self.times;
         t[self.mode as usize] += now.saturating_sub(self.mode_since);
         t
+    }
+    /// Kernel time per path, with the open segment closed at `now`.
+    pub fn paths_at(&self, now: Ns) -> [u64; KernelPath::ALL.len()] {
+        let mut p = self.path_ns;
+        if matches!(self.busy, Busy::Delay | Busy::Hold { .. }) {
+            p[self.path.index()] += (now - self.seg_start).0;
+        }
+        p
     }
 }
 
@@ -254,6 +313,16 @@ impl Kernel<'_> {
         self.hash.write_u64(kind);
         self.hash.write_u64(a);
         self.hash.write_u64(b);
+        if self.cfg.check_invariants {
+            match &ev {
+                Event::CpuDone { cpu, .. }
+                | Event::Resume { cpu }
+                | Event::Tick { cpu, .. }
+                | Event::Timer { cpu, .. }
+                | Event::Ipi { cpu, .. } => self.touch(*cpu),
+                Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
+            }
+        }
         match ev {
             Event::CpuDone { cpu, gen } => {
                 if self.cpus[cpu].gen != gen {
@@ -275,7 +344,7 @@ impl Kernel<'_> {
                 self.events.push(next, Event::Tick { cpu, gen });
                 let hold = self.machine.costs.tick;
                 let mut steps = std::mem::take(&mut self.irq_scratch);
-                steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, crate::cpu::Action::Tick));
+                steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, Action::Tick));
                 // The tick is an hrtimer: its interrupt also expires sleepers within their slack.
                 self.expire_hrtimers(cpu, &mut steps);
                 self.interrupt(cpu, steps.drain(..));
@@ -326,9 +395,58 @@ impl Kernel<'_> {
             return;
         }
         c.times[c.mode as usize] += now - c.mode_since;
+        let flips = (c.mode == Mode::Idle) != (mode == Mode::Idle);
         c.mode = mode;
         c.mode_since = now;
+        if flips && self.smt {
+            // The siblings' speed changes: re-timed once this event is handled.
+            let core = self.machine.topology.cpus[cpu].core;
+            if !self.smt_dirty[core] {
+                self.smt_dirty[core] = true;
+                self.smt_dirty_list.push(core);
+            }
+        }
         self.probe.event(&ProbeEvent::CpuMode { time: now, cpu, mode });
+    }
+
+    /// Busy threads of `cpu`'s core (itself included), and the per-thread rate that gives.
+    fn smt_rate_of(&self, cpu: CpuId) -> u32 {
+        if !self.smt {
+            return 1000;
+        }
+        let topo = &self.machine.topology;
+        let busy = topo.smt_siblings(cpu).filter(|&s| self.cpus[s].mode != Mode::Idle).count();
+        self.machine.smt_rate(busy)
+    }
+
+    /// Re-times the work in progress on every core whose busy-thread count changed during
+    /// the event just handled: work done so far is kept at the old rate, the rest is
+    /// rescheduled at the new one (a new `CpuDone`; the old one is stale by its `gen`).
+    /// Cores are visited in the order they changed, CPUs in sibling order: deterministic.
+    pub(crate) fn smt_retime(&mut self) {
+        let now = self.now;
+        let list = std::mem::take(&mut self.smt_dirty_list);
+        for &core in &list {
+            self.smt_dirty[core] = false;
+            let first = self.machine.topology.cpus.iter().position(|c| c.core == core).expect("core has CPUs");
+            let sibs: Vec<CpuId> = self.machine.topology.smt_siblings(first).collect();
+            for s in sibs {
+                if !matches!(self.cpus[s].busy, Busy::User | Busy::Delay | Busy::Hold { .. }) {
+                    continue;
+                }
+                let rate = self.smt_rate_of(s);
+                let c = &mut self.cpus[s];
+                if c.prog.fixed || c.prog.rate == rate {
+                    continue;
+                }
+                c.prog = Progress { since: now, left: c.prog.left_at(now), rate, fixed: false };
+                c.gen += 1;
+                let (gen, end) = (c.gen, c.prog.end());
+                self.events.push(end, Event::CpuDone { cpu: s, gen });
+            }
+        }
+        self.smt_dirty_list = list;
+        self.smt_dirty_list.clear();
     }
 
     /// Runs steps after the CPU's current kernel work (or at once from user mode or idle).
@@ -344,7 +462,7 @@ impl Kernel<'_> {
                 // Only an idle CPU rests with nothing to do.
                 let exit = self.machine.costs.idle_exit;
                 let c = &mut self.cpus[cpu];
-                c.kstack.push_back(Step::Delay(exit));
+                c.kstack.push_back(Step::Delay(KernelPath::IdleExit, exit));
                 c.kstack.extend(steps);
                 self.advance(cpu);
             }
@@ -356,21 +474,30 @@ impl Kernel<'_> {
     fn preempt_user(&mut self, cpu: CpuId) {
         let now = self.now;
         let c = &mut self.cpus[cpu];
-        let Busy::User { started } = c.busy else { return };
+        let Busy::User = c.busy else { return };
         c.busy = Busy::None;
         c.gen += 1;
+        let left_now = c.prog.left_at(now);
         if let Some(t) = c.curr {
             let task = &mut self.tasks[t];
-            if let (Some(left), crate::exec::OpTiming::Work) =
-                (task.op_left, crate::exec::op_timing(&task.prog, task.pc))
-            {
-                task.op_left = Some(left.saturating_sub(now - started));
+            if let (Some(_), crate::exec::OpTiming::Work) = (task.op_left, crate::exec::op_timing(&task.prog, task.pc)) {
+                task.op_left = Some(left_now);
             }
         }
         self.set_mode(cpu, Mode::Kernel);
     }
 
     fn cpu_done(&mut self, cpu: CpuId) {
+        if matches!(self.cpus[cpu].busy, Busy::Delay | Busy::Hold { .. }) {
+            let now = self.now;
+            let c = &mut self.cpus[cpu];
+            c.path_ns[c.path.index()] += (now - c.seg_start).0;
+            if let Some((path, work)) = c.segs.pop_front() {
+                // The next segment of the same delay or hold (locks still held).
+                self.start_segment(cpu, path, work);
+                return;
+            }
+        }
         let busy = std::mem::replace(&mut self.cpus[cpu].busy, Busy::None);
         match busy {
             Busy::Hold { locks, n } => {
@@ -427,21 +554,31 @@ impl Kernel<'_> {
                 return;
             };
             match step {
-                Step::Delay(ns) => {
+                Step::Delay(path, ns) => {
                     if ns.0 == 0 {
                         continue;
                     }
                     self.set_mode(cpu, Mode::Kernel);
-                    self.start_busy(cpu, Busy::Delay, ns);
+                    self.start_kernel(cpu, Busy::Delay, vec![(path, ns)]);
                     return;
                 }
                 Step::Do(action) => {
                     self.set_mode(cpu, Mode::Kernel);
+                    self.cur_path = crate::cpu::do_path(&action);
                     self.act(cpu, action);
+                    // The hooks' work runs right after the action, before what it queued
+                    // (the balancer's scan after its moves: `queue_work`).
+                    let work = std::mem::take(&mut self.pending_work);
+                    for (path, ns) in work.into_iter().rev() {
+                        self.queue_work(cpu, path, ns);
+                    }
                 }
                 Step::Locked { locks, n, mut got, site, hold, action } => {
                     while got < n {
                         let id = locks[got as usize];
+                        if id < self.cpus.len() {
+                            self.touch(id); // an rq lock: that runqueue may change
+                        }
                         match self.locks[id].owner {
                             None => {
                                 self.locks[id].owner = Some(cpu);
@@ -471,31 +608,103 @@ impl Kernel<'_> {
                         self.stat(locks[(n - 1) as usize], site).spin_ns += spun.0;
                     }
                     self.set_mode(cpu, Mode::Kernel);
+                    let transfer = self.take_lines(cpu, &locks[..n as usize]);
+                    let path = KernelPath::of_site(site);
+                    self.cur_path = path;
                     let extra = self.act(cpu, action);
-                    self.start_busy(cpu, Busy::Hold { locks, n }, hold + extra);
+                    let mut segs = vec![(path, hold + extra + transfer)];
+                    for (p, ns) in std::mem::take(&mut self.pending_work) {
+                        match p {
+                            KernelPath::Balance => self.queue_work(cpu, p, ns),
+                            _ => segs.push((p, ns)),
+                        }
+                    }
+                    self.start_kernel(cpu, Busy::Hold { locks, n }, segs);
                     return;
                 }
             }
         }
     }
 
-    fn start_busy(&mut self, cpu: CpuId, busy: Busy, dur: Ns) {
+    /// Queues a hook's work as a delay to run next on `cpu`. The balancer's scan (path
+    /// `balance`) goes after the moves it requested and outside any lock: Linux balances in
+    /// the `SCHED_SOFTIRQ` after the tick and with the runqueue lock dropped in
+    /// `newidle_balance`, and `detach_tasks` re-reads the source queue under its lock at the
+    /// end of the scan, whereas the model decides at the scan's start; charging the scan
+    /// before the moves would let the source queue change under a stale decision.
+    fn queue_work(&mut self, cpu: CpuId, path: KernelPath, ns: Ns) {
+        let ks = &mut self.cpus[cpu].kstack;
+        let at = if path == KernelPath::Balance {
+            ks.iter().take_while(|s| matches!(s, Step::Locked { site: LockSite::Migrate, .. })).count()
+        } else {
+            0
+        };
+        ks.insert(at, Step::Delay(path, ns));
+    }
+
+    /// Starts `work` at the current SMT rate (or as a fixed wall-clock span).
+    fn start_busy(&mut self, cpu: CpuId, busy: Busy, work: Ns, fixed: bool) {
+        let rate = self.smt_rate_of(cpu);
+        let now = self.now;
         let c = &mut self.cpus[cpu];
         c.busy = busy;
         c.gen += 1;
+        c.prog = Progress { since: now, left: work, rate, fixed };
         let gen = c.gen;
-        self.events.push(self.now + dur, Event::CpuDone { cpu, gen });
+        self.events.push(c.prog.end(), Event::CpuDone { cpu, gen });
     }
 
-    /// Starts user work of `dur` for the current task.
-    pub(crate) fn start_user(&mut self, cpu: CpuId, dur: Ns) {
+    /// Starts a kernel delay or lock hold made of `segs` (path, work), run in order.
+    fn start_kernel(&mut self, cpu: CpuId, busy: Busy, segs: Vec<(KernelPath, Ns)>) {
+        // Consecutive segments of one path are one segment; empty ones after the first vanish.
+        let mut merged: Vec<(KernelPath, Ns)> = Vec::with_capacity(segs.len());
+        for (p, w) in segs {
+            match merged.last_mut() {
+                Some(last) if last.0 == p => last.1 += w,
+                Some(_) if w.0 == 0 => {}
+                _ => merged.push((p, w)),
+            }
+        }
+        let (path, work) = merged[0];
+        let c = &mut self.cpus[cpu];
+        c.segs.clear();
+        c.segs.extend(merged.into_iter().skip(1));
+        c.busy = busy;
+        self.start_segment(cpu, path, work);
+    }
+
+    fn start_segment(&mut self, cpu: CpuId, path: KernelPath, work: Ns) {
+        let c = &mut self.cpus[cpu];
+        c.path = path;
+        c.seg_start = self.now;
+        let busy = c.busy;
+        self.start_busy(cpu, busy, work, false);
+    }
+
+    /// Starts user work of `dur` for the current task; `fixed`: a wall-clock span.
+    pub(crate) fn start_user(&mut self, cpu: CpuId, dur: Ns, fixed: bool) {
         self.set_mode(cpu, Mode::User);
-        let now = self.now;
-        self.start_busy(cpu, Busy::User { started: now }, dur);
+        self.start_busy(cpu, Busy::User, dur, fixed);
+    }
+
+    /// Acquiring `locks` on `cpu`: each lock last held by another CPU moves its cache line
+    /// (the lock word and the runqueue fields that share or follow it) here. Returns the
+    /// transfer time, spent inside the critical section.
+    fn take_lines(&mut self, cpu: CpuId, locks: &[LockId]) -> Ns {
+        let mut t = Ns(0);
+        for &id in locks {
+            if let Some(from) = self.locks[id].last {
+                if from != cpu {
+                    t += self.machine.line_ns(from, cpu);
+                }
+            }
+            self.locks[id].last = Some(cpu);
+        }
+        t
     }
 
     /// The kernel path is over. Returns true if more steps were queued.
-    fn return_to_user(&mut self, cpu: CpuId) -> bool {
+    pub(crate) fn return_to_user(&mut self, cpu: CpuId) -> bool {
         if self.cpus[cpu].need_resched {
             let hold = self.machine.costs.schedule;
             let s = self.locked1(cpu, LockSite::Schedule, hold, Action::Schedule { newidle: true });
@@ -509,9 +718,14 @@ impl Kernel<'_> {
             }
             None => {
                 self.set_mode(cpu, Mode::Idle);
-                let c = &mut self.cpus[cpu];
-                c.tick_on = false;
-                c.tick_gen += 1;
+                if self.idle_tick {
+                    // A periodic-tick kernel keeps ticking while idle.
+                    self.start_tick(cpu);
+                } else {
+                    let c = &mut self.cpus[cpu];
+                    c.tick_on = false;
+                    c.tick_gen += 1;
+                }
                 false
             }
         }
@@ -552,6 +766,26 @@ impl Kernel<'_> {
                 id
             }
         }
+    }
+}
+
+/// The path of a lock-free action (a locked step's path comes from its site).
+pub(crate) fn do_path(a: &Action) -> KernelPath {
+    match a {
+        Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
+        Action::Tick => KernelPath::Tick,
+        Action::NohzBalance => KernelPath::Balance,
+        Action::MoveQueuedBatch { .. } | Action::MoveQueued { .. } | Action::ActivateMoved { .. } => KernelPath::Migrate,
+        Action::TtwuStart { .. } | Action::TtwuRunnable { .. } | Action::TtwuActivate { .. } | Action::TtwuPending => {
+            KernelPath::Wakeup
+        }
+        Action::ForkChild { .. } | Action::WakeUpNewTask { .. } | Action::Exit { .. } | Action::WaitChildren { .. } => {
+            KernelPath::ForkExit
+        }
+        Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } => KernelPath::SchedSyscall,
+        Action::SleepUntil { .. } => KernelPath::Timer,
+        Action::PipeWrite { .. } | Action::PipeRead { .. } => KernelPath::Pipe,
+        Action::FutexWait { .. } | Action::FutexWake { .. } => KernelPath::Futex,
     }
 }
 

@@ -3,7 +3,7 @@
 use crate::cpu::{Action, Step};
 use crate::objects::FutexKey;
 use crate::{Kernel, TState};
-use schedlab_machine::LockSite;
+use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use schedlab_workload::{Op, Program};
 
@@ -43,14 +43,19 @@ impl Kernel<'_> {
         self.next_op(t);
     }
 
-    fn syscall(&self) -> Step {
-        Step::Delay(self.machine.costs.syscall)
+    /// Syscall entry and exit, charged to the syscall's path.
+    fn syscall(&self, path: KernelPath) -> Step {
+        Step::Delay(path, self.machine.costs.syscall)
     }
 
     /// `clock_nanosleep` until `until`: syscall entry, arming the hrtimer in the task's own
     /// context (charged to its run time, as `sum_exec_runtime` charges it), then blocking.
     fn sleep_steps(&self, t: TaskId, until: Ns) -> [Step; 3] {
-        [self.syscall(), Step::Delay(self.machine.costs.hrtimer_start), Step::Do(Action::SleepUntil { task: t, until })]
+        [
+            self.syscall(KernelPath::Timer),
+            Step::Delay(KernelPath::Timer, self.machine.costs.hrtimer_start),
+            Step::Do(Action::SleepUntil { task: t, until }),
+        ]
     }
 
     fn futex_steps(&mut self, key: FutexKey, action: Action) -> [Step; 2] {
@@ -58,7 +63,7 @@ impl Kernel<'_> {
         let lock = self.lock_id(crate::LockName::FutexBucket(b));
         let c = &self.machine.costs;
         [
-            Step::Delay(c.syscall + c.futex),
+            Step::Delay(KernelPath::Futex, c.syscall + c.futex),
             Step::Locked {
                 locks: [lock, lock],
                 n: 1,
@@ -136,7 +141,8 @@ impl Kernel<'_> {
             }
             let pc = self.tasks[t].pc;
             let Some(op) = self.tasks[t].prog.ops.get(pc).cloned() else {
-                self.push_steps(cpu, [Step::Delay(self.machine.costs.exit), Step::Do(Action::Exit { task: t })]);
+                let exit = Step::Delay(KernelPath::ForkExit, self.machine.costs.exit);
+                self.push_steps(cpu, [exit, Step::Do(Action::Exit { task: t })]);
                 return;
             };
             steps.clear();
@@ -154,7 +160,7 @@ impl Kernel<'_> {
                         self.next_op(t);
                         continue;
                     }
-                    self.start_user(cpu, left);
+                    self.start_user(cpu, left, false);
                     return;
                 }
                 Op::Spin(d) => {
@@ -170,7 +176,8 @@ impl Kernel<'_> {
                         self.next_op(t);
                         continue;
                     }
-                    self.start_user(cpu, deadline - self.now);
+                    // A deadline in wall-clock time: a busy sibling does not move it.
+                    self.start_user(cpu, deadline - self.now, true);
                     return;
                 }
                 Op::Loop { count, end } => {
@@ -225,7 +232,7 @@ impl Kernel<'_> {
                 }
                 Op::Yield => {
                     self.next_op(t);
-                    steps.push(self.syscall());
+                    steps.push(self.syscall(KernelPath::SchedSyscall));
                     steps.push(self.locked1(
                         cpu,
                         LockSite::Setattr,
@@ -236,7 +243,7 @@ impl Kernel<'_> {
                 Op::Fork { template, count } => {
                     self.next_op(t);
                     for _ in 0..*count {
-                        steps.push(Step::Delay(self.machine.costs.fork));
+                        steps.push(Step::Delay(KernelPath::ForkExit, self.machine.costs.fork));
                         steps.push(self.locked1(
                             cpu,
                             LockSite::SchedFork,
@@ -253,11 +260,11 @@ impl Kernel<'_> {
                         self.next_op(t);
                         continue;
                     }
-                    steps.push(self.syscall());
+                    steps.push(self.syscall(KernelPath::ForkExit));
                     steps.push(Step::Do(Action::WaitChildren { task: t }));
                 }
                 Op::Exit => {
-                    steps.push(Step::Delay(self.machine.costs.exit));
+                    steps.push(Step::Delay(KernelPath::ForkExit, self.machine.costs.exit));
                     steps.push(Step::Do(Action::Exit { task: t }));
                 }
                 Op::Send { pipe, bytes } | Op::Recv { pipe, bytes } => {
@@ -273,7 +280,7 @@ impl Kernel<'_> {
                     }
                     let c = &self.machine.costs;
                     let copy = Ns(left.saturating_mul(c.pipe_byte_ps) / 1000);
-                    steps.push(Step::Delay(c.syscall + c.pipe_op + copy));
+                    steps.push(Step::Delay(KernelPath::Pipe, c.syscall + c.pipe_op + copy));
                     let send = matches!(op, Op::Send { .. });
                     steps.push(Step::Do(if send {
                         Action::PipeWrite { task: t, pipe: *pipe }
@@ -390,7 +397,7 @@ impl Kernel<'_> {
     /// A syscall that changes a task's scheduling attributes under its rq lock
     /// (`setpriority`, `sched_setaffinity` → `task_rq_lock`).
     fn setattr(&self, cpu: CpuId, action: Action) -> [Step; 2] {
-        [self.syscall(), self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, action)]
+        [self.syscall(KernelPath::SchedSyscall), self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, action)]
     }
 
     /// Queues `steps` to run next on `cpu`, before anything already queued.

@@ -17,6 +17,7 @@
 
 use crate::cpu::{Action, Event, Step};
 use crate::Kernel;
+use schedlab_machine::KernelPath;
 use schedlab_sim::{CpuId, Ns, TaskId};
 
 impl Kernel<'_> {
@@ -61,8 +62,8 @@ impl Kernel<'_> {
                 break;
             }
             self.cpus[cpu].hrtimers.remove(&(hard, task));
-            steps.push(Step::Delay(self.machine.costs.timer_irq));
-            steps.push(Step::Do(Action::TtwuStart { task, wf: 0, claimed: false }));
+            steps.push(Step::Delay(KernelPath::Timer, self.machine.costs.timer_irq));
+            steps.push(Step::Do(Action::TtwuStart { task, wf: schedlab_sched_api::wf::IRQ, claimed: false }));
         }
         self.program_clock_event(cpu);
     }

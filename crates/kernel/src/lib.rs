@@ -22,7 +22,7 @@ mod hrtimer;
 mod invariants;
 mod objects;
 
-use schedlab_machine::Machine;
+use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
 use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskId, TraceHash};
@@ -163,12 +163,34 @@ pub struct Kernel<'p> {
     pub(crate) exit_times: Vec<Option<Ns>>,
     /// The scheduler-tick period (the policy's, or the machine's HZ).
     pub(crate) tick: Ns,
+    /// With invariant checks on: the CPUs the current event touched (its own, those whose
+    /// runqueue locks it took, those it flagged or queued a wakeup on), checked after it.
+    pub(crate) touched: Vec<CpuId>,
+    pub(crate) touched_mask: Vec<bool>,
+    /// The random stream a policy's checks may draw from (one for the run: seeding a
+    /// stream per event would cost more than the check; checks change no result).
+    pub(crate) check_rng: Option<SimRng>,
     /// Every CPU: the affinity of tasks that name none, one bitmap shared by all of them.
     pub(crate) all_cpus: schedlab_machine::CpuSet,
     /// Reused step buffers (the interpreter's and interrupts'), so no event allocates.
     pub(crate) scratch: Vec<cpu::Step>,
     pub(crate) irq_scratch: Vec<cpu::Step>,
+    /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
+    pub(crate) idle_tick: bool,
+    /// SMT threads slow each other down on this machine.
+    pub(crate) smt: bool,
+    /// Cores whose busy-thread count changed during the current event (`smt_retime`).
+    pub(crate) smt_dirty: Vec<bool>,
+    pub(crate) smt_dirty_list: Vec<usize>,
+    /// The path of the step being executed: where its hooks' work is charged by default.
+    pub(crate) cur_path: KernelPath,
+    /// The current step's hooks' work, to be charged after the action, per path.
+    pub(crate) pending_work: Vec<(KernelPath, Ns)>,
 }
+
+/// With invariant checks on, every this many events (and at the end) everything is
+/// checked, not only what the event touched.
+pub const FULL_CHECK_EVERY: u64 = 256;
 
 impl<'p> Kernel<'p> {
     /// Builds a kernel for `workload` on `machine` under `policy`.
@@ -194,13 +216,24 @@ impl<'p> Kernel<'p> {
         let mut policy = policy;
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
+        let idle_tick = policy.idle_tick();
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list();
+        let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let mut k = Kernel {
             tick,
+            touched: Vec::with_capacity(n),
+            touched_mask: vec![false; n],
+            check_rng: Some(RngStreams::new(0).stream("invariants", 0)),
             all_cpus: machine.all_cpus(),
             scratch: Vec::new(),
             irq_scratch: Vec::new(),
+            idle_tick,
+            smt: machine.smt_shares(),
+            smt_dirty: vec![false; cores],
+            smt_dirty_list: Vec::new(),
+            cur_path: KernelPath::Schedule,
+            pending_work: Vec::new(),
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
@@ -246,6 +279,11 @@ impl<'p> Kernel<'p> {
         for (idx, c) in k.wl.changes.iter().enumerate() {
             k.events.push(c.at, cpu::Event::Change { idx });
         }
+        if idle_tick {
+            for c in 0..n {
+                k.start_tick(c);
+            }
+        }
         Ok(k)
     }
 
@@ -282,11 +320,14 @@ impl<'p> Kernel<'p> {
             self.now = t;
             self.processed += 1;
             self.dispatch(ev);
+            if !self.smt_dirty_list.is_empty() {
+                self.smt_retime();
+            }
             if let Some(e) = self.fatal.take() {
                 return Err(e);
             }
             if self.cfg.check_invariants {
-                self.check_invariants().map_err(RunError::Invariant)?;
+                self.check_after_event().map_err(RunError::Invariant)?;
             }
             if self.alive == 0 && self.pending_starts == 0 {
                 reason = EndReason::AllExited;
@@ -299,6 +340,10 @@ impl<'p> Kernel<'p> {
         }
         if reason == EndReason::TimeLimit {
             self.now = end;
+        }
+        if self.cfg.check_invariants {
+            let mut rng = self.check_rng.take().expect("put back after every check");
+            self.check_invariants(None, &mut rng).map_err(RunError::Invariant)?;
         }
         Ok(self.summary(reason))
     }
@@ -330,6 +375,7 @@ impl<'p> Kernel<'p> {
     fn summary(&mut self, reason: EndReason) -> RunSummary {
         let now = self.now;
         let cpu_times = self.cpus.iter().map(|c| c.times_at(now)).collect();
+        let cpu_paths = self.cpus.iter().map(|c| c.paths_at(now).map(Ns)).collect();
         // A CPU still spinning when the run ends has spun on its lock until now.
         for c in 0..self.cpus.len() {
             let Some(since) = self.cpus[c].take_spin() else { continue };
@@ -353,12 +399,41 @@ impl<'p> Kernel<'p> {
             events: self.processed,
             trace_hash: self.hash.0,
             cpu_times,
+            cpu_paths,
             locks,
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
             policy_counters: self.policy.counters(),
             deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
         }
+    }
+
+    /// Marks `cpu` as touched by the current event (for the incremental check).
+    #[inline]
+    pub(crate) fn touch(&mut self, cpu: CpuId) {
+        if self.cfg.check_invariants && !self.touched_mask[cpu] {
+            self.touched_mask[cpu] = true;
+            self.touched.push(cpu);
+        }
+    }
+
+    /// After an event: the touched CPUs' checks, or everything every
+    /// [`FULL_CHECK_EVERY`] events.
+    fn check_after_event(&mut self) -> Result<(), String> {
+        let touched = std::mem::take(&mut self.touched);
+        let mut rng = self.check_rng.take().expect("put back after every check");
+        let r = if self.processed % FULL_CHECK_EVERY == 0 {
+            self.check_invariants(None, &mut rng)
+        } else {
+            self.check_invariants(Some(&touched), &mut rng)
+        };
+        self.check_rng = Some(rng);
+        for &c in &touched {
+            self.touched_mask[c] = false;
+        }
+        self.touched = touched;
+        self.touched.clear();
+        r
     }
 
     pub fn now(&self) -> Ns {

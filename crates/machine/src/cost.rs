@@ -43,6 +43,110 @@ impl LockSite {
     }
 }
 
+/// The kernel path a CPU's kernel time is spent in, for the per-path breakdown of kernel
+/// time (`kernel_ns` by path in the outputs; the paths sum to it exactly).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KernelPath {
+    /// `__schedule`: deactivate, `pick_next_task` (per entity compared), the context switch.
+    Schedule,
+    /// `try_to_wake_up`: the waker's cache misses, `ttwu_do_activate`, draining the wake list.
+    Wakeup,
+    /// `select_task_rq` at wakeup and fork: the policy's search of CPUs and groups.
+    Placement,
+    /// Load balancing: the policy's scans of groups, CPUs and tasks (newidle, periodic, nohz).
+    Balance,
+    /// Moving tasks between runqueues (`move_queued_task`, `detach_tasks`/`attach_tasks`, the
+    /// stopper's moves) for the balancer or an affinity change.
+    Migrate,
+    /// `scheduler_tick` → `task_tick`.
+    Tick,
+    /// Sleeping: `nanosleep` entry, arming the hrtimer, the hrtimer interrupt's expiry.
+    Timer,
+    /// Pipe `read`/`write` (entry, copy, the pipe's bookkeeping).
+    Pipe,
+    /// `futex_wait`/`futex_wake` (entry, hashing, the bucket lock).
+    Futex,
+    /// `clone` (`copy_process`, `sched_fork`, `wake_up_new_task`), `exit`, `wait`.
+    ForkExit,
+    /// `sched_yield`, `setpriority`, `sched_setaffinity`, `sched_setattr`.
+    SchedSyscall,
+    /// Interrupt entry on an idle CPU: leaving the idle state.
+    IdleExit,
+}
+
+impl KernelPath {
+    /// Every path, in report order.
+    pub const ALL: [KernelPath; 12] = [
+        KernelPath::Schedule,
+        KernelPath::Wakeup,
+        KernelPath::Placement,
+        KernelPath::Balance,
+        KernelPath::Migrate,
+        KernelPath::Tick,
+        KernelPath::Timer,
+        KernelPath::Pipe,
+        KernelPath::Futex,
+        KernelPath::ForkExit,
+        KernelPath::SchedSyscall,
+        KernelPath::IdleExit,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelPath::Schedule => "schedule",
+            KernelPath::Wakeup => "wakeup",
+            KernelPath::Placement => "placement",
+            KernelPath::Balance => "balance",
+            KernelPath::Migrate => "migrate",
+            KernelPath::Tick => "tick",
+            KernelPath::Timer => "timer",
+            KernelPath::Pipe => "pipe",
+            KernelPath::Futex => "futex",
+            KernelPath::ForkExit => "fork_exit",
+            KernelPath::SchedSyscall => "sched_syscall",
+            KernelPath::IdleExit => "idle_exit",
+        }
+    }
+
+    /// Index into [`KernelPath::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The path of a lock-taking step, by where it takes the lock.
+    pub fn of_site(site: LockSite) -> KernelPath {
+        match site {
+            LockSite::Schedule => KernelPath::Schedule,
+            LockSite::TryToWakeUp | LockSite::TtwuPending => KernelPath::Wakeup,
+            LockSite::WakeUpNewTask | LockSite::SchedFork => KernelPath::ForkExit,
+            LockSite::SchedulerTick => KernelPath::Tick,
+            LockSite::Migrate => KernelPath::Migrate,
+            LockSite::Setattr => KernelPath::SchedSyscall,
+            LockSite::FutexBucket => KernelPath::Futex,
+        }
+    }
+}
+
+/// The work a policy hook reports having done (`schedlab_sched_api::Work` counts it; the
+/// cost model charges it per unit, see [`Costs::work_ns`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkUnits {
+    /// Entities (tasks or group entities) compared while picking or queueing.
+    pub compared: u64,
+    /// CPUs whose runqueue the hook read (idle checks, load reads) in placement or balancing.
+    pub cpus: u64,
+    /// Scheduling groups or domains whose statistics the hook gathered.
+    pub groups: u64,
+    /// Tasks the balancer examined for migration (`can_migrate_task`, ULE `tdq_steal`).
+    pub tasks: u64,
+}
+
+impl WorkUnits {
+    pub fn is_zero(&self) -> bool {
+        *self == WorkUnits::default()
+    }
+}
+
 /// The cost model: how long each kernel path runs on the CPU that executes it, and how long
 /// it holds the lock it takes, plus the timer slack that delays sleepers' wakeups.
 ///
@@ -111,6 +215,43 @@ pub struct Costs {
     pub rewarm_cross_llc: Ns,
     /// Cross-node rewarm is `rewarm_cross_llc × distance / 10` (SLIT distance, 10 = local).
     pub numa_scaled: bool,
+    /// Per-thread throughput, in permille of a whole core, of an SMT thread while a sibling
+    /// thread of its core is busy (user, kernel or spinning); 1000 = SMT shares nothing. Intel
+    /// gives two threads of one Nehalem-derived core (the i7-3770's Ivy Bridge among them)
+    /// roughly 20–30 % more throughput than one ("Performance Insights to Intel
+    /// Hyper-Threading Technology", Intel, 2009; H. Wong, "Hyper-Threading Performance",
+    /// 2011, measured multi-process workloads on a Core i7 in that range): 1.25 / 2 per thread,
+    /// 625 ‰. With `n` > 2 busy threads per core each runs at `smt_factor × 2 / n`.
+    pub smt_factor: u32,
+    /// Moving a cache line written by another core of the same LLC (a lock word and the
+    /// runqueue fields that follow it). T. David, R. Guerraoui, V. Trigonakis, "Everything
+    /// You Always Wanted to Know About Synchronization but Were Afraid to Ask" (SOSP 2013)
+    /// measured ≈ 80–110 cycles for a modified line on the same die (Opteron, Xeon), ≈ 40–50 ns.
+    /// SMT siblings share L1 and L2: no transfer.
+    pub line_same_llc: Ns,
+    /// The same from another LLC of the same NUMA node (the other die of a multi-chip package:
+    /// ≈ 160 cycles on the Opteron 6172 in the same study).
+    pub line_cross_llc: Ns,
+    /// The same from another NUMA node (one or two HyperTransport hops: ≈ 170–250 cycles on
+    /// the Opteron, ≈ 290–400 on a 4-socket Xeon in the same study).
+    pub line_cross_node: Ns,
+    /// Cache lines of the wakee (`p->pi_lock`, `p->state`, `p->on_rq`, `task_thread_info(p)->cpu`,
+    /// its scheduling entity) that `try_to_wake_up` reads after the wakee's last CPU wrote
+    /// them: the 2005 Linux 2.6 bottlenecks talk names this chain as the remote wakeup's
+    /// dominant cost. `ttwu_remote` is the cost within one LLC; a wakee last run in another LLC
+    /// or node costs `ttwu_lines` × the extra line-transfer time on top.
+    pub ttwu_lines: u32,
+    /// Per entity a policy compares while picking or queueing (a tree node visited, a queue
+    /// slot scanned): a few dependent loads, mostly cached.
+    pub work_compare: Ns,
+    /// Per CPU whose runqueue a placement or balancing search reads (`idle_cpu`, load):
+    /// usually a line last written by that CPU, hence about one `line_same_llc`.
+    pub work_cpu: Ns,
+    /// Per scheduling group or domain whose statistics are gathered (`update_sg_lb_stats`,
+    /// a ULE `cpu_search` group): the loop and the arithmetic beyond its CPUs' reads.
+    pub work_group: Ns,
+    /// Per task the balancer examines for migration (`can_migrate_task`, ULE `tdq_steal`).
+    pub work_task: Ns,
 }
 
 impl Default for Costs {
@@ -139,6 +280,15 @@ impl Default for Costs {
             rewarm_same_llc: Ns(2_000),
             rewarm_cross_llc: Ns(20_000),
             numa_scaled: true,
+            smt_factor: 625,
+            line_same_llc: Ns(40),
+            line_cross_llc: Ns(80),
+            line_cross_node: Ns(120),
+            ttwu_lines: 5,
+            work_compare: Ns(5),
+            work_cpu: Ns(40),
+            work_group: Ns(30),
+            work_task: Ns(20),
         }
     }
 }
@@ -172,7 +322,24 @@ impl Costs {
             rewarm_same_llc: Ns(0),
             rewarm_cross_llc: Ns(0),
             numa_scaled: false,
+            smt_factor: 1000,
+            line_same_llc: Ns(0),
+            line_cross_llc: Ns(0),
+            line_cross_node: Ns(0),
+            ttwu_lines: 0,
+            work_compare: Ns(0),
+            work_cpu: Ns(0),
+            work_group: Ns(0),
+            work_task: Ns(0),
         }
+    }
+
+    /// What `work` costs: each unit at its per-unit cost.
+    pub fn work_ns(&self, w: &WorkUnits) -> Ns {
+        Ns(w.compared * self.work_compare.0
+            + w.cpus * self.work_cpu.0
+            + w.groups * self.work_group.0
+            + w.tasks * self.work_task.0)
     }
 
     /// Names and values, for `schedlab list` and the report.
@@ -202,6 +369,15 @@ impl Costs {
             ("rewarm_same_llc", d(self.rewarm_same_llc)),
             ("rewarm_cross_llc", d(self.rewarm_cross_llc)),
             ("numa_scaled", self.numa_scaled.to_string()),
+            ("smt_factor", self.smt_factor.to_string()),
+            ("line_same_llc", d(self.line_same_llc)),
+            ("line_cross_llc", d(self.line_cross_llc)),
+            ("line_cross_node", d(self.line_cross_node)),
+            ("ttwu_lines", self.ttwu_lines.to_string()),
+            ("work_compare", d(self.work_compare)),
+            ("work_cpu", d(self.work_cpu)),
+            ("work_group", d(self.work_group)),
+            ("work_task", d(self.work_task)),
         ]
     }
 
@@ -231,6 +407,25 @@ impl Costs {
             "migrate" => &mut self.migrate,
             "rewarm_same_llc" => &mut self.rewarm_same_llc,
             "rewarm_cross_llc" => &mut self.rewarm_cross_llc,
+            "line_same_llc" => &mut self.line_same_llc,
+            "line_cross_llc" => &mut self.line_cross_llc,
+            "line_cross_node" => &mut self.line_cross_node,
+            "work_compare" => &mut self.work_compare,
+            "work_cpu" => &mut self.work_cpu,
+            "work_group" => &mut self.work_group,
+            "work_task" => &mut self.work_task,
+            "smt_factor" => {
+                let v: u32 = value.parse().map_err(|_| format!("`{value}` is not an integer (permille)"))?;
+                if !(1..=1000).contains(&v) {
+                    return Err(format!("smt_factor {v} out of range 1..=1000 (permille of a whole core)"));
+                }
+                self.smt_factor = v;
+                return Ok(());
+            }
+            "ttwu_lines" => {
+                self.ttwu_lines = value.parse().map_err(|_| format!("`{value}` is not an integer"))?;
+                return Ok(());
+            }
             "pipe_byte_ps" => {
                 let ps: u64 = value.parse().map_err(|_| format!("`{value}` is not an integer"))?;
                 if ps > MAX_COST.0 * 1000 {

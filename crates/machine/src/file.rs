@@ -75,11 +75,17 @@ pub fn parse_machine(file: &str, text: &str) -> Result<Machine, MachineError> {
                                 return Err(err(tv.span(), &field, "expected an array of arrays".into()));
                             };
                             let mut m = Vec::new();
-                            for r in rows.iter() {
+                            for (i, r) in rows.iter().enumerate() {
                                 let DeValue::Array(cols) = r.get_ref() else {
                                     return Err(err(r.span(), &field, "expected an array".into()));
                                 };
-                                m.push(cols.iter().map(|c| int(c, &field).map(|x| x as u32)).collect::<Result<Vec<_>, _>>()?);
+                                let mut row = Vec::new();
+                                for (j, c) in cols.iter().enumerate() {
+                                    let d = int(c, &field)?;
+                                    check_distance(i, j, d).map_err(|m| err(c.span(), &format!("{field}[{i}][{j}]"), m))?;
+                                    row.push(d as u32);
+                                }
+                                m.push(row);
                             }
                             distance = Some((m, tv.span()));
                             continue;
@@ -145,6 +151,22 @@ pub fn parse_machine(file: &str, text: &str) -> Result<Machine, MachineError> {
     })
 }
 
+/// `LOCAL_DISTANCE` (`include/linux/topology.h`).
+const LOCAL_DISTANCE: u64 = 10;
+
+/// A SLIT entry as the kernel validates it (`drivers/acpi/numa/srat.c: slit_valid`, and
+/// `numa_set_distance`, which refuses what does not fit in a `u8`): a node's distance to
+/// itself is `LOCAL_DISTANCE`, to another node more than that and at most 255.
+fn check_distance(i: usize, j: usize, d: u64) -> Result<(), String> {
+    if i == j && d != LOCAL_DISTANCE {
+        return Err(format!("a node's distance to itself is {LOCAL_DISTANCE} (LOCAL_DISTANCE), not {d}"));
+    }
+    if i != j && !(LOCAL_DISTANCE + 1..=255).contains(&d) {
+        return Err(format!("distance {d} between two nodes is outside 11..=255 (a SLIT entry)"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,6 +186,19 @@ mod tests {
         let e = parse_machine("m.toml", "[topology]\ncores_per_llc = 0\n").unwrap_err();
         assert_eq!((e.line, e.column), (2, 17));
         assert_eq!(e.field, "topology.cores_per_llc");
+    }
+    #[test]
+    fn numa_distances_are_slit_entries() {
+        let topo = |d: &str| format!("[topology]\nnodes = 2\nnuma_distance = [[10, {d}], [21, 10]]\n");
+        assert!(parse_machine("m.toml", &topo("21")).is_ok());
+        for bad in ["4294967317", "256", "10", "0"] {
+            let e = parse_machine("m.toml", &topo(bad)).unwrap_err();
+            assert_eq!(e.field, "topology.numa_distance[0][1]", "{bad}");
+            assert_eq!((e.line, e.column), (3, 23), "{bad}");
+            assert!(e.message.contains(bad) && e.message.contains("11..=255"), "{e}");
+        }
+        let e = parse_machine("m.toml", "[topology]\nnodes = 2\nnuma_distance = [[12, 21], [21, 10]]\n").unwrap_err();
+        assert!(e.message.contains("LOCAL_DISTANCE"), "{e}");
     }
     #[test]
     fn unknown_cost_and_missing_unit() {

@@ -27,6 +27,7 @@ pub struct Trace {
     pub end_ns: u64,
 }
 
+use schedlab_machine::KernelPath;
 use schedlab_probe::{PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sim::{Ns, TaskId};
 
@@ -162,6 +163,9 @@ impl Metrics {
                 spin_ns: t[2].0,
                 idle_ns: t[3].0,
                 other_ns: 0,
+                kernel_paths: summary.cpu_paths.get(cpu).map_or_else(Vec::new, |p| {
+                    KernelPath::ALL.iter().map(|k| (k.name().to_string(), p[k.index()].0)).collect()
+                }),
             })
             .collect();
         let locks = summary

@@ -9,9 +9,9 @@ use schedlab_probe::{EndReason, WaitFor};
 use serde::{Serialize, Serializer};
 
 /// The JSON schema version; bumped when a key changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
-/// Everything one run produced, in the shape of the JSON output (schema 1).
+/// Everything one run produced, in the shape of the JSON output (schema 2).
 #[derive(Clone, Debug, Serialize)]
 pub struct RunRecord {
     pub schema_version: u32,
@@ -212,6 +212,10 @@ pub struct CpuRecord {
     /// threads). Always 0 in a simulation, and then left out of the JSON.
     #[serde(skip_serializing_if = "is_zero")]
     pub other_ns: u64,
+    /// Kernel time by path (`schedule`, `wakeup`, `placement`, `balance`, …), summing to
+    /// `kernel_ns`; empty (and left out of the JSON) when the backend cannot tell (host runs).
+    #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    pub kernel_paths: Vec<(String, u64)>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -18,6 +18,10 @@ pub struct Fifo {
     to_tail: Vec<bool>,
 }
 
+/// Longest round-robin slice (`SCHED_RR`'s `sched_rr_timeslice_ms` is a positive `int` of
+/// ms; one second is a documented bound, far above its 100 ms default).
+const MAX_TIMESLICE_NS: u64 = 1_000_000_000;
+
 impl Fifo {
     pub fn new(m: &Machine, sets: &[(String, String)]) -> Result<Fifo, String> {
         let mut f = Fifo {
@@ -30,7 +34,13 @@ impl Fifo {
         };
         for (k, v) in sets {
             match k.as_str() {
-                "timeslice_ns" => f.timeslice = parse_u64(k, v)?,
+                "timeslice_ns" => {
+                    let ns = parse_u64(k, v)?;
+                    if ns > MAX_TIMESLICE_NS {
+                        return Err(format!("tunable `{k}` = {ns} is outside its range 0..={MAX_TIMESLICE_NS}"));
+                    }
+                    f.timeslice = ns;
+                }
                 _ => return Err(unknown("fifo", k, &f.tunables())),
             }
         }
@@ -53,7 +63,7 @@ impl SchedClass for Fifo {
         vec![Tunable {
             name: "timeslice_ns",
             value: self.timeslice.to_string(),
-            doc: "round-robin slice; 0 = run until block or yield (FIFO)",
+            doc: "round-robin slice, 0..=1 s; 0 = run until block or yield (FIFO)",
         }]
     }
     fn task_new(&mut self, _cx: &mut Ctx, p: TaskId, _parent: Option<TaskId>) {
@@ -90,6 +100,8 @@ impl SchedClass for Fifo {
         }
     }
     fn pick_next_task(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        // A FIFO queue: its head, without comparing anything else.
+        cx.compared(1);
         let p = self.queues[cpu].pop_front()?;
         self.curr[cpu] = Some(p);
         if self.slice_start[p] == Ns(0) || !self.to_tail[p] {

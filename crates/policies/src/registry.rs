@@ -34,6 +34,12 @@ pub const REGISTRY: &[PolicyEntry] = &[
         versions: &["current", "11.1"],
     },
     PolicyEntry {
+        name: "o1",
+        doc: "Linux 2.6 O(1) (2.6.20 sched.c, 2.6.11 balancer): active/expired priority arrays, sleep_avg bonus, timeslice by nice, interactive requeueing, sched-domain balancing",
+        make: |m, s| Ok(Box::new(crate::o1::O1::new(m, s)?)),
+        versions: &[],
+    },
+    PolicyEntry {
         name: "fifo",
         doc: "reference policy: per-CPU FIFO queues, no preemption; optional round-robin timeslice",
         make: |m, s| Ok(Box::new(crate::fifo::Fifo::new(m, s)?)),

@@ -10,7 +10,7 @@
 //! Architecture Invariant: this crate names no backend: it depends only on the plain data
 //! types of `sim`, `machine` and `sched-api`.
 
-use schedlab_machine::LockSite;
+use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::{CpuView, Stat, TaskInfo};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use serde::Serialize;
@@ -155,6 +155,9 @@ pub struct RunSummary {
     pub trace_hash: u64,
     /// Per CPU: time in each [`Mode`] (user, kernel, spin, idle).
     pub cpu_times: Vec<[Ns; 4]>,
+    /// Per CPU: kernel time by path, indexed like `KernelPath::ALL` (sums to the kernel
+    /// time); empty when the backend cannot tell (a host run).
+    pub cpu_paths: Vec<[Ns; KernelPath::ALL.len()]>,
     pub locks: Vec<(LockName, LockSite, LockStat)>,
     pub tasks: Vec<TaskInfo>,
     pub exit_times: Vec<Option<Ns>>,

@@ -237,8 +237,27 @@ pub fn text(r: &RunRecord) -> String {
     }
     s.push_str(&table(&rows));
     s.push('\n');
+    if let Some(paths) = path_table(r) {
+        s.push_str(&paths);
+        s.push('\n');
+    }
     s.push_str(&lock_table(r));
     s
+}
+
+/// Kernel time by path over all CPUs (the paths that took any), with each one's share of
+/// the kernel time; `None` when the backend could not tell (host runs).
+fn path_table(r: &RunRecord) -> Option<String> {
+    let first = r.cpus.first().filter(|c| !c.kernel_paths.is_empty())?;
+    let kernel: u64 = r.cpus.iter().map(|c| c.kernel_ns).sum();
+    let mut rows = vec![vec!["kernel path".to_string(), "ms".into(), "share".into()]];
+    for (i, (name, _)) in first.kernel_paths.iter().enumerate() {
+        let ns: u64 = r.cpus.iter().filter_map(|c| c.kernel_paths.get(i)).map(|p| p.1).sum();
+        if ns > 0 {
+            rows.push(vec![name.clone(), format!("{:.3}", ns as f64 / 1e6), pct(ns, kernel)]);
+        }
+    }
+    Some(table(&rows))
 }
 
 /// Lock contention aggregated by (kind of lock, call site).

@@ -48,7 +48,12 @@ fn check_spec(spec: &RunSpec) -> Result<(), RunError> {
 /// Runs `spec` on the host kernel; `keep_going` is polled with the elapsed run time.
 pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
     check_spec(spec)?;
-    let cfg = HostConfig { duration: spec.end, seed: spec.seed, tracing: true, max_tasks: schedlab_host::MAX_TASKS };
+    let cfg = HostConfig {
+        duration: spec.end,
+        seed: spec.seed,
+        tracing: spec.host_tracing,
+        max_tasks: schedlab_host::MAX_TASKS,
+    };
     // What the host cannot do is refused before anything starts.
     schedlab_host::check(&spec.workload, &cfg).map_err(|e| RunError::Input(e.0))?;
     let mut metrics = record::metrics(spec);
@@ -119,6 +124,7 @@ fn complete(r: &mut RunRecord, hr: &HostRun) {
                 spin_ns: 0,
                 idle_ns: s.idle,
                 other_ns: s.other,
+                kernel_paths: Vec::new(),
             })
             .collect();
     }

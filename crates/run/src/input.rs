@@ -4,6 +4,41 @@
 use crate::RunError;
 use schedlab_machine::{parse_machine, preset, Machine};
 
+/// Largest input file read (workloads, machine files): 16 MiB, far above any real one.
+pub const MAX_INPUT_BYTES: u64 = 16 << 20;
+
+/// Reads an input file as UTF-8 text, at most [`MAX_INPUT_BYTES`]. A directory or device
+/// is refused before reading (`/dev/zero` once read until memory ran out); a pipe is read
+/// (`<(generate)`), but no further than the limit.
+pub fn read_input(path: &std::path::Path) -> Result<String, RunError> {
+    use std::io::Read;
+    let name = path.display().to_string();
+    let input = |m: String| RunError::Input(format!("{name}: {m}"));
+    let file = std::fs::File::open(path).map_err(|source| RunError::Io { path: name.clone(), source })?;
+    let kind = file.metadata().map_err(|source| RunError::Io { path: name.clone(), source })?.file_type();
+    if !kind.is_file() && !is_fifo(&kind) {
+        let what = if kind.is_dir() { "a directory" } else { "not a regular file (a device?)" };
+        return Err(input(format!("is {what}; expected a TOML file")));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| RunError::Io { path: name.clone(), source })?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(RunError::Limit(format!("{name} is larger than {} MiB", MAX_INPUT_BYTES >> 20)));
+    }
+    String::from_utf8(bytes).map_err(|e| input(format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+}
+
+#[cfg(unix)]
+fn is_fifo(kind: &std::fs::FileType) -> bool {
+    std::os::unix::fs::FileTypeExt::is_fifo(kind)
+}
+#[cfg(not(unix))]
+fn is_fifo(_: &std::fs::FileType) -> bool {
+    false
+}
+
 /// A machine: `host` (this host's CPUs, flat), a preset name, else a machine file (TOML).
 pub fn load_machine(spec: &str) -> Result<Machine, RunError> {
     if spec == crate::Backend::HOST_SCHEDULER {
@@ -13,7 +48,7 @@ pub fn load_machine(spec: &str) -> Result<Machine, RunError> {
         return Ok(m);
     }
     if std::path::Path::new(spec).exists() {
-        let text = std::fs::read_to_string(spec).map_err(|source| RunError::Io { path: spec.to_string(), source })?;
+        let text = read_input(std::path::Path::new(spec))?;
         return Ok(parse_machine(spec, &text)?);
     }
     let names: Vec<&str> = schedlab_machine::PRESETS.iter().map(|p| p.0).collect();

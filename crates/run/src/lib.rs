@@ -23,17 +23,19 @@
 
 mod error;
 pub mod fuzz;
+pub mod fuzz_input;
 mod host;
 mod input;
 pub mod record;
 pub mod sim;
 pub mod suite;
 pub mod suites;
+pub mod validate;
 
 pub use error::RunError;
 pub use input::{
-    builtin_study, default_schedulers, load_machine, machine_for, workload_machine_hint, DEFAULT_COMPARE,
-    DEFAULT_SCHEDULER, STUDIES,
+    builtin_study, default_schedulers, load_machine, machine_for, read_input, workload_machine_hint, DEFAULT_COMPARE,
+    DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES,
 };
 pub use record::deterministic_json;
 pub use schedlab_metrics::RunRecord;
@@ -106,6 +108,9 @@ pub struct RunSpec {
     pub sample: Option<Ns>,
     /// Keep every scheduling event (for the Perfetto trace and the ASCII timeline).
     pub trace: bool,
+    /// Host runs: observe the run through the sched tracepoints (false: procfs figures
+    /// only, for timings without the tracing cost on every switch and wakeup).
+    pub host_tracing: bool,
 }
 
 impl RunSpec {
@@ -123,6 +128,7 @@ impl RunSpec {
             check: false,
             sample: None,
             trace: false,
+            host_tracing: true,
         }
     }
 

@@ -12,6 +12,10 @@
 //! depends only on this crate cannot reach the event queue, the workload or the metrics.
 
 use schedlab_machine::{CpuSet, Machine};
+
+/// The work a hook did, counted on [`Ctx::work`]; the kernel charges it per unit after the
+/// hook returns (`Costs::work_ns`), on the path that called the hook.
+pub use schedlab_machine::WorkUnits as Work;
 use schedlab_sim::{CpuId, Ns, SimRng, TaskId};
 
 pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
@@ -51,6 +55,10 @@ pub mod wf {
     pub const FORK: u32 = 0x02;
     /// The wakee changed CPU.
     pub const MIGRATED: u32 = 0x04;
+    /// The waker is an interrupt (a sleeper's hrtimer expiring), not a task: what
+    /// `in_interrupt()` tells Linux 2.6's `activate_task`. Linux has no such wake flag; the
+    /// simulator sets it so that policies which care (O(1)) can tell.
+    pub const IRQ: u32 = 0x100;
 }
 
 /// Why `select_task_rq` is called (`SD_BALANCE_WAKE`, `SD_BALANCE_FORK`, `SD_BALANCE_EXEC`).
@@ -176,6 +184,9 @@ pub struct Ctx<'a> {
     /// The policy's own random stream (ULE's balancer interval, …).
     pub rng: &'a mut SimRng,
     pub requests: &'a mut Vec<Request>,
+    /// What this hook has done so far, for the cost model: a policy adds to it as it
+    /// compares entities and scans CPUs, groups and tasks. Starts at zero for every hook.
+    pub work: Work,
 }
 
 impl Ctx<'_> {
@@ -216,6 +227,22 @@ impl Ctx<'_> {
     }
     pub fn allowed(&self, p: TaskId, cpu: CpuId) -> bool {
         self.tasks[p].affinity.contains(cpu)
+    }
+    /// Report `n` entities compared (a pick's tree walk, a queue scan).
+    pub fn compared(&mut self, n: u64) {
+        self.work.compared += n;
+    }
+    /// Report `n` CPUs whose runqueue state was read (placement, balancing).
+    pub fn scanned_cpus(&mut self, n: u64) {
+        self.work.cpus += n;
+    }
+    /// Report `n` scheduling groups or domains whose statistics were gathered.
+    pub fn scanned_groups(&mut self, n: u64) {
+        self.work.groups += n;
+    }
+    /// Report `n` tasks the balancer examined for migration.
+    pub fn examined_tasks(&mut self, n: u64) {
+        self.work.tasks += n;
     }
 }
 
@@ -325,10 +352,26 @@ pub trait SchedClass {
     /// The policy's own consistency checks (`SCHED_WARN_ON`, ULE `KASSERT`).
     fn check_invariants(&self, cx: &Ctx) -> Result<(), String>;
 
+    /// The checks of [`SchedClass::check_invariants`] that concern `cpus` (the CPUs the
+    /// last event touched: its own and those whose runqueue locks it took), for cheap
+    /// checking after every event; the kernel still runs the full check periodically and
+    /// at the end. Default: the full check.
+    fn check_cpus(&self, cx: &Ctx, cpus: &[CpuId]) -> Result<(), String> {
+        let _ = cpus;
+        self.check_invariants(cx)
+    }
+
     /// The scheduler-tick period this policy is driven by. `None`: the machine's HZ
     /// (`scheduler_tick`). ULE returns the statistics clock (`stathz` = 127, `sched_clock`).
     fn tick_period(&self) -> Option<Ns> {
         None
+    }
+
+    /// Whether the tick keeps running on an idle CPU (a periodic-tick kernel, as Linux 2.6
+    /// before dynticks: `scheduler_tick` → `rebalance_tick(SCHED_IDLE)` every jiffy). `false`:
+    /// the tick stops while a CPU idles (NOHZ, FreeBSD's one-shot timers).
+    fn idle_tick(&self) -> bool {
+        false
     }
 
     /// Policy-wide counters for reports and explanations (balancer runs, steals, …), in a

@@ -29,16 +29,36 @@ impl fmt::Display for SourceError {
         write!(f, "{}:{}:{}: field `{}`: {}", self.file, self.line, self.column, self.field, self.message)?;
         if !self.snippet.is_empty() {
             let pad: String = " ".repeat(self.line.to_string().len());
-            write!(
-                f,
-                "\n{pad} |\n{} | {}\n{pad} | {}^",
-                self.line,
-                self.snippet,
-                " ".repeat(self.column.saturating_sub(1))
-            )?;
+            let (shown, caret) = window(&self.snippet, self.column.saturating_sub(1));
+            write!(f, "\n{pad} |\n{} | {shown}\n{pad} | {}^", self.line, " ".repeat(caret))?;
         }
         Ok(())
     }
+}
+
+/// Characters of a source line shown on each side of the error's column: a hostile file's
+/// 60 000-character line is shown as the part around the error, not whole.
+const SNIPPET_HALF: usize = 60;
+
+/// The part of `line` around character `col`, with `…` where it is cut, and the caret's
+/// position in it.
+fn window(line: &str, col: usize) -> (String, usize) {
+    let n = line.chars().count();
+    if n <= 2 * SNIPPET_HALF {
+        return (line.to_string(), col);
+    }
+    let start = col.saturating_sub(SNIPPET_HALF).min(n.saturating_sub(2 * SNIPPET_HALF));
+    let end = (start + 2 * SNIPPET_HALF).min(n);
+    let mut shown: String = line.chars().skip(start).take(end - start).collect();
+    let mut caret = col - start;
+    if start > 0 {
+        shown.insert(0, '…');
+        caret += 1;
+    }
+    if end < n {
+        shown.push('…');
+    }
+    (shown, caret)
 }
 impl std::error::Error for SourceError {}
 
@@ -69,6 +89,18 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn long_lines_are_shown_around_the_column() {
+        let line = format!("{}X{}", "a".repeat(1000), "b".repeat(1000));
+        let e = SourceError::at("f", &line, 1000, "x", "bad");
+        let shown = e.to_string();
+        let lines: Vec<&str> = shown.lines().collect();
+        assert!(lines[2].chars().count() < 140, "{}", lines[2]);
+        let caret = lines[3].chars().position(|c| c == '^').unwrap();
+        assert_eq!(lines[2].chars().nth(caret), Some('X'));
+        let short = SourceError::at("f", "k = 1", 4, "k", "bad").to_string();
+        assert!(short.ends_with("1 | k = 1\n  |     ^"), "{short}");
+    }
     #[test]
     fn line_of_agrees_with_line_col() {
         let text = "a = 1\n\nbc = [\n  2 ]\n";

@@ -124,14 +124,16 @@ impl Fair {
     /// `update_sg_lb_stats`.
     fn sg_stats(&self, cx: &Ctx, sd: &Domain, group: &CpuSet, cpus: &CpuSet) -> GroupStats {
         let mut s = GroupStats::new(group.count());
+        self.count(|w| w.groups += 1);
         for c in group.iter().filter(|&c| cpus.contains(c)) {
+            self.count(|w| w.cpus += 1);
             s.group_load += self.cpu_load(c);
             s.group_util += self.cpu_util(c);
             s.group_runnable += self.cpu_runnable(c);
             s.sum_h_nr_running += self.h_nr(c);
             let nr = self.nr(cx, c);
             s.sum_nr_running += nr;
-            if nr == 0 && self.idle(cx, c) {
+            if nr == 0 && cx.idle_cpu(c) && self.adj.nr[c] == 0 {
                 s.idle_cpus += 1;
             }
         }
@@ -272,6 +274,7 @@ impl Fair {
     fn find_busiest_queue(&self, env: &Env, group: &CpuSet) -> Option<CpuId> {
         let mut best: Option<(CpuId, u64)> = None;
         for c in group.iter().filter(|&c| env.cpus.contains(c)) {
+            self.count(|w| w.cpus += 1);
             let nr = self.h_nr(c);
             if nr == 0 {
                 continue;
@@ -355,6 +358,7 @@ impl Fair {
             if env.idle != CpuIdleType::Busy && left <= 1 {
                 break;
             }
+            self.count(|w| w.tasks += 1);
             if !self.can_migrate_task(cx, env, &sd, p, src) {
                 continue;
             }

@@ -6,7 +6,9 @@ use super::entity::{RqId, Se};
 use super::{vdiff, Fair};
 
 impl Fair {
-    pub(super) fn check_fair(&self) -> Result<(), String> {
+    /// `only`: the runqueues of these CPUs only, without the group-wide checks (the
+    /// incremental check after an event); `None`: everything.
+    pub(super) fn check_fair(&self, only: Option<&[schedlab_sim::CpuId]>) -> Result<(), String> {
         if self.counters.ineligible_picks > 0 {
             return Err(format!("EEVDF picked an ineligible entity {} times", self.counters.ineligible_picks));
         }
@@ -14,6 +16,9 @@ impl Fair {
         for i in 0..self.rqs.len() {
             let rq = RqId(i as u32);
             let r = self.rq(rq);
+            if only.is_some_and(|cpus| !cpus.contains(&r.cpu)) {
+                continue;
+            }
             if r.timeline.len() == 0 && r.curr.is_none() {
                 if r.load != 0 || r.nr_running != 0 || r.h_nr_running != 0 || r.h_nr_runnable != 0 {
                     return Err(format!("CPU {}: an empty queue has load {} nr {}", r.cpu, r.load, r.nr_running));
@@ -23,6 +28,9 @@ impl Fair {
             ents.clear();
             self.nodes.in_order(&r.timeline, &mut ents);
             self.check_rq(rq, &mut ents)?;
+        }
+        if only.is_some() {
+            return Ok(());
         }
         self.check_groups()
     }

@@ -158,7 +158,10 @@ impl Fair {
         if let Some(c) = curr.filter(|&c| parity && self.protect_slice(c)) {
             return Some(c);
         }
-        let best = self.nodes.pick_eligible(&self.rq(rq).timeline, |v| self.vruntime_eligible(rq, v)).map(Se);
+        let (best, visited) = self.nodes.pick_eligible_counted(&self.rq(rq).timeline, |v| self.vruntime_eligible(rq, v));
+        let best = best.map(Se);
+        // The heap search's nodes, then `curr` against the best.
+        self.count(|w| w.compared += visited + 1);
         let picked = match (best, curr) {
             (None, c) => c,
             (Some(b), None) => Some(b),

@@ -22,7 +22,7 @@ mod balance;
 mod cfs;
 mod check;
 mod clock;
-mod domains;
+pub(crate) mod domains;
 mod eevdf;
 mod enqueue;
 mod entity;
@@ -108,6 +108,10 @@ pub struct Fair {
     adj: Adjust,
     lb: LbStats,
     counters: Counters,
+    /// Work done in the current hook (entities compared, CPUs/groups scanned, tasks
+    /// examined), handed to the kernel through `Ctx::work` when the hook returns. A `Cell`
+    /// because the searches that count it take `&self`.
+    work: std::cell::Cell<schedlab_sched_api::Work>,
 }
 
 impl Fair {
@@ -159,6 +163,7 @@ impl Fair {
             adj,
             lb: LbStats::default(),
             counters: Counters::default(),
+            work: Default::default(),
             t,
         };
         f.build_groups();
@@ -250,6 +255,23 @@ impl Iterator for Hierarchy<'_> {
     }
 }
 
+impl Fair {
+    /// Adds to the current hook's work.
+    pub(super) fn count(&self, f: impl FnOnce(&mut schedlab_sched_api::Work)) {
+        let mut w = self.work.get();
+        f(&mut w);
+        self.work.set(w);
+    }
+    /// Hands the hook's work to the kernel.
+    fn flush_work(&self, cx: &mut Ctx) {
+        let w = self.work.take();
+        cx.compared(w.compared);
+        cx.scanned_cpus(w.cpus);
+        cx.scanned_groups(w.groups);
+        cx.examined_tasks(w.tasks);
+    }
+}
+
 impl SchedClass for Fair {
     fn name(&self) -> &'static str {
         if self.eevdf_on() {
@@ -288,12 +310,14 @@ impl SchedClass for Fair {
 
     /// `select_task_rq_fair`, or idle-or-previous with `balance=0`.
     fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId {
-        if self.t.balance {
+        let c = if self.t.balance {
             self.adj.reset(self.nr_cpus);
             self.select_task_rq_fair(cx, p, prev, kind, wake_flags)
         } else {
             idle_or_prev(cx, p, prev)
-        }
+        };
+        self.flush_work(cx);
+        c
     }
 
     fn migrate_task_rq(&mut self, cx: &mut Ctx, p: TaskId, new_cpu: CpuId) {
@@ -302,14 +326,18 @@ impl SchedClass for Fair {
 
     fn enqueue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) {
         self.enqueue_task_fair(cx, cpu, p, flags);
+        self.flush_work(cx);
     }
 
     fn dequeue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) -> bool {
-        self.dequeue_task_fair(cx, cpu, p, flags)
+        let done = self.dequeue_task_fair(cx, cpu, p, flags);
+        self.flush_work(cx);
+        done
     }
 
     fn wakeup_preempt(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, wake_flags: u32) {
         self.check_preempt_wakeup_fair(cx, cpu, p, wake_flags);
+        self.flush_work(cx);
     }
 
     /// The kernel's `put_prev_task` comes before the pick; the fair class decides what to
@@ -320,11 +348,14 @@ impl SchedClass for Fair {
     }
 
     fn pick_next_task(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        self.pick_next_task_fair(cx, cpu)
+        let p = self.pick_next_task_fair(cx, cpu);
+        self.flush_work(cx);
+        p
     }
 
     fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
         self.task_tick_fair(cx, cpu, curr);
+        self.flush_work(cx);
     }
 
     fn yield_task(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
@@ -366,6 +397,7 @@ impl SchedClass for Fair {
             BalanceKind::Tick => self.trigger_load_balance(cx, cpu),
             BalanceKind::NohzIdle => self.nohz_idle_balance(cx, cpu),
         }
+        self.flush_work(cx);
     }
 
     /// Balancing per domain level: `lb.<level>.{attempts,balanced,moved,failed,active}`.
@@ -395,6 +427,10 @@ impl SchedClass for Fair {
     }
 
     fn check_invariants(&self, _cx: &Ctx) -> Result<(), String> {
-        self.check_fair()
+        self.check_fair(None)
+    }
+
+    fn check_cpus(&self, _cx: &Ctx, cpus: &[CpuId]) -> Result<(), String> {
+        self.check_fair(Some(cpus))
     }
 }

@@ -55,6 +55,10 @@ impl Fair {
                     self.update_curr(cx, rq);
                 }
                 let Some(se) = self.pick_next_entity(cx, rq) else { continue 'again };
+                if !self.eevdf_on() {
+                    // `pick_next_entity` (v5.15): the cached leftmost against `curr` (and buddies).
+                    self.count(|w| w.compared += 2);
+                }
                 match self.e(se).my_q {
                     Some(q) => rq = q,
                     None => return Some(se),

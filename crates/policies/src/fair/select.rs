@@ -87,6 +87,8 @@ pub fn group_classify(pct: u64, s: &GroupStats) -> GroupType {
 impl Fair {
     /// `available_idle_cpu`, seen through the balancer's pending moves.
     pub(super) fn idle(&self, cx: &Ctx, cpu: CpuId) -> bool {
+        // Reads another CPU's runqueue: one CPU scanned for the cost model.
+        self.count(|w| w.cpus += 1);
         cx.idle_cpu(cpu) && self.adj.nr[cpu] == 0
     }
 
@@ -349,6 +351,10 @@ impl Fair {
         let here = cx.task(p).cpu;
         let pe = self.e(self.task_se(p));
         let counted = pe.on_rq || pe.avg.last_update_time != 0;
+        self.count(|w| {
+            w.groups += 1;
+            w.cpus += group.count() as u64;
+        });
         for c in group.iter() {
             let mine = c == here && counted;
             let mut load = self.cpu_load(c);
@@ -451,6 +457,7 @@ impl Fair {
         let mut latest = 0;
         let mut shallowest = None;
         for c in group.iter().filter(|&c| cx.allowed(p, c)) {
+            self.count(|w| w.cpus += 1);
             if self.sched_idle_cpu(c) {
                 return c;
             }

@@ -44,6 +44,7 @@ impl Harness {
             cpus: &self.cpus,
             rng: &mut self.rng,
             requests: &mut self.reqs,
+            work: Default::default(),
         };
         f(&mut self.f, &mut cx)
     }

@@ -264,25 +264,35 @@ impl Nodes {
     /// those whose vruntime is eligible. Eligible entities in a left subtree always have an
     /// earlier key, so descend left whenever its smallest vruntime is eligible; else take
     /// the node if it is eligible; else go right.
+    #[cfg(test)]
     pub fn pick_eligible(&self, t: &Timeline, eligible: impl Fn(u64) -> bool) -> Option<u32> {
+        self.pick_eligible_counted(t, eligible).0
+    }
+
+    /// [`Nodes::pick_eligible`], also returning how many entities it compared (the cached
+    /// leftmost, then each node of the descent), for the cost model.
+    pub fn pick_eligible_counted(&self, t: &Timeline, eligible: impl Fn(u64) -> bool) -> (Option<u32>, u64) {
+        let mut visited = 0;
         if let Some(f) = self.first(t) {
+            visited += 1;
             if eligible(self.node(f).vruntime) {
-                return Some(f);
+                return (Some(f), visited);
             }
         }
         let mut at = t.root;
         while at != NIL {
+            visited += 1;
             let n = self.node(at);
             if n.left != NIL && eligible(self.node(n.left).min_vruntime) {
                 at = n.left;
                 continue;
             }
             if eligible(n.vruntime) {
-                return Some(at);
+                return (Some(at), visited);
             }
             at = n.right;
         }
-        None
+        (None, visited)
     }
 
     /// The entities in key order (for checks and dumps; O(n)).

@@ -391,7 +391,7 @@ impl FairTunables {
     }
 
     fn unknown(&self, key: &str) -> String {
-        if key == "sched_nr_latency" {
+        if key == "sched_nr_latency" && !self.version.is_eevdf() {
             return "tunable `sched_nr_latency` is derived (sched_latency_ns / sched_min_granularity_ns, rounded up); \
                     set those instead"
                 .into();
@@ -567,6 +567,8 @@ mod tests {
         assert!(err(Flavor::Cfs, "sched_nr_latency", "4").contains("derived"));
         assert!(err(Flavor::Cfs, "base_slice_ns", "3ms").contains("does not exist in fair.c v5.15"));
         assert!(err(Flavor::Eevdf, "sched_latency_ns", "3ms").contains("does not exist"));
+        let e = err(Flavor::Eevdf, "sched_nr_latency", "4");
+        assert!(e.contains("unknown tunable") && !e.contains("sched_nr_latency,"), "{e}");
         let e = FairTunables::new(
             Flavor::Eevdf,
             2,

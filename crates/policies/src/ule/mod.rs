@@ -140,6 +140,9 @@ pub struct Ule {
     balance_ticks: u32,
     seeded: bool,
     pub stats: UleStats,
+    /// Work done in the current hook (CPUs and groups searched, threads examined), handed
+    /// to the kernel through `Ctx::work` when the hook returns.
+    work: std::cell::Cell<schedlab_sched_api::Work>,
 }
 
 impl Ule {
@@ -171,6 +174,7 @@ impl Ule {
             balance_ticks: 0,
             seeded: false,
             stats: UleStats::default(),
+            work: Default::default(),
             t,
             lay,
         })
@@ -403,6 +407,44 @@ impl Ule {
         remote && pri <= self.lay.max_interact && cpri > self.lay.max_interact
     }
 
+    /// `sched_pickcpu` and the wakeup's interactivity update (`sched_wakeup`).
+    fn select_task_rq_ule(&mut self, cx: &mut Ctx, p: TaskId, _prev: CpuId, kind: SelectKind, _wf: u32) -> CpuId {
+        self.seed(cx);
+        if kind == SelectKind::Wake {
+            let t = self.ticks(cx.now);
+            if let Some(slp) = self.td[p].slptick.take() {
+                if slp != t {
+                    let add = ((t - slp) << params::SCHED_TICK_SHIFT).min(i64::from(u32::MAX / 4)) as u32;
+                    let h = &mut self.td[p].hist;
+                    h.slptime = h.slptime.saturating_add(add);
+                    self.interact_update(p);
+                    self.pctcpu_update(cx, p, false);
+                }
+            }
+            self.td[p].slice = 0;
+        }
+        self.sched_priority(cx, p);
+        self.pickcpu(cx, p, cx.this_cpu)
+    }
+
+    /// Adds to the current hook's work.
+    fn count(&self, cpus: u64, groups: u64, tasks: u64) {
+        let mut w = self.work.get();
+        w.cpus += cpus;
+        w.groups += groups;
+        w.tasks += tasks;
+        self.work.set(w);
+    }
+
+    /// Hands the hook's work to the kernel.
+    fn flush_work(&self, cx: &mut Ctx) {
+        let w = self.work.take();
+        cx.scanned_cpus(w.cpus);
+        cx.scanned_groups(w.groups);
+        cx.examined_tasks(w.tasks);
+        cx.compared(w.compared);
+    }
+
     // ----- placement --------------------------------------------------------------
 
     fn loads(&self) -> (Vec<u32>, Vec<u8>, Vec<u32>) {
@@ -426,8 +468,11 @@ impl Ule {
         let (modulus, bonus) = self.rnd_modulus();
         let l = Loads { load: &load, lowpri: &lowpri, transferable: &trans };
         let q = Lowest { mask, pri, limit, prefer, prefer_bonus: bonus };
-        let mut rnd = Rnd { state: &mut self.tdq[me].randomval, modulus };
-        self.groups.lowest(g, &q, &l, &mut rnd)
+        let mut rnd = Rnd { state: &mut self.tdq[me].randomval, modulus, cpus: 0, groups: 0 };
+        let r = self.groups.lowest(g, &q, &l, &mut rnd);
+        let (cpus, groups) = (rnd.cpus, rnd.groups);
+        self.count(cpus, groups, 0);
+        r
     }
 
     /// `sched_highest` run on CPU `me`.
@@ -435,8 +480,11 @@ impl Ule {
         let lowpri = vec![0u8; self.tdq.len()];
         let modulus = if self.t.version == Version::Current { 256 } else { 32 };
         let loads = Loads { load: l.0, lowpri: &lowpri, transferable: l.1 };
-        let mut rnd = Rnd { state: &mut self.tdq[me].randomval, modulus };
-        self.groups.highest(g, mask, minload, &loads, &mut rnd)
+        let mut rnd = Rnd { state: &mut self.tdq[me].randomval, modulus, cpus: 0, groups: 0 };
+        let r = self.groups.highest(g, mask, minload, &loads, &mut rnd);
+        let (cpus, groups) = (rnd.cpus, rnd.groups);
+        self.count(cpus, groups, 0);
+        r
     }
 
     /// `sched_pickcpu(td, flags)` on CPU `me` (11.1 procedure; §A.13.1).
@@ -496,7 +544,10 @@ impl Ule {
     /// one about to run), then the idle queue.
     fn tdq_steal(&self, cx: &Ctx, victim: CpuId, to: CpuId, taken: &[TaskId]) -> Option<TaskId> {
         let q = &self.tdq[victim];
-        let ok = |t: TaskId| cx.allowed(t, to) && !taken.contains(&t);
+        let ok = |t: TaskId| {
+            self.count(0, 0, 1);
+            cx.allowed(t, to) && !taken.contains(&t)
+        };
         if let Some((_, t)) = q.realtime.iter().find(|&(_, t)| ok(t)) {
             return Some(t);
         }
@@ -595,8 +646,10 @@ impl Ule {
                 let limit = i64::from(load[high]) - 1;
                 let l = Loads { load: &load, lowpri: &lowpri, transferable: &trans };
                 let q = Lowest { mask: &lmask, pri: -1, limit, prefer: high, prefer_bonus: bonus };
-                let mut rnd = Rnd { state: &mut self.tdq[me].randomval, modulus };
+                let mut rnd = Rnd { state: &mut self.tdq[me].randomval, modulus, cpus: 0, groups: 0 };
                 let low = self.groups.lowest(root, &q, &l, &mut rnd);
+                let (cpus, groups) = (rnd.cpus, rnd.groups);
+                self.count(cpus, groups, 0);
                 let Some(low) = low else {
                     if anylow {
                         return;
@@ -724,23 +777,10 @@ impl SchedClass for Ule {
     }
 
     /// `sched_wakeup` (history part) then `sched_add`'s `sched_priority` + `sched_pickcpu`.
-    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, _prev: CpuId, kind: SelectKind, _wf: u32) -> CpuId {
-        self.seed(cx);
-        if kind == SelectKind::Wake {
-            let t = self.ticks(cx.now);
-            if let Some(slp) = self.td[p].slptick.take() {
-                if slp != t {
-                    let add = ((t - slp) << params::SCHED_TICK_SHIFT).min(i64::from(u32::MAX / 4)) as u32;
-                    let h = &mut self.td[p].hist;
-                    h.slptime = h.slptime.saturating_add(add);
-                    self.interact_update(p);
-                    self.pctcpu_update(cx, p, false);
-                }
-            }
-            self.td[p].slice = 0;
-        }
-        self.sched_priority(cx, p);
-        self.pickcpu(cx, p, cx.this_cpu)
+    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, kind: SelectKind, wf: u32) -> CpuId {
+        let c = self.select_task_rq_ule(cx, p, prev, kind, wf);
+        self.flush_work(cx);
+        c
     }
 
     fn migrate_task_rq(&mut self, _cx: &mut Ctx, p: TaskId, new_cpu: CpuId) {
@@ -751,7 +791,6 @@ impl SchedClass for Ule {
     fn enqueue_task(&mut self, _cx: &mut Ctx, cpu: CpuId, p: TaskId, _flags: u32) {
         self.tdq_add(cpu, p, false);
     }
-
     /// The running thread going to sleep: `sched_sleep` + `tdq_load_rem` (in
     /// `sched_switch`). A queued thread leaving: `sched_rem`.
     fn dequeue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) -> bool {
@@ -833,6 +872,8 @@ impl SchedClass for Ule {
 
     /// `sched_choose` + `sched_userret` of the chosen thread.
     fn pick_next_task(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        // `runq_choose`: a find-first-set over the status bitmap, whatever the queue length.
+        cx.compared(1);
         match self.tdq_choose(cpu) {
             Some(t) => {
                 self.runq_rem(cpu, t);
@@ -900,6 +941,7 @@ impl SchedClass for Ule {
             }
             BalanceKind::Tick | BalanceKind::NohzIdle => {}
         }
+        self.flush_work(cx);
     }
 
     fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
@@ -923,6 +965,13 @@ impl SchedClass for Ule {
     }
 
     fn check_invariants(&self, cx: &Ctx) -> Result<(), String> {
+        let all: Vec<CpuId> = (0..self.tdq.len()).collect();
+        self.check_cpus(cx, &all)
+    }
+
+    /// Thread counts are recounted from every thread (cheap); each CPU's queues and
+    /// bitmaps only for `cpus`.
+    fn check_cpus(&self, cx: &Ctx, cpus: &[CpuId]) -> Result<(), String> {
         let mut loads = vec![0u32; self.tdq.len()];
         let mut queued = vec![0u32; self.tdq.len()];
         for (p, td) in self.td.iter().enumerate() {
@@ -947,7 +996,8 @@ impl SchedClass for Ule {
                 }
             }
         }
-        for (c, q) in self.tdq.iter().enumerate() {
+        for &c in cpus {
+            let q = &self.tdq[c];
             if q.load != loads[c] {
                 return Err(format!("ule: CPU {c} tdq_load {} but {} threads counted", q.load, loads[c]));
             }

@@ -3,7 +3,7 @@
 //! (`PRI_MIN_BATCH`, `SCHED_PRI_MIN`, …) and the clock-derived values from the top of
 //! `sched_ule.c` and `sched_initticks`.
 
-use crate::registry::{parse_u64, unknown};
+use crate::registry::unknown;
 use schedlab_sched_api::Tunable;
 
 /// Which `sched_ule.c` is modelled.
@@ -118,6 +118,114 @@ pub struct UleTunables {
     pub balance_interval: u32,
 }
 
+/// One tunable: its name, range and documentation, and how to read and write it. Every
+/// tunable is defined here once; `--set`, `schedlab list` and the errors read this table.
+struct Spec {
+    name: &'static str,
+    /// Accepted values (inclusive); `--set` outside them is an error naming the range.
+    range: (u32, u32),
+    doc: &'static str,
+    get: fn(&UleTunables) -> u32,
+    set: fn(&mut UleTunables, u32),
+}
+
+/// Upper bound of the clock rates: the machine file's HZ limit. `sched_ule.c` has no
+/// range for `hz` (a loader tunable) or `stathz` (set by the timer driver), but the model
+/// ticks every CPU at `stathz`: 10^9 once meant a tick per nanosecond and 5 GB of events.
+const MAX_HZ: u32 = 10_000;
+
+/// Every ULE tunable except `version` (handled first: the defaults depend on it). FreeBSD's
+/// sysctls are plain `SYSCTL_INT`s without limits, except `kern.sched.slice` and
+/// `kern.sched.quantum`, which refuse values <= 0 (`sysctl_kern_slice`,
+/// `sysctl_kern_quantum`); the upper bounds are documented ones that keep the tick-based
+/// arithmetic (`hogticks`, `SCHED_AFFINITY`, `tickincr`) far from `int` overflow.
+const SPECS: &[Spec] = &[
+    Spec {
+        name: "hz",
+        range: (1, MAX_HZ),
+        doc: "rate of the `ticks` counter (sleep time, affinity); 1000 on amd64",
+        get: |t| t.hz,
+        set: |t, v| t.hz = v,
+    },
+    Spec {
+        name: "stathz",
+        range: (1, MAX_HZ),
+        doc: "statistics clock driving sched_clock; 127 with one-shot timers",
+        get: |t| t.stathz,
+        set: |t, v| t.stathz = v,
+    },
+    Spec {
+        name: "slice",
+        range: (1, 10_000),
+        doc: "sched_slice, stat ticks (stathz/10); sysctl_kern_slice refuses <= 0",
+        get: |t| t.slice,
+        set: |t, v| t.slice = v,
+    },
+    Spec {
+        name: "slice_min",
+        range: (1, 10_000),
+        doc: "sched_slice_min, stat ticks (slice/6)",
+        get: |t| t.slice_min,
+        set: |t, v| t.slice_min = v,
+    },
+    Spec {
+        name: "interact",
+        range: (0, SCHED_INTERACT_MAX),
+        doc: "interactivity threshold of the score (30); scores run 0..=100",
+        get: |t| t.interact,
+        set: |t, v| t.interact = v,
+    },
+    Spec {
+        name: "preempt_thresh",
+        range: (0, PRI_MAX_IDLE as u32),
+        doc: "priorities at or below preempt at once (PRI_MIN_KERN); priorities run 0..=255",
+        get: |t| t.preempt_thresh,
+        set: |t, v| t.preempt_thresh = v,
+    },
+    Spec {
+        name: "static_boost",
+        range: (0, PRI_MAX_IDLE as u32),
+        doc: "priority of a sleeping batch thread (PRI_MIN_BATCH)",
+        get: |t| t.static_boost,
+        set: |t, v| t.static_boost = v,
+    },
+    Spec {
+        name: "affinity",
+        range: (0, 100_000),
+        doc: "cache affinity per level, hz ticks (1 at hz=1000)",
+        get: |t| t.affinity,
+        set: |t, v| t.affinity = v,
+    },
+    Spec {
+        name: "steal_idle",
+        range: (0, 1),
+        doc: "idle CPUs steal threads (1)",
+        get: |t| u32::from(t.steal_idle),
+        set: |t, v| t.steal_idle = v != 0,
+    },
+    Spec {
+        name: "steal_thresh",
+        range: (0, 1_000_000),
+        doc: "minimum victim load for stealing (2)",
+        get: |t| t.steal_thresh,
+        set: |t, v| t.steal_thresh = v,
+    },
+    Spec {
+        name: "balance",
+        range: (0, 1),
+        doc: "periodic balancer on CPU 0 (1)",
+        get: |t| u32::from(t.balance),
+        set: |t, v| t.balance = v != 0,
+    },
+    Spec {
+        name: "balance_interval",
+        range: (1, 1_000_000),
+        doc: "balancer period, stat ticks (stathz; 0.5x–1.5x at random)",
+        get: |t| t.balance_interval,
+        set: |t, v| t.balance_interval = v,
+    },
+];
+
 impl UleTunables {
     pub fn new(sets: &[(String, String)]) -> Result<UleTunables, String> {
         let mut version = Version::V11_1;
@@ -148,41 +256,24 @@ impl UleTunables {
             balance: true,
             balance_interval: stathz,
         };
-        let mut slice_set = false;
-        let mut slice_min_set = false;
-        for (k, v) in sets {
-            let n = || parse_u64(k, v).and_then(|x| u32::try_from(x).map_err(|_| format!("tunable `{k}`: too large")));
-            match k.as_str() {
-                "version" => {}
-                "stathz" => t.stathz = positive(k, n()?)?,
-                "hz" => t.hz = positive(k, n()?)?,
-                "slice" => {
-                    t.slice = positive(k, n()?)?;
-                    slice_set = true;
-                }
-                "slice_min" => {
-                    t.slice_min = positive(k, n()?)?;
-                    slice_min_set = true;
-                }
-                "interact" => t.interact = n()?.clamp(1, SCHED_INTERACT_MAX),
-                "preempt_thresh" => t.preempt_thresh = n()?.min(255),
-                "static_boost" => t.static_boost = n()?.min(255),
-                "affinity" => t.affinity = n()?,
-                "steal_idle" => t.steal_idle = n()? != 0,
-                "steal_thresh" => t.steal_thresh = n()?,
-                "balance" => t.balance = n()? != 0,
-                "balance_interval" => t.balance_interval = positive(k, n()?)?,
-                _ => return Err(unknown("ule", k, &t.list())),
+        for (k, v) in sets.iter().filter(|(k, _)| k != "version") {
+            let spec = SPECS.iter().find(|s| s.name == k).ok_or_else(|| unknown("ule", k, &t.list()))?;
+            let (lo, hi) = spec.range;
+            let n = parse_count(k, v)?;
+            if n < u64::from(lo) || n > u64::from(hi) {
+                return Err(format!("tunable `{k}` = {n} is outside its range {lo}..={hi}"));
             }
+            (spec.set)(&mut t, n as u32);
         }
         // `sched_initticks`: values derived from the clock unless set explicitly.
-        if !slice_set {
+        let set = |name: &str| sets.iter().any(|(k, _)| k == name);
+        if !set("slice") {
             t.slice = (t.stathz / SCHED_SLICE_DEFAULT_DIVISOR).max(1);
         }
-        if !slice_min_set {
+        if !set("slice_min") {
             t.slice_min = (t.slice / SCHED_SLICE_MIN_DIVISOR).max(1);
         }
-        if !sets.iter().any(|(k, _)| k == "balance_interval") {
+        if !set("balance_interval") {
             t.balance_interval = t.stathz;
         }
         Ok(t)
@@ -201,45 +292,61 @@ impl UleTunables {
         (self.hz / 2) << SCHED_TICK_SHIFT
     }
 
+    /// `version`, then every tunable of [`SPECS`] with its current value.
     pub fn list(&self) -> Vec<Tunable> {
-        let v = |s: &dyn ToString| s.to_string();
-        vec![
-            Tunable {
-                name: "version",
-                value: match self.version {
-                    Version::V11_1 => "11.1".into(),
-                    Version::Current => "current".into(),
-                },
-                doc: "sched_ule.c modelled: 11.1 (default) or current (15.0/2025 main)",
+        let version = Tunable {
+            name: "version",
+            value: match self.version {
+                Version::V11_1 => "11.1".into(),
+                Version::Current => "current".into(),
             },
-            Tunable { name: "hz", value: v(&self.hz), doc: "rate of the `ticks` counter (sleep time, affinity)" },
-            Tunable { name: "stathz", value: v(&self.stathz), doc: "statistics clock driving sched_clock" },
-            Tunable { name: "slice", value: v(&self.slice), doc: "sched_slice, stat ticks (stathz/10)" },
-            Tunable { name: "slice_min", value: v(&self.slice_min), doc: "sched_slice_min, stat ticks (slice/6)" },
-            Tunable { name: "interact", value: v(&self.interact), doc: "interactivity threshold of the score" },
-            Tunable {
-                name: "preempt_thresh",
-                value: v(&self.preempt_thresh),
-                doc: "priorities at or below preempt at once (PRI_MIN_KERN)",
-            },
-            Tunable { name: "static_boost", value: v(&self.static_boost), doc: "priority of a sleeping batch thread" },
-            Tunable { name: "affinity", value: v(&self.affinity), doc: "cache affinity per level, hz ticks" },
-            Tunable { name: "steal_idle", value: v(&u32::from(self.steal_idle)), doc: "idle CPUs steal threads" },
-            Tunable { name: "steal_thresh", value: v(&self.steal_thresh), doc: "minimum victim load for stealing" },
-            Tunable { name: "balance", value: v(&u32::from(self.balance)), doc: "periodic balancer on CPU 0" },
-            Tunable {
-                name: "balance_interval",
-                value: v(&self.balance_interval),
-                doc: "balancer period, stat ticks (0.5x–1.5x at random)",
-            },
-        ]
+            doc: "sched_ule.c modelled: 11.1 (default) or current (15.0/2025 main)",
+        };
+        std::iter::once(version)
+            .chain(SPECS.iter().map(|s| Tunable { name: s.name, value: (s.get)(self).to_string(), doc: s.doc }))
+            .collect()
     }
 }
 
-fn positive(k: &str, v: u32) -> Result<u32, String> {
-    if v == 0 {
-        Err(format!("tunable `{k}` must be positive"))
-    } else {
-        Ok(v)
+/// A count (not a duration): a plain non-negative integer, `_` separators allowed.
+fn parse_count(k: &str, v: &str) -> Result<u64, String> {
+    v.trim().replace('_', "").parse().map_err(|_| format!("tunable `{k}`: `{v}` is not a non-negative integer"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(k: &str, v: &str) -> Vec<(String, String)> {
+        vec![(k.into(), v.into())]
+    }
+
+    /// `--set stathz=1e9` once allocated 5 GB: each tunable has a range, and the error
+    /// names the tunable, the value and the range.
+    #[test]
+    fn every_tunable_is_range_checked() {
+        let e = UleTunables::new(&set("stathz", "1000000000")).unwrap_err();
+        assert_eq!(e, "tunable `stathz` = 1000000000 is outside its range 1..=10000");
+        for s in SPECS {
+            let (lo, hi) = s.range;
+            assert!(UleTunables::new(&set(s.name, &hi.to_string())).is_ok(), "{}", s.name);
+            let e = UleTunables::new(&set(s.name, &(u64::from(hi) + 1).to_string())).unwrap_err();
+            assert!(e.contains(s.name) && e.contains(&format!("{lo}..={hi}")), "{e}");
+            if lo > 0 {
+                assert!(UleTunables::new(&set(s.name, "0")).is_err(), "{}", s.name);
+            }
+        }
+        assert!(UleTunables::new(&set("interact", "101")).unwrap_err().contains("0..=100"));
+        assert!(UleTunables::new(&set("stathz", "1e9")).unwrap_err().contains("not a non-negative integer"));
+        assert!(UleTunables::new(&set("stathz", "5ms")).is_err());
+    }
+
+    /// The table and the list agree, and the clock-derived defaults follow `sched_initticks`.
+    #[test]
+    fn list_shows_every_spec_and_derived_defaults() {
+        let t = UleTunables::new(&set("stathz", "1000")).unwrap();
+        let names: Vec<&str> = t.list().iter().map(|x| x.name).collect();
+        assert_eq!(names.len(), SPECS.len() + 1);
+        assert_eq!((t.slice, t.slice_min, t.balance_interval), (100, 16, 1000));
     }
 }

@@ -62,8 +62,19 @@ impl Runq {
         self.lists[idx].is_empty()
     }
     /// Every queued thread with its list index, lists in index order.
+    /// Queued threads in list order, visiting only the lists the bitmap marks non-empty.
     pub fn iter(&self) -> impl Iterator<Item = (usize, TaskId)> + '_ {
-        self.lists.iter().enumerate().flat_map(|(i, l)| l.iter().map(move |&t| (i, t)))
+        self.bits.iter().enumerate().flat_map(move |(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    w * 64 + b
+                })
+            })
+            .flat_map(move |i| self.lists[i].iter().map(move |&t| (i, t)))
+        })
     }
     /// The bitmap agrees with the lists.
     pub fn consistent(&self) -> bool {

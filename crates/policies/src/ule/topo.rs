@@ -103,10 +103,14 @@ pub struct Loads<'a> {
     pub transferable: &'a [u32],
 }
 
-/// The random tie-breaker: 11.1 `sched_random()` (a per-CPU LCG) modulo `modulus`.
+/// The random tie-breaker: 11.1 `sched_random()` (a per-CPU LCG) modulo `modulus`; it
+/// also tallies what the search visited, for the cost model.
 pub struct Rnd<'a> {
     pub state: &'a mut u32,
     pub modulus: u32,
+    /// CPUs and groups the search has visited so far.
+    pub cpus: u64,
+    pub groups: u64,
 }
 
 impl Rnd<'_> {
@@ -139,6 +143,8 @@ impl Groups {
     /// first, then loose CPUs in ascending order, as the kernel iterates.
     fn search_lowest(&self, g: usize, q: &Lowest, l: &Loads, rnd: &mut Rnd) -> (i64, Option<(CpuId, i64)>) {
         let grp = &self.groups[g];
+        rnd.groups += 1;
+        rnd.cpus += grp.cpus.len() as u64;
         let mut total = 0;
         let mut lload = i64::MAX;
         let mut best: Option<(CpuId, i64)> = None;
@@ -184,6 +190,8 @@ impl Groups {
         rnd: &mut Rnd,
     ) -> (i64, Option<(CpuId, i64)>) {
         let grp = &self.groups[g];
+        rnd.groups += 1;
+        rnd.cpus += grp.cpus.len() as u64;
         let mut total = 0;
         let mut hload = i64::MIN;
         let mut best: Option<(CpuId, i64)> = None;
@@ -256,7 +264,7 @@ mod tests {
         let trans = vec![0u32; 32];
         let l = Loads { load: &load, lowpri: &lowpri, transferable: &trans };
         let mut st = 1;
-        let mut rnd = Rnd { state: &mut st, modulus: 32 };
+        let mut rnd = Rnd { state: &mut st, modulus: 32, cpus: 0, groups: 0 };
         let mask = CpuSet::full(32);
         let q = Lowest { mask: &mask, pri: -1, limit: i64::MAX, prefer: 0, prefer_bonus: 64 };
         assert_eq!(g.lowest(0, &q, &l, &mut rnd), Some(20));

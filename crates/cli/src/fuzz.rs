@@ -1,0 +1,142 @@
+//! `schedlab fuzz`: random worlds (`schedlab_run::fuzz`) on every core. Each world's seed
+//! fixes its workload, machine and configuration, so which worlds run — and whether they
+//! fail — does not depend on `--jobs`; only the order of the lines printed does.
+
+use crate::{signals, CliError};
+use schedlab_sim::parse_duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+pub struct Options {
+    pub from: u64,
+    pub seeds: u64,
+    pub duration: String,
+    pub jobs: Option<usize>,
+    pub all_configs: bool,
+}
+
+/// Worlds between progress lines on stderr.
+const PROGRESS_EVERY: u64 = 1000;
+
+/// Runs the worlds, prints each failure (seed, configuration, machine, message and the
+/// workload, which replays it) and a summary with the rate; `Err` if any world failed.
+pub fn run(o: &Options) -> Result<(), CliError> {
+    let end = parse_duration(&o.duration).map_err(|m| CliError::input(format!("--duration: {m}")))?;
+    let jobs = o.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let next = AtomicU64::new(o.from);
+    let done = AtomicU64::new(0);
+    let failed = Mutex::new(Vec::new());
+    let last = o.from.saturating_add(o.seeds);
+    #[allow(clippy::disallowed_methods)] // the rate printed is host timing, not a result
+    let wall = std::time::Instant::now();
+    let cpu0 = cpu_seconds();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let seed = next.fetch_add(1, Ordering::SeqCst);
+                if seed >= last || signals::stop_requested() {
+                    break;
+                }
+                let keep_going = &mut |_| !signals::stop_requested();
+                let r = if o.all_configs {
+                    schedlab_run::fuzz::check_world_everywhere(seed, end, keep_going)
+                } else {
+                    schedlab_run::fuzz::check_world(seed, end, keep_going)
+                };
+                match r {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(f) => {
+                        let sets: Vec<String> = f.sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        note!(
+                            "seed {seed}: {} [{}] on {}: {}\n{}",
+                            f.sched,
+                            sets.join(" "),
+                            f.machine,
+                            f.message,
+                            f.workload
+                        );
+                        failed.lock().expect("no panics while held").push(seed);
+                    }
+                }
+                let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                if n % PROGRESS_EVERY == 0 {
+                    let f = failed.lock().expect("no panics while held").len();
+                    note!("{n} worlds, {f} failures so far");
+                }
+            });
+        }
+    });
+    let (done, mut failed) = (done.into_inner(), failed.into_inner().expect("no panics while held"));
+    failed.sort_unstable();
+    let (wall, cpu) = (wall.elapsed().as_secs_f64(), cpu_seconds() - cpu0);
+    if signals::stop_requested() {
+        note!("interrupted: the worlds in progress are not counted");
+    }
+    note!(
+        "{done} worlds in {wall:.1} s ({jobs} jobs), {cpu:.1} CPU-s: {:.1} worlds per CPU-second",
+        done as f64 / cpu.max(1e-9)
+    );
+    outln!("{done} worlds from seed {}: {} failures", o.from, failed.len())?;
+    if !failed.is_empty() {
+        let list: Vec<String> = failed.iter().map(u64::to_string).collect();
+        return Err(CliError { message: format!("failing seeds: {}", list.join(" ")), code: 1 });
+    }
+    Ok(())
+}
+
+/// Heap allowed while one input is checked.
+pub const PARSER_MEMORY_LIMIT: usize = 1 << 30;
+
+/// `schedlab fuzz --parser`: inputs `from..from + seeds` ([`schedlab_run::fuzz_input`]),
+/// one at a time under a heap limit; a panic is a failure naming the seed and the input;
+/// exceeding the limit aborts naming the seed.
+pub fn parsers(from: u64, seeds: u64) -> Result<(), CliError> {
+    crate::memlimit::watch(PARSER_MEMORY_LIMIT);
+    std::panic::set_hook(Box::new(|_| {}));
+    let (mut done, mut accepted, mut failed, mut peak) = (0u64, 0u64, Vec::new(), 0usize);
+    for seed in from..from.saturating_add(seeds) {
+        if signals::stop_requested() {
+            break;
+        }
+        peak = peak.max(crate::memlimit::checking(seed));
+        let input = schedlab_run::fuzz_input::input(seed);
+        match std::panic::catch_unwind(|| schedlab_run::fuzz_input::check_input(&input)) {
+            Ok(r) => accepted += u64::from(r.is_ok()),
+            Err(p) => {
+                let msg =
+                    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+                note!(
+                    "seed {seed} ({:?}): panic: {}
+{}",
+                    input.kind,
+                    msg.unwrap_or_default(),
+                    input.text
+                );
+                failed.push(seed);
+            }
+        }
+        done += 1;
+    }
+    peak = peak.max(crate::memlimit::checking(u64::MAX));
+    let _ = std::panic::take_hook();
+    note!("{done} inputs, {accepted} accepted; peak heap {} KiB", peak / 1024);
+    outln!("{done} inputs from seed {from}: {} failures", failed.len())?;
+    if !failed.is_empty() {
+        let list: Vec<String> = failed.iter().map(u64::to_string).collect();
+        return Err(CliError { message: format!("failing seeds: {}", list.join(" ")), code: 1 });
+    }
+    Ok(())
+}
+
+/// CPU time (user + system) this process has used, in seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}

@@ -1,0 +1,162 @@
+//! `schedlab study validate`: the simulator next to this host's kernel
+//! (`schedlab_run::validate`), with the machine from a calibration (or a machine file), the
+//! table on stdout and the figures side by side.
+
+use crate::{write_atomic, write_atomic_bytes, CliError};
+use schedlab_run::validate::{self, Scale};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The command's options.
+pub struct Opts {
+    /// A machine file or preset; else the host is calibrated.
+    pub machine: Option<String>,
+    /// The simulated scheduler; else the one matching the host kernel.
+    pub sched: Option<String>,
+    /// Tunables for the simulated scheduler, over the matching ones.
+    pub sets: Vec<(String, String)>,
+    pub scale: Scale,
+    /// Run each case on the host too.
+    pub host: bool,
+    /// Raise schedlab's session autogroup to nice −20 during host runs.
+    pub boost: bool,
+    /// Only cases whose id contains one of these.
+    pub only: Vec<String>,
+    pub seed: u64,
+    pub plots: Option<PathBuf>,
+    pub png: bool,
+    pub out: Option<PathBuf>,
+}
+
+/// The autogroup nice of schedlab's session during host runs: heavier than any other
+/// session, so that other work on the host takes little from the runs.
+const BOOST_NICE: i32 = -20;
+
+/// Today's date (UTC), `YYYY-MM-DD`, for the table's header.
+fn today() -> String {
+    #[allow(clippy::disallowed_methods)] // the date a real measurement was made
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    // Howard Hinnant's civil_from_days.
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The machine: `--machine` (preset or file), else a calibration of this host (the normal
+/// one, a few seconds: the quick one's costs are too noisy to validate against), written to
+/// `--out DIR/host.toml` when given.
+fn machine(o: &Opts, boost: Option<i32>) -> Result<schedlab_machine::Machine, CliError> {
+    if let Some(m) = &o.machine {
+        return Ok(schedlab_run::load_machine(m)?);
+    }
+    // Other sessions' work would otherwise take its share from the benchmarks.
+    let _boost = boost.map(validate::boost_session).transpose()?;
+    let opts = schedlab_calibrate::Options { quick: false, ..Default::default() };
+    let c = schedlab_calibrate::calibrate(&opts, &mut |step| note!("calibrate: {step}"))
+        .map_err(|e| CliError { message: format!("calibrating the host: {e}"), code: 1 })?;
+    let text = c.machine_file();
+    if let Some(dir) = &o.out {
+        write_atomic(&dir.join("host.toml"), &text)?;
+    }
+    schedlab_machine::parse_machine("calibrated host", &text)
+        .map_err(|e| CliError { message: format!("the calibrated machine file does not load: {e}"), code: 1 })
+}
+
+/// Runs the study and writes its outputs.
+pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliError> {
+    for dir in o.out.iter().chain(&o.plots) {
+        crate::output::ensure_dir(dir)?;
+    }
+    let info = validate::host_info();
+    let (matched, mut sets) = validate::matching_scheduler(&info);
+    let sched = o.sched.clone().unwrap_or(matched);
+    if o.sched.is_some() {
+        sets.clear();
+    }
+    sets.extend(o.sets.iter().cloned());
+    let autogroup = sets.iter().any(|(k, v)| k == "autogroup" && v == "1");
+    let boost = (o.host && o.boost && autogroup).then_some(BOOST_NICE);
+    let machine = machine(o, boost)?;
+    let cases: Vec<_> = validate::cases(o.scale, machine.nr_cpus())
+        .into_iter()
+        .filter(|c| o.only.is_empty() || o.only.iter().any(|f| c.id().contains(f.as_str())))
+        .collect();
+    if cases.is_empty() {
+        let ids: Vec<String> = validate::cases(o.scale, machine.nr_cpus()).iter().map(|c| c.id()).collect();
+        return Err(CliError::input(format!("--only matches no case; the cases are {}", ids.join(", "))));
+    }
+    let session = autogroup.then(|| boost.unwrap_or_else(|| validate::autogroup_nice().unwrap_or(0)));
+    let sets_text: Vec<String> = sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let header = format!(
+        "study validate · {} · host kernel {} · simulated {} [{}] on machine {} ({} CPUs, HZ={}) · seed {}\n\
+         tasks in one session ({}); host runs: {}\n",
+        today(),
+        info.kernel_release,
+        sched,
+        sets_text.join(" "),
+        machine.name,
+        machine.nr_cpus(),
+        machine.hz,
+        o.seed,
+        session.map_or("no autogroup".into(), |n| format!("its autogroup at nice {n}")),
+        match (o.host, boost) {
+            (false, _) => "none".to_string(),
+            (true, Some(n)) => format!(
+                "schedlab's session autogroup raised to nice {n} while they run; timings from a second, untraced run"
+            ),
+            (true, None) => "schedlab's session autogroup as it is; timings from a second, untraced run".into(),
+        }
+    );
+    let opts = validate::Options {
+        machine: Arc::new(machine),
+        sched,
+        sets,
+        host: o.host,
+        seed: o.seed,
+        sample: schedlab_sim::Ns::from_ms(2),
+        boost,
+        session,
+    };
+    let results = validate::run(&cases, &opts, &mut |m| note!("validate: {m}"), keep_going)?;
+    let text = format!("{header}\n{}", validate::table_text(&results));
+    for r in &results {
+        let file = r.id.replace('/', "-");
+        let runs: Vec<schedlab_run::RunRecord> = std::iter::once(r.sim.clone()).chain(r.host.clone()).collect();
+        if let Some(dir) = &o.plots {
+            let figs = schedlab_report::plots::figures(&runs).map_err(|m| CliError { message: m, code: 1 })?;
+            crate::output::ensure_dir(&dir.join(&file))?;
+            for f in &figs {
+                write_atomic(&dir.join(&file).join(&f.name), &f.svg)?;
+                if o.png {
+                    let png = f.png().map_err(|m| CliError { message: m, code: 1 })?;
+                    write_atomic_bytes(&dir.join(&file).join(f.png_name()), &png)?;
+                }
+            }
+        }
+        if let Some(dir) = &o.out {
+            let untraced = r.host_untraced.iter().map(|h| ("host-untraced", h));
+            for (who, rec) in [("sim", &r.sim)].into_iter().chain(r.host.iter().map(|h| ("host", h))).chain(untraced) {
+                write_atomic(&dir.join(format!("{file}.{who}.json")), &schedlab_report::json(rec))?;
+            }
+        }
+    }
+    if let Some(dir) = &o.plots {
+        note!("wrote the figures (simulated | host, side by side) to {}", dir.display());
+    }
+    match &o.out {
+        Some(dir) => {
+            write_atomic(&dir.join("validate.txt"), &text)?;
+            write_atomic(&dir.join("validate.md"), &format!("{header}\n{}", validate::table_markdown(&results)))?;
+            note!("wrote {}", dir.display());
+        }
+        None => out!("{text}")?,
+    }
+    Ok(())
+}
