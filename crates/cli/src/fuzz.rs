@@ -60,7 +60,7 @@ pub fn run(o: &Options) -> Result<(), CliError> {
                     }
                 }
                 let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-                if n % PROGRESS_EVERY == 0 {
+                if n.is_multiple_of(PROGRESS_EVERY) {
                     let f = failed.lock().expect("no panics while held").len();
                     note!("{n} worlds, {f} failures so far");
                 }

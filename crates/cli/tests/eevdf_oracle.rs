@@ -53,7 +53,8 @@ fn bursts_are_one_request_rounded_up_to_the_tick() {
                         let ms = (d.0 + 500_000) / 1_000_000;
                         assert!(
                             (burst_ms..=burst_ms + slack).contains(&ms),
-                            "HZ={hz} v{v} nice {nice} task {t}: burst {d}, expected {burst_ms} ms; {:?}", &b[..b.len().min(40)]
+                            "HZ={hz} v{v} nice {nice} task {t}: burst {d}, expected {burst_ms} ms; {:?}",
+                            &b[..b.len().min(40)]
                         );
                     }
                 }

@@ -32,6 +32,8 @@ fn a_random_world_on_an_smt_machine() {
     let seed = (0..1000).find(|&s| schedlab_run::fuzz::world(s).1 == "i7-3770").expect("some world is on i7-3770");
     match check_world(seed, schedlab_sim::Ns::from_ms(60), &mut |_| true) {
         Ok(done) => assert!(done, "seed {seed} was interrupted"),
-        Err(f) => panic!("seed {seed}, {} {:?} on {}: {}\nworkload:\n{}", f.sched, f.sets, f.machine, f.message, f.workload),
+        Err(f) => {
+            panic!("seed {seed}, {} {:?} on {}: {}\nworkload:\n{}", f.sched, f.sets, f.machine, f.message, f.workload)
+        }
     }
 }

@@ -589,7 +589,10 @@ impl Kernel<'_> {
         let cost = self.ttwu_cost(cpu, t);
         self.push_steps(
             cpu,
-            [Step::Delay(KernelPath::Wakeup, cost), Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false })],
+            [
+                Step::Delay(KernelPath::Wakeup, cost),
+                Step::Do(Action::TtwuStart { task: t, wf: wake_flags, claimed: false }),
+            ],
         );
     }
 

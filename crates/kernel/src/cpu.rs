@@ -453,7 +453,7 @@ impl Kernel<'_> {
     pub(crate) fn interrupt(&mut self, cpu: CpuId, steps: impl IntoIterator<Item = Step>) {
         let was = self.cpus[cpu].busy;
         match was {
-            Busy::User { .. } => {
+            Busy::User => {
                 self.preempt_user(cpu);
                 self.cpus[cpu].kstack.extend(steps);
                 self.advance(cpu);
@@ -480,7 +480,8 @@ impl Kernel<'_> {
         let left_now = c.prog.left_at(now);
         if let Some(t) = c.curr {
             let task = &mut self.tasks[t];
-            if let (Some(_), crate::exec::OpTiming::Work) = (task.op_left, crate::exec::op_timing(&task.prog, task.pc)) {
+            if let (Some(_), crate::exec::OpTiming::Work) = (task.op_left, crate::exec::op_timing(&task.prog, task.pc))
+            {
                 task.op_left = Some(left_now);
             }
         }
@@ -505,7 +506,7 @@ impl Kernel<'_> {
                     self.release(locks[i]);
                 }
             }
-            Busy::User { .. } => {
+            Busy::User => {
                 let t = self.cpus[cpu].curr.expect("user work has a task");
                 self.user_op_done(t);
             }
@@ -775,7 +776,9 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
         Action::Tick => KernelPath::Tick,
         Action::NohzBalance => KernelPath::Balance,
-        Action::MoveQueuedBatch { .. } | Action::MoveQueued { .. } | Action::ActivateMoved { .. } => KernelPath::Migrate,
+        Action::MoveQueuedBatch { .. } | Action::MoveQueued { .. } | Action::ActivateMoved { .. } => {
+            KernelPath::Migrate
+        }
         Action::TtwuStart { .. } | Action::TtwuRunnable { .. } | Action::TtwuActivate { .. } | Action::TtwuPending => {
             KernelPath::Wakeup
         }

@@ -397,7 +397,10 @@ impl Kernel<'_> {
     /// A syscall that changes a task's scheduling attributes under its rq lock
     /// (`setpriority`, `sched_setaffinity` → `task_rq_lock`).
     fn setattr(&self, cpu: CpuId, action: Action) -> [Step; 2] {
-        [self.syscall(KernelPath::SchedSyscall), self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, action)]
+        [
+            self.syscall(KernelPath::SchedSyscall),
+            self.locked1(cpu, LockSite::Setattr, self.machine.costs.schedule, action),
+        ]
     }
 
     /// Queues `steps` to run next on `cpu`, before anything already queued.

@@ -422,7 +422,7 @@ impl<'p> Kernel<'p> {
     fn check_after_event(&mut self) -> Result<(), String> {
         let touched = std::mem::take(&mut self.touched);
         let mut rng = self.check_rng.take().expect("put back after every check");
-        let r = if self.processed % FULL_CHECK_EVERY == 0 {
+        let r = if self.processed.is_multiple_of(FULL_CHECK_EVERY) {
             self.check_invariants(None, &mut rng)
         } else {
             self.check_invariants(Some(&touched), &mut rng)

@@ -158,7 +158,8 @@ impl Fair {
         if let Some(c) = curr.filter(|&c| parity && self.protect_slice(c)) {
             return Some(c);
         }
-        let (best, visited) = self.nodes.pick_eligible_counted(&self.rq(rq).timeline, |v| self.vruntime_eligible(rq, v));
+        let (best, visited) =
+            self.nodes.pick_eligible_counted(&self.rq(rq).timeline, |v| self.vruntime_eligible(rq, v));
         let best = best.map(Se);
         // The heap search's nodes, then `curr` against the best.
         self.count(|w| w.compared += visited + 1);

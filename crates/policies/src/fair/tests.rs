@@ -194,6 +194,6 @@ fn reweight_keeps_the_true_lag() {
         assert_eq!(w1, 335, "v{v}");
         let lag1 = h.lag(waiting) * w1;
         assert!((lag1 - lag0).abs() <= 2 * w0, "v{v}: true lag {lag0} before, {lag1} after");
-        h.f.check_fair().unwrap();
+        h.f.check_fair(None).unwrap();
     }
 }
