@@ -23,8 +23,7 @@ pub const SD_WAKE_AFFINE: u32 = 0x20;
 pub const SD_WAKE_BALANCE: u32 = 0x40;
 pub const SD_SHARE_CPUPOWER: u32 = 0x80;
 
-/// `enum idle_type` (2.6.11), its variants named as the kernel names them.
-#[allow(clippy::enum_variant_names)]
+/// `enum idle_type` (2.6.11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(clippy::enum_variant_names)] // The kernel's names: SCHED_IDLE, NOT_IDLE, NEWLY_IDLE.
 pub enum IdleType {
