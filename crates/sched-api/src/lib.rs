@@ -290,7 +290,9 @@ pub trait SchedClass {
     /// from `set_task_cpu`). The task is not queued.
     fn migrate_task_rq(&mut self, cx: &mut Ctx, p: TaskId, new_cpu: CpuId);
 
-    /// `enqueue_task` (ULE `sched_add`).
+    /// `enqueue_task` (ULE `sched_add`). The kernel model counts `p` in
+    /// `cx.cpus[cpu].nr_running` before this call (Linux's `enqueue_task_fair` calls
+    /// `add_nr_running` itself, at its end).
     fn enqueue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32);
 
     /// `dequeue_task` (ULE `sched_rem`). `p` may be `curr` (it is going to sleep).

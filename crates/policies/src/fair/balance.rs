@@ -133,6 +133,7 @@ impl Fair {
             s.sum_h_nr_running += self.h_nr(c);
             let nr = self.nr(cx, c);
             s.sum_nr_running += nr;
+            s.overload |= nr > 1;
             if nr == 0 && cx.idle_cpu(c) && self.adj.nr[c] == 0 {
                 s.idle_cpus += 1;
             }
@@ -151,8 +152,10 @@ impl Fair {
         let mut local = None;
         let mut busiest: Option<(usize, GroupStats)> = None;
         let (mut total_load, mut total_capacity, mut sum_util) = (0, 0, 0);
+        let mut overload = false;
         for (gi, g) in sd.groups.iter().enumerate() {
             let s = self.sg_stats(cx, sd, g, &env.cpus);
+            overload |= s.overload;
             total_load += s.group_load;
             total_capacity += s.group_capacity;
             sum_util += s.group_util;
@@ -172,6 +175,11 @@ impl Fair {
             let tmp = (x * x * pct * pct / (10_000 * 1024)).min(1024);
             let llc = self.domains.llc_id[env.dst];
             self.nr_idle_scan[llc] = (w * (1024 - tmp) / 1024) as usize;
+        }
+        // At the root domain (`!env->sd->parent`) the balance rewrites `rd->overload`
+        // from what it saw: set or cleared.
+        if env.level + 1 == self.domains.per_cpu[env.dst].len() {
+            self.rd_overload = overload;
         }
         let avg_load = (total_load * SCHED_CAPACITY_SCALE).checked_div(total_capacity).unwrap_or(0);
         SdStats {
@@ -432,7 +440,14 @@ impl Fair {
     }
 
     /// `load_balance`; returns the number of tasks moved (or pushed).
-    fn load_balance(&mut self, cx: &mut Ctx, dst: CpuId, level: usize, idle: CpuIdleType, cont: &mut bool) -> u64 {
+    pub(super) fn load_balance(
+        &mut self,
+        cx: &mut Ctx,
+        dst: CpuId,
+        level: usize,
+        idle: CpuIdleType,
+        cont: &mut bool,
+    ) -> u64 {
         let name = self.domains.per_cpu[dst][level].name;
         let mut env = Env {
             dst,
@@ -645,7 +660,9 @@ impl Fair {
             let llc = self.domains.llc_id[cpu];
             self.has_idle_cores[llc] = true;
         }
-        let overload = (0..self.nr_cpus).any(|c| cx.cpus[c].nr_running > 1);
+        // `rd->overload`: set when a runqueue reaches two tasks, rewritten only by a
+        // root-domain balance, so it may still be set when nothing is overloaded.
+        let overload = self.rd_overload;
         // v5.15 gates on `sysctl_sched_migration_cost`; v6.1+ on the lowest domain's
         // measured newidle cost.
         let gate = if self.eevdf_on() {

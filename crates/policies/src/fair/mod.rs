@@ -100,6 +100,10 @@ pub struct Fair {
     smt: bool,
     /// Per LLC (indexed by its first CPU): `has_idle_cores`, `nr_idle_scan`.
     has_idle_cores: Vec<bool>,
+    /// `rd->overload` of the single root domain: set by `add_nr_running` when a
+    /// runqueue goes from fewer than two tasks to two or more, set or cleared by a
+    /// root-level `update_sd_lb_stats`; `newidle_balance` returns early while it is clear.
+    rd_overload: bool,
     nr_idle_scan: Vec<usize>,
     /// `nohz.next_balance` (jiffies).
     nohz_next_balance: u64,
@@ -157,6 +161,7 @@ impl Fair {
             hz: u64::from(m.hz),
             smt: m.topology.threads_per_core > 1,
             has_idle_cores: vec![false; n],
+            rd_overload: false,
             nr_idle_scan,
             nohz_next_balance: 0,
             active_pending: Vec::new(),
@@ -325,6 +330,12 @@ impl SchedClass for Fair {
     }
 
     fn enqueue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) {
+        // `add_nr_running` (v5.15; `set_rd_overloaded`, v6.10), called at the end of
+        // `enqueue_task_fair`: the kernel model has already counted `p`, so two now
+        // means the runqueue just went from one task to two.
+        if cx.cpus[cpu].nr_running == 2 {
+            self.rd_overload = true;
+        }
         self.enqueue_task_fair(cx, cpu, p, flags);
         self.flush_work(cx);
     }

@@ -31,6 +31,8 @@ pub struct GroupStats {
     pub group_weight: u64,
     pub group_capacity: u64,
     pub group_type: GroupType,
+    /// A CPU of the group runs more than one task (`SG_OVERLOAD` in `sg_status`).
+    pub overload: bool,
 }
 
 impl GroupStats {
@@ -47,6 +49,7 @@ impl GroupStats {
             group_weight: weight as u64,
             group_capacity: SCHED_CAPACITY_SCALE * weight as u64,
             group_type: GroupType::HasSpare,
+            overload: false,
         }
     }
 }

@@ -197,3 +197,31 @@ fn reweight_keeps_the_true_lag() {
         h.f.check_fair(None).unwrap();
     }
 }
+
+/// `rd->overload` as the kernel keeps it (v5.15 `add_nr_running`, `update_sd_lb_stats`):
+/// set when a runqueue goes from one task to two, still set after that runqueue drains
+/// (nothing clears it on dequeue), cleared only by a balance at the root domain that
+/// finds no runqueue with two tasks. `newidle_balance` returns early while it is clear.
+#[test]
+fn rd_overload_set_by_enqueue_cleared_only_by_root_balance() {
+    use super::balance::CpuIdleType;
+    let mut h = Harness::new("6.6");
+    h.spawn(0);
+    assert!(!h.f.rd_overload, "one task: nothing overloaded");
+    // A second task, counted before the hook as the kernel model does (`add_nr_running`).
+    let b = h.tasks.len();
+    let mut info = h.tasks[0].clone();
+    info.name = "b".into();
+    h.tasks.push(info);
+    h.with(|f, cx| f.task_new(cx, b, None));
+    h.cpus[0].nr_running += 1;
+    h.with(|f, cx| f.enqueue_task(cx, 0, b, enqueue::INITIAL));
+    assert!(h.f.rd_overload, "a runqueue reached two tasks");
+    h.with(|f, cx| assert!(f.dequeue_task(cx, 0, b, dequeue::SLEEP)));
+    h.cpus[0].nr_running -= 1;
+    assert!(h.f.rd_overload, "sub_nr_running does not clear rd->overload");
+    let root = h.f.domains.per_cpu[1].len() - 1;
+    h.f.adj.reset(2);
+    h.with(|f, cx| f.load_balance(cx, 1, root, CpuIdleType::Idle, &mut true));
+    assert!(!h.f.rd_overload, "a root balance that sees no overloaded runqueue clears it");
+}
