@@ -305,11 +305,18 @@ impl Fair {
         // `for_each_cpu_wrap(cpu, llc span, target + 1)`.
         let cpus = &self.domains.llc_cpus[llc];
         let start = cpus.partition_point(|&c| c <= target);
-        let mut skipped: Vec<CpuId> = Vec::new();
+        // Scan order from `target + 1`, wrapping: CPUs above `target` first.
+        let key = |c: CpuId| (c <= target, c);
         let mut fallback = None;
         for k in 0..cpus.len() {
             let c = cpus[(start + k) % cpus.len()];
-            if !cx.allowed(p, c) || skipped.contains(&c) {
+            if !cx.allowed(p, c) {
+                continue;
+            }
+            // `cpumask_andnot(cpus, cpus, cpu_smt_mask(core))`: a core is examined once,
+            // at its first allowed CPU in scan order; its later siblings are skipped.
+            // Decided from the siblings, without a scratch mask.
+            if has_idle_core && cx.machine.topology.smt_siblings(c).any(|s| key(s) < key(c) && cx.allowed(p, s)) {
                 continue;
             }
             if has_idle_core {
@@ -330,7 +337,6 @@ impl Fair {
                 if idle {
                     return Some(c);
                 }
-                skipped.extend(cx.machine.topology.smt_siblings(c));
             } else {
                 nr -= 1;
                 if nr == 0 {
