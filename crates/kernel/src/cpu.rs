@@ -342,7 +342,7 @@ impl Kernel<'_> {
                 }
                 let next = self.now + self.tick;
                 self.events.push(next, Event::Tick { cpu, gen });
-        self.ticks_pending += 1;
+                self.ticks_pending += 1;
                 let hold = self.machine.costs.tick;
                 let mut steps = std::mem::take(&mut self.irq_scratch);
                 steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, Action::Tick));

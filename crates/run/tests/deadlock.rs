@@ -77,3 +77,17 @@ fn timers_and_children_are_not_deadlocks() {
         assert_eq!(r.end_reason, EndReason::AllExited, "{s}");
     }
 }
+
+/// A reader blocked on a pipe that a sleeping task will write is not deadlocked, even when
+/// every CPU is idle and (under o1) ticking: the sleeper's timer is pending. Once the timer
+/// fires both tasks finish.
+#[test]
+fn a_wait_a_sleeper_will_end_is_not_a_deadlock() {
+    let text = "[[pipe]]\nname = \"p\"\n[[task]]\nname = \"reader\"\nprogram = [ { recv = \"p\", bytes = 64 }, { run = \"1ms\" }, \"exit\" ]\n[[task]]\nname = \"writer\"\nprogram = [ { sleep = \"50ms\" }, { send = \"p\", bytes = 64 }, \"exit\" ]\n";
+    for s in SCHEDULERS {
+        let r = run(text, s);
+        assert_eq!(r.end_reason, EndReason::AllExited, "{s}");
+        assert!(r.deadlock.is_empty(), "{s}");
+        assert!(r.sim_ns >= 51_000_000, "{s}: the reader ran after the write ({} ns)", r.sim_ns);
+    }
+}
