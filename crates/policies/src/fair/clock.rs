@@ -6,7 +6,7 @@
 use super::entity::{RqId, Se};
 use super::tree::Entry;
 use super::weights::calc_delta_fair;
-use super::{vdiff, Fair, Version};
+use super::{div_i128, vdiff, Fair, Version};
 use schedlab_sched_api::Ctx;
 
 impl Fair {
@@ -36,7 +36,7 @@ impl Fair {
             if avg < 0 {
                 avg -= load - 1;
             }
-            avg /= load;
+            avg = div_i128(avg, load);
         }
         self.rq(rq).min_vruntime.wrapping_add(avg as i64 as u64)
     }

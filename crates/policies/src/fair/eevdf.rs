@@ -10,7 +10,7 @@
 
 use super::entity::{RqId, Se};
 use super::weights::calc_delta_fair;
-use super::{vdiff, Fair, Version};
+use super::{div_i128, vdiff, Fair, Version};
 use schedlab_sched_api::enqueue;
 
 impl Fair {
@@ -44,7 +44,7 @@ impl Fair {
                 load += self.e(c).load.weight as i128;
             }
             lag = e.vlag as i128 * (load + e.load.weight as i128);
-            lag /= load.max(1);
+            lag = div_i128(lag, load.max(1));
         }
         let vruntime = v.wrapping_sub(lag as i64 as u64);
         let rel = e.rel_deadline
