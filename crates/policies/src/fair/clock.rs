@@ -47,6 +47,14 @@ impl Fair {
         avg >= vdiff(v, self.rq(rq).min_vruntime) as i128 * load
     }
 
+    /// [`Fair::vruntime_eligible`] with the queue's sums taken once, for a caller that asks
+    /// about many vruntimes while the queue does not change (the pick's tree descent).
+    pub(super) fn eligibility(&self, rq: RqId) -> impl Fn(u64) -> bool {
+        let (avg, load) = self.avg_sums(rq);
+        let origin = self.rq(rq).min_vruntime;
+        move |v| avg >= vdiff(v, origin) as i128 * load
+    }
+
     pub(super) fn entity_eligible(&self, rq: RqId, se: Se) -> bool {
         self.vruntime_eligible(rq, self.e(se).vruntime)
     }
