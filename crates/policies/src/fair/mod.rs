@@ -235,6 +235,24 @@ impl Fair {
         Hierarchy { f: self, at: Some(se) }
     }
 
+    /// `hierarchy(se)` collected into a [`Path`]: the same entities in the same order, but
+    /// no allocation per call on the hot pick/put/tick paths (a `Vec` here cost a malloc
+    /// and a free per context switch).
+    fn path(&self, se: Se) -> Path {
+        let mut buf = [se; PATH_INLINE];
+        let mut n = 0;
+        let mut more = Vec::new();
+        for s in self.hierarchy(se) {
+            if n < PATH_INLINE {
+                buf[n] = s;
+                n += 1;
+            } else {
+                more.push(s);
+            }
+        }
+        buf.into_iter().take(n).chain(more)
+    }
+
     fn ensure_task(&mut self, p: TaskId) {
         let need = self.task_base as usize + p + 1;
         if self.ents.len() < need {
@@ -250,6 +268,12 @@ impl Fair {
         self.rq(self.root(cpu)).h_nr_running
     }
 }
+
+/// Levels of a [`Fair::path`] kept without a heap allocation (deeper ones spill to a Vec).
+const PATH_INLINE: usize = 16;
+
+/// An entity and its ancestors, collected up front (for loops whose body mutates the class).
+type Path = std::iter::Chain<std::iter::Take<std::array::IntoIter<Se, PATH_INLINE>>, std::vec::IntoIter<Se>>;
 
 /// Walks an entity and its ancestors.
 struct Hierarchy<'a> {
