@@ -342,6 +342,7 @@ impl Kernel<'_> {
                 }
                 let next = self.now + self.tick;
                 self.events.push(next, Event::Tick { cpu, gen });
+                self.ticks_pending += 1;
                 let hold = self.machine.costs.tick;
                 let mut steps = std::mem::take(&mut self.irq_scratch);
                 steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, Action::Tick));
@@ -744,6 +745,7 @@ impl Kernel<'_> {
         // Ticks stay aligned to the global jiffy grid, as the kernel's are.
         let next = Ns((self.now.0 / tick + 1) * tick);
         self.events.push(next, Event::Tick { cpu, gen });
+        self.ticks_pending += 1;
     }
 
     pub(crate) fn fail(&mut self, msg: String) {

@@ -4,6 +4,14 @@
 //! `/proc/PID/stack` or a hung-task warning); a simulator can prove it, and says who waits
 //! on what so the cycle (a lock cycle, a barrier short of parties, a condition nobody will
 //! signal, a pipe nobody will write) can be read off.
+//!
+//! Under a policy whose tick keeps running on idle CPUs (`SchedClass::idle_tick`, o1's
+//! periodic jiffy tick) the queue is never empty. There an idle CPU's tick
+//! (`scheduler_tick` → `rebalance_tick(SCHED_IDLE)` in Linux 2.6.8) can only pull a task
+//! that is already runnable, and expires only the sleep timers due, each of which has its
+//! own clock event: so when every pending event is a tick, no CPU has a task or kernel work,
+//! and no task is runnable or about to start, nothing can ever wake a blocked task either.
+//! The test costs one comparison per event; the walk over the CPUs runs only when it passes.
 
 use crate::objects::FutexKey;
 use crate::{BlockedOn, Kernel, TState};
@@ -11,6 +19,26 @@ use schedlab_probe::WaitFor;
 use schedlab_sim::TaskId;
 
 impl Kernel<'_> {
+    /// With the tick running on idle CPUs: whether tasks are alive, none can run, and the
+    /// only pending events are ticks (of CPUs that are, and stay, idle) — a deadlock.
+    pub(crate) fn only_idle_ticks_left(&self) -> bool {
+        if self.events.len() != self.ticks_pending || self.pending_starts != 0 || self.alive == 0 {
+            return false;
+        }
+        let idle = |c: usize| {
+            let (cpu, view) = (&self.cpus[c], &self.views[c]);
+            cpu.curr.is_none()
+                && cpu.kstack.is_empty()
+                && matches!(cpu.busy, crate::cpu::Busy::None)
+                && !cpu.need_resched
+                && cpu.wake_list.is_empty()
+                && cpu.hrtimers.is_empty()
+                && view.nr_running == 0
+                && !view.ttwu_pending
+        };
+        (0..self.cpus.len()).all(idle)
+    }
+
     /// Every blocked task and what it waits on, in task order; mutex waits carry the
     /// holder and, when following holders leads back to the waiter, the cycle.
     pub(crate) fn wait_for_graph(&self) -> Vec<WaitFor> {

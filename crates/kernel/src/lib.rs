@@ -177,6 +177,10 @@ pub struct Kernel<'p> {
     pub(crate) irq_scratch: Vec<cpu::Step>,
     /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
     pub(crate) idle_tick: bool,
+    /// Tick events in the event queue (stale ones included): with the tick running on idle
+    /// CPUs the queue is never empty, so a deadlock shows as "only ticks pending"
+    /// (`deadlock.rs`).
+    pub(crate) ticks_pending: usize,
     /// SMT threads slow each other down on this machine.
     pub(crate) smt: bool,
     /// Cores whose busy-thread count changed during the current event (`smt_retime`).
@@ -229,6 +233,7 @@ impl<'p> Kernel<'p> {
             scratch: Vec::new(),
             irq_scratch: Vec::new(),
             idle_tick,
+            ticks_pending: 0,
             smt: machine.smt_shares(),
             smt_dirty: vec![false; cores],
             smt_dirty_list: Vec::new(),
@@ -317,6 +322,9 @@ impl<'p> Kernel<'p> {
                 }
             }
             let (t, ev) = self.events.pop().expect("peeked");
+            if matches!(ev, cpu::Event::Tick { .. }) {
+                self.ticks_pending -= 1;
+            }
             self.now = t;
             self.processed += 1;
             self.dispatch(ev);
@@ -331,6 +339,10 @@ impl<'p> Kernel<'p> {
             }
             if self.alive == 0 && self.pending_starts == 0 {
                 reason = EndReason::AllExited;
+                break;
+            }
+            if self.idle_tick && self.only_idle_ticks_left() {
+                reason = EndReason::Deadlock;
                 break;
             }
             if self.processed & 0xfff == 0 && !keep_going(self.now) {

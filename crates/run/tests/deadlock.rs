@@ -13,11 +13,14 @@ fn run(text: &str, sched: &str) -> RunRecord {
     spec.run(&mut |_| true).unwrap()
 }
 
-const SCHEDULERS: &[&str] = &["eevdf", "cfs", "ule", "fifo"];
+const SCHEDULERS: &[&str] = &["eevdf", "cfs", "ule", "fifo", "o1"];
 
 const BARRIER_SHORT: &str = "[[barrier]]\nname = \"b\"\nparties = 3\n[[task]]\nname = \"t\"\ncount = 2\nprogram = [ { run = \"1ms\" }, { barrier = \"b\" } ]\n[[task]]\nname = \"bystander\"\nprogram = [ { run = \"2ms\" }, \"exit\" ]\n";
 
-const LOCK_CYCLE: &str = "[[mutex]]\nname = \"a\"\n[[mutex]]\nname = \"b\"\n[[task]]\nname = \"x\"\nprogram = [ { lock = \"a\" }, { run = \"1ms\" }, { lock = \"b\" }, { unlock = \"b\" }, { unlock = \"a\" } ]\n[[task]]\nname = \"y\"\nprogram = [ { lock = \"b\" }, { run = \"1ms\" }, { lock = \"a\" }, { unlock = \"a\" }, { unlock = \"b\" } ]\n";
+/// Each task takes its first lock, then meets the other at a barrier, so both hold one lock
+/// before either asks for its second whatever the scheduler's placement (o1 puts both on one
+/// CPU, where without the barrier `x` would finish before `y` starts).
+const LOCK_CYCLE: &str = "[[mutex]]\nname = \"a\"\n[[mutex]]\nname = \"b\"\n[[barrier]]\nname = \"both\"\nparties = 2\n[[task]]\nname = \"x\"\nprogram = [ { lock = \"a\" }, { run = \"1ms\" }, { barrier = \"both\" }, { lock = \"b\" }, { unlock = \"b\" }, { unlock = \"a\" } ]\n[[task]]\nname = \"y\"\nprogram = [ { lock = \"b\" }, { run = \"1ms\" }, { barrier = \"both\" }, { lock = \"a\" }, { unlock = \"a\" }, { unlock = \"b\" } ]\n";
 
 const NOBODY_SIGNALS: &str = "[[mutex]]\nname = \"m\"\n[[cond]]\nname = \"c\"\n[[pipe]]\nname = \"p\"\n[[task]]\nname = \"waiter\"\nprogram = [ { lock = \"m\" }, { cond_wait = \"c\", mutex = \"m\" }, { unlock = \"m\" } ]\n[[task]]\nname = \"reader\"\nprogram = [ { recv = \"p\", bytes = 64 } ]\n";
 
@@ -72,5 +75,19 @@ fn timers_and_children_are_not_deadlocks() {
         assert!(r.deadlock.is_empty());
         let r = run(parent, s);
         assert_eq!(r.end_reason, EndReason::AllExited, "{s}");
+    }
+}
+
+/// A reader blocked on a pipe that a sleeping task will write is not deadlocked, even when
+/// every CPU is idle and (under o1) ticking: the sleeper's timer is pending. Once the timer
+/// fires both tasks finish.
+#[test]
+fn a_wait_a_sleeper_will_end_is_not_a_deadlock() {
+    let text = "[[pipe]]\nname = \"p\"\n[[task]]\nname = \"reader\"\nprogram = [ { recv = \"p\", bytes = 64 }, { run = \"1ms\" }, \"exit\" ]\n[[task]]\nname = \"writer\"\nprogram = [ { sleep = \"50ms\" }, { send = \"p\", bytes = 64 }, \"exit\" ]\n";
+    for s in SCHEDULERS {
+        let r = run(text, s);
+        assert_eq!(r.end_reason, EndReason::AllExited, "{s}");
+        assert!(r.deadlock.is_empty(), "{s}");
+        assert!(r.sim_ns >= 51_000_000, "{s}: the reader ran after the write ({} ns)", r.sim_ns);
     }
 }
