@@ -6,7 +6,7 @@
 use super::entity::{RqId, Se};
 use super::tree::Entry;
 use super::weights::calc_delta_fair;
-use super::{vdiff, Fair, Version};
+use super::{div_i128, vdiff, Fair, Version};
 use schedlab_sched_api::Ctx;
 
 impl Fair {
@@ -36,7 +36,7 @@ impl Fair {
             if avg < 0 {
                 avg -= load - 1;
             }
-            avg /= load;
+            avg = div_i128(avg, load);
         }
         self.rq(rq).min_vruntime.wrapping_add(avg as i64 as u64)
     }
@@ -45,6 +45,14 @@ impl Fair {
     pub(super) fn vruntime_eligible(&self, rq: RqId, v: u64) -> bool {
         let (avg, load) = self.avg_sums(rq);
         avg >= vdiff(v, self.rq(rq).min_vruntime) as i128 * load
+    }
+
+    /// [`Fair::vruntime_eligible`] with the queue's sums taken once, for a caller that asks
+    /// about many vruntimes while the queue does not change (the pick's tree descent).
+    pub(super) fn eligibility(&self, rq: RqId) -> impl Fn(u64) -> bool {
+        let (avg, load) = self.avg_sums(rq);
+        let origin = self.rq(rq).min_vruntime;
+        move |v| avg >= vdiff(v, origin) as i128 * load
     }
 
     pub(super) fn entity_eligible(&self, rq: RqId, se: Se) -> bool {

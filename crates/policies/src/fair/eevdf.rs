@@ -10,7 +10,7 @@
 
 use super::entity::{RqId, Se};
 use super::weights::calc_delta_fair;
-use super::{vdiff, Fair, Version};
+use super::{div_i128, vdiff, Fair, Version};
 use schedlab_sched_api::enqueue;
 
 impl Fair {
@@ -44,7 +44,7 @@ impl Fair {
                 load += self.e(c).load.weight as i128;
             }
             lag = e.vlag as i128 * (load + e.load.weight as i128);
-            lag /= load.max(1);
+            lag = div_i128(lag, load.max(1));
         }
         let vruntime = v.wrapping_sub(lag as i64 as u64);
         let rel = e.rel_deadline
@@ -153,13 +153,14 @@ impl Fair {
         if version >= Version::V6_12 && r.nr_running == 1 {
             return queued_curr.or(first);
         }
-        let curr = queued_curr.filter(|&c| self.entity_eligible(rq, c));
+        // The queue does not change during the pick: its sums are read once.
+        let eligible = self.eligibility(rq);
+        let curr = queued_curr.filter(|&c| eligible(self.e(c).vruntime));
         let parity = if version >= Version::V6_18 { protect } else { self.t.feat.run_to_parity };
         if let Some(c) = curr.filter(|&c| parity && self.protect_slice(c)) {
             return Some(c);
         }
-        let (best, visited) =
-            self.nodes.pick_eligible_counted(&self.rq(rq).timeline, |v| self.vruntime_eligible(rq, v));
+        let (best, visited) = self.nodes.pick_eligible_counted(&self.rq(rq).timeline, &eligible);
         let best = best.map(Se);
         // The heap search's nodes, then `curr` against the best.
         self.count(|w| w.compared += visited + 1);
@@ -177,7 +178,7 @@ impl Fair {
             }
         };
         let picked = picked.or(first);
-        if picked.is_some_and(|p| !self.entity_eligible(rq, p)) {
+        if picked.is_some_and(|p| !eligible(self.e(p).vruntime)) {
             self.counters.ineligible_picks += 1;
         }
         picked

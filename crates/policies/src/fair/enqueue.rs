@@ -248,7 +248,7 @@ impl Fair {
         self.em(se).sched_delayed = true;
         self.counters.delayed_dequeues += 1;
         if self.se_task(se).is_some() {
-            for a in self.hierarchy(se).collect::<Vec<_>>() {
+            for a in self.path(se) {
                 let rq = self.cfs_rq_of(a);
                 self.rqm(rq).h_nr_runnable -= 1;
             }
@@ -258,7 +258,7 @@ impl Fair {
     fn clear_delayed(&mut self, se: Se) {
         self.em(se).sched_delayed = false;
         if self.se_task(se).is_some() {
-            for a in self.hierarchy(se).collect::<Vec<_>>() {
+            for a in self.path(se) {
                 let rq = self.cfs_rq_of(a);
                 self.rqm(rq).h_nr_runnable += 1;
             }

@@ -6,7 +6,7 @@
 use super::entity::{Entity, RqId, Se, TaskFair};
 use super::load::DO_DETACH;
 use super::weights::LoadWeight;
-use super::{vdiff, Fair, Version, MIN_VRUNTIME_INIT};
+use super::{div_i128, vdiff, Fair, Version, MIN_VRUNTIME_INIT};
 use schedlab_sched_api::{Ctx, Stat, TaskPolicy};
 use schedlab_sim::{CpuId, TaskId};
 
@@ -117,7 +117,7 @@ impl Fair {
         let version = self.t.version;
         let old_w = self.e(se).load.weight as i128;
         let new_w = new.weight as i128;
-        let scale = |x: i64| (x as i128 * old_w / new_w) as i64;
+        let scale = |x: i64| div_i128(x as i128 * old_w, new_w) as i64;
         let mut v = 0;
         if on {
             self.update_curr(cx, rq);

@@ -71,6 +71,17 @@ struct Counters {
     ineligible_picks: u64,
 }
 
+/// `a / b` truncating toward zero, as `i128` division but without the slow 128-bit
+/// library call (`__divti3`) when both operands fit in 64 bits (the common case: the kernel
+/// itself divides these sums as s64 in `avg_vruntime` and `place_entity`). Same result.
+#[inline]
+fn div_i128(a: i128, b: i128) -> i128 {
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(x), Ok(y)) if y != 0 && !(x == i64::MIN && y == -1) => (x / y) as i128,
+        _ => a / b,
+    }
+}
+
 /// Signed vruntime comparison, as the kernel's `(s64)(a - b)`.
 fn vdiff(a: u64, b: u64) -> i64 {
     a.wrapping_sub(b) as i64
@@ -229,6 +240,24 @@ impl Fair {
         Hierarchy { f: self, at: Some(se) }
     }
 
+    /// `hierarchy(se)` collected into a [`Path`]: the same entities in the same order, but
+    /// no allocation per call on the hot pick/put/tick paths (a `Vec` here cost a malloc
+    /// and a free per context switch).
+    fn path(&self, se: Se) -> Path {
+        let mut buf = [se; PATH_INLINE];
+        let mut n = 0;
+        let mut more = Vec::new();
+        for s in self.hierarchy(se) {
+            if n < PATH_INLINE {
+                buf[n] = s;
+                n += 1;
+            } else {
+                more.push(s);
+            }
+        }
+        buf.into_iter().take(n).chain(more)
+    }
+
     fn ensure_task(&mut self, p: TaskId) {
         let need = self.task_base as usize + p + 1;
         if self.ents.len() < need {
@@ -244,6 +273,12 @@ impl Fair {
         self.rq(self.root(cpu)).h_nr_running
     }
 }
+
+/// Levels of a [`Fair::path`] kept without a heap allocation (deeper ones spill to a Vec).
+const PATH_INLINE: usize = 16;
+
+/// An entity and its ancestors, collected up front (for loops whose body mutates the class).
+type Path = std::iter::Chain<std::iter::Take<std::array::IntoIter<Se, PATH_INLINE>>, std::vec::IntoIter<Se>>;
 
 /// Walks an entity and its ancestors.
 struct Hierarchy<'a> {

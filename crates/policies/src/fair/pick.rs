@@ -104,7 +104,7 @@ impl Fair {
     /// until both reach a common runqueue; without a fair prev, set next's whole path.
     fn switch_path(&mut self, cx: &mut Ctx, prev: Option<Se>, mut se: Se) {
         let Some(mut pse) = prev else {
-            for s in self.hierarchy(se).collect::<Vec<_>>() {
+            for s in self.path(se) {
                 let rq = self.cfs_rq_of(s);
                 self.set_next_entity(cx, rq, s);
             }
@@ -141,7 +141,7 @@ impl Fair {
     }
 
     fn put_prev_path(&mut self, cx: &mut Ctx, pse: Se) {
-        for s in self.hierarchy(pse).collect::<Vec<_>>() {
+        for s in self.path(pse) {
             let rq = self.cfs_rq_of(s);
             self.put_prev_entity(cx, rq, s);
         }
@@ -199,7 +199,7 @@ impl Fair {
         if self.e(se).idle_policy {
             return;
         }
-        for s in self.hierarchy(se).collect::<Vec<_>>() {
+        for s in self.path(se) {
             if !self.e(s).on_rq {
                 return;
             }
@@ -211,7 +211,7 @@ impl Fair {
     /// `task_tick_fair` → `entity_tick` at every level, bottom up.
     pub(super) fn task_tick_fair(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
         let _ = cpu;
-        for se in self.hierarchy(self.task_se(curr)).collect::<Vec<_>>() {
+        for se in self.path(self.task_se(curr)) {
             let rq = self.cfs_rq_of(se);
             self.update_curr(cx, rq);
             self.update_load_avg(cx, rq, se, UPDATE_TG);
@@ -239,7 +239,7 @@ impl Fair {
             self.update_curr(cx, rq);
         }
         // `set_skip_buddy`
-        for s in self.hierarchy(se).collect::<Vec<_>>() {
+        for s in self.path(se) {
             let q = self.cfs_rq_of(s);
             self.rqm(q).skip = Some(s);
         }
@@ -324,7 +324,7 @@ impl Fair {
         }
         if self.e(se).on_rq && self.t.feat.last_buddy && scale && self.se_task(se).is_some() {
             let rq = self.cfs_rq_of(se);
-            for s in self.hierarchy(se).collect::<Vec<_>>() {
+            for s in self.path(se) {
                 let q = self.cfs_rq_of(s);
                 self.rqm(q).last = Some(s);
             }
