@@ -59,11 +59,6 @@ impl LatencyHist {
         self.max
     }
 
-    /// The smallest and the largest value are known exactly.
-    fn extreme(&self, rank: u64) -> Option<u64> {
-        (rank == self.total).then_some(self.max).or((rank == 1).then_some(self.min))
-    }
-
     pub fn record(&mut self, v: u64) {
         let b = bucket(v) as u64;
         match self.buckets.binary_search_by(|e| (e >> 48).cmp(&b)) {
@@ -82,21 +77,8 @@ impl LatencyHist {
     /// The value at quantile `num / den` (0 when empty): the smallest bucket whose
     /// cumulative count reaches `⌈num·total/den⌉` (at least 1).
     pub fn quantile(&self, num: u64, den: u64) -> u64 {
-        if self.total == 0 {
-            return 0;
-        }
-        let rank = rank(self.total, num, den);
-        if let Some(v) = self.extreme(rank) {
-            return v;
-        }
-        let mut seen = 0;
-        for e in &self.buckets {
-            seen += e & COUNT_MASK;
-            if seen >= rank {
-                return midpoint((e >> 48) as usize).clamp(self.min, self.max);
-            }
-        }
-        self.max
+        let buckets = self.buckets.iter().map(|e| ((e >> 48) as usize, e & COUNT_MASK));
+        quantile_of(buckets, self.total, self.min, self.max, num, den)
     }
 
     /// Adds this histogram into a dense one (`counts` has [`BUCKETS`] entries).
@@ -133,30 +115,38 @@ impl Default for DenseHist {
 }
 
 impl DenseHist {
-    fn extreme(&self, rank: u64) -> Option<u64> {
-        (rank == self.total).then_some(self.max).or((rank == 1).then_some(self.min))
-    }
     pub fn is_empty(&self) -> bool {
         self.total == 0
     }
     /// The value at quantile `num / den`, as [`LatencyHist::quantile`].
     pub fn quantile(&self, num: u64, den: u64) -> u64 {
-        if self.total == 0 {
-            return 0;
-        }
-        let rank = rank(self.total, num, den);
-        if let Some(v) = self.extreme(rank) {
-            return v;
-        }
-        let mut seen = 0;
-        for (b, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if c > 0 && seen >= rank {
-                return midpoint(b).clamp(self.min, self.max);
-            }
-        }
-        self.max
+        let buckets = self.counts.iter().copied().enumerate().filter(|&(_, c)| c > 0);
+        quantile_of(buckets, self.total, self.min, self.max, num, den)
     }
+}
+
+/// The quantile walk both histograms share, over their non-empty `(bucket, count)` pairs in
+/// bucket order: the smallest and the largest value are known exactly, any other rank is
+/// its bucket's midpoint, clamped to them.
+fn quantile_of(buckets: impl Iterator<Item = (usize, u64)>, total: u64, min: u64, max: u64, num: u64, den: u64) -> u64 {
+    if total == 0 {
+        return 0;
+    }
+    let rank = rank(total, num, den);
+    if rank == total {
+        return max;
+    }
+    if rank == 1 {
+        return min;
+    }
+    let mut seen = 0;
+    for (b, c) in buckets {
+        seen += c;
+        if seen >= rank {
+            return midpoint(b).clamp(min, max);
+        }
+    }
+    max
 }
 
 #[cfg(test)]
