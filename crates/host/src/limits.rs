@@ -5,6 +5,10 @@ use schedlab_machine::CpuSet;
 use schedlab_sim::Ns;
 use schedlab_workload::{Op, Workload};
 
+/// Why real-time and deadline policies are refused on the host.
+const NO_RT: &str = "host runs do not set fifo, rr or deadline policies (a runaway real-time \
+                     thread could starve the shared machine); simulate them instead";
+
 /// Hard cap on a host run's length, whatever `--duration` says.
 pub const MAX_DURATION: Ns = Ns::from_secs(600);
 /// Hard cap on tasks a host run may ever create (threads on a shared machine).
@@ -58,6 +62,7 @@ fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
                 match op {
                     Op::SetAffinity(s) => sets.push((format!("line {line}, `{path}`"), s.clone())),
                     Op::SetNice(v) => nices.push((format!("line {line}, `{path}`"), *v)),
+                    Op::SetPolicy { .. } => return Err(format!("line {line}, `{path}`: {NO_RT}")),
                     _ => {}
                 }
             }
@@ -112,6 +117,9 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
         ));
     }
     for tpl in &wl.templates {
+        if tpl.policy.is_rt() || tpl.policy.is_dl() {
+            return Err(format!("task `{}`: {NO_RT}", tpl.name));
+        }
         if let Some(s) = tpl.session {
             check_session(wl, tpl, s)?;
         }

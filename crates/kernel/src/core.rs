@@ -8,7 +8,6 @@ use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Ctx, Request, SelectKind, TaskInfo, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, TaskId};
-use schedlab_workload::Policy;
 use std::sync::Arc;
 
 /// Calls a policy hook with a freshly built [`Ctx`], charges the work it reports to the
@@ -81,6 +80,11 @@ impl Kernel<'_> {
         for r in &reqs {
             match r.clone() {
                 Request::Resched(c) => self.resched_curr(this, c),
+                Request::Timer { cpu, at } => {
+                    if cpu < self.cpus.len() {
+                        self.arm_policy_timer(cpu, at);
+                    }
+                }
                 Request::Blocked(t) => self.delayed_dequeue_done(this, t),
                 Request::Kick(cpu) => {
                     if cpu < self.cpus.len() && cpu != this {
@@ -252,11 +256,7 @@ impl Kernel<'_> {
             (None, Some(p)) => self.info[p].affinity.clone(),
             (None, None) => self.all_cpus.clone(),
         };
-        let policy = match tpl.policy {
-            Policy::Normal => TaskPolicy::Normal,
-            Policy::Batch => TaskPolicy::Batch,
-            Policy::Idle => TaskPolicy::Idle,
-        };
+        let policy = tpl.policy;
         let cpu = if affinity.contains(cpu) { cpu } else { affinity.first().unwrap_or(0) };
         let id = self.tasks.len();
         let inherited = |f: fn(&TaskInfo) -> Option<usize>| parent.and_then(|p| f(&self.info[p]));
@@ -266,6 +266,8 @@ impl Kernel<'_> {
         self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent, cgroup, session, slice });
         self.tasks.push(Task {
             template,
+            normal_policy: policy,
+            boosted: false,
             state: TState::Running,
             on_rq: false,
             waking: false,
@@ -301,6 +303,9 @@ impl Kernel<'_> {
     pub(crate) fn start_task(&mut self, template: usize) {
         let first = self.wl.templates[template].affinity.as_ref().and_then(|a| a.first()).unwrap_or(0);
         let Some(t) = self.create_task(template, None, first) else { return };
+        if !self.admit_new(first, t, template) {
+            return;
+        }
         hook!(self, first, |p, cx| p.task_new(&mut cx, t, None));
         let target = self.select(first, t, first, SelectKind::Fork, wf::FORK);
         self.info[t].cpu = target;
@@ -408,6 +413,9 @@ impl Kernel<'_> {
             }
             Action::ForkChild { parent, template } => {
                 let Some(child) = self.create_task(template, Some(parent), cpu) else { return Ns(0) };
+                if !self.admit_new(cpu, child, template) {
+                    return Ns(0);
+                }
                 hook!(self, cpu, |p, cx| p.task_new(&mut cx, child, Some(parent)));
                 let prev = self.info[child].cpu;
                 let target = self.select(cpu, child, prev, SelectKind::Fork, wf::FORK);
@@ -463,6 +471,10 @@ impl Kernel<'_> {
             Action::SetNice { task, nice } => {
                 self.info[task].nice = nice;
                 hook!(self, cpu, |p, cx| p.reweight_task(&mut cx, task));
+            }
+            Action::SetPolicy { task, policy, at } => self.setscheduler(cpu, task, policy, at),
+            Action::PolicyTimer => {
+                hook!(self, cpu, |p, cx| p.timer(&mut cx, cpu));
             }
             Action::SetSlice { task, slice } => {
                 self.info[task].slice = slice;
@@ -738,6 +750,57 @@ impl Kernel<'_> {
             None => {}
         }
         cost
+    }
+
+    /// `sched_setattr` admission of a new task created with a non-fair policy: a refusal
+    /// ends the run with an error located at the template's `policy`.
+    fn admit_new(&mut self, cpu: CpuId, t: TaskId, template: usize) -> bool {
+        let policy = self.info[t].policy;
+        if !policy.is_rt() && !policy.is_dl() {
+            return true;
+        }
+        match hook!(self, cpu, |p, cx| p.admit(&mut cx, t, &policy)) {
+            Ok(()) => true,
+            Err(m) => {
+                let at = self.wl.templates[template].policy_at;
+                let field = format!("task[{template}].policy");
+                let msg = format!("task `{}`: sched_setattr refused: {m}", self.info[t].name);
+                self.fatal = Some(crate::RunError::Workload(self.wl.error_at(at, &field, msg)));
+                false
+            }
+        }
+    }
+
+    /// `__sched_setscheduler` (`syscalls.c`, v6.12) for a task's `set_policy` op: admission,
+    /// then the new normal policy; the effective one follows unless a PI boost holds it.
+    fn setscheduler(&mut self, cpu: CpuId, task: TaskId, policy: TaskPolicy, at: usize) {
+        if policy == self.tasks[task].normal_policy {
+            return; // nothing changes, nothing is requeued
+        }
+        if let Err(m) = hook!(self, cpu, |p, cx| p.admit(&mut cx, task, &policy)) {
+            let field = format!("task `{}` set_policy", self.info[task].name);
+            let msg = format!("sched_setattr refused: {m}");
+            self.fatal = Some(crate::RunError::Workload(self.wl.error_at(at, &field, msg)));
+            return;
+        }
+        self.tasks[task].normal_policy = policy;
+        if !self.tasks[task].boosted {
+            self.rt_mutex_setprio(cpu, task, policy);
+        }
+    }
+
+    /// `core.c:rt_mutex_setprio` (v6.12) and the class change of `__sched_setscheduler`:
+    /// sets `task`'s *effective* policy and lets the policy requeue it (`policy_changed`).
+    /// Priority inheritance boosts a lock owner with the top waiter's policy (set
+    /// `Task::boosted`) and restores `Task::normal_policy` when the boost ends. Runs on
+    /// `cpu` with the task's runqueue locked.
+    pub(crate) fn rt_mutex_setprio(&mut self, cpu: CpuId, task: TaskId, policy: TaskPolicy) {
+        let old = self.info[task].policy;
+        if old == policy {
+            return;
+        }
+        self.info[task].policy = policy;
+        hook!(self, cpu, |p, cx| p.policy_changed(&mut cx, task, old));
     }
 
     /// Cache re-warm penalty for running on `cpu` after last running elsewhere; charged as

@@ -388,6 +388,11 @@ impl Kernel<'_> {
                     self.next_op(t);
                     steps.extend(self.setattr(cpu, Action::SetSlice { task: t, slice: slice.map(|s| s.0) }));
                 }
+                Op::SetPolicy { policy, at } => {
+                    let (policy, at) = (*policy, *at);
+                    self.next_op(t);
+                    steps.extend(self.setattr(cpu, Action::SetPolicy { task: t, policy, at }));
+                }
             }
             self.push_steps(cpu, steps.drain(..));
             return;

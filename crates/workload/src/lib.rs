@@ -51,13 +51,9 @@ pub struct BarrierDef {
     pub parties: u64,
 }
 
-/// Scheduling class of a task (`SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    Normal,
-    Batch,
-    Idle,
-}
+/// Scheduling policy of a task: the one the scheduler API defines (normal, batch, idle,
+/// fifo, rr, deadline with its parameters).
+pub use schedlab_sched_api::{DlParams, TaskPolicy as Policy};
 
 /// One `[[task]]` entry: `count` tasks started at `start`, or a template only `fork`ed.
 #[derive(Clone, Debug)]
@@ -68,6 +64,8 @@ pub struct TaskTemplate {
     pub template: bool,
     pub nice: i32,
     pub policy: Policy,
+    /// Byte offset of the `policy` value (or the task table), for admission errors.
+    pub policy_at: usize,
     pub affinity: Option<CpuSet>,
     pub start: Ns,
     /// The cgroup (index into [`Workload::groups`]`.cgroups`); `None`: inherited from the
@@ -127,6 +125,11 @@ impl Workload {
     /// whether started or forked).
     pub fn program(&self, t: usize, n: u64) -> Result<Program, SourceError> {
         lower::lower(self, t, n)
+    }
+    /// A located error at byte `offset` of the workload text (a run-time refusal of
+    /// something the file asked for, such as a deadline reservation admission refused).
+    pub fn error_at(&self, offset: usize, field: &str, msg: impl Into<String>) -> SourceError {
+        SourceError::at(&self.file, &self.text, offset, field, msg)
     }
     pub fn template_index(&self, name: &str) -> Option<usize> {
         self.templates.iter().position(|t| t.name == name)

@@ -65,6 +65,9 @@ pub enum Op {
     SetAffinity(CpuSet),
     /// `sched_setattr(sched_runtime)`: a custom slice, or `None` for the base slice.
     SetSlice(Option<Ns>),
+    /// `sched_setattr(policy)`: change the task's policy; `at` is the byte offset of the
+    /// op in the file ([`crate::Workload::error_at`]) for an admission refusal.
+    SetPolicy { policy: crate::Policy, at: usize },
 }
 
 /// A task's program: operations and, for each, where it was written.
@@ -191,6 +194,7 @@ impl L<'_> {
                 AstOp::Timer(p) => Op::Timer { period: *p },
                 AstOp::SetAffinity(s) => Op::SetAffinity(s.clone()),
                 AstOp::SetSlice(s) => Op::SetSlice(*s),
+                AstOp::SetPolicy(p) => Op::SetPolicy { policy: *p, at: node.offset },
                 AstOp::SetNice(n) => Op::SetNice(self.int(node, n)? as i32),
                 AstOp::Loop { count, body } => {
                     let count = count.as_ref().map(|c| self.count(node, c)).transpose()?;

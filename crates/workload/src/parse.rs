@@ -71,6 +71,7 @@ pub(crate) enum AstOp {
     SetAffinity(CpuSet),
     /// `sched_setattr(sched_runtime)`: a custom slice, or `None` for the base slice.
     SetSlice(Option<Ns>),
+    SetPolicy(Policy),
 }
 
 struct P<'a> {
@@ -176,6 +177,74 @@ impl<'a> P<'a> {
         }
     }
     /// An integer that must be known at parse time (only parameters may appear).
+    /// A policy name `v` and the parameters beside it in table `t` (`sched_attr`):
+    /// `rt_priority` 1..=99 for fifo/rr; `runtime` with `deadline` and/or `period` (each
+    /// defaulting to the other: an implicit deadline) for deadline, valid per
+    /// `deadline.c:__checkparam_dl`. A parameter the policy does not take is an error.
+    fn policy(&self, t: &DeTable<'a>, v: &V, table: &str, field: &str) -> R<Policy> {
+        let name = self.string(v, field)?;
+        let take: &[&str] = match name.as_str() {
+            "fifo" | "rr" => &["rt_priority"],
+            "deadline" => &["runtime", "deadline", "period"],
+            "normal" | "batch" | "idle" => &[],
+            o => {
+                return Err(self.err(
+                    v.span().start,
+                    field,
+                    format!("unknown policy `{o}`; expected normal, batch, idle, fifo, rr or deadline"),
+                ))
+            }
+        };
+        for k in POLICY_PARAMS.iter().filter(|k| !take.contains(k)) {
+            if let Some(x) = self.get(t, k) {
+                return Err(self.err(x.span().start, &join(table, k), format!("policy `{name}` takes no `{k}`")));
+            }
+        }
+        let at = v.span().start;
+        Ok(match name.as_str() {
+            "normal" => Policy::Normal,
+            "batch" => Policy::Batch,
+            "idle" => Policy::Idle,
+            "fifo" | "rr" => {
+                let f = join(table, "rt_priority");
+                let x = self.require(t, "rt_priority", at, table)?;
+                let n = self.int(x, &f)?;
+                let (lo, hi) = (schedlab_sched_api::RT_PRIO_MIN, schedlab_sched_api::RT_PRIO_MAX);
+                if n < i64::from(lo) || n > i64::from(hi) {
+                    return Err(self.err(x.span().start, &f, format!("rt_priority {n} outside {lo}..={hi}")));
+                }
+                let prio = n as u8;
+                if name == "fifo" {
+                    Policy::Fifo { prio }
+                } else {
+                    Policy::Rr { prio }
+                }
+            }
+            _ => Policy::Deadline(self.dl_params(t, at, table)?),
+        })
+    }
+    fn dl_params(&self, t: &DeTable<'a>, at: usize, table: &str) -> R<crate::DlParams> {
+        let runtime = self.duration(self.require(t, "runtime", at, table)?, &join(table, "runtime"))?.0;
+        let dur = |k: &str| self.get(t, k).map(|x| self.duration(x, &join(table, k))).transpose();
+        let (deadline, period) = match (dur("deadline")?, dur("period")?) {
+            (Some(d), Some(p)) => (d.0, p.0),
+            (Some(d), None) => (d.0, d.0),
+            (None, Some(p)) => (p.0, p.0),
+            (None, None) => return Err(self.err(at, &join(table, "period"), "deadline needs `period` and/or `deadline`")),
+        };
+        let dl = crate::DlParams { runtime, deadline, period };
+        dl.check().map_err(|m| self.err(at, table, format!("invalid deadline parameters: {m}")))?;
+        Ok(dl)
+    }
+    /// Without `policy`, no policy parameter may be given.
+    fn no_policy_params(&self, t: &DeTable<'a>, table: &str) -> R<()> {
+        for k in POLICY_PARAMS {
+            if let Some(x) = self.get(t, k) {
+                return Err(self.err(x.span().start, &join(table, k), format!("`{k}` needs a `policy` that takes it")));
+            }
+        }
+        Ok(())
+    }
     fn int(&self, v: &V, field: &str) -> R<i64> {
         match self.int_src(v, field)? {
             IntSrc::Const(i) => Ok(i),
@@ -376,6 +445,7 @@ impl<'a> P<'a> {
             "fork" => &["count"],
             "send" | "recv" => &["bytes"],
             "cond_wait" => &["mutex"],
+            "set_policy" => POLICY_PARAMS,
             _ => &[],
         };
         let mut allowed = vec![verb.as_str()];
@@ -463,6 +533,7 @@ impl<'a> P<'a> {
             }
             "set_affinity" => AstOp::SetAffinity(self.cpuset(val, &f)?),
             "set_slice" => AstOp::SetSlice(self.slice(val, &f)?),
+            "set_policy" => AstOp::SetPolicy(self.policy(t, val, field, &f)?),
             _ => unreachable!("verb list and match agree"),
         };
         node(op)
@@ -491,7 +562,12 @@ const VERBS: &[&str] = &[
     "set_nice",
     "set_affinity",
     "set_slice",
+    "set_policy",
 ];
+
+/// The keys that go with a policy (`sched_attr`): `rt_priority` for fifo/rr, `runtime`,
+/// `deadline` and `period` for deadline.
+const POLICY_PARAMS: &[&str] = &["rt_priority", "runtime", "deadline", "period"];
 
 /// Custom slice bounds (`kernel/sched/syscalls.c: __setscheduler_params`, v6.12: the
 /// kernel clamps `sched_runtime` to 0.1–100 ms; a workload file outside them is an error).
@@ -734,8 +810,8 @@ pub fn parse_workload(
         p.check_keys(
             t,
             &[
-                "name", "count", "template", "nice", "policy", "affinity", "start", "group", "session", "slice",
-                "process", "program",
+                "name", "count", "template", "nice", "policy", "rt_priority", "runtime", "deadline", "period",
+                "affinity", "start", "group", "session", "slice", "process", "program",
             ],
             &f,
         )?;
@@ -772,20 +848,12 @@ pub fn parse_workload(
             }
             None => 0,
         };
-        let policy = match p.get(t, "policy") {
-            Some(v) => match p.string(v, &join(&f, "policy"))?.as_str() {
-                "normal" => Policy::Normal,
-                "batch" => Policy::Batch,
-                "idle" => Policy::Idle,
-                o => {
-                    return Err(p.err(
-                        v.span().start,
-                        &join(&f, "policy"),
-                        format!("unknown policy `{o}`; expected normal, batch or idle"),
-                    ))
-                }
-            },
-            None => Policy::Normal,
+        let (policy, policy_at) = match p.get(t, "policy") {
+            Some(v) => (p.policy(t, v, &f, &join(&f, "policy"))?, v.span().start),
+            None => {
+                p.no_policy_params(t, &f)?;
+                (Policy::Normal, tv.span().start)
+            }
         };
         let affinity = p.get(t, "affinity").map(|v| p.cpuset(v, &join(&f, "affinity"))).transpose()?;
         let start = p.get(t, "start").map(|v| p.duration(v, &join(&f, "start"))).transpose()?.unwrap_or(Ns(0));
@@ -800,6 +868,7 @@ pub fn parse_workload(
             template,
             nice,
             policy,
+            policy_at,
             affinity,
             start,
             group,

@@ -42,6 +42,17 @@ impl Fair {
         }
     }
 
+    /// `put_prev_task_fair` on its own: a higher class (rt, deadline) takes the CPU, so the
+    /// fair task the kernel put back is settled now (`core.c:put_prev_set_next_task`, v6.12)
+    /// rather than at the fair class's next pick.
+    pub fn put_prev_fair(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        if let Some(p) = self.cpu[cpu].prev.take() {
+            let pse = self.task_se(p);
+            self.put_prev_path(cx, pse);
+            self.flush_work(cx);
+        }
+    }
+
     /// `pick_task_fair`: from the root down; a delayed entity chosen on the way is dequeued
     /// for good and the pick restarts (each restart removes one entity, so it ends).
     fn pick_task_fair(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<Se> {
