@@ -116,9 +116,23 @@ fn dur(rng: &mut impl Rng, lo_us: u64, hi_us: u64) -> String {
     format!("{}us", rng.random_range(lo_us..=hi_us))
 }
 
+/// A random policy with its parameters, as the value of `policy`/`set_policy` followed
+/// by its keys: mostly normal, sometimes rt or a small deadline reservation (2 % each, so
+/// that admission never refuses a world's few tasks).
+fn policy(rng: &mut impl Rng) -> String {
+    match rng.random_range(0..8) {
+        0 => format!("\"fifo\", rt_priority = {}", rng.random_range(1..=99)),
+        1 => format!("\"rr\", rt_priority = {}", rng.random_range(1..=3)),
+        2 => "\"deadline\", runtime = \"200us\", period = \"10ms\"".into(),
+        3 => "\"batch\"".into(),
+        4 => "\"idle\"".into(),
+        _ => "\"normal\"".into(),
+    }
+}
+
 /// A random but well-formed program body: locks are released, pipes used by pairs.
 fn op(rng: &mut impl Rng, ncpu: usize, depth: u32) -> String {
-    match rng.random_range(0..15) {
+    match rng.random_range(0..16) {
         0..=3 => format!("{{ run = \"{}\" }}", dur(rng, 10, 3000)),
         4 | 5 => format!("{{ sleep = \"{}\" }}", dur(rng, 10, 5000)),
         6 => format!("{{ run = {{ dist = \"exponential\", mean = \"{}\" }} }}", dur(rng, 50, 2000)),
@@ -135,6 +149,7 @@ fn op(rng: &mut impl Rng, ncpu: usize, depth: u32) -> String {
             0 => "{ set_slice = \"default\" }".into(),
             _ => format!("{{ set_slice = \"{}\" }}", dur(rng, 100, 5000)),
         },
+        14 => format!("{{ set_policy = {} }}", policy(rng)),
         12 if depth < 2 => {
             let inner: Vec<String> = (0..rng.random_range(1..4)).map(|_| op(rng, ncpu, depth + 1)).collect();
             format!("{{ loop = {}, do = [ {} ] }}", rng.random_range(1..5), inner.join(", "))
@@ -166,7 +181,7 @@ pub fn world(seed: u64) -> (String, &'static str) {
         let body: Vec<String> = (0..rng.random_range(1..5)).map(|_| op(&mut rng, ncpu, 0)).collect();
         let count = rng.random_range(1..4);
         let nice = rng.random_range(-5..=5);
-        let policy = ["normal", "normal", "batch", "idle"][rng.random_range(0..4)];
+        let policy = policy(&mut rng).replacen(", ", "\n", 2);
         let mut extra = match rng.random_range(0..4) {
             0 if groups > 0 => format!("group = \"g{}\"\n", rng.random_range(0..groups)),
             1 => format!("session = \"s{}\"\n", rng.random_range(0..2)),
@@ -176,7 +191,7 @@ pub fn world(seed: u64) -> (String, &'static str) {
             extra += &format!("slice = \"{}\"\n", dur(&mut rng, 100, 8000));
         }
         w += &format!(
-            "[[task]]\nname = \"t{t}\"\ncount = {count}\nnice = {nice}\npolicy = \"{policy}\"\n{extra}program = [ {{ loop = \"forever\", do = [ {} ] }} ]\n",
+            "[[task]]\nname = \"t{t}\"\ncount = {count}\nnice = {nice}\npolicy = {policy}\n{extra}program = [ {{ loop = \"forever\", do = [ {} ] }} ]\n",
             body.join(", ")
         );
     }
