@@ -93,9 +93,13 @@ pub enum TaskPolicy {
     Batch,
     Idle,
     /// `SCHED_FIFO` with `sched_priority` 1..=99 (99 is the most important).
-    Fifo { prio: u8 },
+    Fifo {
+        prio: u8,
+    },
     /// `SCHED_RR` with `sched_priority` 1..=99.
-    Rr { prio: u8 },
+    Rr {
+        prio: u8,
+    },
     /// `SCHED_DEADLINE` with its reservation.
     Deadline(DlParams),
 }

@@ -67,7 +67,10 @@ pub enum Op {
     SetSlice(Option<Ns>),
     /// `sched_setattr(policy)`: change the task's policy; `at` is the byte offset of the
     /// op in the file ([`crate::Workload::error_at`]) for an admission refusal.
-    SetPolicy { policy: crate::Policy, at: usize },
+    SetPolicy {
+        policy: crate::Policy,
+        at: usize,
+    },
 }
 
 /// A task's program: operations and, for each, where it was written.

@@ -230,7 +230,9 @@ impl<'a> P<'a> {
             (Some(d), Some(p)) => (d.0, p.0),
             (Some(d), None) => (d.0, d.0),
             (None, Some(p)) => (p.0, p.0),
-            (None, None) => return Err(self.err(at, &join(table, "period"), "deadline needs `period` and/or `deadline`")),
+            (None, None) => {
+                return Err(self.err(at, &join(table, "period"), "deadline needs `period` and/or `deadline`"))
+            }
         };
         let dl = crate::DlParams { runtime, deadline, period };
         dl.check().map_err(|m| self.err(at, table, format!("invalid deadline parameters: {m}")))?;
@@ -810,8 +812,22 @@ pub fn parse_workload(
         p.check_keys(
             t,
             &[
-                "name", "count", "template", "nice", "policy", "rt_priority", "runtime", "deadline", "period",
-                "affinity", "start", "group", "session", "slice", "process", "program",
+                "name",
+                "count",
+                "template",
+                "nice",
+                "policy",
+                "rt_priority",
+                "runtime",
+                "deadline",
+                "period",
+                "affinity",
+                "start",
+                "group",
+                "session",
+                "slice",
+                "process",
+                "program",
             ],
             &f,
         )?;

@@ -261,10 +261,7 @@ impl Dl {
 
     /// The earliest-deadline ready task of `cpu` that is not running and may move.
     fn pushable(&self, cx: &Ctx, cpu: CpuId, running: Option<TaskId>) -> Option<TaskId> {
-        self.ready[cpu]
-            .iter()
-            .map(|&(_, t)| t)
-            .find(|&t| Some(t) != running && cx.task(t).affinity.count() > 1)
+        self.ready[cpu].iter().map(|&(_, t)| t).find(|&t| Some(t) != running && cx.task(t).affinity.count() > 1)
     }
 
     /// `push_dl_task`: move `cpu`'s earliest pushable task to a CPU where it would run

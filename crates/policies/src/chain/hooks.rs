@@ -2,7 +2,9 @@
 
 use super::bw::Mode;
 use super::{class_of, Chain, Class};
-use schedlab_sched_api::{dequeue, enqueue, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable};
+use schedlab_sched_api::{
+    dequeue, enqueue, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable,
+};
 use schedlab_sim::{CpuId, Ns, TaskId};
 
 impl Chain {
@@ -239,8 +241,12 @@ impl SchedClass for Chain {
         let next = self.pick_class(cx, cpu);
         self.curr[cpu] = next;
         self.exec_start[cpu] = cx.now;
-        if next.is_some() {
-            self.push(cx, cpu);
+        if next.is_some() && (self.rt.nr(cpu) > 1 || self.dl.nr(cpu) > 1) {
+            // `rt_queue_push_tasks` / `deadline_queue_push_tasks`: a balance callback, run
+            // after the switch (the task put back may be the one to push), here from the
+            // policy timer at once.
+            self.push_pending[cpu] = true;
+            cx.timer(cpu, cx.now);
         }
         next.map(|(p, _)| p)
     }
@@ -299,7 +305,10 @@ impl SchedClass for Chain {
         match self.queued_in.get(p).copied().flatten() {
             Some(Class::Dl) => {
                 let t = &self.dl.tasks[p];
-                vec![Stat { name: "dl_runtime", value: t.runtime }, Stat { name: "dl_deadline", value: t.deadline.0 as i64 }]
+                vec![
+                    Stat { name: "dl_runtime", value: t.runtime },
+                    Stat { name: "dl_deadline", value: t.deadline.0 as i64 },
+                ]
             }
             Some(Class::Rt) => vec![Stat { name: "rt_prio", value: self.rt.prio_of(p) as i64 }],
             _ => self.fair.task_stats(p),
@@ -349,7 +358,10 @@ impl Chain {
             self.dl.check(c)?;
             if let Some((p, cls)) = self.curr[c] {
                 if self.queued_in[p].is_some_and(|q| q != cls) && !self.unpicked[c] {
-                    return Err(format!("chain CPU {c}: task {p} runs as {cls:?} but is queued as {:?}", self.queued_in[p]));
+                    return Err(format!(
+                        "chain CPU {c}: task {p} runs as {cls:?} but is queued as {:?}",
+                        self.queued_in[p]
+                    ));
                 }
             }
             let mut fair = Vec::new();
@@ -365,6 +377,9 @@ impl Chain {
     /// server; then the next expiry of each is requested again.
     fn timer_fired(&mut self, cx: &mut Ctx, cpu: CpuId) {
         self.account(cx, cpu);
+        if std::mem::take(&mut self.push_pending[cpu]) {
+            self.push(cx, cpu);
+        }
         if let Some(next) = self.dl.timer(cx, cpu, &self.curr) {
             cx.timer(cpu, next);
         }

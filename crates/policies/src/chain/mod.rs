@@ -131,13 +131,37 @@ impl ChainTunables {
             Mode::None => "none",
         };
         vec![
-            Tunable { name: "sched_rt_runtime_us", value: self.rt_runtime_us.to_string(), doc: "rt runtime per period per CPU (-1 unlimited); also the deadline admission cap" },
+            Tunable {
+                name: "sched_rt_runtime_us",
+                value: self.rt_runtime_us.to_string(),
+                doc: "rt runtime per period per CPU (-1 unlimited); also the deadline admission cap",
+            },
             Tunable { name: "sched_rt_period_us", value: self.rt_period_us.to_string(), doc: "rt throttling period" },
-            Tunable { name: "sched_rr_timeslice_ms", value: self.rr_timeslice_ms.to_string(), doc: "SCHED_RR timeslice, rounded to ticks" },
-            Tunable { name: "rt_push_ipi", value: u8::from(self.rt_push_ipi).to_string(), doc: "RT_PUSH_IPI: ask an overloaded CPU to push instead of pulling from it (1/0)" },
-            Tunable { name: "rt_bandwidth", value: mode.into(), doc: "throttle (before 6.12) | fair_server (6.12+) | none" },
-            Tunable { name: "fair_server_runtime_us", value: (self.server_runtime / 1000).to_string(), doc: "fair server runtime per period" },
-            Tunable { name: "fair_server_period_us", value: (self.server_period / 1000).to_string(), doc: "fair server period" },
+            Tunable {
+                name: "sched_rr_timeslice_ms",
+                value: self.rr_timeslice_ms.to_string(),
+                doc: "SCHED_RR timeslice, rounded to ticks",
+            },
+            Tunable {
+                name: "rt_push_ipi",
+                value: u8::from(self.rt_push_ipi).to_string(),
+                doc: "RT_PUSH_IPI: ask an overloaded CPU to push instead of pulling from it (1/0)",
+            },
+            Tunable {
+                name: "rt_bandwidth",
+                value: mode.into(),
+                doc: "throttle (before 6.12) | fair_server (6.12+) | none",
+            },
+            Tunable {
+                name: "fair_server_runtime_us",
+                value: (self.server_runtime / 1000).to_string(),
+                doc: "fair server runtime per period",
+            },
+            Tunable {
+                name: "fair_server_period_us",
+                value: (self.server_period / 1000).to_string(),
+                doc: "fair server period",
+            },
         ]
     }
     /// The deadline bandwidth cap per CPU in 20-bit fixed point (`dl_bw->bw`), `None` if
@@ -180,6 +204,8 @@ pub struct Chain {
     /// Per CPU: an `RT_PUSH_IPI` push request is pending; the fair class kicked it.
     push_kick: Vec<bool>,
     fair_kick: Vec<bool>,
+    /// Per CPU: a push queued by the last pick (a balance callback).
+    push_pending: Vec<bool>,
     rt_throttles: u64,
 }
 
@@ -193,7 +219,8 @@ impl Chain {
         make: impl FnOnce(&[(String, String)]) -> Result<Fair, String>,
     ) -> Result<Chain, String> {
         let t = ChainTunables::new(fair_server, sets)?;
-        let rest: Vec<(String, String)> = sets.iter().filter(|(k, _)| !CHAIN_KEYS.contains(&k.as_str())).cloned().collect();
+        let rest: Vec<(String, String)> =
+            sets.iter().filter(|(k, _)| !CHAIN_KEYS.contains(&k.as_str())).cloned().collect();
         let fair = make(&rest)?;
         let n = m.nr_cpus();
         let tick = m.tick_ns().0.max(1);
@@ -213,6 +240,7 @@ impl Chain {
             prev_class: vec![None; n],
             push_kick: vec![false; n],
             fair_kick: vec![false; n],
+            push_pending: vec![false; n],
             rt_throttles: 0,
         })
     }

@@ -93,6 +93,12 @@ pub struct Rt {
     pub pulls: u64,
 }
 
+/// What tells whether a CPU has a deadline task queued.
+pub type Busy<'a> = dyn Fn(CpuId) -> bool + 'a;
+
+/// Levels of CPUs already targeted by the pushes of this call: (CPU, the pushed prio).
+type Planned = [(CpuId, usize)];
+
 /// The internal prio of an rt policy (`99 − rt_priority`).
 pub fn rt_prio(pol: &TaskPolicy) -> usize {
     (99 - i32::from(pol.rt_priority())).clamp(0, MAX_RT_PRIO as i32 - 1) as usize
@@ -175,7 +181,16 @@ impl Rt {
 
     /// The `cpupri` level of `cpu`: its best queued rt prio, `LEVEL_NORMAL` without rt
     /// tasks, `LEVEL_HIGHER` with a deadline task queued (`cpupri.c:convert_prio`).
-    fn level(&self, cpu: CpuId, dl_busy: &dyn Fn(CpuId) -> bool) -> i32 {
+    fn level(&self, cpu: CpuId, dl_busy: &Busy, planned: &Planned) -> i32 {
+        let mut l = self.level0(cpu, dl_busy);
+        for &(c, prio) in planned {
+            if c == cpu {
+                l = l.min(prio as i32);
+            }
+        }
+        l
+    }
+    fn level0(&self, cpu: CpuId, dl_busy: &Busy) -> i32 {
         if dl_busy(cpu) {
             LEVEL_HIGHER
         } else {
@@ -186,7 +201,7 @@ impl Rt {
     /// `find_lowest_rq` over `cpupri_find`: the allowed CPUs at the lowest level strictly
     /// below `p`'s priority; among them `task_cpu(p)`, else `this_cpu`, else the next in a
     /// rotation. `None` if `p` is pinned or no CPU runs less important work.
-    fn find_lowest_rq(&mut self, cx: &mut Ctx, p: TaskId, dl_busy: &dyn Fn(CpuId) -> bool) -> Option<CpuId> {
+    fn find_lowest_rq(&mut self, cx: &mut Ctx, p: TaskId, dl_busy: &Busy, planned: &Planned) -> Option<CpuId> {
         let n = cx.nr_cpus();
         if cx.task(p).affinity.count() < 2 {
             return None;
@@ -199,13 +214,13 @@ impl Rt {
         let mut best = prio;
         for c in 0..n {
             if aff.contains(c) {
-                best = best.max(self.level(c, dl_busy));
+                best = best.max(self.level(c, dl_busy, planned));
             }
         }
         if best <= prio {
             return None;
         }
-        let ok = |c: CpuId| aff.contains(c) && self.level(c, dl_busy) == best;
+        let ok = |c: CpuId| aff.contains(c) && self.level(c, dl_busy, planned) == best;
         let here = cx.task(p).cpu;
         if ok(here) {
             return Some(here);
@@ -219,7 +234,7 @@ impl Rt {
     /// `select_task_rq_rt`: if the previous CPU runs an rt or deadline task that is pinned
     /// or at least as important as `p`, look for a CPU running lower-priority work, and
     /// move there only if `p` would be its best rt task.
-    pub fn select(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, curr: &[Curr], dl_busy: &dyn Fn(CpuId) -> bool) -> CpuId {
+    pub fn select(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, curr: &[Curr], dl_busy: &Busy) -> CpuId {
         self.grow(p);
         self.tasks[p].prio = rt_prio(&cx.task(p).policy);
         let Some((c, cls)) = curr[prev] else { return prev };
@@ -231,7 +246,7 @@ impl Rt {
         if !busy {
             return prev;
         }
-        match self.find_lowest_rq(cx, p, dl_busy) {
+        match self.find_lowest_rq(cx, p, dl_busy, &[]) {
             Some(t) if self.tasks[p].prio < self.highest(t) => t,
             _ => prev,
         }
@@ -240,10 +255,14 @@ impl Rt {
     /// The best pushable task of `cpu`: queued, not running, allowed elsewhere
     /// (`pick_next_pushable_task`).
     fn pushable(&self, cx: &Ctx, cpu: CpuId, running: Option<TaskId>) -> Option<TaskId> {
+        self.pushable_except(cx, cpu, running, &[])
+    }
+    fn pushable_except(&self, cx: &Ctx, cpu: CpuId, running: Option<TaskId>, moved: &[TaskId]) -> Option<TaskId> {
         let a = &self.rq[cpu];
         let mut prio = a.first()?;
         loop {
-            if let Some(&t) = a.queue[prio].iter().find(|&&t| Some(t) != running && cx.task(t).affinity.count() > 1) {
+            let ok = |t: TaskId| Some(t) != running && !moved.contains(&t) && cx.task(t).affinity.count() > 1;
+            if let Some(&t) = a.queue[prio].iter().find(|&&t| ok(t)) {
                 return Some(t);
             }
             prio = (prio + 1..MAX_RT_PRIO).find(|&q| !a.queue[q].is_empty())?;
@@ -255,25 +274,30 @@ impl Rt {
         self.rq[cpu].nr > 1 && self.pushable(cx, cpu, running).is_some()
     }
 
-    /// `push_rt_task` (v6.12): move `cpu`'s best pushable task to a CPU running less
-    /// important work, if it would not run here at once. One push per call: the move is
-    /// applied by the kernel after the hook, and the next pick pushes again.
-    pub fn push(&mut self, cx: &mut Ctx, cpu: CpuId, curr: &[Curr], dl_busy: &dyn Fn(CpuId) -> bool) {
+    /// `push_rt_tasks` (v6.12): while `cpu` has a pushable task that would not run here at
+    /// once, move it to a CPU running less important work. The kernel applies the moves
+    /// after the hook, so the CPUs already chosen count at their new level (`planned`).
+    pub fn push(&mut self, cx: &mut Ctx, cpu: CpuId, curr: &[Curr], dl_busy: &Busy) {
         let running = curr[cpu].map(|(t, _)| t);
-        let Some(next) = self.pushable(cx, cpu, running) else { return };
-        match curr[cpu] {
-            Some((c, Class::Rt)) if self.tasks[next].prio < self.tasks[c].prio => {
-                cx.resched_curr(cpu);
+        let mut planned: Vec<(CpuId, usize)> = Vec::new();
+        let mut moved: Vec<TaskId> = Vec::new();
+        while let Some(next) = self.pushable_except(cx, cpu, running, &moved) {
+            match curr[cpu] {
+                Some((c, Class::Rt)) if self.tasks[next].prio < self.tasks[c].prio => {
+                    cx.resched_curr(cpu);
+                    return;
+                }
+                Some((_, Class::Fair)) | None => return, // it runs here at the next pick
+                _ => {}
+            }
+            let Some(t) = self.find_lowest_rq(cx, next, dl_busy, &planned) else { return };
+            if t == cpu || self.level(t, dl_busy, &planned) <= self.tasks[next].prio as i32 {
                 return;
             }
-            Some((_, Class::Fair)) | None => return, // it runs here at the next pick
-            _ => {}
-        }
-        if let Some(t) = self.find_lowest_rq(cx, next, dl_busy) {
-            if t != cpu && (self.level(t, dl_busy)) > self.tasks[next].prio as i32 {
-                self.pushes += 1;
-                cx.migrate(next, t);
-            }
+            self.pushes += 1;
+            cx.migrate(next, t);
+            planned.push((t, self.tasks[next].prio));
+            moved.push(next);
         }
     }
 
