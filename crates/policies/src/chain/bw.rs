@@ -119,7 +119,7 @@ impl Server {
         }
         if now >= self.period_end {
             let k = (now.0 - self.period_end.0) / p + 1;
-            self.period_end = self.period_end + Ns(k * p);
+            self.period_end += Ns(k * p);
             self.runtime = q as i64;
             self.defer_running = false;
             self.synced = self.synced.max(Ns(self.period_end.0 - p));
@@ -174,7 +174,7 @@ impl Server {
         }
         if now >= self.period_end {
             let k = (now.0 - self.period_end.0) / p + 1;
-            self.period_end = self.period_end + Ns(k * p);
+            self.period_end += Ns(k * p);
             self.runtime = q as i64;
             self.phase = if self.defer_running { Phase::Active } else { Phase::Deferred };
             if self.defer_running {

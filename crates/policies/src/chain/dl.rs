@@ -135,7 +135,7 @@ impl Dl {
         if t.runtime <= 0 {
             // Whole periods at once: an overrun of k runtimes costs k periods.
             let k = (-t.runtime) as u64 / d.runtime + 1;
-            t.deadline = t.deadline + Ns(k * d.period);
+            t.deadline += Ns(k * d.period);
             t.runtime += (k * d.runtime) as i64;
         }
         if t.deadline < now {

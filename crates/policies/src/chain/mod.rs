@@ -270,12 +270,10 @@ impl Chain {
         let r = f(&mut self.fair, cx);
         for i in before..cx.requests.len() {
             match cx.requests[i] {
-                Request::Blocked(t) => {
-                    if self.queued_in[t] == Some(Class::Fair) {
-                        self.queued_in[t] = None;
-                        let cpu = cx.task(t).cpu;
-                        self.fair_left(cx, cpu);
-                    }
+                Request::Blocked(t) if self.queued_in[t] == Some(Class::Fair) => {
+                    self.queued_in[t] = None;
+                    let cpu = cx.task(t).cpu;
+                    self.fair_left(cx, cpu);
                 }
                 Request::Kick(c) => self.fair_kick[c] = true,
                 _ => {}

@@ -350,7 +350,7 @@ impl Rt {
         let mut nr = 0;
         for (prio, q) in a.queue.iter().enumerate() {
             let bit = a.bitmap[prio / 64] >> (prio % 64) & 1 == 1;
-            if bit != !q.is_empty() {
+            if bit == q.is_empty() {
                 return Err(format!("rt CPU {cpu}: bitmap bit {prio} disagrees with its list"));
             }
             for &t in q {
