@@ -216,7 +216,18 @@ impl Dl {
     /// `find_later_rq` over `cpudl_find`: an allowed CPU with no deadline task (`task_cpu`,
     /// then `this_cpu`, then a rotation), else the one whose earliest deadline is latest,
     /// if later than `p`'s.
-    fn find_later_rq(&mut self, cx: &mut Ctx, p: TaskId) -> Option<CpuId> {
+    /// `cpudl` of `cpu` with this call's planned pushes applied: its earliest deadline.
+    fn earliest_planned(&self, cpu: CpuId, planned: &[(CpuId, Ns)]) -> Option<Ns> {
+        let mut e = self.earliest(cpu);
+        for &(c, d) in planned {
+            if c == cpu {
+                e = Some(e.map_or(d, |x| x.min(d)));
+            }
+        }
+        e
+    }
+
+    fn find_later_rq(&mut self, cx: &mut Ctx, p: TaskId, planned: &[(CpuId, Ns)]) -> Option<CpuId> {
         let n = cx.nr_cpus();
         if cx.task(p).affinity.count() < 2 {
             return None;
@@ -225,7 +236,7 @@ impl Dl {
         self.rotor = (self.rotor + 1) % n;
         let rotor = self.rotor;
         let aff = &cx.task(p).affinity;
-        let free = |c: CpuId| aff.contains(c) && !self.busy(c);
+        let free = |c: CpuId| aff.contains(c) && self.earliest_planned(c, planned).is_none();
         let here = cx.task(p).cpu;
         if free(here) {
             return Some(here);
@@ -239,7 +250,7 @@ impl Dl {
         let dl = self.tasks[p].deadline;
         (0..n)
             .filter(|&c| aff.contains(c))
-            .filter_map(|c| self.earliest(c).map(|e| (e, c)))
+            .filter_map(|c| self.earliest_planned(c, planned).map(|e| (e, c)))
             .filter(|&(e, _)| dl < e)
             .max_by_key(|&(e, c)| (e, std::cmp::Reverse(c)))
             .map(|(_, c)| c)
@@ -253,7 +264,7 @@ impl Dl {
         if cx.task(c).affinity.count() >= 2 && self.tasks[p].deadline < self.tasks[c].deadline {
             return prev;
         }
-        match self.find_later_rq(cx, p) {
+        match self.find_later_rq(cx, p, &[]) {
             Some(t) if self.earliest(t).is_none_or(|e| self.tasks[p].deadline < e) => t,
             _ => prev,
         }
@@ -264,22 +275,34 @@ impl Dl {
         self.ready[cpu].iter().map(|&(_, t)| t).find(|&t| Some(t) != running && cx.task(t).affinity.count() > 1)
     }
 
-    /// `push_dl_task`: move `cpu`'s earliest pushable task to a CPU where it would run
-    /// (one per call; the kernel applies the move after the hook).
+    /// `push_dl_tasks`: while `cpu` has a pushable task that would not run here at once,
+    /// move it to a CPU where it would run; targets already chosen in this call count
+    /// with their new deadline (the kernel applies the moves after the hook).
     pub fn push(&mut self, cx: &mut Ctx, cpu: CpuId, curr: &[Curr]) {
         let running = curr[cpu].map(|(t, _)| t);
-        let Some(next) = self.pushable(cx, cpu, running) else { return };
-        if self.preempts(cpu, next, curr) {
-            if matches!(curr[cpu], Some((_, Class::Dl))) {
-                cx.resched_curr(cpu);
+        let mut planned: Vec<(CpuId, Ns)> = Vec::new();
+        let mut moved: Vec<TaskId> = Vec::new();
+        loop {
+            let next = self.ready[cpu]
+                .iter()
+                .map(|&(_, t)| t)
+                .find(|&t| Some(t) != running && !moved.contains(&t) && cx.task(t).affinity.count() > 1);
+            let Some(next) = next else { return };
+            if self.preempts(cpu, next, curr) {
+                if matches!(curr[cpu], Some((_, Class::Dl))) {
+                    cx.resched_curr(cpu);
+                }
+                return;
             }
-            return;
-        }
-        if let Some(t) = self.find_later_rq(cx, next) {
-            if t != cpu && self.earliest(t).is_none_or(|e| self.tasks[next].deadline < e) {
-                self.pushes += 1;
-                cx.migrate(next, t);
+            let d = self.tasks[next].deadline;
+            let Some(t) = self.find_later_rq(cx, next, &planned) else { return };
+            if t == cpu || self.earliest_planned(t, &planned).is_some_and(|e| e <= d) {
+                return;
             }
+            self.pushes += 1;
+            cx.migrate(next, t);
+            planned.push((t, d));
+            moved.push(next);
         }
     }
 
