@@ -6,7 +6,7 @@ use schedlab_probe::Mode;
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::{BTreeMap, VecDeque};
 
-pub(crate) const SITES: [LockSite; 9] = [
+pub(crate) const SITES: [LockSite; 10] = [
     LockSite::Schedule,
     LockSite::TryToWakeUp,
     LockSite::TtwuPending,
@@ -16,6 +16,7 @@ pub(crate) const SITES: [LockSite; 9] = [
     LockSite::Setattr,
     LockSite::FutexBucket,
     LockSite::SchedFork,
+    LockSite::LoadBalance,
 ];
 
 fn site_index(s: LockSite) -> usize {
@@ -72,6 +73,19 @@ pub(crate) enum Action {
     WakeUpNewTask {
         child: TaskId,
         cpu: CpuId,
+    },
+    /// `delayed_wakeup`: trylock `cpu`'s runqueue for `child`, else delay it (`delayed.rs`).
+    WakeUpNewTaskTry {
+        child: TaskId,
+        cpu: CpuId,
+    },
+    /// Linux 2.6.32's newly-idle balance, still holding `this` runqueue's lock: take
+    /// `busiest` by `double_lock_balance`, then run `action` for `hold` (`version.rs`).
+    DoubleLockBalance {
+        this: CpuId,
+        busiest: CpuId,
+        hold: Ns,
+        action: Box<Action>,
     },
     MoveQueued {
         task: TaskId,
@@ -211,6 +225,9 @@ pub(crate) struct Cpu {
     pub segs: VecDeque<(KernelPath, Ns)>,
     /// Kernel time per path of closed segments, indexed by `KernelPath::index`.
     pub path_ns: [u64; KernelPath::ALL.len()],
+    /// A lock this CPU keeps after its current hold ends, for the next step (2.6.32's
+    /// newly-idle balance keeps `schedule()`'s runqueue lock: `version.rs`).
+    pub kept: Option<LockId>,
 }
 
 impl Default for Cpu {
@@ -236,6 +253,7 @@ impl Default for Cpu {
             seg_start: Ns(0),
             segs: VecDeque::new(),
             path_ns: [0; KernelPath::ALL.len()],
+            kept: None,
         }
     }
 }
@@ -263,6 +281,8 @@ pub(crate) enum Ipi {
     WakeList,
     /// `kick_ilb`: run the idle load balancer.
     Balance,
+    /// A delayed new task waits for this idle CPU's next `schedule()` (`delayed.rs`).
+    Delayed,
 }
 
 #[derive(Clone, Debug)]
@@ -368,6 +388,12 @@ impl Kernel<'_> {
                     self.interrupt(cpu, [self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
                 }
                 Ipi::Balance => self.interrupt(cpu, [Step::Do(Action::NohzBalance)]),
+                Ipi::Delayed => {
+                    if self.dtq.has_pending(cpu) {
+                        self.set_need_resched(cpu, true);
+                        self.interrupt(cpu, []);
+                    }
+                }
             },
             Event::Start { template } => {
                 self.pending_starts -= 1;
@@ -504,7 +530,9 @@ impl Kernel<'_> {
         match busy {
             Busy::Hold { locks, n } => {
                 for i in (0..n as usize).rev() {
-                    self.release(locks[i]);
+                    if self.cpus[cpu].kept != Some(locks[i]) {
+                        self.release(locks[i]);
+                    }
                 }
             }
             Busy::User => {
@@ -516,7 +544,7 @@ impl Kernel<'_> {
         self.advance(cpu);
     }
 
-    fn release(&mut self, lock: LockId) {
+    pub(crate) fn release(&mut self, lock: LockId) {
         let now = self.now;
         let l = &mut self.locks[lock];
         match l.waiters.pop_front() {
@@ -615,9 +643,11 @@ impl Kernel<'_> {
                     self.cur_path = path;
                     let extra = self.act(cpu, action);
                     let mut segs = vec![(path, hold + extra + transfer)];
+                    // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
+                    let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
                     for (p, ns) in std::mem::take(&mut self.pending_work) {
                         match p {
-                            KernelPath::Balance => self.queue_work(cpu, p, ns),
+                            KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
                             _ => segs.push((p, ns)),
                         }
                     }
@@ -637,7 +667,15 @@ impl Kernel<'_> {
     fn queue_work(&mut self, cpu: CpuId, path: KernelPath, ns: Ns) {
         let ks = &mut self.cpus[cpu].kstack;
         let at = if path == KernelPath::Balance {
-            ks.iter().take_while(|s| matches!(s, Step::Locked { site: LockSite::Migrate, .. })).count()
+            ks.iter()
+                .take_while(|s| {
+                    matches!(
+                        s,
+                        Step::Locked { site: LockSite::Migrate | LockSite::LoadBalance, .. }
+                            | Step::Do(Action::DoubleLockBalance { .. })
+                    )
+                })
+                .count()
         } else {
             0
         };
@@ -764,7 +802,7 @@ impl Kernel<'_> {
                 let id = self.locks.len();
                 self.locks.push(Lock::default());
                 self.lock_names.push(LockName::FutexBucket(b));
-                self.lock_stats.push([LockStat::default(); 9]);
+                self.lock_stats.push([LockStat::default(); SITES.len()]);
                 self.objs.bucket_locks.insert(b, id);
                 id
             }
@@ -778,15 +816,18 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
         Action::Tick => KernelPath::Tick,
         Action::NohzBalance => KernelPath::Balance,
-        Action::MoveQueuedBatch { .. } | Action::MoveQueued { .. } | Action::ActivateMoved { .. } => {
-            KernelPath::Migrate
-        }
+        Action::MoveQueuedBatch { .. }
+        | Action::MoveQueued { .. }
+        | Action::ActivateMoved { .. }
+        | Action::DoubleLockBalance { .. } => KernelPath::Migrate,
         Action::TtwuStart { .. } | Action::TtwuRunnable { .. } | Action::TtwuActivate { .. } | Action::TtwuPending => {
             KernelPath::Wakeup
         }
-        Action::ForkChild { .. } | Action::WakeUpNewTask { .. } | Action::Exit { .. } | Action::WaitChildren { .. } => {
-            KernelPath::ForkExit
-        }
+        Action::ForkChild { .. }
+        | Action::WakeUpNewTask { .. }
+        | Action::WakeUpNewTaskTry { .. }
+        | Action::Exit { .. }
+        | Action::WaitChildren { .. } => KernelPath::ForkExit,
         Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } => KernelPath::SchedSyscall,
         Action::SleepUntil { .. } => KernelPath::Timer,
         Action::PipeWrite { .. } | Action::PipeRead { .. } => KernelPath::Pipe,
