@@ -714,6 +714,7 @@ impl Kernel<'_> {
             }
             None => {
                 self.set_mode(cpu, Mode::Idle);
+                self.idle_entered = true;
                 if self.idle_tick {
                     // A periodic-tick kernel keeps ticking while idle.
                     self.start_tick(cpu);
