@@ -589,7 +589,8 @@ impl Kernel<'_> {
                         continue;
                     }
                     self.set_mode(cpu, Mode::Kernel);
-                    self.start_kernel(cpu, Busy::Delay, vec![(path, ns)]);
+                    self.cpus[cpu].segs.clear();
+                    self.start_kernel(cpu, Busy::Delay, (path, ns));
                     return;
                 }
                 Step::Do(action) => {
@@ -598,10 +599,12 @@ impl Kernel<'_> {
                     self.act(cpu, action);
                     // The hooks' work runs right after the action, before what it queued
                     // (the balancer's scan after its moves: `queue_work`).
-                    let work = std::mem::take(&mut self.pending_work);
-                    for (path, ns) in work.into_iter().rev() {
+                    // Taken and put back, so its buffer is reused from event to event.
+                    let mut work = std::mem::take(&mut self.pending_work);
+                    for (path, ns) in work.drain(..).rev() {
                         self.queue_work(cpu, path, ns);
                     }
+                    self.pending_work = work;
                 }
                 Step::Locked { locks, n, mut got, site, hold, action } => {
                     while got < n {
@@ -642,16 +645,19 @@ impl Kernel<'_> {
                     let path = KernelPath::of_site(site);
                     self.cur_path = path;
                     let extra = self.act(cpu, action);
-                    let mut segs = vec![(path, hold + extra + transfer)];
+                    let mut first = (path, hold + extra + transfer);
                     // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
                     let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
-                    for (p, ns) in std::mem::take(&mut self.pending_work) {
+                    self.cpus[cpu].segs.clear();
+                    let mut work = std::mem::take(&mut self.pending_work);
+                    for (p, ns) in work.drain(..) {
                         match p {
                             KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
-                            _ => segs.push((p, ns)),
+                            _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
                         }
                     }
-                    self.start_kernel(cpu, Busy::Hold { locks, n }, segs);
+                    self.pending_work = work;
+                    self.start_kernel(cpu, Busy::Hold { locks, n }, first);
                     return;
                 }
             }
@@ -694,23 +700,11 @@ impl Kernel<'_> {
         self.events.push(c.prog.end(), Event::CpuDone { cpu, gen });
     }
 
-    /// Starts a kernel delay or lock hold made of `segs` (path, work), run in order.
-    fn start_kernel(&mut self, cpu: CpuId, busy: Busy, segs: Vec<(KernelPath, Ns)>) {
-        // Consecutive segments of one path are one segment; empty ones after the first vanish.
-        let mut merged: Vec<(KernelPath, Ns)> = Vec::with_capacity(segs.len());
-        for (p, w) in segs {
-            match merged.last_mut() {
-                Some(last) if last.0 == p => last.1 += w,
-                Some(_) if w.0 == 0 => {}
-                _ => merged.push((p, w)),
-            }
-        }
-        let (path, work) = merged[0];
-        let c = &mut self.cpus[cpu];
-        c.segs.clear();
-        c.segs.extend(merged.into_iter().skip(1));
-        c.busy = busy;
-        self.start_segment(cpu, path, work);
+    /// Starts a kernel delay or lock hold: its `first` segment (path, work) now, then the
+    /// CPU's `segs` (built by `push_segment`), in order.
+    fn start_kernel(&mut self, cpu: CpuId, busy: Busy, first: (KernelPath, Ns)) {
+        self.cpus[cpu].busy = busy;
+        self.start_segment(cpu, first.0, first.1);
     }
 
     fn start_segment(&mut self, cpu: CpuId, path: KernelPath, work: Ns) {
@@ -758,6 +752,7 @@ impl Kernel<'_> {
             }
             None => {
                 self.set_mode(cpu, Mode::Idle);
+                self.idle_entered = true;
                 if self.idle_tick {
                     // A periodic-tick kernel keeps ticking while idle.
                     self.start_tick(cpu);
@@ -842,5 +837,17 @@ impl Cpu {
     }
     pub(crate) fn take_spin(&mut self) -> Option<Ns> {
         self.spin_since.take()
+    }
+}
+
+/// Appends a segment (path, work) to a delay or hold whose first segment is `first` and
+/// further ones `rest`: consecutive segments of one path are one segment, and empty ones
+/// after the first vanish (built in place: no buffer per event).
+fn push_segment(first: &mut (KernelPath, Ns), rest: &mut VecDeque<(KernelPath, Ns)>, (p, w): (KernelPath, Ns)) {
+    let last = rest.back_mut().unwrap_or(first);
+    if last.0 == p {
+        last.1 += w;
+    } else if w.0 != 0 {
+        rest.push_back((p, w));
     }
 }

@@ -200,6 +200,9 @@ pub struct Kernel<'p> {
     /// CPUs the queue is never empty, so a deadlock shows as "only ticks pending"
     /// (`deadlock.rs`).
     pub(crate) ticks_pending: usize,
+    /// A CPU went idle during the current event: the moment a deadlock may have become
+    /// certain (`deadlock.rs`).
+    pub(crate) idle_entered: bool,
     /// SMT threads slow each other down on this machine.
     pub(crate) smt: bool,
     /// Cores whose busy-thread count changed during the current event (`smt_retime`).
@@ -262,6 +265,7 @@ impl<'p> Kernel<'p> {
             irq_scratch: Vec::new(),
             idle_tick,
             ticks_pending: 0,
+            idle_entered: false,
             smt: machine.smt_shares(),
             smt_dirty: vec![false; cores],
             smt_dirty_list: Vec::new(),
@@ -374,6 +378,10 @@ impl<'p> Kernel<'p> {
                 break;
             }
             if self.idle_tick && self.only_idle_ticks_left() {
+                reason = EndReason::Deadlock;
+                break;
+            }
+            if std::mem::take(&mut self.idle_entered) && self.quiescent() {
                 reason = EndReason::Deadlock;
                 break;
             }
