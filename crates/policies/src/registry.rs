@@ -29,9 +29,9 @@ pub const REGISTRY: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "ule",
-        doc: "FreeBSD ULE (11.1 sched_ule.c; version=current for 15): interactivity score, calendar queue, pickcpu, CPU-0 balancer, idle stealing",
+        doc: "FreeBSD ULE (11.1 sched_ule.c; version=current for 15, 11.1-linux as the ULE-vs-CFS study ran it): interactivity score, calendar queue, pickcpu, CPU-0 balancer, idle stealing",
         make: |m, s| Ok(Box::new(crate::ule::Ule::new(m, s)?)),
-        versions: &["current", "11.1"],
+        versions: &["current", "11.1-linux", "11.1"],
     },
     PolicyEntry {
         name: "o1",

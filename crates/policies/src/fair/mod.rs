@@ -442,6 +442,8 @@ impl SchedClass for Fair {
             BalanceKind::NewIdle => self.newidle_balance(cx, cpu),
             BalanceKind::Tick => self.trigger_load_balance(cx, cpu),
             BalanceKind::NohzIdle => self.nohz_idle_balance(cx, cpu),
+            // Linux NOHZ declares no idle wakeup.
+            BalanceKind::IdleWake => {}
         }
         self.flush_work(cx);
     }
