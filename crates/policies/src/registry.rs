@@ -23,9 +23,9 @@ pub const REGISTRY: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "cfs",
-        doc: "Linux CFS (v5.15 fair.c): weighted vruntime, sched_slice, sleeper credit, wakeup granularity, buddies, task groups",
+        doc: "Linux CFS (v5.15 fair.c; version=4.9 as in the ULE-vs-CFS study): weighted vruntime, sched_slice, sleeper credit, wakeup granularity, buddies, task groups",
         make: |m, s| Ok(Box::new(crate::fair::Fair::cfs(m, s)?)),
-        versions: &["5.15"],
+        versions: &["4.9", "5.15"],
     },
     PolicyEntry {
         name: "ule",
