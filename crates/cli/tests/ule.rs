@@ -35,8 +35,8 @@ fn fibo_share(r: &RunRecord) -> f64 {
 /// completes sooner.
 #[test]
 fn fibo_sysbench_cfs_shares_ule_starves() {
-    let cfs = study("ule-cfs-fibo-sysbench", "cfs", false);
-    let ule = study("ule-cfs-fibo-sysbench", "ule", false);
+    let cfs = study("ule-cfs-fibo-sysbench", "cfs@4.9", false);
+    let ule = study("ule-cfs-fibo-sysbench", "ule@11.1-linux", false);
     let (c, u) = (fibo_share(&cfs), fibo_share(&ule));
     assert!((0.40..=0.55).contains(&c), "cfs: fibo share {c:.3}");
     assert!(u < 0.05, "ule: fibo share {u:.3}");
@@ -57,7 +57,7 @@ fn fibo_sysbench_cfs_shares_ule_starves() {
 /// first burst (1.5–2.5 ms) they never run again. Under CFS every worker gets its share.
 #[test]
 fn sysbench128_late_forks_starve_under_ule_only() {
-    let ule = study("ule-cfs-sysbench128", "ule", false);
+    let ule = study("ule-cfs-sysbench128", "ule@11.1-linux", false);
     let workers: Vec<_> = ule.tasks.iter().filter(|t| t.name.starts_with("worker.")).collect();
     assert!(workers.len() > 64);
     for w in &workers[..10] {
@@ -66,7 +66,7 @@ fn sysbench128_late_forks_starve_under_ule_only() {
     let tail = &workers[workers.len() - 10..];
     let starved = tail.iter().filter(|w| w.runtime_ns < 10_000_000).count();
     assert!(starved >= 5, "only {starved} of the last 10 workers ran < 10 ms in 30 s under ule");
-    let cfs = study("ule-cfs-sysbench128", "cfs", false);
+    let cfs = study("ule-cfs-sysbench128", "cfs@4.9", false);
     let cw: Vec<_> = cfs.tasks.iter().filter(|t| t.name.starts_with("worker.")).collect();
     assert_eq!(cw.len(), 128);
     assert!(cw.iter().all(|w| w.runtime_ns > 100_000_000));

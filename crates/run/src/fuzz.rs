@@ -19,8 +19,10 @@ pub const CONFIGS: &[(&str, &[(&str, &str)])] = &[
     ("eevdf", &[("autogroup", "0"), ("RUN_TO_PARITY", "0")]),
     ("cfs", &[]),
     ("cfs", &[("autogroup", "0")]),
+    ("cfs", &[("version", "4.9")]),
     ("ule", &[]),
     ("ule", &[("version", "current")]),
+    ("ule", &[("version", "11.1-linux")]),
     ("o1", &[]),
     ("fifo", &[]),
 ];

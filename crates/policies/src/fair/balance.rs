@@ -558,7 +558,8 @@ impl Fair {
     fn sd_balance_interval(&self, sd: &Domain, busy: bool) -> u64 {
         let ms = sd.balance_interval * if busy { sd.busy_factor } else { 1 };
         let mut j = (ms * 1_000_000).div_ceil(self.jiffy);
-        if busy {
+        // v5.x takes one jiffy off a busy interval to de-synchronise levels; v4.9 does not.
+        if busy && self.t.version != super::Version::V4_9 {
             j = j.saturating_sub(1);
         }
         j.clamp(1, self.max_balance_interval())
