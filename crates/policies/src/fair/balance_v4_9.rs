@@ -67,10 +67,10 @@ impl Fair {
     }
 
     /// `rq->cpu_load[idx]` as of jiffy `j`: an idle CPU's history decayed over the ticks
-    /// it did not take.
+    /// it did not take (a busy CPU may not have taken this jiffy's tick yet: not missed).
     fn cpu_load_hist(&self, cpu: CpuId, idx: usize, j: u64) -> u64 {
         let rq = &self.cpu[cpu];
-        let missed = j.saturating_sub(rq.cpu_load_jiffy);
+        let missed = j.saturating_sub(rq.cpu_load_jiffy + 1);
         if idx == 0 || missed == 0 {
             return rq.cpu_load[idx];
         }
