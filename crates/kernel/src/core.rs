@@ -270,7 +270,7 @@ impl Kernel<'_> {
         let cgroup = tpl.group.or_else(|| inherited(|i| i.cgroup));
         let session = tpl.session.or_else(|| inherited(|i| i.session));
         let slice = tpl.slice.map(|s| s.0).or_else(|| parent.and_then(|p| self.info[p].slice));
-        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent, cgroup, session, slice });
+        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent, cgroup, session, slice, kthread: false });
         self.tasks.push(Task {
             template,
             state: TState::Running,
@@ -372,6 +372,12 @@ impl Kernel<'_> {
             Action::Schedule { newidle } => return self.schedule(cpu, newidle),
             Action::NohzBalance => {
                 hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
+            }
+            Action::IdleWake => {
+                // Only a CPU still idle looks (work may have arrived before the interrupt ran).
+                if self.cpus[cpu].curr.is_none() && self.views[cpu].nr_running == 0 {
+                    hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::IdleWake));
+                }
             }
             Action::Tick => {
                 if self.dtq.has_pending(cpu) {
