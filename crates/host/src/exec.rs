@@ -218,6 +218,20 @@ impl Interp<'_> {
             Op::Signal(c) => objs.signal(*c, false),
             Op::Broadcast(c) => objs.signal(*c, true),
             Op::Barrier(b) => objs.barrier(*b)?,
+            Op::SpinBarrier { barrier, spin } => objs.spin_barrier(*barrier, spin.0)?,
+            Op::Poll { set } => {
+                let ps = &self.prog.polls[*set];
+                let i = objs.poll(&ps.pipes)?;
+                self.pc = ps.arms[i];
+                return Ok(());
+            }
+            Op::Jump(to) => {
+                self.pc = *to;
+                return Ok(());
+            }
+            Op::MarkBegin { .. } | Op::MarkEnd { .. } => {
+                return Err(End::Failed("mark_begin/mark_end are simulation-only (refused up front)".into()))
+            }
             Op::SetNice(n) => {
                 sys::set_nice(sys::gettid(), *n)
                     .map_err(|e| End::Failed(format!("setpriority({n}): {}", sys::strerror(e))))?;

@@ -111,7 +111,19 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
             wl.initial_tasks()
         ));
     }
+    if let Some(s) = wl.spans.first() {
+        return Err(format!(
+            "span `{s}`: mark_begin/mark_end are simulation-only; host runs do not record spans yet"
+        ));
+    }
     for tpl in &wl.templates {
+        if tpl.kthread {
+            return Err(format!(
+                "task `{}`: kernel threads (`[[daemon]]`, `kthread = true`) are simulation-only; \
+                 a host run cannot create them",
+                tpl.name
+            ));
+        }
         if let Some(s) = tpl.session {
             check_session(wl, tpl, s)?;
         }

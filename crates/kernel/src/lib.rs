@@ -21,6 +21,7 @@ mod exec;
 mod hrtimer;
 mod invariants;
 mod objects;
+mod waits;
 
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
@@ -99,6 +100,8 @@ pub(crate) enum BlockedOn {
     PipeWrite(usize),
     Futex,
     Children,
+    /// `poll` on the pipes of the task's current `poll` op.
+    Poll,
 }
 
 pub(crate) struct Task {
@@ -130,6 +133,8 @@ pub(crate) struct Task {
     pub wake_migrated: bool,
     /// Asleep but still queued: the policy delayed its dequeue (v6.12 `se->sched_delayed`).
     pub delayed: bool,
+    /// Open spans: (span, id, begun at).
+    pub spans: Vec<(usize, u64, Ns)>,
 }
 
 /// The simulated kernel.

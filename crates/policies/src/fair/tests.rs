@@ -62,6 +62,7 @@ impl Harness {
             cgroup: None,
             session: None,
             slice: None,
+            kthread: false,
         });
         self.with(|f, cx| f.task_new(cx, p, None));
         self.with(|f, cx| f.enqueue_task(cx, 0, p, enqueue::INITIAL));
