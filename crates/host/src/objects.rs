@@ -233,9 +233,9 @@ impl Objects {
         Ok(())
     }
 
-    /// `poll(2)` on the read ends of `pipes` until one is readable; the first readable one's
-    /// position in `pipes`.
-    pub fn poll(&self, pipes: &[usize]) -> Result<usize, ObjError> {
+    /// `poll(2)` on the read ends of `pipes` until one is readable; the position in `pipes`
+    /// of the first readable one at or after `from` (wrapping around, as the simulator).
+    pub fn poll(&self, pipes: &[usize], from: usize) -> Result<usize, ObjError> {
         let mut fds: Vec<libc::pollfd> = pipes
             .iter()
             .map(|&p| libc::pollfd { fd: self.pipes[p].read.as_raw_fd(), events: libc::POLLIN, revents: 0 })
@@ -244,7 +244,8 @@ impl Objects {
             // SAFETY: `fds` is a valid array of `fds.len()` pollfds that outlives the call.
             let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
             if r > 0 {
-                if let Some(i) = fds.iter().position(|f| f.revents & libc::POLLIN != 0) {
+                let n = fds.len();
+                if let Some(i) = (0..n).map(|k| (from + k) % n).find(|&i| fds[i].revents & libc::POLLIN != 0) {
                     return Ok(i);
                 }
                 return Err(ObjError::Failed("poll: a pipe was closed".into()));

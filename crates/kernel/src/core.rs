@@ -290,6 +290,7 @@ impl Kernel<'_> {
             wake_migrated: false,
             delayed: false,
             spans: Vec::new(),
+            poll_next: Vec::new(),
         });
         self.exit_times.push(None);
         self.alive += 1;

@@ -135,6 +135,8 @@ pub(crate) struct Task {
     pub delayed: bool,
     /// Open spans: (span, id, begun at).
     pub spans: Vec<(usize, u64, Ns)>,
+    /// Per `poll` set of the program: the index its next scan starts at.
+    pub poll_next: Vec<u32>,
 }
 
 /// The simulated kernel.

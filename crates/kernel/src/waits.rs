@@ -106,15 +106,26 @@ impl Kernel<'_> {
         steps.push(Step::Do(Action::Poll { task: t }));
     }
 
-    /// `do_poll`: the first readable pipe, in order, sends the task to its arm; with none
-    /// readable the task waits on every pipe's wait queue (`poll_schedule_timeout`).
+    /// `do_poll`: a readable pipe sends the task to its arm; with none readable the task
+    /// waits on every pipe's wait queue (`poll_schedule_timeout`). The scan starts after
+    /// the pipe served last and wraps around, as a program that handles every ready fd of
+    /// one `poll` return before polling again serves them (a scan always from the first
+    /// would starve the last ones under load).
     pub(crate) fn do_poll(&mut self, cpu: CpuId, t: TaskId) {
         let task = &self.tasks[t];
         let Some(&Op::Poll { set }) = task.prog.ops.get(task.pc) else { return };
         let ps = &task.prog.polls[set];
-        if let Some(i) = ps.pipes.iter().position(|&p| self.objs.pipes[p].len > 0) {
+        let n = ps.pipes.len();
+        let from = task.poll_next.get(set).map_or(0, |&i| i as usize);
+        let ready = (0..n).map(|k| (from + k) % n).find(|&i| self.objs.pipes[ps.pipes[i]].len > 0);
+        if let Some(i) = ready {
             let arm = ps.arms[i];
+            let sets = task.prog.polls.len();
             let task = &mut self.tasks[t];
+            if task.poll_next.len() < sets {
+                task.poll_next.resize(sets, 0);
+            }
+            task.poll_next[set] = ((i + 1) % n) as u32;
             task.pc = arm;
             task.op_phase = 0;
             task.op_left = None;

@@ -422,7 +422,7 @@ impl<'a> P<'a> {
         let extra: &[&str] = match verb.as_str() {
             "loop" | "for" => &["do", "count"],
             "poll" => &["each", "count", "do"],
-            "barrier" => &["spin"],
+            "barrier" => &["spin_max"],
             "mark_begin" | "mark_end" => &["id"],
             "fork" => &["count"],
             "send" | "recv" => &["bytes"],
@@ -499,10 +499,10 @@ impl<'a> P<'a> {
             "cond_wait" => AstOp::CondWait { cond: self.string(val, &f)?, mutex: name("mutex")? },
             "signal" => AstOp::Signal(self.string(val, &f)?),
             "broadcast" => AstOp::Broadcast(self.string(val, &f)?),
-            "barrier" => match self.get(t, "spin") {
+            "barrier" => match self.get(t, "spin_max") {
                 None => AstOp::Barrier(self.string(val, &f)?),
                 Some(sv) => {
-                    let spin = self.duration(sv, &join(field, "spin"))?;
+                    let spin = self.duration(sv, &join(field, "spin_max"))?;
                     AstOp::SpinBarrier { barrier: self.string(val, &f)?, spin }
                 }
             },
