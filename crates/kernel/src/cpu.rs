@@ -132,6 +132,10 @@ pub(crate) enum Action {
         task: TaskId,
         pipe: usize,
     },
+    /// `do_poll`'s scan of the task's current `poll` op's pipes.
+    Poll {
+        task: TaskId,
+    },
     FutexWait {
         task: TaskId,
         key: crate::objects::FutexKey,
@@ -733,6 +737,20 @@ impl Kernel<'_> {
         self.start_busy(cpu, busy, work, false);
     }
 
+    /// Ends the user work in progress on `cpu` `after` from now, if it would run longer (a
+    /// spinner that sees the word it spins on change).
+    pub(crate) fn cut_user(&mut self, cpu: CpuId, after: Ns) {
+        let now = self.now;
+        let c = &mut self.cpus[cpu];
+        if !matches!(c.busy, Busy::User) || c.prog.left_at(now) <= after {
+            return;
+        }
+        c.gen += 1;
+        c.prog = Progress { since: now, left: after, rate: c.prog.rate, fixed: true };
+        let gen = c.gen;
+        self.events.push(now + after, Event::CpuDone { cpu, gen });
+    }
+
     /// Starts user work of `dur` for the current task; `fixed`: a wall-clock span.
     pub(crate) fn start_user(&mut self, cpu: CpuId, dur: Ns, fixed: bool) {
         self.set_mode(cpu, Mode::User);
@@ -854,7 +872,7 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         | Action::WaitChildren { .. } => KernelPath::ForkExit,
         Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } => KernelPath::SchedSyscall,
         Action::SleepUntil { .. } => KernelPath::Timer,
-        Action::PipeWrite { .. } | Action::PipeRead { .. } => KernelPath::Pipe,
+        Action::PipeWrite { .. } | Action::PipeRead { .. } | Action::Poll { .. } => KernelPath::Pipe,
         Action::FutexWait { .. } | Action::FutexWake { .. } => KernelPath::Futex,
     }
 }

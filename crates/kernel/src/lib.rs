@@ -26,6 +26,7 @@ mod version;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
 pub use version::KernelVersion;
+mod waits;
 
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
@@ -116,6 +117,8 @@ pub(crate) enum BlockedOn {
     PipeWrite(usize),
     Futex,
     Children,
+    /// `poll` on the pipes of the task's current `poll` op.
+    Poll,
 }
 
 pub(crate) struct Task {
@@ -149,6 +152,10 @@ pub(crate) struct Task {
     pub delayed: bool,
     /// A forked task that has not run yet: when it was forked (for fork-to-first-run time).
     pub born: Option<Ns>,
+    /// Open spans: (span, id, begun at).
+    pub spans: Vec<(usize, u64, Ns)>,
+    /// Per `poll` set of the program: the index its next scan starts at.
+    pub poll_next: Vec<u32>,
 }
 
 /// The simulated kernel.
