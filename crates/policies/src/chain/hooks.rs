@@ -292,7 +292,7 @@ impl SchedClass for Chain {
                 }
             }
             BalanceKind::NohzIdle => self.fair_kick[cpu] = false,
-            BalanceKind::Tick => {}
+            BalanceKind::Tick | BalanceKind::IdleWake => {}
         }
         self.fair_call(cx, |f, cx| f.balance(cx, cpu, kind));
     }
