@@ -32,9 +32,9 @@ const CASES: &[Case] = &[
         "rt priority missing",
         "[[task]]\nname = \"t\"\npolicy = \"rr\"\nprogram = [ { run = \"1ms\" } ]\n",
         &[],
-        ":3:",
-        "task[0]",
-        "rt_priority",
+        ":3:10",
+        "task[0].rt_priority",
+        "missing required field",
     ),
     (
         "policy parameter without a policy that takes it",
@@ -54,7 +54,7 @@ const CASES: &[Case] = &[
     ),
     (
         "deadline admission refused",
-        "[[task]]\nname = \"t\"\ncount = 3\npolicy = \"deadline\"\nruntime = \"6ms\"\nperiod = \"10ms\"\nprogram = [ { run = \"1ms\" } ]\n",
+        "[[task]]\nname = \"t\"\ncount = 3\npolicy = \"deadline\"\nruntime = \"7ms\"\nperiod = \"10ms\"\nprogram = [ { run = \"1ms\" } ]\n",
         &["--machine", "smp2", "--sched", "eevdf"],
         ":4:10",
         "task[0].policy",
