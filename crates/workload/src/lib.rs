@@ -7,12 +7,14 @@
 //! `docs/workload-language.md` documents every field.
 
 mod expr;
+mod futex;
 mod lower;
 mod parse;
 
 pub use expr::MAX_EXPR_DEPTH;
+pub use futex::{FutexDef, FutexOp, WakeCmp, WakeOpKind};
 pub use lower::{Op, Program};
-pub use parse::{parse_workload, MAX_LOOP_NESTING, SLICE_MAX, SLICE_MIN};
+pub use parse::{parse_workload, FUTEX_ALL, MAX_LOOP_NESTING, SLICE_MAX, SLICE_MIN};
 pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
 
 use schedlab_machine::CpuSet;
@@ -81,6 +83,9 @@ pub struct TaskTemplate {
     /// A process of its own rather than a thread (hackbench's process mode). The simulator
     /// models tasks alike either way; host runs `fork`.
     pub process: bool,
+    /// A VIP task (`vip = true`): its futex waits queue ahead of normal waiters
+    /// (`docs/futex.md`; simulation only).
+    pub vip: bool,
     pub(crate) body: Vec<parse::Node>,
     /// Whether the program mentions the instance index `n` (else one program serves all).
     pub instance_dependent: bool,
@@ -106,6 +111,8 @@ pub struct Workload {
     pub mutexes: Vec<String>,
     pub conds: Vec<String>,
     pub barriers: Vec<BarrierDef>,
+    /// `[[futex]]` words.
+    pub futexes: Vec<FutexDef>,
     pub templates: Vec<TaskTemplate>,
     /// `[[group]]` cgroups and sessions (autogroups).
     pub groups: TaskGroups,

@@ -1,6 +1,9 @@
 //! Spanned TOML → validated workload AST.
 
+mod futex;
 mod groups;
+
+pub use futex::FUTEX_ALL;
 
 use crate::expr::{self, Env};
 use crate::{
@@ -52,6 +55,8 @@ pub(crate) enum AstOp {
     Send {
         pipe: String,
         bytes: IntSrc,
+        /// Wake the reader with `WF_CURRENT_CPU` (simulation only).
+        current_cpu: bool,
     },
     Recv {
         pipe: String,
@@ -71,6 +76,7 @@ pub(crate) enum AstOp {
     SetAffinity(CpuSet),
     /// `sched_setattr(sched_runtime)`: a custom slice, or `None` for the base slice.
     SetSlice(Option<Ns>),
+    Futex(crate::futex::FutexOp<String>),
 }
 
 struct P<'a> {
@@ -374,7 +380,11 @@ impl<'a> P<'a> {
         let extra: &[&str] = match verb.as_str() {
             "loop" | "for" => &["do", "count"],
             "fork" => &["count"],
-            "send" | "recv" => &["bytes"],
+            "send" => &["bytes", "current_cpu"],
+            "recv" => &["bytes"],
+            v if futex::FUTEX_VERBS.iter().any(|(n, _)| *n == v) => {
+                futex::FUTEX_VERBS.iter().find(|(n, _)| *n == v).map(|(_, e)| *e).unwrap_or(&[])
+            }
             "cond_wait" => &["mutex"],
             _ => &[],
         };
@@ -438,7 +448,13 @@ impl<'a> P<'a> {
                 let pipe = self.string(val, &f)?;
                 let bytes = self.int_src(self.require(t, "bytes", at, field)?, &join(field, "bytes"))?;
                 if verb == "send" {
-                    AstOp::Send { pipe, bytes }
+                    let current_cpu = match self.get(t, "current_cpu") {
+                        Some(v) => v.get_ref().as_bool().ok_or_else(|| {
+                            self.err(v.span().start, &join(field, "current_cpu"), "expected true or false")
+                        })?,
+                        None => false,
+                    };
+                    AstOp::Send { pipe, bytes, current_cpu }
                 } else {
                     AstOp::Recv { pipe, bytes }
                 }
@@ -463,6 +479,7 @@ impl<'a> P<'a> {
             }
             "set_affinity" => AstOp::SetAffinity(self.cpuset(val, &f)?),
             "set_slice" => AstOp::SetSlice(self.slice(val, &f)?),
+            v if futex::FUTEX_VERBS.iter().any(|(n, _)| *n == v) => self.futex_op(v, val, t, at, field)?,
             _ => unreachable!("verb list and match agree"),
         };
         node(op)
@@ -491,6 +508,15 @@ const VERBS: &[&str] = &[
     "set_nice",
     "set_affinity",
     "set_slice",
+    "futex_set",
+    "futex_add",
+    "futex_wait",
+    "futex_wake",
+    "futex_swap",
+    "futex_wake_op",
+    "futex_requeue",
+    "lock_pi",
+    "unlock_pi",
 ];
 
 /// Custom slice bounds (`kernel/sched/syscalls.c: __setscheduler_params`, v6.12: the
@@ -531,7 +557,8 @@ fn mentions_n(nodes: &[Node]) -> bool {
         AstOp::Loop { count, body } => count.as_ref().is_some_and(int) || mentions_n(body),
         AstOp::For { count, body, .. } => int(count) || mentions_n(body),
         AstOp::Fork { count, .. } | AstOp::SetNice(count) => int(count),
-        AstOp::Send { pipe, bytes } | AstOp::Recv { pipe, bytes } => has(pipe) || int(bytes),
+        AstOp::Send { pipe, bytes, .. } | AstOp::Recv { pipe, bytes } => has(pipe) || int(bytes),
+        AstOp::Futex(op) => op.words().into_iter().any(|w| has(w)),
         AstOp::Lock(s) | AstOp::Unlock(s) | AstOp::Signal(s) | AstOp::Broadcast(s) | AstOp::Barrier(s) => has(s),
         AstOp::CondWait { cond, mutex } => has(cond) || has(mutex),
         _ => false,
@@ -585,6 +612,7 @@ pub fn parse_workload(
             "mutex",
             "cond",
             "barrier",
+            "futex",
             "group",
             "session",
             "task",
@@ -707,6 +735,7 @@ pub fn parse_workload(
         }
     }
 
+    let futexes = p.futexes(root)?;
     let mut groups = p.task_groups(root)?;
 
     // Tasks: collect names first so `fork` can name a template defined further down.
@@ -735,7 +764,7 @@ pub fn parse_workload(
             t,
             &[
                 "name", "count", "template", "nice", "policy", "affinity", "start", "group", "session", "slice",
-                "process", "program",
+                "process", "program", "vip",
             ],
             &f,
         )?;
@@ -751,6 +780,12 @@ pub fn parse_workload(
                 .get_ref()
                 .as_bool()
                 .ok_or_else(|| p.err(v.span().start, &join(&f, "process"), "expected true or false"))?,
+            None => false,
+        };
+        let vip = match p.get(t, "vip") {
+            Some(v) => {
+                v.get_ref().as_bool().ok_or_else(|| p.err(v.span().start, &join(&f, "vip"), "expected true or false"))?
+            }
             None => false,
         };
         let count = match p.get(t, "count") {
@@ -806,6 +841,7 @@ pub fn parse_workload(
             session,
             slice,
             process,
+            vip,
             body,
             instance_dependent,
         });
@@ -863,6 +899,7 @@ pub fn parse_workload(
         mutexes,
         conds,
         barriers,
+        futexes,
         templates,
     };
     // Lower every program once now, so that undefined objects are reported before the run,
