@@ -18,10 +18,13 @@ mod core;
 mod cpu;
 mod deadlock;
 mod exec;
+mod futex;
+mod futex_pi;
 mod hrtimer;
 mod invariants;
 mod objects;
 
+pub use futex::FutexConfig;
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
@@ -43,6 +46,8 @@ pub struct KernelConfig {
     pub seed: u64,
     /// At most this many tasks may ever exist.
     pub max_tasks: u64,
+    /// Futex switches (VIP, lock-chain depth).
+    pub futex: FutexConfig,
 }
 
 impl Default for KernelConfig {
@@ -53,6 +58,7 @@ impl Default for KernelConfig {
             end: Ns::from_secs(10),
             seed: 1,
             max_tasks: 1_000_000,
+            futex: FutexConfig::default(),
         }
     }
 }
@@ -415,9 +421,30 @@ impl<'p> Kernel<'p> {
             locks,
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
-            policy_counters: self.policy.counters(),
+            policy_counters: self.counters(),
             deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
         }
+    }
+
+    /// The policy's counters, then the kernel's futex counters that are not zero
+    /// (`kernel.futex_swaps`, `kernel.direct_switches`, …).
+    fn counters(&self) -> Vec<(String, u64)> {
+        let mut c = self.policy.counters();
+        let s = &self.objs.stats;
+        let kernel = [
+            ("futex_swaps", s.swaps),
+            ("direct_switches", s.direct_switches),
+            // A direct switch is a `__schedule` without `pick_next_task`.
+            ("picks_skipped", s.direct_switches),
+            ("direct_fallbacks", s.direct_fallbacks),
+            ("futex_requeued", s.requeued),
+            ("vip_jumps", s.vip_jumps),
+            ("vip_starvation_guard", s.vip_guarded),
+            ("vip_inherits", s.vip_inherits),
+            ("pi_boosts", s.pi_boosts),
+        ];
+        c.extend(kernel.iter().filter(|(_, v)| *v > 0).map(|(k, v)| (format!("kernel.{k}"), *v)));
+        c
     }
 
     /// Marks `cpu` as touched by the current event (for the incremental check).

@@ -295,7 +295,10 @@ impl Probe for Metrics {
                 self.move_to(task, time, St::Runnable);
             }
             ProbeEvent::Migrate { task, .. } => self.tasks[task].migrations += 1,
-            ProbeEvent::Exit { .. } | ProbeEvent::CpuMode { .. } => {}
+            ProbeEvent::Exit { .. }
+            | ProbeEvent::CpuMode { .. }
+            | ProbeEvent::PiSetprio { .. }
+            | ProbeEvent::VipInherit { .. } => {}
         }
     }
 }

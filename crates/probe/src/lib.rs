@@ -53,6 +53,11 @@ pub enum ProbeEvent {
     Exit { time: Ns, task: TaskId },
     /// A CPU changed what it is doing (for per-CPU time accounting and timelines).
     CpuMode { time: Ns, cpu: CpuId, mode: Mode },
+    /// `sched_pi_setprio`: priority inheritance changed the task's effective priority
+    /// (`prio`, kernel scale, lower is better; `None`: back to its own).
+    PiSetprio { time: Ns, task: TaskId, prio: Option<u32> },
+    /// The task's inherited VIP treatment began (`on`) or ended (simulation only).
+    VipInherit { time: Ns, task: TaskId, on: bool },
 }
 
 /// A sink for [`ProbeEvent`]s.
