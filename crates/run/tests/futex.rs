@@ -125,7 +125,7 @@ program = [
 ]
 "#;
     let (ev, c) = events(w, "smp4", "cfs", &[]);
-    assert_eq!(counter(&c, "kernel.futex_requeued"), 3);
+    assert_eq!(counter(&c, "futex_requeued"), 3);
     // The waiters are tasks 0..3 (main, task 4, also wakes from its sleeps).
     let wakeups: Vec<TaskId> = ev
         .iter()
@@ -249,9 +249,9 @@ fn the_direct_switch_runs_the_wakee_next_without_a_pick_and_conserves_time() {
     for sched in ["eevdf", "cfs", "ule", "fifo"] {
         let text = pingpong(rounds, true, true, true);
         let (ev, c) = events(&text, "smp2", sched, &[]);
-        assert_eq!(counter(&c, "kernel.direct_switches"), 2 * rounds, "{sched}");
-        assert_eq!(counter(&c, "kernel.picks_skipped"), 2 * rounds, "{sched}");
-        assert_eq!(counter(&c, "kernel.direct_fallbacks"), 0, "{sched}");
+        assert_eq!(counter(&c, "direct_switches"), 2 * rounds, "{sched}");
+        assert_eq!(counter(&c, "picks_skipped"), 2 * rounds, "{sched}");
+        assert_eq!(counter(&c, "direct_fallbacks"), 0, "{sched}");
         let mut direct = 0;
         for (i, e) in ev.iter().enumerate() {
             let ProbeEvent::Wakeup { task, cpu, time, new: false } = *e else { continue };
@@ -349,7 +349,7 @@ program = [ { lock = "m1" }, { run = "1ms" }, { unlock = "m1" } ]
     // Tasks: C = 0, B = 1. A's wait raises B then C; C's unlock of m2 restores C; B's
     // unlock of m1 restores B.
     assert_eq!(vip, [(1, true), (0, true), (0, false), (1, false)]);
-    assert_eq!(counter(&c, "kernel.vip_inherits"), 2);
+    assert_eq!(counter(&c, "vip_inherits"), 2);
     let (ev, _) = events(w, "smp4", "eevdf", &[("futex.vip", "0")]);
     assert!(!ev.iter().any(|e| matches!(e, ProbeEvent::VipInherit { .. })));
     // A chain bounded at one owner raises B only.
@@ -392,7 +392,7 @@ program = [ { lock_pi = "X" }, { run = "1ms" }, { unlock_pi = "X" } ]
     // B waits on Y: C inherits B's 120. A waits on X: B gets 110, and C with it. C's unlock
     // hands Y to B (C back to 125); B's unlock of X hands it to A (B back to 120).
     assert_eq!(prio, [(0, Some(120)), (1, Some(110)), (0, Some(110)), (0, None), (1, None)]);
-    assert_eq!(counter(&c, "kernel.pi_boosts"), 3);
+    assert_eq!(counter(&c, "pi_boosts"), 3);
 }
 
 /// `FUTEX_WAKE_OP`: the op applies to the second word, waiters of the first are woken, and
