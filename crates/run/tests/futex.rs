@@ -35,7 +35,7 @@ fn events(text: &str, machine: &str, sched: &str, sets: &[(&str, &str)]) -> (Vec
     let mut p = Events::default();
     let s = schedlab_run::sim::run_with_probe(&spec(text, machine, sched, sets), &mut p, &mut |_| true).unwrap();
     assert_eq!(s.reason, EndReason::AllExited, "{text}");
-    (p.0, s.policy_counters)
+    (p.0, s.kernel_counters)
 }
 
 fn counter(c: &[(String, u64)], name: &str) -> u64 {
