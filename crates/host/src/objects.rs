@@ -156,18 +156,27 @@ impl Objects {
             FutexOp::Add { word, value } => {
                 self.words[word].fetch_add(value, SeqCst);
             }
-            FutexOp::Wait { word, expected } => {
-                let w = &self.words[word];
-                while w.load(SeqCst) == expected {
-                    if self.stopping() {
-                        return Err(Interrupted);
-                    }
-                    self.wait(w, expected)?;
-                }
+            FutexOp::Wait { word, expected } => self.futex_wait_loop(word, expected)?,
+            // The split form of `futex_swap` is two upstream calls.
+            FutexOp::Swap { wait, expected, wake, split: true, .. } => {
+                self.wake(&self.words[wake], 1);
+                self.futex_wait_loop(wait, expected)?;
             }
             FutexOp::Wake { word, count, .. } => self.wake(&self.words[word], count),
             // Refused before the run starts (`limits::futex_refusal`).
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// `while (*word == expected) futex_wait(word, expected)`.
+    fn futex_wait_loop(&self, word: usize, expected: u32) -> Result<(), Interrupted> {
+        let w = &self.words[word];
+        while w.load(SeqCst) == expected {
+            if self.stopping() {
+                return Err(Interrupted);
+            }
+            self.wait(w, expected)?;
         }
         Ok(())
     }

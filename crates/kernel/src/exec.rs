@@ -229,7 +229,9 @@ impl Kernel<'_> {
                         }
                     };
                     self.next_op(t);
+                    self.objs.stats.timers += 1;
                     if next <= self.now {
+                        self.objs.stats.timer_overruns += 1;
                         continue; // overrun: rt-app does not sleep when the period is already over
                     }
                     steps.extend(self.sleep_steps(t, next));

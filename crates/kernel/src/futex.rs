@@ -35,7 +35,7 @@ pub struct FutexConfig {
 
 impl Default for FutexConfig {
     fn default() -> Self {
-        FutexConfig { vip: true, vip_starvation: Ns::from_ms(20), max_lock_depth: 1024 }
+        FutexConfig { vip: true, vip_starvation: Ns::from_ms(100), max_lock_depth: 1024 }
     }
 }
 
@@ -43,7 +43,7 @@ impl FutexConfig {
     /// The switches, their defaults and what they do (for `schedlab list` and the docs).
     pub const TUNABLES: &'static [(&'static str, &'static str, &'static str)] = &[
         ("futex.vip", "1", "VIP futex queueing and inheritance (0 = off: VIP tasks wait like normal ones)"),
-        ("futex.vip_starvation_ns", "20000000", "a VIP does not jump a normal waiter that has waited longer than this"),
+        ("futex.vip_starvation_ns", "100000000", "a VIP does not jump a normal waiter that has waited longer than this"),
         ("futex.max_lock_depth", "1024", "longest owner chain PI boosts and VIP inheritance follow (1..=1024)"),
     ];
 
@@ -203,7 +203,11 @@ impl Kernel<'_> {
             let mut i = 0;
             while i < list.len() && (woken.len() as u64) < n {
                 if list[i].key == key && !list[i].pi {
-                    woken.push(list.remove(i).task);
+                    let q = list.remove(i);
+                    if self.wl.templates[self.tasks[q.task].template].vip {
+                        self.objs.stats.vip_waited((self.now - q.since).0);
+                    }
+                    woken.push(q.task);
                 } else {
                     i += 1;
                 }
@@ -399,11 +403,15 @@ impl Kernel<'_> {
                 let a = FAction::Wake { key: w(word), n: u64::from(count), wf: cur(current_cpu) };
                 steps.extend(self.futex_call([w(word); 2], a));
             }
-            FutexOp::Swap { wait, expected, wake, current_cpu, direct } => {
-                // Phase 0: the swap call; after it, a plain wait loop on `wait`.
+            FutexOp::Swap { wait, expected, wake, current_cpu, direct, split } => {
+                // Phase 0: the swap call (or, split, a plain wake); then a wait loop on `wait`.
                 if self.tasks[t].op_phase == 0 {
                     self.tasks[t].op_phase = 1;
                     let wf_ = cur(current_cpu || direct);
+                    if split {
+                        steps.extend(self.futex_call([w(wake); 2], FAction::Wake { key: w(wake), n: 1, wf: wf_ }));
+                        return false;
+                    }
                     let a = FAction::Swap { task: t, wait, expected, wake, wf: wf_, direct };
                     steps.extend(self.futex_call([w(wait), w(wake)], a));
                     return false;

@@ -128,7 +128,11 @@ impl Kernel<'_> {
         self.pi_drop(task, word);
         match self.pi_top_waiter(word) {
             Some(next) => {
-                self.futex_unqueue(next);
+                if let Some(q) = self.futex_unqueue(next) {
+                    if self.wl.templates[self.tasks[next].template].vip {
+                        self.objs.stats.vip_waited((self.now - q.since).0);
+                    }
+                }
                 let more = self.pi_top_waiter(word).is_some();
                 self.objs.words[word] = tid(next) | if more { WAITERS } else { 0 };
                 self.pi_take(next, word);

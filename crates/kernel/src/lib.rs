@@ -481,6 +481,13 @@ impl<'p> Kernel<'p> {
             ("vip_starvation_guard", s.vip_guarded),
             ("vip_inherits", s.vip_inherits),
             ("pi_boosts", s.pi_boosts),
+            ("vip_waits", s.vip_waits),
+            ("vip_wait_ns", s.vip_wait_ns),
+            ("vip_wait_max_ns", s.vip_wait_max_ns),
+            ("vip_waits_over_100ms", s.vip_waits_over_100ms),
+            ("vip_waits_over_200ms", s.vip_waits_over_200ms),
+            ("timers", s.timers),
+            ("timer_overruns", s.timer_overruns),
         ];
         kernel.iter().filter(|(_, v)| *v > 0).map(|(k, v)| (k.to_string(), *v)).collect()
     }

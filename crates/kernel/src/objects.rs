@@ -88,6 +88,28 @@ pub(crate) struct FutexStats {
     pub vip_inherits: u64,
     pub pi_boosts: u64,
     pub requeued: u64,
+    /// Futex waits of tasks with `vip = true` that ended in a wakeup (whether VIP queueing
+    /// is on or off): how many, total and longest, and how many lasted over 100 / 200 ms.
+    pub vip_waits: u64,
+    pub vip_wait_ns: u64,
+    pub vip_wait_max_ns: u64,
+    pub vip_waits_over_100ms: u64,
+    pub vip_waits_over_200ms: u64,
+    /// `timer` operations run, and those that found their period already over (the work
+    /// of the previous period ended late: a missed frame).
+    pub timers: u64,
+    pub timer_overruns: u64,
+}
+
+impl FutexStats {
+    /// A VIP task's futex wait of `ns` ended.
+    pub fn vip_waited(&mut self, ns: u64) {
+        self.vip_waits += 1;
+        self.vip_wait_ns += ns;
+        self.vip_wait_max_ns = self.vip_wait_max_ns.max(ns);
+        self.vip_waits_over_100ms += u64::from(ns > 100_000_000);
+        self.vip_waits_over_200ms += u64::from(ns > 200_000_000);
+    }
 }
 
 pub(crate) struct Objects {

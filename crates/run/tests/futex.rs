@@ -310,12 +310,12 @@ fn vip_waiters_jump_normal_ones_unless_the_guard_or_the_switch_says_no() {
     assert!(exit_ns(&r, "n.0") < exit_ns(&r, "n.1"));
     let r = run(&w, "smp4", "eevdf", &[("futex.vip", "0")]);
     assert!(exit_ns(&r, "n.1") < exit_ns(&r, "vip"), "VIP off: FIFO");
-    // The holder keeps the lock 50 ms; the VIP arrives at 30 ms, when n.0 has waited 29.9 ms
-    // (> 20 ms): it queues behind both normal waiters.
-    let w = vip_world("30ms", "50ms");
+    // The holder keeps the lock 150 ms; the VIP arrives at 120 ms, when n.0 has waited
+    // 119.9 ms (> 100 ms): it queues behind both normal waiters.
+    let w = vip_world("120ms", "150ms");
     let r = run(&w, "smp4", "eevdf", &[]);
     assert!(exit_ns(&r, "n.1") < exit_ns(&r, "vip"), "the guard holds the VIP back");
-    let r = run(&w, "smp4", "eevdf", &[("futex.vip_starvation_ns", "40000000")]);
+    let r = run(&w, "smp4", "eevdf", &[("futex.vip_starvation_ns", "130000000")]);
     assert!(exit_ns(&r, "vip") < exit_ns(&r, "n.0"), "a longer threshold lets it jump");
 }
 

@@ -90,7 +90,8 @@ pub enum FutexOp<W = usize> {
     Wake { word: W, count: u32, current_cpu: bool },
     /// `futex_swap`: wake one waiter of `wake` and wait on `wait` while it holds `expected`,
     /// in one call (simulation only); `direct`: hand the CPU straight to the wakee.
-    Swap { wait: W, expected: u32, wake: W, current_cpu: bool, direct: bool },
+    /// `split`: the baseline it replaces, two calls (`futex_wake(wake, 1)`, then the wait).
+    Swap { wait: W, expected: u32, wake: W, current_cpu: bool, direct: bool, split: bool },
     /// `FUTEX_WAKE_OP`: apply `op(oparg)` to `word2`, wake `count` waiters of `word` and, if
     /// `cmp(old word2, cmparg)`, `count2` waiters of `word2`.
     WakeOp { word: W, count: u32, word2: W, count2: u32, op: WakeOpKind, oparg: u32, cmp: WakeCmp, cmparg: u32 },
@@ -113,12 +114,13 @@ impl<W> FutexOp<W> {
             FutexOp::Wake { word, count, current_cpu } => {
                 FutexOp::Wake { word: f(word)?, count: *count, current_cpu: *current_cpu }
             }
-            FutexOp::Swap { wait, expected, wake, current_cpu, direct } => FutexOp::Swap {
+            FutexOp::Swap { wait, expected, wake, current_cpu, direct, split } => FutexOp::Swap {
                 wait: f(wait)?,
                 expected: *expected,
                 wake: f(wake)?,
                 current_cpu: *current_cpu,
                 direct: *direct,
+                split: *split,
             },
             FutexOp::WakeOp { word, count, word2, count2, op, oparg, cmp, cmparg } => FutexOp::WakeOp {
                 word: f(word)?,
@@ -161,7 +163,12 @@ impl<W> FutexOp<W> {
     /// the current CPU.
     pub fn simulation_only(&self) -> Option<&'static str> {
         match self {
-            FutexOp::Swap { .. } => Some("futex_swap (a proposal, never merged)"),
+            FutexOp::Swap { split: false, .. } | FutexOp::Swap { direct: true, .. } => {
+                Some("futex_swap (a proposal, never merged)")
+            }
+            FutexOp::Swap { current_cpu: true, .. } => {
+                Some("current_cpu (futexes do not wake with WF_CURRENT_CPU upstream)")
+            }
             FutexOp::Wake { current_cpu: true, .. } => Some("futex_wake with current_cpu (futexes do not use WF_CURRENT_CPU upstream)"),
             _ => None,
         }

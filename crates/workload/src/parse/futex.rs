@@ -10,7 +10,7 @@ pub(super) const FUTEX_VERBS: &[(&str, &[&str])] = &[
     ("futex_add", &["value"]),
     ("futex_wait", &["expected"]),
     ("futex_wake", &["count", "current_cpu"]),
-    ("futex_swap", &["expected", "wake", "current_cpu", "direct"]),
+    ("futex_swap", &["expected", "wake", "current_cpu", "direct", "split"]),
     ("futex_wake_op", &["count", "word2", "count2", "op", "oparg", "cmp", "cmparg"]),
     ("futex_requeue", &["to", "wake", "requeue", "expected"]),
     ("lock_pi", &[]),
@@ -41,10 +41,18 @@ impl P<'_> {
             self.err(v.span().start, field, format!("{n} waiters is more than the kernel takes (`\"all\"` = 2^31 - 1)"))
         })
     }
+    /// `true`/`false`, or a text parameter (`"$name"`) holding `"true"` or `"false"`.
     fn flag(&self, t: &DeTable, key: &str, field: &str) -> R<bool> {
-        match self.get(t, key) {
-            Some(v) => v.get_ref().as_bool().ok_or_else(|| self.err(v.span().start, &join(field, key), "expected true or false")),
-            None => Ok(false),
+        let Some(v) = self.get(t, key) else { return Ok(false) };
+        let bad = || self.err(v.span().start, &join(field, key), "expected true or false (or a parameter holding one)");
+        match v.get_ref() {
+            DeValue::Boolean(b) => Ok(*b),
+            DeValue::String(s) if self.param_ref(s).is_some() => match self.subst_text(s).as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
         }
     }
     fn named<T: Copy>(&self, v: &V, field: &str, names: &[(&str, T)]) -> R<T> {
@@ -78,6 +86,7 @@ impl P<'_> {
                 wake: other("wake")?,
                 current_cpu: self.flag(t, "current_cpu", field)?,
                 direct: self.flag(t, "direct", field)?,
+                split: self.flag(t, "split", field)?,
             },
             "futex_wake_op" => FutexOp::WakeOp {
                 word,
