@@ -85,16 +85,19 @@ fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
 /// simulation-only; some upstream futex operations are not wired to real syscalls yet.
 fn futex_refusal(op: &Op) -> Option<String> {
     match op {
-        Op::Send { current_cpu: true, .. } => {
-            Some("`current_cpu` on a pipe write is simulation-only (pipes do not wake with WF_CURRENT_CPU upstream)".into())
-        }
+        Op::Send { current_cpu: true, .. } => Some(
+            "`current_cpu` on a pipe write is simulation-only (pipes do not wake with WF_CURRENT_CPU upstream)".into(),
+        ),
         Op::Futex(f) => {
             if let Some(what) = f.simulation_only() {
                 return Some(format!("{what} is simulation-only: upstream Linux has no such operation"));
             }
             match f {
                 FutexOp::WakeOp { .. } | FutexOp::CmpRequeue { .. } | FutexOp::LockPi(_) | FutexOp::UnlockPi(_) => {
-                    Some("FUTEX_WAKE_OP, FUTEX_CMP_REQUEUE and PI futexes are not in host runs yet (simulator only)".into())
+                    Some(
+                        "FUTEX_WAKE_OP, FUTEX_CMP_REQUEUE and PI futexes are not in host runs yet (simulator only)"
+                            .into(),
+                    )
                 }
                 _ => None,
             }

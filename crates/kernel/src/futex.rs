@@ -43,7 +43,11 @@ impl FutexConfig {
     /// The switches, their defaults and what they do (for `schedlab list` and the docs).
     pub const TUNABLES: &'static [(&'static str, &'static str, &'static str)] = &[
         ("futex.vip", "1", "VIP futex queueing and inheritance (0 = off: VIP tasks wait like normal ones)"),
-        ("futex.vip_starvation_ns", "100000000", "a VIP does not jump a normal waiter that has waited longer than this"),
+        (
+            "futex.vip_starvation_ns",
+            "100000000",
+            "a VIP does not jump a normal waiter that has waited longer than this",
+        ),
         ("futex.max_lock_depth", "1024", "longest owner chain PI boosts and VIP inheritance follow (1..=1024)"),
     ];
 
@@ -74,17 +78,57 @@ impl FutexConfig {
 #[derive(Clone, Debug)]
 pub(crate) enum FAction {
     /// `futex_wait` on a word.
-    Wait { task: TaskId, word: usize, expected: u32 },
+    Wait {
+        task: TaskId,
+        word: usize,
+        expected: u32,
+    },
     /// `futex_wake` with wake flags.
-    Wake { key: FutexKey, n: u64, wf: u32 },
+    Wake {
+        key: FutexKey,
+        n: u64,
+        wf: u32,
+    },
     /// `futex_swap(wait, expected, wake)`.
-    Swap { task: TaskId, wait: usize, expected: u32, wake: usize, wf: u32, direct: bool },
-    WakeOp { word: usize, count: u32, word2: usize, count2: u32, op: WakeOpKind, oparg: u32, cmp: WakeCmp, cmparg: u32 },
-    CmpRequeue { word: usize, to: usize, wake: u32, requeue: u32, expected: u32 },
-    LockPi { task: TaskId, word: usize },
-    UnlockPi { task: TaskId, word: usize },
+    Swap {
+        task: TaskId,
+        wait: usize,
+        expected: u32,
+        wake: usize,
+        wf: u32,
+        direct: bool,
+    },
+    WakeOp {
+        word: usize,
+        count: u32,
+        word2: usize,
+        count2: u32,
+        op: WakeOpKind,
+        oparg: u32,
+        cmp: WakeCmp,
+        cmparg: u32,
+    },
+    CmpRequeue {
+        word: usize,
+        to: usize,
+        wake: u32,
+        requeue: u32,
+        expected: u32,
+    },
+    LockPi {
+        task: TaskId,
+        word: usize,
+    },
+    UnlockPi {
+        task: TaskId,
+        word: usize,
+    },
     /// `prev` (asleep on a futex) hands its CPU to `next`, with the runqueue locked.
-    DirectSwitch { prev: TaskId, next: TaskId, wf: u32 },
+    DirectSwitch {
+        prev: TaskId,
+        next: TaskId,
+        wf: u32,
+    },
 }
 
 impl FAction {
@@ -337,12 +381,18 @@ impl Kernel<'_> {
     /// to a plain wakeup and schedule when the switch is no longer possible.
     fn direct_switch(&mut self, cpu: CpuId, prev: TaskId, next: TaskId, wake_flags: u32) -> Ns {
         let nt = &self.tasks[next];
-        let can_take = nt.state == TState::Sleeping && !nt.waking && !nt.on_rq && self.info[next].affinity.contains(cpu);
+        let can_take =
+            nt.state == TState::Sleeping && !nt.waking && !nt.on_rq && self.info[next].affinity.contains(cpu);
         let prev_sleeps = self.tasks[prev].state == TState::Sleeping && self.cpus[cpu].curr == Some(prev);
         if !can_take || !prev_sleeps {
             self.objs.stats.direct_fallbacks += 1;
             if prev_sleeps {
-                let s = self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true });
+                let s = self.locked1(
+                    cpu,
+                    LockSite::Schedule,
+                    self.machine.costs.schedule,
+                    Action::Schedule { newidle: true },
+                );
                 self.push_steps(cpu, [s]);
             }
             self.wake_steps(cpu, next, wake_flags | wf::CURRENT_CPU);

@@ -176,7 +176,9 @@ program = [ {{ futex_wait = "req", expected = 0 }}, {{ loop = {rounds}, do = [ {
 #[test]
 fn a_request_response_pair_loses_no_wakeup_under_any_mechanism() {
     for sched in ["eevdf", "cfs", "ule", "o1", "fifo"] {
-        for (swap, cur, direct) in [(false, false, false), (false, true, false), (true, false, false), (true, true, false), (true, true, true)] {
+        for (swap, cur, direct) in
+            [(false, false, false), (false, true, false), (true, false, false), (true, true, false), (true, true, true)]
+        {
             let r = run(&pingpong(3000, swap, cur, direct), "smp2", sched, &[]);
             // With a swap the client sleeps once per round (and once at exit). A plain wake on
             // the current CPU may instead be preempted by its wakee before it waits, and then
@@ -207,7 +209,8 @@ fn wake_on_the_current_cpu_keeps_the_pair_on_one_cpu_with_two_switches_a_round()
         // a task whose dequeue EEVDF delayed is woken in place (`ttwu_runnable`), where no
         // wake flag can move it.
         // The client is pinned to CPU 0; where the server runs is up to its wakeups.
-        let mut w = pingpong(rounds, true, true, false).replace("name = \"client\"\n", "name = \"client\"\naffinity = \"0\"\n");
+        let mut w =
+            pingpong(rounds, true, true, false).replace("name = \"client\"\n", "name = \"client\"\naffinity = \"0\"\n");
         for c in 1..4 {
             w += &format!("[[task]]\nname = \"hog{c}\"\naffinity = \"{c}\"\nstart = \"1ms\"\nprogram = [ {{ run = \"100ms\" }} ]\n");
         }
@@ -222,7 +225,8 @@ fn wake_on_the_current_cpu_keeps_the_pair_on_one_cpu_with_two_switches_a_round()
             })
             .nth(2)
             .unwrap();
-        let last = ev.iter().rev().find_map(|e| if let ProbeEvent::Exit { time, task: 0 } = e { Some(*time) } else { None });
+        let last =
+            ev.iter().rev().find_map(|e| if let ProbeEvent::Exit { time, task: 0 } = e { Some(*time) } else { None });
         let window = |t: Ns| t > t1 && t < last.unwrap();
         let migrations = ev.iter().filter(|e| matches!(e, ProbeEvent::Migrate { time, .. } if window(*time))).count();
         assert_eq!(migrations, 0, "{sched}");
@@ -231,7 +235,10 @@ fn wake_on_the_current_cpu_keeps_the_pair_on_one_cpu_with_two_switches_a_round()
             .iter()
             .filter(|e| matches!(e, ProbeEvent::Switch { time, prev, next, .. } if window(*time) && (pair(prev) || pair(next))))
             .collect();
-        assert!(switches.iter().all(|e| matches!(e, ProbeEvent::Switch { prev: Some(_), next: Some(_), .. })), "{sched}");
+        assert!(
+            switches.iter().all(|e| matches!(e, ProbeEvent::Switch { prev: Some(_), next: Some(_), .. })),
+            "{sched}"
+        );
         assert_eq!(switches.len() as u64, 2 * (rounds - 2), "{sched}");
         let cpus: std::collections::BTreeSet<_> =
             switches.iter().map(|e| if let ProbeEvent::Switch { cpu, .. } = e { *cpu } else { 0 }).collect();
@@ -354,8 +361,10 @@ program = [ { lock = "m1" }, { run = "1ms" }, { unlock = "m1" } ]
     assert!(!ev.iter().any(|e| matches!(e, ProbeEvent::VipInherit { .. })));
     // A chain bounded at one owner raises B only.
     let (ev, _) = events(w, "smp4", "eevdf", &[("futex.max_lock_depth", "1")]);
-    let raised: Vec<TaskId> =
-        ev.iter().filter_map(|e| if let ProbeEvent::VipInherit { task, on: true, .. } = e { Some(*task) } else { None }).collect();
+    let raised: Vec<TaskId> = ev
+        .iter()
+        .filter_map(|e| if let ProbeEvent::VipInherit { task, on: true, .. } = e { Some(*task) } else { None })
+        .collect();
     assert_eq!(raised, [1]);
 }
 

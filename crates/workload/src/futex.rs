@@ -132,13 +132,9 @@ impl<W> FutexOp<W> {
                 cmp: *cmp,
                 cmparg: *cmparg,
             },
-            FutexOp::CmpRequeue { word, to, wake, requeue, expected } => FutexOp::CmpRequeue {
-                word: f(word)?,
-                to: f(to)?,
-                wake: *wake,
-                requeue: *requeue,
-                expected: *expected,
-            },
+            FutexOp::CmpRequeue { word, to, wake, requeue, expected } => {
+                FutexOp::CmpRequeue { word: f(word)?, to: f(to)?, wake: *wake, requeue: *requeue, expected: *expected }
+            }
             FutexOp::LockPi(w) => FutexOp::LockPi(f(w)?),
             FutexOp::UnlockPi(w) => FutexOp::UnlockPi(f(w)?),
         })
@@ -169,7 +165,9 @@ impl<W> FutexOp<W> {
             FutexOp::Swap { current_cpu: true, .. } => {
                 Some("current_cpu (futexes do not wake with WF_CURRENT_CPU upstream)")
             }
-            FutexOp::Wake { current_cpu: true, .. } => Some("futex_wake with current_cpu (futexes do not use WF_CURRENT_CPU upstream)"),
+            FutexOp::Wake { current_cpu: true, .. } => {
+                Some("futex_wake with current_cpu (futexes do not use WF_CURRENT_CPU upstream)")
+            }
             _ => None,
         }
     }

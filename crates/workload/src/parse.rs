@@ -783,9 +783,10 @@ pub fn parse_workload(
             None => false,
         };
         let vip = match p.get(t, "vip") {
-            Some(v) => {
-                v.get_ref().as_bool().ok_or_else(|| p.err(v.span().start, &join(&f, "vip"), "expected true or false"))?
-            }
+            Some(v) => v
+                .get_ref()
+                .as_bool()
+                .ok_or_else(|| p.err(v.span().start, &join(&f, "vip"), "expected true or false"))?,
             None => false,
         };
         let count = match p.get(t, "count") {

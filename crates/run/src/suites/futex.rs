@@ -48,7 +48,10 @@ fn swap() -> Experiment {
         duration: Ns::from_secs(10),
         configs,
         metrics: vec![
-            Metric { name: "round trip µs", value: |r| format!("{:.3}", task_exit(r, "client") as f64 / ROUNDS as f64 / 1e3) },
+            Metric {
+                name: "round trip µs",
+                value: |r| format!("{:.3}", task_exit(r, "client") as f64 / ROUNDS as f64 / 1e3),
+            },
             Metric {
                 name: "CPU µs",
                 value: |r| {

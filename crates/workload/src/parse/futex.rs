@@ -127,7 +127,11 @@ impl P<'_> {
             let init = self.get(t, "value").map(|v| self.word_value(v, &join(&f, "value"))).transpose()?.unwrap_or(0);
             let count = self.get(t, "count").map(|c| self.nonneg(c, &join(&f, "count"))).transpose()?;
             if count.unwrap_or(1) > crate::MAX_TASKS {
-                return Err(self.err(item.span().start, &join(&f, "count"), format!("more than {} words", crate::MAX_TASKS)));
+                return Err(self.err(
+                    item.span().start,
+                    &join(&f, "count"),
+                    format!("more than {} words", crate::MAX_TASKS),
+                ));
             }
             let names: Vec<String> = match count {
                 Some(c) => (0..c).map(|k| format!("{base}.{k}")).collect(),
@@ -135,7 +139,11 @@ impl P<'_> {
             };
             for name in names {
                 if !seen.insert(name.clone()) {
-                    return Err(self.err(item.span().start, &join(&f, "name"), format!("futex `{name}` is declared twice")));
+                    return Err(self.err(
+                        item.span().start,
+                        &join(&f, "name"),
+                        format!("futex `{name}` is declared twice"),
+                    ));
                 }
                 out.push(FutexDef { name, init });
             }
