@@ -93,10 +93,10 @@ impl Dl {
     /// a waking one follows the CBS wakeup rule (`update_dl_entity`): it keeps its runtime
     /// and deadline unless the deadline passed or they would overflow its bandwidth; a
     /// throttled one waits for its `dl_timer`.
-    pub fn enqueue(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, fresh: bool, wakeup: bool) {
+    pub fn enqueue(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, pol: &TaskPolicy, fresh: bool, wakeup: bool) {
         self.grow(p);
         let now = cx.now;
-        if let TaskPolicy::Deadline(d) = cx.task(p).policy {
+        if let TaskPolicy::Deadline(d) = *pol {
             self.tasks[p].params = Some(d);
         }
         let d = self.tasks[p].params.expect("enqueued as a deadline task");

@@ -10,14 +10,14 @@ use schedlab_sim::{CpuId, Ns, TaskId};
 impl Chain {
     /// Queues `p` in the class of its policy on `cpu`.
     fn enqueue_class(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32, head: bool) {
-        let pol = cx.task(p).policy;
+        let pol = self.eff(cx, p);
         let cls = class_of(&pol);
         let delayed_requeue = flags & enqueue::DELAYED != 0 && self.queued_in[p] == Some(Class::Fair);
         self.queued_in[p] = Some(cls);
         match cls {
             Class::Dl => {
                 let fresh = flags & enqueue::INITIAL != 0 || self.dl.tasks[p].params.is_none();
-                self.dl.enqueue(cx, cpu, p, fresh, flags & enqueue::WAKEUP != 0);
+                self.dl.enqueue(cx, cpu, p, &pol, fresh, flags & enqueue::WAKEUP != 0);
             }
             Class::Rt => self.rt.enqueue(cpu, p, &pol, head),
             Class::Fair => {
@@ -176,17 +176,18 @@ impl SchedClass for Chain {
     }
     fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, kind: SelectKind, wf: u32) -> CpuId {
         self.grow(p);
-        match class_of(&cx.task(p).policy) {
+        let pol = self.eff(cx, p);
+        match class_of(&pol) {
             Class::Dl => self.dl.select(cx, p, prev, &self.curr),
             Class::Rt => {
                 let dl = &self.dl;
-                self.rt.select(cx, p, prev, &self.curr, &|c| dl.busy(c))
+                self.rt.select(cx, p, &pol, prev, &self.curr, &|c| dl.busy(c))
             }
             Class::Fair => self.fair_call(cx, |f, cx| f.select_task_rq(cx, p, prev, kind, wf)),
         }
     }
     fn migrate_task_rq(&mut self, cx: &mut Ctx, p: TaskId, new_cpu: CpuId) {
-        if class_of(&cx.task(p).policy) == Class::Fair {
+        if class_of(&self.eff(cx, p)) == Class::Fair {
             self.fair_call(cx, |f, cx| f.migrate_task_rq(cx, p, new_cpu));
         }
     }
@@ -204,7 +205,7 @@ impl SchedClass for Chain {
             cx.resched_curr(cpu);
             return;
         };
-        let pc = class_of(&cx.task(p).policy);
+        let pc = class_of(&self.eff(cx, p));
         let blocked = pc == Class::Rt && !self.rt_runnable(cpu);
         if self.unpicked[cpu] || (pc < cc && !blocked) {
             cx.resched_curr(cpu);
@@ -253,7 +254,10 @@ impl SchedClass for Chain {
     fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
         self.account(cx, cpu);
         match self.curr[cpu] {
-            Some((_, Class::Rt)) => self.rt.tick(cx, cpu, curr),
+            Some((_, Class::Rt)) => {
+                let rr = matches!(self.eff(cx, curr), TaskPolicy::Rr { .. });
+                self.rt.tick(cx, cpu, curr, rr)
+            }
             Some((_, Class::Fair)) if !self.unpicked[cpu] => self.fair_call(cx, |f, cx| f.task_tick(cx, cpu, curr)),
             _ => {}
         }
@@ -276,7 +280,51 @@ impl SchedClass for Chain {
         self.fair_call(cx, |f, cx| f.slice_changed(cx, p));
     }
     fn policy_changed(&mut self, cx: &mut Ctx, p: TaskId, old: TaskPolicy) {
-        self.setscheduler(cx, p, old);
+        self.grow(p);
+        if self.boost[p].is_none() {
+            self.setscheduler(cx, p, old);
+        } // else a PI boost holds the effective policy; the new one applies when it ends
+    }
+    /// `rt_mutex_setprio` (`core.c`, v6.12): a PI boost to kernel prio `prio` < 100 runs
+    /// the task in the rt class at `rt_priority` 99 − prio (a deadline donor is seen as the
+    /// best rt priority); a boost to a normal prio leaves fair tasks as they are, as
+    /// upstream; `None` ends the boost.
+    fn pi_setprio(&mut self, cx: &mut Ctx, p: TaskId, prio: Option<u32>) {
+        self.grow(p);
+        let old = self.eff(cx, p);
+        self.boost[p] = match prio {
+            Some(k) if k < 100 => {
+                let rp = (99 - k).max(1) as u8;
+                // Never lower an rt or deadline task below its own priority.
+                let own = cx.task(p).policy;
+                let better = own.kernel_prio(0) > i32::try_from(k).unwrap_or(i32::MAX);
+                better.then_some(TaskPolicy::Fifo { prio: rp })
+            }
+            _ => None,
+        };
+        if self.eff(cx, p) != old {
+            self.setscheduler(cx, p, old);
+        }
+    }
+    fn vip_changed(&mut self, cx: &mut Ctx, p: TaskId, vip: bool) {
+        self.fair_call(cx, |f, cx| f.vip_changed(cx, p, vip));
+    }
+    /// A direct switch to `p`: only a fair-class task, by the fair class, and only if no
+    /// rt or deadline task is queued here (it would have to run first).
+    fn set_next_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
+        if self.queued_in.get(p).copied().flatten() != Some(Class::Fair) || self.rtdl_nr(cpu) > 0 {
+            return false;
+        }
+        if self.curr[cpu].is_none() {
+            self.account(cx, cpu);
+        }
+        self.prev_class[cpu] = None;
+        if !self.fair_call(cx, |f, cx| f.set_next_task(cx, cpu, p)) {
+            return false;
+        }
+        self.curr[cpu] = Some((p, Class::Fair));
+        self.exec_start[cpu] = cx.now;
+        true
     }
     fn timer(&mut self, cx: &mut Ctx, cpu: CpuId) {
         self.timer_fired(cx, cpu);
@@ -418,7 +466,7 @@ impl Chain {
     /// running, and reschedule its CPU.
     fn setscheduler(&mut self, cx: &mut Ctx, p: TaskId, old: TaskPolicy) {
         self.grow(p);
-        let new = cx.task(p).policy;
+        let new = self.eff(cx, p);
         let cpu = cx.task(p).cpu;
         let (oc, nc) = (class_of(&old), class_of(&new));
         if oc == Class::Fair && nc == Class::Fair {

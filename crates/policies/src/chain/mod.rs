@@ -187,6 +187,8 @@ pub struct Chain {
     rt: rt::Rt,
     dl: dl::Dl,
     t: ChainTunables,
+    /// Per task: a PI boost's effective policy (`pi_setprio`), over `TaskInfo::policy`.
+    boost: Vec<Option<TaskPolicy>>,
     /// Per task: the class it is queued in (`None`: not queued).
     queued_in: Vec<Option<Class>>,
     /// Per CPU: what runs, and whether the fair class picked it (a running task that
@@ -231,6 +233,7 @@ impl Chain {
             dl: dl::Dl::new(n),
             t,
             queued_in: Vec::new(),
+            boost: Vec::new(),
             curr: vec![None; n],
             unpicked: vec![false; n],
             exec_start: vec![Ns(0); n],
@@ -253,9 +256,15 @@ impl Chain {
     fn grow(&mut self, p: TaskId) {
         if self.queued_in.len() <= p {
             self.queued_in.resize(p + 1, None);
+            self.boost.resize(p + 1, None);
         }
         self.rt.grow(p);
         self.dl.grow(p);
+    }
+
+    /// The effective policy of `p`: a PI boost, else the task's own.
+    fn eff(&self, cx: &Ctx, p: TaskId) -> TaskPolicy {
+        self.boost.get(p).copied().flatten().unwrap_or(cx.task(p).policy)
     }
 
     /// Rt or deadline tasks are queued on `cpu`.

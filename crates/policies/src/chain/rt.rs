@@ -155,8 +155,8 @@ impl Rt {
 
     /// `task_tick_rt` (v6.12): an RR task's slice counts down in ticks; at zero it is
     /// reloaded and, unless the task is alone at its priority, moved to the tail.
-    pub fn tick(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) {
-        if !matches!(cx.task(p).policy, TaskPolicy::Rr { .. }) {
+    pub fn tick(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, rr: bool) {
+        if !rr {
             return;
         }
         let t = &mut self.tasks[p];
@@ -234,9 +234,17 @@ impl Rt {
     /// `select_task_rq_rt`: if the previous CPU runs an rt or deadline task that is pinned
     /// or at least as important as `p`, look for a CPU running lower-priority work, and
     /// move there only if `p` would be its best rt task.
-    pub fn select(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, curr: &[Curr], dl_busy: &Busy) -> CpuId {
+    pub fn select(
+        &mut self,
+        cx: &mut Ctx,
+        p: TaskId,
+        pol: &TaskPolicy,
+        prev: CpuId,
+        curr: &[Curr],
+        dl_busy: &Busy,
+    ) -> CpuId {
         self.grow(p);
-        self.tasks[p].prio = rt_prio(&cx.task(p).policy);
+        self.tasks[p].prio = rt_prio(pol);
         let Some((c, cls)) = curr[prev] else { return prev };
         let busy = match cls {
             Class::Dl => true,

@@ -1,6 +1,7 @@
 //! The built-in multi-experiment studies.
 
 mod cfs_eevdf;
+mod futex;
 mod rt_latency;
 
 use crate::suite::Suite;
@@ -11,6 +12,7 @@ pub type SuiteEntry = (&'static str, &'static str, fn() -> Suite);
 /// Built-in suites by name.
 pub const SUITES: &[SuiteEntry] = &[
     ("cfs-eevdf", cfs_eevdf::DESCRIPTION, cfs_eevdf::suite),
+    ("futex", futex::DESCRIPTION, futex::suite),
     ("rt-latency", rt_latency::DESCRIPTION, rt_latency::suite),
 ];
 
