@@ -43,6 +43,8 @@ pub(crate) enum Action {
     Tick,
     /// The SCHED_SOFTIRQ of a kicked idle CPU (`nohz_idle_balance`).
     NohzBalance,
+    /// An idle CPU woken by its timer looks for work (`balance(IdleWake)`).
+    IdleWake,
     /// Move up to `count` of `tasks` (in order) from `from` to `to`.
     MoveQueuedBatch {
         tasks: Vec<TaskId>,
@@ -143,6 +145,10 @@ pub(crate) enum Action {
     PipeRead {
         task: TaskId,
         pipe: usize,
+    },
+    /// `do_poll`'s scan of the task's current `poll` op's pipes.
+    Poll {
+        task: TaskId,
     },
     FutexWait {
         task: TaskId,
@@ -314,6 +320,12 @@ pub(crate) enum Event {
         cpu: CpuId,
         gen: u64,
     },
+    /// The timer interrupt that wakes an idle CPU whose tick is stopped
+    /// (`SchedClass::idle_wakeup`); `gen` is the CPU's `tick_gen` when it went idle.
+    IdleWake {
+        cpu: CpuId,
+        gen: u64,
+    },
     /// `cpu`'s clock event for its earliest hrtimer (see `hrtimer.rs`).
     Timer {
         cpu: CpuId,
@@ -342,6 +354,7 @@ impl Kernel<'_> {
             Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
             Event::Start { template } => (6, *template as u64, 0),
             Event::Change { idx } => (7, *idx as u64, 0),
+            Event::IdleWake { cpu, gen } => (8, *cpu as u64, *gen),
         };
         self.hash.write_u64(self.now.0);
         self.hash.write_u64(kind);
@@ -352,6 +365,7 @@ impl Kernel<'_> {
                 Event::CpuDone { cpu, .. }
                 | Event::Resume { cpu }
                 | Event::Tick { cpu, .. }
+                | Event::IdleWake { cpu, .. }
                 | Event::Timer { cpu, .. }
                 | Event::Ipi { cpu, .. } => self.touch(*cpu),
                 Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
@@ -384,6 +398,14 @@ impl Kernel<'_> {
                 self.expire_hrtimers(cpu, &mut steps);
                 self.interrupt(cpu, steps.drain(..));
                 self.irq_scratch = steps;
+            }
+            Event::IdleWake { cpu, gen } => {
+                let c = &self.cpus[cpu];
+                if c.tick_on || c.tick_gen != gen {
+                    return; // the CPU got work since it went idle
+                }
+                // Back to idle afterwards (`return_to_user`) arms the next one.
+                self.interrupt(cpu, [Step::Do(Action::IdleWake)]);
             }
             Event::Timer { cpu, gen } => {
                 if self.cpus[cpu].hrtimer_gen != gen {
@@ -603,7 +625,8 @@ impl Kernel<'_> {
                         continue;
                     }
                     self.set_mode(cpu, Mode::Kernel);
-                    self.start_kernel(cpu, Busy::Delay, vec![(path, ns)]);
+                    self.cpus[cpu].segs.clear();
+                    self.start_kernel(cpu, Busy::Delay, (path, ns));
                     return;
                 }
                 Step::Do(action) => {
@@ -612,10 +635,12 @@ impl Kernel<'_> {
                     self.act(cpu, action);
                     // The hooks' work runs right after the action, before what it queued
                     // (the balancer's scan after its moves: `queue_work`).
-                    let work = std::mem::take(&mut self.pending_work);
-                    for (path, ns) in work.into_iter().rev() {
+                    // Taken and put back, so its buffer is reused from event to event.
+                    let mut work = std::mem::take(&mut self.pending_work);
+                    for (path, ns) in work.drain(..).rev() {
                         self.queue_work(cpu, path, ns);
                     }
+                    self.pending_work = work;
                 }
                 Step::Locked { locks, n, mut got, site, hold, action } => {
                     while got < n {
@@ -656,16 +681,19 @@ impl Kernel<'_> {
                     let path = KernelPath::of_site(site);
                     self.cur_path = path;
                     let extra = self.act(cpu, action);
-                    let mut segs = vec![(path, hold + extra + transfer)];
+                    let mut first = (path, hold + extra + transfer);
                     // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
                     let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
-                    for (p, ns) in std::mem::take(&mut self.pending_work) {
+                    self.cpus[cpu].segs.clear();
+                    let mut work = std::mem::take(&mut self.pending_work);
+                    for (p, ns) in work.drain(..) {
                         match p {
                             KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
-                            _ => segs.push((p, ns)),
+                            _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
                         }
                     }
-                    self.start_kernel(cpu, Busy::Hold { locks, n }, segs);
+                    self.pending_work = work;
+                    self.start_kernel(cpu, Busy::Hold { locks, n }, first);
                     return;
                 }
             }
@@ -708,23 +736,11 @@ impl Kernel<'_> {
         self.events.push(c.prog.end(), Event::CpuDone { cpu, gen });
     }
 
-    /// Starts a kernel delay or lock hold made of `segs` (path, work), run in order.
-    fn start_kernel(&mut self, cpu: CpuId, busy: Busy, segs: Vec<(KernelPath, Ns)>) {
-        // Consecutive segments of one path are one segment; empty ones after the first vanish.
-        let mut merged: Vec<(KernelPath, Ns)> = Vec::with_capacity(segs.len());
-        for (p, w) in segs {
-            match merged.last_mut() {
-                Some(last) if last.0 == p => last.1 += w,
-                Some(_) if w.0 == 0 => {}
-                _ => merged.push((p, w)),
-            }
-        }
-        let (path, work) = merged[0];
-        let c = &mut self.cpus[cpu];
-        c.segs.clear();
-        c.segs.extend(merged.into_iter().skip(1));
-        c.busy = busy;
-        self.start_segment(cpu, path, work);
+    /// Starts a kernel delay or lock hold: its `first` segment (path, work) now, then the
+    /// CPU's `segs` (built by `push_segment`), in order.
+    fn start_kernel(&mut self, cpu: CpuId, busy: Busy, first: (KernelPath, Ns)) {
+        self.cpus[cpu].busy = busy;
+        self.start_segment(cpu, first.0, first.1);
     }
 
     fn start_segment(&mut self, cpu: CpuId, path: KernelPath, work: Ns) {
@@ -733,6 +749,20 @@ impl Kernel<'_> {
         c.seg_start = self.now;
         let busy = c.busy;
         self.start_busy(cpu, busy, work, false);
+    }
+
+    /// Ends the user work in progress on `cpu` `after` from now, if it would run longer (a
+    /// spinner that sees the word it spins on change).
+    pub(crate) fn cut_user(&mut self, cpu: CpuId, after: Ns) {
+        let now = self.now;
+        let c = &mut self.cpus[cpu];
+        if !matches!(c.busy, Busy::User) || c.prog.left_at(now) <= after {
+            return;
+        }
+        c.gen += 1;
+        c.prog = Progress { since: now, left: after, rate: c.prog.rate, fixed: true };
+        let gen = c.gen;
+        self.events.push(now + after, Event::CpuDone { cpu, gen });
     }
 
     /// Starts user work of `dur` for the current task; `fixed`: a wall-clock span.
@@ -772,6 +802,7 @@ impl Kernel<'_> {
             }
             None => {
                 self.set_mode(cpu, Mode::Idle);
+                self.idle_entered = true;
                 if self.idle_tick {
                     // A periodic-tick kernel keeps ticking while idle.
                     self.start_tick(cpu);
@@ -779,9 +810,20 @@ impl Kernel<'_> {
                     let c = &mut self.cpus[cpu];
                     c.tick_on = false;
                     c.tick_gen += 1;
+                    self.arm_idle_wakeup(cpu);
                 }
                 false
             }
+        }
+    }
+
+    /// Schedules the idle wakeup of a CPU that just went idle (tick stopped), if the policy
+    /// declares one; starting the tick again (`start_tick`) cancels it.
+    pub(crate) fn arm_idle_wakeup(&mut self, cpu: CpuId) {
+        if let Some(p) = self.idle_wakeup {
+            let gen = self.cpus[cpu].tick_gen;
+            self.events.push(self.now + p, Event::IdleWake { cpu, gen });
+            self.ticks_pending += 1;
         }
     }
 
@@ -829,7 +871,7 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
     match a {
         Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
         Action::Tick => KernelPath::Tick,
-        Action::NohzBalance => KernelPath::Balance,
+        Action::NohzBalance | Action::IdleWake => KernelPath::Balance,
         Action::MoveQueuedBatch { .. }
         | Action::MoveQueued { .. }
         | Action::ActivateMoved { .. }
@@ -846,7 +888,7 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         | Action::WaitChildren { .. } => KernelPath::ForkExit,
         Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } => KernelPath::SchedSyscall,
         Action::SleepUntil { .. } => KernelPath::Timer,
-        Action::PipeWrite { .. } | Action::PipeRead { .. } => KernelPath::Pipe,
+        Action::PipeWrite { .. } | Action::PipeRead { .. } | Action::Poll { .. } => KernelPath::Pipe,
         Action::FutexWait { .. } | Action::FutexWake { .. } => KernelPath::Futex,
     }
 }
@@ -858,5 +900,17 @@ impl Cpu {
     }
     pub(crate) fn take_spin(&mut self) -> Option<Ns> {
         self.spin_since.take()
+    }
+}
+
+/// Appends a segment (path, work) to a delay or hold whose first segment is `first` and
+/// further ones `rest`: consecutive segments of one path are one segment, and empty ones
+/// after the first vanish (built in place: no buffer per event).
+fn push_segment(first: &mut (KernelPath, Ns), rest: &mut VecDeque<(KernelPath, Ns)>, (p, w): (KernelPath, Ns)) {
+    let last = rest.back_mut().unwrap_or(first);
+    if last.0 == p {
+        last.1 += w;
+    } else if w.0 != 0 {
+        rest.push_back((p, w));
     }
 }

@@ -26,6 +26,7 @@ mod version;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
 pub use version::KernelVersion;
+mod waits;
 
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
@@ -116,6 +117,8 @@ pub(crate) enum BlockedOn {
     PipeWrite(usize),
     Futex,
     Children,
+    /// `poll` on the pipes of the task's current `poll` op.
+    Poll,
 }
 
 pub(crate) struct Task {
@@ -149,6 +152,10 @@ pub(crate) struct Task {
     pub delayed: bool,
     /// A forked task that has not run yet: when it was forked (for fork-to-first-run time).
     pub born: Option<Ns>,
+    /// Open spans: (span, id, begun at).
+    pub spans: Vec<(usize, u64, Ns)>,
+    /// Per `poll` set of the program: the index its next scan starts at.
+    pub poll_next: Vec<u32>,
 }
 
 /// The simulated kernel.
@@ -196,10 +203,15 @@ pub struct Kernel<'p> {
     pub(crate) irq_scratch: Vec<cpu::Step>,
     /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
     pub(crate) idle_tick: bool,
+    /// An idle CPU's longest sleep before a timer interrupt wakes it (`SchedClass::idle_wakeup`).
+    pub(crate) idle_wakeup: Option<Ns>,
     /// Tick events in the event queue (stale ones included): with the tick running on idle
     /// CPUs the queue is never empty, so a deadlock shows as "only ticks pending"
     /// (`deadlock.rs`).
     pub(crate) ticks_pending: usize,
+    /// A CPU went idle during the current event: the moment a deadlock may have become
+    /// certain (`deadlock.rs`).
+    pub(crate) idle_entered: bool,
     /// SMT threads slow each other down on this machine.
     pub(crate) smt: bool,
     /// Cores whose busy-thread count changed during the current event (`smt_retime`).
@@ -249,6 +261,7 @@ impl<'p> Kernel<'p> {
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let idle_tick = policy.idle_tick();
+        let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list() && cfg.version.has_wake_list();
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
@@ -261,7 +274,9 @@ impl<'p> Kernel<'p> {
             scratch: Vec::new(),
             irq_scratch: Vec::new(),
             idle_tick,
+            idle_wakeup,
             ticks_pending: 0,
+            idle_entered: false,
             smt: machine.smt_shares(),
             smt_dirty: vec![false; cores],
             smt_dirty_list: Vec::new(),
@@ -320,6 +335,11 @@ impl<'p> Kernel<'p> {
             for c in 0..n {
                 k.start_tick(c);
             }
+        } else if idle_wakeup.is_some() {
+            // Every CPU starts idle: its first wakeup is armed now.
+            for c in 0..n {
+                k.arm_idle_wakeup(c);
+            }
         }
         Ok(k)
     }
@@ -354,7 +374,7 @@ impl<'p> Kernel<'p> {
                 }
             }
             let (t, ev) = self.events.pop().expect("peeked");
-            if matches!(ev, cpu::Event::Tick { .. }) {
+            if matches!(ev, cpu::Event::Tick { .. } | cpu::Event::IdleWake { .. }) {
                 self.ticks_pending -= 1;
             }
             self.now = t;
@@ -373,7 +393,11 @@ impl<'p> Kernel<'p> {
                 reason = EndReason::AllExited;
                 break;
             }
-            if self.idle_tick && self.only_idle_ticks_left() {
+            if (self.idle_tick || self.idle_wakeup.is_some()) && self.only_idle_ticks_left() {
+                reason = EndReason::Deadlock;
+                break;
+            }
+            if std::mem::take(&mut self.idle_entered) && self.quiescent() {
                 reason = EndReason::Deadlock;
                 break;
             }

@@ -53,6 +53,9 @@ pub enum ProbeEvent {
     Exit { time: Ns, task: TaskId },
     /// A CPU changed what it is doing (for per-CPU time accounting and timelines).
     CpuMode { time: Ns, cpu: CpuId, mode: Mode },
+    /// A task closed a named span (`mark_end`) it opened at `start`; `span` indexes the
+    /// workload's span names.
+    Span { time: Ns, task: TaskId, span: usize, start: Ns },
 }
 
 /// A sink for [`ProbeEvent`]s.
