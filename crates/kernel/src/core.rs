@@ -177,7 +177,7 @@ impl Kernel<'_> {
         hook!(self, this, |p, cx| p.enqueue_task(&mut cx, cpu, t, flags));
     }
 
-    fn dequeue(&mut self, this: CpuId, cpu: CpuId, t: TaskId, flags: u32) {
+    pub(crate) fn dequeue(&mut self, this: CpuId, cpu: CpuId, t: TaskId, flags: u32) {
         let done = hook!(self, this, |p, cx| p.dequeue_task(&mut cx, cpu, t, flags));
         if done {
             self.tasks[t].on_rq = false;
@@ -419,7 +419,20 @@ impl Kernel<'_> {
             Action::TtwuStart { task, wf, claimed } => self.ttwu(cpu, task, wf, claimed),
             Action::TtwuRunnable { task, wf, cpu: rq } => {
                 let tk = &self.tasks[task];
-                if tk.on_rq && self.info[task].cpu == rq {
+                if tk.in_transit {
+                    // Between `detach_tasks` and `attach_tasks` (`TASK_ON_RQ_MIGRATING`): the
+                    // waker waits for the move to complete, as `task_rq_lock` does.
+                    let now_on = self.info[task].cpu;
+                    let hold = self.machine.costs.ttwu_activate;
+                    let s = self.locked1(
+                        now_on,
+                        LockSite::TryToWakeUp,
+                        hold,
+                        Action::TtwuRunnable { task, wf, cpu: now_on },
+                    );
+                    self.cpus[cpu].kstack.push_front(s);
+                    self.cpus[cpu].kstack.push_front(Step::Delay(KernelPath::Wakeup, hold));
+                } else if tk.on_rq && self.info[task].cpu == rq {
                     // `ttwu_runnable`: still queued, so it never really slept.
                     self.tasks[task].state = TState::Running;
                     self.tasks[task].waking = false;
@@ -468,6 +481,10 @@ impl Kernel<'_> {
             }
             Action::WakeUpNewTask { child, cpu: rq } => self.wake_up_new_task(cpu, child, rq),
             Action::WakeUpNewTaskTry { child, cpu: rq } => self.wake_up_new_task_try(cpu, child, rq),
+            Action::DetachBatch { tasks, from, to, count, attach_hold } => {
+                self.detach_tasks(cpu, tasks, from, to, count, attach_hold)
+            }
+            Action::AttachBatch { tasks, to } => self.attach_tasks(cpu, tasks, to),
             Action::DoubleLockBalance { this, busiest, hold, action } => {
                 self.double_lock_balance(this, busiest, hold, *action)
             }
@@ -633,13 +650,13 @@ impl Kernel<'_> {
             }
             self.tasks[t].waking = true;
             self.probe.event(&ProbeEvent::Waking { time: self.now, task: t, waker_cpu: cpu });
-            if !self.tasks[t].on_rq {
+            if !self.tasks[t].on_rq && !self.tasks[t].in_transit {
                 if let Some(s) = self.ttwu_old_rq_step(t, wake_flags) {
                     self.cpus[cpu].kstack.push_front(s);
                     return;
                 }
             }
-            if self.tasks[t].on_rq {
+            if self.tasks[t].on_rq || self.tasks[t].in_transit {
                 let rq = self.info[t].cpu;
                 let s = self.locked1(
                     rq,
@@ -859,7 +876,7 @@ impl Kernel<'_> {
     }
 
     /// `cpumask_any_and_distribute`: spread affinity-forced moves over the allowed CPUs.
-    fn distribute_cpu(&mut self, t: TaskId) -> CpuId {
+    pub(crate) fn distribute_cpu(&mut self, t: TaskId) -> CpuId {
         let aff = &self.info[t].affinity;
         let n = self.cpus.len();
         for i in 1..=n {

@@ -81,6 +81,20 @@ pub(crate) enum Action {
         child: TaskId,
         cpu: CpuId,
     },
+    /// v5.15 `detach_tasks` under `from`'s lock alone: up to `count` of `tasks` leave it
+    /// (in transit), then `AttachBatch` takes `to`'s lock.
+    DetachBatch {
+        tasks: Vec<TaskId>,
+        from: CpuId,
+        to: CpuId,
+        count: usize,
+        attach_hold: Ns,
+    },
+    /// v5.15 `attach_tasks` under `to`'s lock.
+    AttachBatch {
+        tasks: Vec<TaskId>,
+        to: CpuId,
+    },
     /// Linux 2.6.32's newly-idle balance, still holding `this` runqueue's lock: take
     /// `busiest` by `double_lock_balance`, then run `action` for `hold` (`version.rs`).
     DoubleLockBalance {
@@ -891,7 +905,9 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         Action::MoveQueuedBatch { .. }
         | Action::MoveQueued { .. }
         | Action::ActivateMoved { .. }
-        | Action::DoubleLockBalance { .. } => KernelPath::Migrate,
+        | Action::DoubleLockBalance { .. }
+        | Action::DetachBatch { .. }
+        | Action::AttachBatch { .. } => KernelPath::Migrate,
         Action::TtwuStart { .. } | Action::TtwuRunnable { .. } | Action::TtwuActivate { .. } | Action::TtwuPending => {
             KernelPath::Wakeup
         }

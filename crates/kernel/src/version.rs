@@ -9,7 +9,7 @@
 //! | `try_to_wake_up` | old rq, then target rq; never queues | target rq, or the wake list when the CPUs share no cache | `ttwu_queue_cond`: the wake list for another LLC or an idle target |
 //! | fork | target rq only (`sched_fork` selects unlocked) | parent rq (`task_fork_fair`), then target | as 3.4 |
 //! | newly-idle balance | own rq held throughout, busiest by `double_lock_balance` | own rq dropped, `double_rq_lock` | own rq dropped |
-//! | `load_balance` moves | both locks across the `move_tasks` chain | both locks across `move_tasks` | both locks for the moves only |
+//! | `load_balance` moves | both locks across the `move_tasks` chain | both locks across `move_tasks` | never both: `detach_tasks` under the busiest, `attach_tasks` under ours |
 
 use crate::cpu::{Action, Step};
 use crate::Kernel;
@@ -177,7 +177,66 @@ impl Kernel<'_> {
             self.cpus[this].kept = Some(this);
             return (Step::Do(Action::DoubleLockBalance { this, busiest: from, hold, action: Box::new(action) }), true);
         }
+        if !self.cfg.version.lb_holds_both_locks() {
+            // v5.15: never both locks; the moves' cost is split between the two holds.
+            let detach = Ns(hold.0 / 2);
+            let Action::MoveQueuedBatch { tasks, .. } = action else { unreachable!("built above") };
+            let action = Action::DetachBatch { tasks, from, to, count, attach_hold: hold - detach };
+            return (self.locked1(from, LockSite::LoadBalance, detach, action), false);
+        }
         (self.locked2(from, to, LockSite::LoadBalance, hold, action), false)
+    }
+
+    /// `detach_tasks` (`kernel/sched/fair.c (v5.15)`) under `from`'s lock only: the first
+    /// `count` of `tasks` still queued there, not running and allowed on `to` are dequeued
+    /// and given to `to` (`set_task_cpu`); in transit, nobody can touch them until
+    /// `attach_tasks` takes `to`'s lock and enqueues them.
+    pub(crate) fn detach_tasks(
+        &mut self,
+        cpu: CpuId,
+        tasks: Vec<TaskId>,
+        from: CpuId,
+        to: CpuId,
+        count: usize,
+        attach_hold: Ns,
+    ) {
+        let mut moved = Vec::with_capacity(count);
+        for task in tasks {
+            if moved.len() == count {
+                break;
+            }
+            let ok = self.tasks[task].on_rq
+                && self.info[task].cpu == from
+                && self.cpus[from].curr != Some(task)
+                && self.info[task].affinity.contains(to);
+            if ok {
+                self.dequeue(cpu, from, task, schedlab_sched_api::dequeue::MIGRATE);
+                self.set_task_cpu(cpu, task, to);
+                self.tasks[task].in_transit = true;
+                moved.push(task);
+            }
+        }
+        if !moved.is_empty() {
+            let s = self.locked1(to, LockSite::LoadBalance, attach_hold, Action::AttachBatch { tasks: moved, to });
+            self.cpus[cpu].kstack.push_front(s);
+        }
+    }
+
+    /// `attach_tasks` (`kernel/sched/fair.c (v5.15)`) under `to`'s lock.
+    pub(crate) fn attach_tasks(&mut self, cpu: CpuId, tasks: Vec<TaskId>, to: CpuId) {
+        for task in tasks {
+            if !self.info[task].affinity.contains(to) {
+                // Its affinity changed in transit: on to an allowed CPU, as the stopper would.
+                let to2 = self.distribute_cpu(task);
+                let hold = self.machine.costs.migrate;
+                let s = self.locked1(to2, LockSite::Migrate, hold, Action::ActivateMoved { task, to: to2 });
+                self.cpus[cpu].kstack.push_front(s);
+                continue;
+            }
+            self.tasks[task].in_transit = false;
+            self.enqueue(cpu, to, task, schedlab_sched_api::enqueue::MIGRATED);
+            self.check_preempt(cpu, to, task, schedlab_sched_api::wf::MIGRATED);
+        }
     }
 
     /// `_double_lock_balance` (non-preemptible kernel; `kernel/sched.c (v2.6.32)`), run by

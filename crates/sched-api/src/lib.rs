@@ -270,8 +270,8 @@ pub enum Request {
     /// Move a queued, not running task to another CPU (`move_queued_task`/`detach_task`).
     Migrate { task: TaskId, to: CpuId },
     /// Move up to `count` of `tasks` from `from` to `to`: the first ones, in order, that
-    /// are still queued there, not running and allowed on `to` when the kernel holds both
-    /// runqueue locks (`detach_tasks`).
+    /// are still queued there, not running and allowed on `to` when the kernel holds the
+    /// source runqueue's lock (`detach_tasks`; the older kernels hold both locks).
     MigrateBatch { from: CpuId, to: CpuId, tasks: Vec<TaskId>, count: usize },
     /// Move the task *running* on `from` to `to` (`active_load_balance_cpu_stop`: the
     /// stopper preempts it, then it is moved).
