@@ -383,6 +383,7 @@ fn finish(
         tasks: infos,
         exit_times,
         policy_counters: Vec::new(),
+        kernel_counters: Vec::new(),
         deadlock: Vec::new(),
     };
     let task_processes = run.process_pids().len();

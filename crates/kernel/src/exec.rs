@@ -257,12 +257,7 @@ impl Kernel<'_> {
                     self.next_op(t);
                     for _ in 0..*count {
                         steps.push(Step::Delay(KernelPath::ForkExit, self.machine.costs.fork));
-                        steps.push(self.locked1(
-                            cpu,
-                            LockSite::SchedFork,
-                            self.machine.costs.ttwu_activate,
-                            Action::ForkChild { parent: t, template: *template },
-                        ));
+                        steps.push(self.fork_step(cpu, t, *template));
                     }
                     if steps.is_empty() {
                         continue;

@@ -166,6 +166,9 @@ pub struct RunSummary {
     pub exit_times: Vec<Option<Ns>>,
     /// The policy's own counters (`SchedClass::counters`).
     pub policy_counters: Vec<(String, u64)>,
+    /// The kernel model's own counters (delayed new-task wakeups, fork-to-first-run time);
+    /// empty for a host run.
+    pub kernel_counters: Vec<(String, u64)>,
     /// With [`EndReason::Deadlock`]: every blocked task and what it waits on (the wait-for
     /// graph); empty otherwise.
     pub deadlock: Vec<WaitFor>,
