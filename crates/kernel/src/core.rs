@@ -273,7 +273,18 @@ impl Kernel<'_> {
         let session = tpl.session.or_else(|| inherited(|i| i.session));
         let slice = tpl.slice.map(|s| s.0).or_else(|| parent.and_then(|p| self.info[p].slice));
         let kthread = tpl.kthread;
-        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent, cgroup, session, slice, kthread });
+        self.info.push(TaskInfo {
+            name,
+            nice: tpl.nice,
+            policy,
+            affinity,
+            cpu,
+            parent,
+            cgroup,
+            session,
+            slice,
+            kthread,
+        });
         self.tasks.push(Task {
             template,
             state: TState::Running,

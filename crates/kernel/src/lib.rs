@@ -22,8 +22,8 @@ mod exec;
 mod hrtimer;
 mod invariants;
 mod objects;
-mod waits;
 mod version;
+mod waits;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
 pub use version::KernelVersion;

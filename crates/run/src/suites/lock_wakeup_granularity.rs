@@ -69,9 +69,7 @@ fn lock_metrics() -> Vec<Metric> {
 
 fn apache() -> Experiment {
     let params = [("clients", "64"), ("servers", "16"), ("service", "50us"), ("process", "0")];
-    let configs = (1..=4)
-        .map(|k| params.iter().fold(at(k), |c, (n, v)| c.param(n, v)))
-        .collect();
+    let configs = (1..=4).map(|k| params.iter().fold(at(k), |c, (n, v)| c.param(n, v))).collect();
     let mut metrics = vec![
         Metric { name: "requests/s", value: |r| request(r).map_or("-".into(), |s| format!("{:.0}", s.per_sec)) },
         Metric { name: "latency p50 us", value: |r| request(r).map_or("-".into(), |s| us(s.latency_ns.p50)) },
@@ -80,7 +78,9 @@ fn apache() -> Experiment {
         Metric {
             name: "schedule() per request",
             value: |r| {
-                request(r).map_or("-".into(), |s| format!("{:.2}", rq(r, "schedule", |l| l.acquisitions) as f64 / s.count.max(1) as f64))
+                request(r).map_or("-".into(), |s| {
+                    format!("{:.2}", rq(r, "schedule", |l| l.acquisitions) as f64 / s.count.max(1) as f64)
+                })
             },
         },
     ];
