@@ -124,6 +124,16 @@ pub fn fmt_ns(ns: u64) -> String {
     }
 }
 
+/// No benchmark isolates an `AF_UNIX` send or `poll`'s per-fd work yet: both follow the
+/// measured `pipe_op` in the defaults' ratio to it.
+fn socket_and_poll(v: &mut Solver) {
+    let d = Costs::default();
+    let pipe = v.c.pipe_op.0 as i64;
+    let ratio = |c: Ns| format!("pipe_op × {}/{}, the defaults' ratio (not benchmarked)", c.0, d.pipe_op.0);
+    v.set("socket_op", pipe * d.socket_op.0 as i64 / d.pipe_op.0 as i64, ratio(d.socket_op));
+    v.set("poll_fd", pipe * d.poll_fd.0 as i64 / d.pipe_op.0 as i64, ratio(d.poll_fd));
+}
+
 /// Syscall-level costs: syscall, pipes, futexes, schedule, local wakeups.
 fn syscall_costs(m: &Measurements, v: &mut Solver) {
     let how = format!("getppid() in a loop: {} batches of 200 calls", show(m.null_syscall));
@@ -135,6 +145,7 @@ fn syscall_costs(m: &Measurements, v: &mut Solver) {
         |c| Ns(model::pipe_write_read(c, 1).0 / 2),
         how,
     );
+    socket_and_poll(v);
     let bytes = crate::bench::syscalls::PIPE_BIG;
     let how = format!("write + read of {bytes} bytes, {}, − of 1 byte: each copies every byte", show(m.pipe_big));
     // The model copies ⌊bytes × ps / 1000⌋ ns per call (0 for one byte); round up to invert it.
@@ -397,6 +408,8 @@ pub(crate) mod tests {
             futex: n(150),
             futex_bucket_hold: n(80),
             pipe_op: n(401),
+            socket_op: n(1002),
+            poll_fd: n(60),
             pipe_byte_ps: 97,
             migrate: n(1_009),
             rewarm_same_llc: n(2_003),
