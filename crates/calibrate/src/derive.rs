@@ -34,6 +34,9 @@ pub const SANE: &[(&str, u64, u64)] = &[
     ("futex", 5, 100_000),
     ("futex_bucket_hold", 5, 100_000),
     ("pipe_op", 10, 100_000),
+    // pipe_op's range in the defaults' ratios (`socket_and_poll`).
+    ("socket_op", 25, 250_000),
+    ("poll_fd", 1, 15_000),
     ("pipe_byte_ps", 1, 100_000),
     ("migrate", 20, 1_000_000),
     ("rewarm_same_llc", 0, 10_000_000),
