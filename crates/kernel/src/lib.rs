@@ -19,6 +19,8 @@ mod cpu;
 mod deadlock;
 mod delayed;
 mod exec;
+mod futex;
+mod futex_pi;
 mod hrtimer;
 mod invariants;
 mod objects;
@@ -28,6 +30,7 @@ mod waits;
 pub use delayed::{RING_SLOTS, RING_USABLE};
 pub use version::KernelVersion;
 
+pub use futex::FutexConfig;
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
@@ -58,6 +61,8 @@ pub struct KernelConfig {
     pub seed: u64,
     /// At most this many tasks may ever exist.
     pub max_tasks: u64,
+    /// Futex switches (VIP, lock-chain depth).
+    pub futex: FutexConfig,
 }
 
 impl Default for KernelConfig {
@@ -71,6 +76,7 @@ impl Default for KernelConfig {
             end: Ns::from_secs(10),
             seed: 1,
             max_tasks: 1_000_000,
+            futex: FutexConfig::default(),
         }
     }
 }
@@ -150,12 +156,12 @@ pub(crate) struct Task {
     pub wake_migrated: bool,
     /// Asleep but still queued: the policy delayed its dequeue (v6.12 `se->sched_delayed`).
     pub delayed: bool,
+    /// A forked task that has not run yet: when it was forked (for fork-to-first-run time).
+    pub born: Option<Ns>,
     /// Open spans: (span, id, begun at).
     pub spans: Vec<(usize, u64, Ns)>,
     /// Per `poll` set of the program: the index its next scan starts at.
     pub poll_next: Vec<u32>,
-    /// A forked task that has not run yet: when it was forked (for fork-to-first-run time).
-    pub born: Option<Ns>,
 }
 
 /// The simulated kernel.
@@ -203,6 +209,8 @@ pub struct Kernel<'p> {
     pub(crate) irq_scratch: Vec<cpu::Step>,
     /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
     pub(crate) idle_tick: bool,
+    /// An idle CPU's longest sleep before a timer interrupt wakes it (`SchedClass::idle_wakeup`).
+    pub(crate) idle_wakeup: Option<Ns>,
     /// Tick events in the event queue (stale ones included): with the tick running on idle
     /// CPUs the queue is never empty, so a deadlock shows as "only ticks pending"
     /// (`deadlock.rs`).
@@ -259,6 +267,7 @@ impl<'p> Kernel<'p> {
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let idle_tick = policy.idle_tick();
+        let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list() && cfg.version.has_wake_list();
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
@@ -271,6 +280,7 @@ impl<'p> Kernel<'p> {
             scratch: Vec::new(),
             irq_scratch: Vec::new(),
             idle_tick,
+            idle_wakeup,
             ticks_pending: 0,
             idle_entered: false,
             smt: machine.smt_shares(),
@@ -331,6 +341,11 @@ impl<'p> Kernel<'p> {
             for c in 0..n {
                 k.start_tick(c);
             }
+        } else if idle_wakeup.is_some() {
+            // Every CPU starts idle: its first wakeup is armed now.
+            for c in 0..n {
+                k.arm_idle_wakeup(c);
+            }
         }
         Ok(k)
     }
@@ -365,7 +380,7 @@ impl<'p> Kernel<'p> {
                 }
             }
             let (t, ev) = self.events.pop().expect("peeked");
-            if matches!(ev, cpu::Event::Tick { .. }) {
+            if matches!(ev, cpu::Event::Tick { .. } | cpu::Event::IdleWake { .. }) {
                 self.ticks_pending -= 1;
             }
             self.now = t;
@@ -384,7 +399,7 @@ impl<'p> Kernel<'p> {
                 reason = EndReason::AllExited;
                 break;
             }
-            if self.idle_tick && self.only_idle_ticks_left() {
+            if (self.idle_tick || self.idle_wakeup.is_some()) && self.only_idle_ticks_left() {
                 reason = EndReason::Deadlock;
                 break;
             }
@@ -463,9 +478,34 @@ impl<'p> Kernel<'p> {
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
             policy_counters: self.policy.counters(),
-            kernel_counters: self.kernel_counters(),
+            kernel_counters: self.kernel_counters().into_iter().chain(self.futex_counters()).collect(),
             deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
         }
+    }
+
+    /// The kernel's futex counters that are not zero (`futex_swaps`, `direct_switches`, …).
+    fn futex_counters(&self) -> Vec<(String, u64)> {
+        let s = &self.objs.stats;
+        let kernel = [
+            ("futex_swaps", s.swaps),
+            ("direct_switches", s.direct_switches),
+            // A direct switch is a `__schedule` without `pick_next_task`.
+            ("picks_skipped", s.direct_switches),
+            ("direct_fallbacks", s.direct_fallbacks),
+            ("futex_requeued", s.requeued),
+            ("vip_jumps", s.vip_jumps),
+            ("vip_starvation_guard", s.vip_guarded),
+            ("vip_inherits", s.vip_inherits),
+            ("pi_boosts", s.pi_boosts),
+            ("vip_waits", s.vip_waits),
+            ("vip_wait_ns", s.vip_wait_ns),
+            ("vip_wait_max_ns", s.vip_wait_max_ns),
+            ("vip_waits_over_100ms", s.vip_waits_over_100ms),
+            ("vip_waits_over_200ms", s.vip_waits_over_200ms),
+            ("timers", s.timers),
+            ("timer_overruns", s.timer_overruns),
+        ];
+        kernel.iter().filter(|(_, v)| *v > 0).map(|(k, v)| (k.to_string(), *v)).collect()
     }
 
     /// Marks `cpu` as touched by the current event (for the incremental check).

@@ -250,6 +250,27 @@ pub fn text(r: &RunRecord) -> String {
     s
 }
 
+/// The simulated kernel's version and switches, and its counters, when a run is not the
+/// plain default or forked tasks (empty otherwise, and for host runs).
+fn kernel_text(r: &RunRecord) -> String {
+    let k = &r.kernel;
+    let Some(version) = &k.version else { return String::new() };
+    let on = |b: Option<bool>| if b == Some(true) { "on" } else { "off" };
+    let forks = k.counters.iter().any(|(n, v)| n == "forks_run" && *v > 0);
+    let default = version == "5.15" && k.delayed_wakeup != Some(true) && k.lb_narrow_lock != Some(true);
+    if default && !forks {
+        return String::new();
+    }
+    let counters: Vec<String> = k.counters.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    format!(
+        "kernel {version} (ttwu_queue {}, delayed_wakeup {}, lb_narrow_lock {}): {}\n\n",
+        on(k.ttwu_queue),
+        on(k.delayed_wakeup),
+        on(k.lb_narrow_lock),
+        counters.join(", ")
+    )
+}
+
 /// The named spans (`mark_begin`/`mark_end`): count, rate and latency per name; `None`
 /// when the workload marks none.
 fn span_table(r: &RunRecord) -> Option<String> {
@@ -281,27 +302,6 @@ fn span_table(r: &RunRecord) -> Option<String> {
         ]);
     }
     Some(table(&rows))
-}
-
-/// The simulated kernel's version and switches, and its counters, when a run is not the
-/// plain default or forked tasks (empty otherwise, and for host runs).
-fn kernel_text(r: &RunRecord) -> String {
-    let k = &r.kernel;
-    let Some(version) = &k.version else { return String::new() };
-    let on = |b: Option<bool>| if b == Some(true) { "on" } else { "off" };
-    let forks = k.counters.iter().any(|(n, v)| n == "forks_run" && *v > 0);
-    let default = version == "5.15" && k.delayed_wakeup != Some(true) && k.lb_narrow_lock != Some(true);
-    if default && !forks {
-        return String::new();
-    }
-    let counters: Vec<String> = k.counters.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    format!(
-        "kernel {version} (ttwu_queue {}, delayed_wakeup {}, lb_narrow_lock {}): {}\n\n",
-        on(k.ttwu_queue),
-        on(k.delayed_wakeup),
-        on(k.lb_narrow_lock),
-        counters.join(", ")
-    )
 }
 
 /// Kernel time by path over all CPUs (the paths that took any), with each one's share of

@@ -1,6 +1,7 @@
 //! The built-in multi-experiment studies.
 
 mod cfs_eevdf;
+mod futex;
 mod lock_wakeup_granularity;
 
 use crate::suite::Suite;
@@ -11,6 +12,7 @@ pub type SuiteEntry = (&'static str, &'static str, fn() -> Suite);
 /// Built-in suites by name.
 pub const SUITES: &[SuiteEntry] = &[
     ("cfs-eevdf", cfs_eevdf::DESCRIPTION, cfs_eevdf::suite),
+    ("futex", futex::DESCRIPTION, futex::suite),
     ("lock-wakeup-granularity", lock_wakeup_granularity::DESCRIPTION, lock_wakeup_granularity::suite),
 ];
 
