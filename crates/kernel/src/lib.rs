@@ -25,10 +25,10 @@ mod hrtimer;
 mod invariants;
 mod objects;
 mod version;
+mod waits;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
 pub use version::KernelVersion;
-mod waits;
 
 pub use futex::FutexConfig;
 use schedlab_machine::{KernelPath, Machine};

@@ -159,9 +159,9 @@ impl Kernel<'_> {
         let now = self.now;
         let open = self.tasks[t].spans.iter().position(|&(s, i, _)| s == span && i == id);
         let problem = match (begin, open) {
-            (true, Some(_)) => Some("mark_begin of a span already open"),
+            (true, Some(_)) => Some("mark_begin of a span already open".to_string()),
             (true, None) if self.tasks[t].spans.len() >= MAX_OPEN_SPANS => {
-                Some("more than MAX_OPEN_SPANS (4096) spans open in one task")
+                Some(format!("more than {MAX_OPEN_SPANS} spans open in one task"))
             }
             (true, None) => {
                 self.tasks[t].spans.push((span, id, now));
@@ -172,7 +172,7 @@ impl Kernel<'_> {
                 self.probe.event(&ProbeEvent::Span { time: now, task: t, span, start });
                 None
             }
-            (false, None) => Some("mark_end without a matching mark_begin"),
+            (false, None) => Some("mark_end without a matching mark_begin".to_string()),
         };
         if let Some(p) = problem {
             let task = &self.tasks[t];

@@ -17,11 +17,18 @@ pub struct Config {
     pub sets: Vec<(String, String)>,
     /// Workload parameters (`[params]` overrides).
     pub params: Vec<(String, String)>,
+    /// Whose runqueue-locking paths the simulated kernel follows (`--kernel`); `None`: the
+    /// default.
+    pub kernel: Option<schedlab_kernel::KernelVersion>,
 }
 
 impl Config {
     pub fn new(label: &str, sched: &str) -> Config {
-        Config { label: label.into(), sched: sched.into(), sets: Vec::new(), params: Vec::new() }
+        Config { label: label.into(), sched: sched.into(), sets: Vec::new(), params: Vec::new(), kernel: None }
+    }
+    pub fn kernel(mut self, v: schedlab_kernel::KernelVersion) -> Config {
+        self.kernel = Some(v);
+        self
     }
     pub fn set(mut self, k: &str, v: &str) -> Config {
         self.sets.push((k.into(), v.into()));
@@ -110,6 +117,9 @@ impl Experiment {
         spec.sets = c.sets.clone();
         spec.seed = seed;
         spec.end = end;
+        if let Some(v) = c.kernel {
+            spec.kernel = v;
+        }
         Ok(spec)
     }
 }

@@ -3,6 +3,7 @@
 mod cfs_eevdf;
 mod futex;
 mod rt_latency;
+mod lock_wakeup_granularity;
 
 use crate::suite::Suite;
 
@@ -14,6 +15,7 @@ pub const SUITES: &[SuiteEntry] = &[
     ("cfs-eevdf", cfs_eevdf::DESCRIPTION, cfs_eevdf::suite),
     ("futex", futex::DESCRIPTION, futex::suite),
     ("rt-latency", rt_latency::DESCRIPTION, rt_latency::suite),
+    ("lock-wakeup-granularity", lock_wakeup_granularity::DESCRIPTION, lock_wakeup_granularity::suite),
 ];
 
 /// The suite called `name`, if there is one.

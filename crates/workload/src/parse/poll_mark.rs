@@ -107,6 +107,7 @@ mod tests {
         let wl = parse_workload("w.toml", text, &[], 1).unwrap();
         let prog = wl.program(0, 0).unwrap();
         assert_eq!(prog.polls.len(), 1);
+        assert_eq!(crate::lower::size(&wl, 0, 0).unwrap() as usize, prog.ops.len(), "counted as lowered");
         assert_eq!(prog.polls[0].pipes, [2, 1, 0]);
         let end = prog.ops.len() - 2;
         for (c, &arm) in prog.polls[0].arms.iter().enumerate() {
