@@ -6,7 +6,7 @@ use schedlab_probe::Mode;
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::{BTreeMap, VecDeque};
 
-pub(crate) const SITES: [LockSite; 9] = [
+pub(crate) const SITES: [LockSite; 10] = [
     LockSite::Schedule,
     LockSite::TryToWakeUp,
     LockSite::TtwuPending,
@@ -16,6 +16,7 @@ pub(crate) const SITES: [LockSite; 9] = [
     LockSite::Setattr,
     LockSite::FutexBucket,
     LockSite::SchedFork,
+    LockSite::LoadBalance,
 ];
 
 fn site_index(s: LockSite) -> usize {
@@ -42,6 +43,8 @@ pub(crate) enum Action {
     Tick,
     /// The SCHED_SOFTIRQ of a kicked idle CPU (`nohz_idle_balance`).
     NohzBalance,
+    /// An idle CPU woken by its timer looks for work (`balance(IdleWake)`).
+    IdleWake,
     /// Move up to `count` of `tasks` (in order) from `from` to `to`.
     MoveQueuedBatch {
         tasks: Vec<TaskId>,
@@ -72,6 +75,19 @@ pub(crate) enum Action {
     WakeUpNewTask {
         child: TaskId,
         cpu: CpuId,
+    },
+    /// `delayed_wakeup`: trylock `cpu`'s runqueue for `child`, else delay it (`delayed.rs`).
+    WakeUpNewTaskTry {
+        child: TaskId,
+        cpu: CpuId,
+    },
+    /// Linux 2.6.32's newly-idle balance, still holding `this` runqueue's lock: take
+    /// `busiest` by `double_lock_balance`, then run `action` for `hold` (`version.rs`).
+    DoubleLockBalance {
+        this: CpuId,
+        busiest: CpuId,
+        hold: Ns,
+        action: Box<Action>,
     },
     MoveQueued {
         task: TaskId,
@@ -115,6 +131,10 @@ pub(crate) enum Action {
     PipeRead {
         task: TaskId,
         pipe: usize,
+    },
+    /// `do_poll`'s scan of the task's current `poll` op's pipes.
+    Poll {
+        task: TaskId,
     },
     FutexWait {
         task: TaskId,
@@ -211,6 +231,9 @@ pub(crate) struct Cpu {
     pub segs: VecDeque<(KernelPath, Ns)>,
     /// Kernel time per path of closed segments, indexed by `KernelPath::index`.
     pub path_ns: [u64; KernelPath::ALL.len()],
+    /// A lock this CPU keeps after its current hold ends, for the next step (2.6.32's
+    /// newly-idle balance keeps `schedule()`'s runqueue lock: `version.rs`).
+    pub kept: Option<LockId>,
 }
 
 impl Default for Cpu {
@@ -236,6 +259,7 @@ impl Default for Cpu {
             seg_start: Ns(0),
             segs: VecDeque::new(),
             path_ns: [0; KernelPath::ALL.len()],
+            kept: None,
         }
     }
 }
@@ -263,6 +287,8 @@ pub(crate) enum Ipi {
     WakeList,
     /// `kick_ilb`: run the idle load balancer.
     Balance,
+    /// A delayed new task waits for this idle CPU's next `schedule()` (`delayed.rs`).
+    Delayed,
 }
 
 #[derive(Clone, Debug)]
@@ -277,6 +303,12 @@ pub(crate) enum Event {
         cpu: CpuId,
     },
     Tick {
+        cpu: CpuId,
+        gen: u64,
+    },
+    /// The timer interrupt that wakes an idle CPU whose tick is stopped
+    /// (`SchedClass::idle_wakeup`); `gen` is the CPU's `tick_gen` when it went idle.
+    IdleWake {
         cpu: CpuId,
         gen: u64,
     },
@@ -308,6 +340,7 @@ impl Kernel<'_> {
             Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
             Event::Start { template } => (6, *template as u64, 0),
             Event::Change { idx } => (7, *idx as u64, 0),
+            Event::IdleWake { cpu, gen } => (8, *cpu as u64, *gen),
         };
         self.hash.write_u64(self.now.0);
         self.hash.write_u64(kind);
@@ -318,6 +351,7 @@ impl Kernel<'_> {
                 Event::CpuDone { cpu, .. }
                 | Event::Resume { cpu }
                 | Event::Tick { cpu, .. }
+                | Event::IdleWake { cpu, .. }
                 | Event::Timer { cpu, .. }
                 | Event::Ipi { cpu, .. } => self.touch(*cpu),
                 Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
@@ -351,6 +385,14 @@ impl Kernel<'_> {
                 self.interrupt(cpu, steps.drain(..));
                 self.irq_scratch = steps;
             }
+            Event::IdleWake { cpu, gen } => {
+                let c = &self.cpus[cpu];
+                if c.tick_on || c.tick_gen != gen {
+                    return; // the CPU got work since it went idle
+                }
+                // Back to idle afterwards (`return_to_user`) arms the next one.
+                self.interrupt(cpu, [Step::Do(Action::IdleWake)]);
+            }
             Event::Timer { cpu, gen } => {
                 if self.cpus[cpu].hrtimer_gen != gen {
                     return;
@@ -368,6 +410,12 @@ impl Kernel<'_> {
                     self.interrupt(cpu, [self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
                 }
                 Ipi::Balance => self.interrupt(cpu, [Step::Do(Action::NohzBalance)]),
+                Ipi::Delayed => {
+                    if self.dtq.has_pending(cpu) {
+                        self.set_need_resched(cpu, true);
+                        self.interrupt(cpu, []);
+                    }
+                }
             },
             Event::Start { template } => {
                 self.pending_starts -= 1;
@@ -504,7 +552,9 @@ impl Kernel<'_> {
         match busy {
             Busy::Hold { locks, n } => {
                 for i in (0..n as usize).rev() {
-                    self.release(locks[i]);
+                    if self.cpus[cpu].kept != Some(locks[i]) {
+                        self.release(locks[i]);
+                    }
                 }
             }
             Busy::User => {
@@ -516,7 +566,7 @@ impl Kernel<'_> {
         self.advance(cpu);
     }
 
-    fn release(&mut self, lock: LockId) {
+    pub(crate) fn release(&mut self, lock: LockId) {
         let now = self.now;
         let l = &mut self.locks[lock];
         match l.waiters.pop_front() {
@@ -618,11 +668,13 @@ impl Kernel<'_> {
                     self.cur_path = path;
                     let extra = self.act(cpu, action);
                     let mut first = (path, hold + extra + transfer);
+                    // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
+                    let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
                     self.cpus[cpu].segs.clear();
                     let mut work = std::mem::take(&mut self.pending_work);
                     for (p, ns) in work.drain(..) {
                         match p {
-                            KernelPath::Balance => self.queue_work(cpu, p, ns),
+                            KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
                             _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
                         }
                     }
@@ -643,7 +695,15 @@ impl Kernel<'_> {
     fn queue_work(&mut self, cpu: CpuId, path: KernelPath, ns: Ns) {
         let ks = &mut self.cpus[cpu].kstack;
         let at = if path == KernelPath::Balance {
-            ks.iter().take_while(|s| matches!(s, Step::Locked { site: LockSite::Migrate, .. })).count()
+            ks.iter()
+                .take_while(|s| {
+                    matches!(
+                        s,
+                        Step::Locked { site: LockSite::Migrate | LockSite::LoadBalance, .. }
+                            | Step::Do(Action::DoubleLockBalance { .. })
+                    )
+                })
+                .count()
         } else {
             0
         };
@@ -675,6 +735,20 @@ impl Kernel<'_> {
         c.seg_start = self.now;
         let busy = c.busy;
         self.start_busy(cpu, busy, work, false);
+    }
+
+    /// Ends the user work in progress on `cpu` `after` from now, if it would run longer (a
+    /// spinner that sees the word it spins on change).
+    pub(crate) fn cut_user(&mut self, cpu: CpuId, after: Ns) {
+        let now = self.now;
+        let c = &mut self.cpus[cpu];
+        if !matches!(c.busy, Busy::User) || c.prog.left_at(now) <= after {
+            return;
+        }
+        c.gen += 1;
+        c.prog = Progress { since: now, left: after, rate: c.prog.rate, fixed: true };
+        let gen = c.gen;
+        self.events.push(now + after, Event::CpuDone { cpu, gen });
     }
 
     /// Starts user work of `dur` for the current task; `fixed`: a wall-clock span.
@@ -722,9 +796,20 @@ impl Kernel<'_> {
                     let c = &mut self.cpus[cpu];
                     c.tick_on = false;
                     c.tick_gen += 1;
+                    self.arm_idle_wakeup(cpu);
                 }
                 false
             }
+        }
+    }
+
+    /// Schedules the idle wakeup of a CPU that just went idle (tick stopped), if the policy
+    /// declares one; starting the tick again (`start_tick`) cancels it.
+    pub(crate) fn arm_idle_wakeup(&mut self, cpu: CpuId) {
+        if let Some(p) = self.idle_wakeup {
+            let gen = self.cpus[cpu].tick_gen;
+            self.events.push(self.now + p, Event::IdleWake { cpu, gen });
+            self.ticks_pending += 1;
         }
     }
 
@@ -759,7 +844,7 @@ impl Kernel<'_> {
                 let id = self.locks.len();
                 self.locks.push(Lock::default());
                 self.lock_names.push(LockName::FutexBucket(b));
-                self.lock_stats.push([LockStat::default(); 9]);
+                self.lock_stats.push([LockStat::default(); SITES.len()]);
                 self.objs.bucket_locks.insert(b, id);
                 id
             }
@@ -772,19 +857,22 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
     match a {
         Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
         Action::Tick => KernelPath::Tick,
-        Action::NohzBalance => KernelPath::Balance,
-        Action::MoveQueuedBatch { .. } | Action::MoveQueued { .. } | Action::ActivateMoved { .. } => {
-            KernelPath::Migrate
-        }
+        Action::NohzBalance | Action::IdleWake => KernelPath::Balance,
+        Action::MoveQueuedBatch { .. }
+        | Action::MoveQueued { .. }
+        | Action::ActivateMoved { .. }
+        | Action::DoubleLockBalance { .. } => KernelPath::Migrate,
         Action::TtwuStart { .. } | Action::TtwuRunnable { .. } | Action::TtwuActivate { .. } | Action::TtwuPending => {
             KernelPath::Wakeup
         }
-        Action::ForkChild { .. } | Action::WakeUpNewTask { .. } | Action::Exit { .. } | Action::WaitChildren { .. } => {
-            KernelPath::ForkExit
-        }
+        Action::ForkChild { .. }
+        | Action::WakeUpNewTask { .. }
+        | Action::WakeUpNewTaskTry { .. }
+        | Action::Exit { .. }
+        | Action::WaitChildren { .. } => KernelPath::ForkExit,
         Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } => KernelPath::SchedSyscall,
         Action::SleepUntil { .. } => KernelPath::Timer,
-        Action::PipeWrite { .. } | Action::PipeRead { .. } => KernelPath::Pipe,
+        Action::PipeWrite { .. } | Action::PipeRead { .. } | Action::Poll { .. } => KernelPath::Pipe,
         Action::FutexWait { .. } | Action::FutexWake { .. } => KernelPath::Futex,
     }
 }

@@ -17,7 +17,8 @@
 //! stopped tick's last event, a preempted work's `CpuDone` — up to a tick period (ULE's
 //! stathz: 7.9 ms) after the last task blocked. So when a CPU goes idle
 //! ([`Kernel::idle_entered`]) the run also asks whether every CPU is idle and every pending
-//! event is stale or an idle CPU's tick or timer interrupt, which can wake nobody as above;
+//! event is stale or an idle CPU's tick, idle wakeup or timer interrupt, which can wake nobody
+//! as above (their balancing finds nothing runnable);
 //! then the deadlock is certain at that moment, and `sim_ns` says so.
 
 use crate::objects::FutexKey;
@@ -49,7 +50,7 @@ impl Kernel<'_> {
         }
         self.events.iter().all(|(_, ev)| match *ev {
             Event::CpuDone { cpu, gen } => gen != self.cpus[cpu].gen,
-            Event::Tick { .. } | Event::Timer { .. } => true,
+            Event::Tick { .. } | Event::IdleWake { .. } | Event::Timer { .. } => true,
             Event::Resume { .. } | Event::Ipi { .. } | Event::Change { .. } | Event::Start { .. } => false,
         })
     }
@@ -99,6 +100,11 @@ impl Kernel<'_> {
                 "children".into(),
                 None,
                 format!("{} live children, none of which can run", self.tasks[t].live_children),
+            ),
+            BlockedOn::Poll => (
+                "poll".into(),
+                None,
+                "polling pipes that are all empty; no task that could write one can run".into(),
             ),
             BlockedOn::Timer => ("timer".into(), None, "a sleep whose timer is gone".into()),
             BlockedOn::Nothing => ("nothing".into(), None, "blocked on no known object".into()),

@@ -17,10 +17,16 @@
 mod core;
 mod cpu;
 mod deadlock;
+mod delayed;
 mod exec;
 mod hrtimer;
 mod invariants;
 mod objects;
+mod version;
+
+pub use delayed::{RING_SLOTS, RING_USABLE};
+pub use version::KernelVersion;
+mod waits;
 
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
@@ -35,6 +41,15 @@ pub struct KernelConfig {
     /// `TTWU_QUEUE`: remote wakeups to another LLC or to an idle CPU go through the target's
     /// wake list and an IPI instead of locking the target runqueue (v5.15 `ttwu_queue_cond`).
     pub ttwu_queue: bool,
+    /// Whose runqueue-locking paths the model follows (`version.rs`).
+    pub version: KernelVersion,
+    /// The delayed new-task wakeup (`delayed.rs`): `wake_up_new_task` trylocks the target
+    /// runqueue and, when it is busy, leaves the child in a delay queue the target drains at
+    /// its next `schedule()`.
+    pub delayed_wakeup: bool,
+    /// The narrower `load_balance` critical section: only detaching and attaching tasks
+    /// under both runqueue locks (Linux 2.6.32 and 3.4; 5.15 already never holds both).
+    pub lb_narrow_lock: bool,
     /// Check the kernel/policy invariants after every event (tests, `--check`).
     pub check_invariants: bool,
     /// Stop at this simulated time.
@@ -49,6 +64,9 @@ impl Default for KernelConfig {
     fn default() -> Self {
         KernelConfig {
             ttwu_queue: true,
+            version: KernelVersion::V5_15,
+            delayed_wakeup: false,
+            lb_narrow_lock: false,
             check_invariants: false,
             end: Ns::from_secs(10),
             seed: 1,
@@ -99,6 +117,8 @@ pub(crate) enum BlockedOn {
     PipeWrite(usize),
     Futex,
     Children,
+    /// `poll` on the pipes of the task's current `poll` op.
+    Poll,
 }
 
 pub(crate) struct Task {
@@ -130,6 +150,12 @@ pub(crate) struct Task {
     pub wake_migrated: bool,
     /// Asleep but still queued: the policy delayed its dequeue (v6.12 `se->sched_delayed`).
     pub delayed: bool,
+    /// A forked task that has not run yet: when it was forked (for fork-to-first-run time).
+    pub born: Option<Ns>,
+    /// Open spans: (span, id, begun at).
+    pub spans: Vec<(usize, u64, Ns)>,
+    /// Per `poll` set of the program: the index its next scan starts at.
+    pub poll_next: Vec<u32>,
 }
 
 /// The simulated kernel.
@@ -147,7 +173,7 @@ pub struct Kernel<'p> {
     pub(crate) views: Vec<CpuView>,
     pub(crate) locks: Vec<cpu::Lock>,
     pub(crate) lock_names: Vec<LockName>,
-    pub(crate) lock_stats: Vec<[LockStat; 9]>,
+    pub(crate) lock_stats: Vec<[LockStat; cpu::SITES.len()]>,
     pub(crate) objs: objects::Objects,
     pub(crate) requests: Vec<Request>,
     pub(crate) wl_rng: SimRng,
@@ -177,6 +203,8 @@ pub struct Kernel<'p> {
     pub(crate) irq_scratch: Vec<cpu::Step>,
     /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
     pub(crate) idle_tick: bool,
+    /// An idle CPU's longest sleep before a timer interrupt wakes it (`SchedClass::idle_wakeup`).
+    pub(crate) idle_wakeup: Option<Ns>,
     /// Tick events in the event queue (stale ones included): with the tick running on idle
     /// CPUs the queue is never empty, so a deadlock shows as "only ticks pending"
     /// (`deadlock.rs`).
@@ -193,6 +221,15 @@ pub struct Kernel<'p> {
     pub(crate) cur_path: KernelPath,
     /// The current step's hooks' work, to be charged after the action, per path.
     pub(crate) pending_work: Vec<(KernelPath, Ns)>,
+    /// The delayed new-task wakeup's queues and counters (`delayed.rs`).
+    pub(crate) dtq: delayed::DelayQueues,
+    /// Balancer work (`tasks` examined) the old kernels do under both runqueue locks, held
+    /// for the move the same hook requests (`version.rs`).
+    pub(crate) lb_chain: Ns,
+    /// A newly-idle balance hook is running (Linux 2.6.32 keeps the runqueue lock for it).
+    pub(crate) in_newidle: bool,
+    /// Fork-to-first-run time of forked tasks: count, sum, max.
+    pub(crate) first_run: (u64, u64, u64),
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -224,8 +261,9 @@ impl<'p> Kernel<'p> {
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let idle_tick = policy.idle_tick();
+        let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
         let mut cfg = cfg;
-        cfg.ttwu_queue &= policy.wake_list();
+        cfg.ttwu_queue &= policy.wake_list() && cfg.version.has_wake_list();
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let mut k = Kernel {
             tick,
@@ -236,6 +274,7 @@ impl<'p> Kernel<'p> {
             scratch: Vec::new(),
             irq_scratch: Vec::new(),
             idle_tick,
+            idle_wakeup,
             ticks_pending: 0,
             idle_entered: false,
             smt: machine.smt_shares(),
@@ -243,11 +282,15 @@ impl<'p> Kernel<'p> {
             smt_dirty_list: Vec::new(),
             cur_path: KernelPath::Schedule,
             pending_work: Vec::new(),
+            dtq: delayed::DelayQueues::new(n),
+            lb_chain: Ns(0),
+            in_newidle: false,
+            first_run: (0, 0, 0),
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
             lock_names: (0..n).map(LockName::Rq).collect(),
-            lock_stats: vec![[LockStat::default(); 9]; n],
+            lock_stats: vec![[LockStat::default(); cpu::SITES.len()]; n],
             objs: objects::Objects::new(&wl, n),
             requests: Vec::new(),
             wl_rng: streams.stream("workload", 0),
@@ -292,6 +335,11 @@ impl<'p> Kernel<'p> {
             for c in 0..n {
                 k.start_tick(c);
             }
+        } else if idle_wakeup.is_some() {
+            // Every CPU starts idle: its first wakeup is armed now.
+            for c in 0..n {
+                k.arm_idle_wakeup(c);
+            }
         }
         Ok(k)
     }
@@ -327,7 +375,7 @@ impl<'p> Kernel<'p> {
                 }
             }
             let (t, ev) = self.events.pop().expect("peeked");
-            if matches!(ev, cpu::Event::Tick { .. }) {
+            if matches!(ev, cpu::Event::Tick { .. } | cpu::Event::IdleWake { .. }) {
                 self.ticks_pending -= 1;
             }
             self.now = t;
@@ -346,7 +394,7 @@ impl<'p> Kernel<'p> {
                 reason = EndReason::AllExited;
                 break;
             }
-            if self.idle_tick && self.only_idle_ticks_left() {
+            if (self.idle_tick || self.idle_wakeup.is_some()) && self.only_idle_ticks_left() {
                 reason = EndReason::Deadlock;
                 break;
             }
@@ -428,6 +476,7 @@ impl<'p> Kernel<'p> {
             tasks: std::mem::take(&mut self.info),
             exit_times: std::mem::take(&mut self.exit_times),
             policy_counters: self.policy.counters(),
+            kernel_counters: self.kernel_counters(),
             deadlock,
         }
     }
