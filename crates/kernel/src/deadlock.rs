@@ -50,7 +50,7 @@ impl Kernel<'_> {
         }
         self.events.iter().all(|(_, ev)| match *ev {
             Event::CpuDone { cpu, gen } => gen != self.cpus[cpu].gen,
-            Event::Tick { .. } | Event::IdleWake { .. } | Event::Timer { .. } => true,
+            Event::Tick { .. } | Event::Timer { .. } | Event::IdleWake { .. } => true,
             Event::Resume { .. } | Event::Ipi { .. } | Event::Change { .. } | Event::Start { .. } => false,
         })
     }
