@@ -212,7 +212,8 @@ impl Interp<'_> {
             }
             Op::Wait => self.wait_children()?,
             Op::Exit => return Err(End::Exit),
-            Op::Send { pipe, bytes } => objs.send(*pipe, *bytes)?,
+            Op::Send { pipe, bytes, .. } => objs.send(*pipe, *bytes)?,
+            Op::Futex(f) => objs.futex(f)?,
             Op::Recv { pipe, bytes } => objs.recv(*pipe, *bytes)?,
             Op::Lock(m) => objs.lock(*m)?,
             Op::Unlock(m) => objs.unlock(*m),

@@ -6,7 +6,7 @@
 use crate::cpu::{Action, Ipi, Step};
 use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
 use schedlab_machine::{KernelPath, LockSite};
-use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Ctx, Request, SelectKind, TaskInfo, TaskPolicy};
+use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Request, SelectKind, TaskInfo, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use schedlab_workload::Policy;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ macro_rules! hook {
         $k.touch($cpu);
         let mut reqs = std::mem::take(&mut $k.requests);
         let (r, work) = {
-            let mut $cx = Ctx {
+            let mut $cx = schedlab_sched_api::Ctx {
                 now: $k.now,
                 this_cpu: $cpu,
                 machine: &$k.machine,
@@ -42,11 +42,12 @@ macro_rules! hook {
         r
     }};
 }
+pub(crate) use hook;
 
 impl Kernel<'_> {
     /// Charges a hook's reported work (per unit, `Costs::work_ns`) to `path`, after the
     /// current step's own cost.
-    fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
+    pub(crate) fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
         let work = self.split_lb_chain(path, work);
         if work.is_zero() {
             return;
@@ -82,7 +83,7 @@ impl Kernel<'_> {
     }
 
     /// Applies policy requests made while running on `this`.
-    fn apply_requests(&mut self, this: CpuId) {
+    pub(crate) fn apply_requests(&mut self, this: CpuId) {
         let reqs = std::mem::take(&mut self.requests);
         let mut first = None;
         for r in &reqs {
@@ -154,7 +155,7 @@ impl Kernel<'_> {
     }
 
     /// `set_task_cpu`: tell the policy (`migrate_task_rq`) and count a migration.
-    fn set_task_cpu(&mut self, this: CpuId, t: TaskId, to: CpuId) {
+    pub(crate) fn set_task_cpu(&mut self, this: CpuId, t: TaskId, to: CpuId) {
         let from = self.info[t].cpu;
         if from == to {
             return;
@@ -375,7 +376,7 @@ impl Kernel<'_> {
     /// Executes `action` on `cpu`. Returns extra lock hold time.
     pub(crate) fn act(&mut self, cpu: CpuId, action: Action) -> Ns {
         match action {
-            Action::Schedule { newidle } => return self.schedule(cpu, newidle),
+            Action::Schedule { newidle } => return self.schedule(cpu, newidle, None),
             Action::NohzBalance => {
                 hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
             }
@@ -538,35 +539,9 @@ impl Kernel<'_> {
             Action::PipeWrite { task, pipe } => self.pipe_write(cpu, task, pipe),
             Action::PipeRead { task, pipe } => self.pipe_read(cpu, task, pipe),
             Action::Poll { task } => self.do_poll(cpu, task),
-            Action::FutexWait { task, key, expected } => {
-                if self.objs.value(key) == expected {
-                    let b = self.objs.bucket(key);
-                    self.objs.buckets.entry(b).or_default().push_back((key, task));
-                    self.block(cpu, task, BlockedOn::Futex);
-                }
-                // else: -EAGAIN, the task re-checks in user space.
-            }
-            Action::FutexWake { key, n } => {
-                let b = self.objs.bucket(key);
-                let mut woken = Vec::new();
-                if let Some(q) = self.objs.buckets.get_mut(&b) {
-                    let mut i = 0;
-                    while i < q.len() && (woken.len() as u64) < n {
-                        if q[i].0 == key {
-                            woken.push(q.remove(i).expect("index in range").1);
-                        } else {
-                            i += 1;
-                        }
-                    }
-                    if q.is_empty() {
-                        self.objs.buckets.remove(&b);
-                    }
-                }
-                // `wake_up_q` runs after the bucket lock is dropped.
-                for t in woken.into_iter().rev() {
-                    self.wake_steps(cpu, t, 0);
-                }
-            }
+            Action::FutexWait { task, key, expected } => self.futex_wait_locked(cpu, task, key, expected),
+            Action::FutexWake { key, n } => self.futex_wake_locked(cpu, key, n, 0),
+            Action::Futex(a) => return self.futex_act(cpu, a),
         }
         Ns(0)
     }
@@ -693,7 +668,9 @@ impl Kernel<'_> {
 
     /// `__schedule` on `cpu` with its runqueue locked. Returns the context-switch time,
     /// which extends the lock hold (the lock is released in `finish_task_switch`).
-    fn schedule(&mut self, cpu: CpuId, newidle: bool) -> Ns {
+    /// `forced`: a direct switch (`futex.rs`) hands the CPU to this queued task without a
+    /// pick, if the class can (`SchedClass::set_next_task`).
+    pub(crate) fn schedule(&mut self, cpu: CpuId, newidle: bool, forced: Option<TaskId>) -> Ns {
         // Delayed new tasks enter this runqueue before the pick (`delayed.rs`).
         let drained = self.drain_delayed(cpu);
         let prev = self.cpus[cpu].curr;
@@ -720,7 +697,14 @@ impl Kernel<'_> {
             }
             hook!(self, cpu, |pol, cx| pol.put_prev_task(&mut cx, cpu, p));
         }
-        let next = hook!(self, cpu, |pol, cx| pol.pick_next_task(&mut cx, cpu));
+        let direct = forced.is_some_and(|n| hook!(self, cpu, |pol, cx| pol.set_next_task(&mut cx, cpu, n)));
+        let next = if direct {
+            self.objs.stats.direct_switches += 1;
+            forced
+        } else {
+            self.objs.stats.direct_fallbacks += u64::from(forced.is_some());
+            hook!(self, cpu, |pol, cx| pol.pick_next_task(&mut cx, cpu))
+        };
         // `clear_tsk_need_resched(prev)` comes after the pick: a reschedule requested while
         // picking (e.g. by `update_curr`) is satisfied by this very switch.
         self.set_need_resched(cpu, false);
@@ -823,6 +807,8 @@ impl Kernel<'_> {
     /// the writers' queue.
     fn pipe_write(&mut self, cpu: CpuId, task: TaskId, pipe: usize) {
         let waited = self.tasks[task].op_phase == PIPE_WAITED;
+        let tk = &self.tasks[task];
+        let cur_cpu = matches!(tk.prog.ops.get(tk.pc), Some(schedlab_workload::Op::Send { current_cpu: true, .. }));
         let p = &mut self.objs.pipes[pipe];
         let was_empty = p.len == 0;
         let n = (p.capacity - p.len).min(self.tasks[task].op_aux);
@@ -838,8 +824,11 @@ impl Kernel<'_> {
             self.objs.pipes[pipe].writers.push_back(task);
             self.block(cpu, task, BlockedOn::PipeWrite(pipe));
         }
+        // A `send` with `current_cpu` wakes the reader onto this CPU (`WF_CURRENT_CPU`, as
+        // `wake_up_poll_on_current_cpu` does for seccomp's synchronous notifications).
+        let here = if cur_cpu { wf::CURRENT_CPU } else { 0 };
         for t in reader.into_iter().chain(next_writer) {
-            self.wake_steps(cpu, t, wf::SYNC);
+            self.wake_steps(cpu, t, wf::SYNC | here);
         }
         self.wake_pollers(cpu, pollers);
     }

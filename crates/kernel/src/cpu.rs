@@ -145,6 +145,8 @@ pub(crate) enum Action {
         key: crate::objects::FutexKey,
         n: u64,
     },
+    /// The operations on `[[futex]]` words (`futex.rs`).
+    Futex(crate::futex::FAction),
 }
 
 #[derive(Clone, Debug)]
@@ -874,6 +876,7 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         Action::SleepUntil { .. } => KernelPath::Timer,
         Action::PipeWrite { .. } | Action::PipeRead { .. } | Action::Poll { .. } => KernelPath::Pipe,
         Action::FutexWait { .. } | Action::FutexWake { .. } => KernelPath::Futex,
+        Action::Futex(a) => a.path(),
     }
 }
 

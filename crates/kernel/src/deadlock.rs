@@ -114,7 +114,7 @@ impl Kernel<'_> {
 
     /// The futex word task `t` sleeps on (from the futex hash table) and its state.
     fn futex_wait_of(&self, t: TaskId) -> (String, Option<TaskId>, String) {
-        let key = self.objs.buckets.values().flatten().find(|&&(_, w)| w == t).map(|&(k, _)| k);
+        let key = self.objs.ft_ref(t).and_then(|f| f.waiting);
         match key {
             Some(FutexKey::Mutex(m)) => {
                 let owner = self.objs.mutexes[m].owner;
@@ -131,6 +131,14 @@ impl Kernel<'_> {
             }
             Some(FutexKey::Cond(c)) => {
                 (format!("cond {}", self.wl.conds[c]), None, "no task that could signal it can run".into())
+            }
+            Some(FutexKey::Word(w)) => {
+                let owner = self.lock_owner(FutexKey::Word(w));
+                let detail = match owner {
+                    Some(o) => format!("PI futex held by {} (task {o})", self.info[o].name),
+                    None => format!("word = {}; no task that could wake it can run", self.objs.words[w]),
+                };
+                (format!("futex {}", self.wl.futexes[w].name), owner, detail)
             }
             None => ("futex".into(), None, "not queued on any futex".into()),
         }

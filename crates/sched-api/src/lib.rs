@@ -55,6 +55,11 @@ pub mod wf {
     pub const FORK: u32 = 0x02;
     /// The wakee changed CPU.
     pub const MIGRATED: u32 = 0x04;
+    /// Place the wakee on the waking CPU if its affinity allows (`WF_CURRENT_CPU`, v6.6
+    /// `kernel/sched/sched.h`; `select_task_rq_fair` returns the waking CPU at once). Only
+    /// correct when the waker sleeps right after the wakeup (`futex_swap`, a synchronous
+    /// pipe round trip).
+    pub const CURRENT_CPU: u32 = 0x40;
     /// The waker is an interrupt (a sleeper's hrtimer expiring), not a task: what
     /// `in_interrupt()` tells Linux 2.6's `activate_task`. Linux has no such wake flag; the
     /// simulator sets it so that policies which care (O(1)) can tell.
@@ -349,6 +354,25 @@ pub trait SchedClass {
     /// About `n` tasks will exist: size per-task arenas once, exactly, instead of letting
     /// them double past it (memory per thread at 100 000 threads). A hint; more may come.
     fn reserve_tasks(&mut self, _n: usize) {}
+
+    /// A direct switch (`docs/futex.md`): make the queued task `p` the `curr` of `cpu`
+    /// without a pick, accounted as if `pick_next_task` had chosen it (`put_prev_task` of
+    /// the previous task has been called, as before a pick). Return `false` if the class
+    /// cannot; the kernel then picks as usual. Default: cannot.
+    fn set_next_task(&mut self, _cx: &mut Ctx, _cpu: CpuId, _p: TaskId) -> bool {
+        false
+    }
+
+    /// The task's effective priority changed through priority inheritance
+    /// (`rt_mutex_setprio`, `kernel/sched/core.c` v6.x): `prio` is the kernel priority it
+    /// runs at (0..=99 real-time, 100..=139 normal; lower is better), `None` when the boost
+    /// ends. Upstream only the real-time and deadline classes act on it (a fair task's
+    /// weight stays that of its nice value); default: ignore.
+    fn pi_setprio(&mut self, _cx: &mut Ctx, _p: TaskId, _prio: Option<u32>) {}
+
+    /// Whether the task gets VIP treatment changed (its own `vip`, or inherited through a
+    /// lock a VIP waits on; `docs/futex.md`). A class may prefer VIP tasks; default: ignore.
+    fn vip_changed(&mut self, _cx: &mut Ctx, _p: TaskId, _vip: bool) {}
 
     /// Load balancing at the kernel's trigger points; request migrations through `cx`.
     fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind);

@@ -7,13 +7,15 @@
 //! `docs/workload-language.md` documents every field.
 
 mod expr;
+mod futex;
 mod lower;
 mod parse;
 
 pub use expr::MAX_EXPR_DEPTH;
+pub use futex::{FutexDef, FutexOp, WakeCmp, WakeOpKind};
 pub use lower::{Op, PollSet, Program, MAX_POLL_PIPES};
-pub use parse::{parse_workload, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN};
 pub use parse::daemons::{DaemonPreset, DAEMON_PRESETS};
+pub use parse::{parse_workload, FUTEX_ALL, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN};
 pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
 
 use schedlab_machine::CpuSet;
@@ -92,6 +94,9 @@ pub struct TaskTemplate {
     /// One instance per CPU, instance `n` bound to CPU `n` (`kthread_create_on_cpu`, the
     /// per-CPU kworkers and ksoftirqd); `count` is the machine's CPU count.
     pub per_cpu: bool,
+    /// A VIP task (`vip = true`): its futex waits queue ahead of normal waiters
+    /// (`docs/futex.md`; simulation only).
+    pub vip: bool,
     pub(crate) body: Vec<parse::Node>,
     /// Whether the program mentions the instance index `n` (else one program serves all).
     pub instance_dependent: bool,
@@ -120,6 +125,8 @@ pub struct Workload {
     /// Names of the spans the programs mark (`mark_begin`/`mark_end`), in order of first
     /// mention; `Op::MarkBegin::span` indexes this.
     pub spans: Vec<String>,
+    /// `[[futex]]` words.
+    pub futexes: Vec<FutexDef>,
     pub templates: Vec<TaskTemplate>,
     /// `[[group]]` cgroups and sessions (autogroups).
     pub groups: TaskGroups,

@@ -1,10 +1,13 @@
 //! Spanned TOML → validated workload AST.
 
 pub(crate) mod daemons;
+mod futex;
 mod groups;
 mod poll_mark;
 
 pub use poll_mark::MAX_OPEN_SPANS;
+
+pub use futex::FUTEX_ALL;
 
 use crate::expr::{self, Env};
 use crate::{
@@ -56,6 +59,8 @@ pub(crate) enum AstOp {
     Send {
         pipe: String,
         bytes: IntSrc,
+        /// Wake the reader with `WF_CURRENT_CPU` (simulation only).
+        current_cpu: bool,
     },
     Recv {
         pipe: String,
@@ -94,6 +99,7 @@ pub(crate) enum AstOp {
     SetAffinity(CpuSet),
     /// `sched_setattr(sched_runtime)`: a custom slice, or `None` for the base slice.
     SetSlice(Option<Ns>),
+    Futex(crate::futex::FutexOp<String>),
 }
 
 struct P<'a> {
@@ -133,14 +139,21 @@ impl<'a> P<'a> {
             _ => Err(self.err(v.span().start, field, "expected a table")),
         }
     }
-    /// An optional boolean field (false when absent); an integer parameter 0/1 may stand
-    /// for it (`process = "$process"`).
+    /// An optional boolean field (false when absent); a parameter may stand for it, holding
+    /// 0/1 (`process = "$process"`) or the text `"true"`/`"false"`.
     fn flag(&self, t: &DeTable<'a>, key: &str, field: &str) -> R<bool> {
         let Some(v) = self.get(t, key) else { return Ok(false) };
         if let Some(b) = v.get_ref().as_bool() {
             return Ok(b);
         }
         let f = join(field, key);
+        if let Some(s) = v.get_ref().as_str().filter(|s| self.param_ref(s).is_some()) {
+            match self.subst_text(s).as_str() {
+                "true" => return Ok(true),
+                "false" => return Ok(false),
+                _ => {}
+            }
+        }
         match self.int(v, &f) {
             Ok(0) => Ok(false),
             Ok(1) => Ok(true),
@@ -425,7 +438,11 @@ impl<'a> P<'a> {
             "barrier" => &["spin_max"],
             "mark_begin" | "mark_end" => &["id"],
             "fork" => &["count"],
-            "send" | "recv" => &["bytes"],
+            "send" => &["bytes", "current_cpu"],
+            "recv" => &["bytes"],
+            v if futex::FUTEX_VERBS.iter().any(|(n, _)| *n == v) => {
+                futex::FUTEX_VERBS.iter().find(|(n, _)| *n == v).map(|(_, e)| *e).unwrap_or(&[])
+            }
             "cond_wait" => &["mutex"],
             _ => &[],
         };
@@ -489,7 +506,13 @@ impl<'a> P<'a> {
                 let pipe = self.string(val, &f)?;
                 let bytes = self.int_src(self.require(t, "bytes", at, field)?, &join(field, "bytes"))?;
                 if verb == "send" {
-                    AstOp::Send { pipe, bytes }
+                    let current_cpu = match self.get(t, "current_cpu") {
+                        Some(v) => v.get_ref().as_bool().ok_or_else(|| {
+                            self.err(v.span().start, &join(field, "current_cpu"), "expected true or false")
+                        })?,
+                        None => false,
+                    };
+                    AstOp::Send { pipe, bytes, current_cpu }
                 } else {
                     AstOp::Recv { pipe, bytes }
                 }
@@ -529,6 +552,7 @@ impl<'a> P<'a> {
             }
             "set_affinity" => AstOp::SetAffinity(self.cpuset(val, &f)?),
             "set_slice" => AstOp::SetSlice(self.slice(val, &f)?),
+            v if futex::FUTEX_VERBS.iter().any(|(n, _)| *n == v) => self.futex_op(v, val, t, at, field)?,
             _ => unreachable!("verb list and match agree"),
         };
         node(op)
@@ -560,6 +584,15 @@ const VERBS: &[&str] = &[
     "set_nice",
     "set_affinity",
     "set_slice",
+    "futex_set",
+    "futex_add",
+    "futex_wait",
+    "futex_wake",
+    "futex_swap",
+    "futex_wake_op",
+    "futex_requeue",
+    "lock_pi",
+    "unlock_pi",
 ];
 
 /// A pipe's buffer by default: 16 pages (`fs/pipe.c: PIPE_DEF_BUFFERS`).
@@ -607,7 +640,8 @@ fn mentions_n(nodes: &[Node]) -> bool {
         AstOp::Loop { count, body } => count.as_ref().is_some_and(int) || mentions_n(body),
         AstOp::For { count, body, .. } => int(count) || mentions_n(body),
         AstOp::Fork { count, .. } | AstOp::SetNice(count) => int(count),
-        AstOp::Send { pipe, bytes } | AstOp::Recv { pipe, bytes } => has(pipe) || int(bytes),
+        AstOp::Send { pipe, bytes, .. } | AstOp::Recv { pipe, bytes } => has(pipe) || int(bytes),
+        AstOp::Futex(op) => op.words().into_iter().any(|w| has(w)),
         AstOp::Lock(s) | AstOp::Unlock(s) | AstOp::Signal(s) | AstOp::Broadcast(s) | AstOp::Barrier(s) => has(s),
         AstOp::SpinBarrier { barrier, .. } => has(barrier),
         AstOp::Poll { pipe, count, body, .. } => has(pipe) || int(count) || mentions_n(body),
@@ -665,6 +699,7 @@ pub fn parse_workload(
             "mutex",
             "cond",
             "barrier",
+            "futex",
             "group",
             "session",
             "task",
@@ -790,6 +825,7 @@ pub fn parse_workload(
         }
     }
 
+    let futexes = p.futexes(root)?;
     let mut groups = p.task_groups(root)?;
 
     // Tasks: collect names first so `fork` can name a template defined further down.
@@ -818,7 +854,7 @@ pub fn parse_workload(
             t,
             &[
                 "name", "count", "template", "nice", "policy", "affinity", "start", "group", "session", "slice",
-                "process", "kthread", "per_cpu", "program",
+                "process", "kthread", "per_cpu", "program", "vip",
             ],
             &f,
         )?;
@@ -832,6 +868,7 @@ pub fn parse_workload(
         let process = p.flag(t, "process", &f)?;
         let kthread = p.flag(t, "kthread", &f)?;
         let per_cpu = p.flag(t, "per_cpu", &f)?;
+        let vip = p.flag(t, "vip", &f)?;
         let count = match p.get(t, "count") {
             Some(c) if per_cpu => {
                 return Err(p.err(c.span().start, &join(&f, "count"), "a per_cpu task has one instance per CPU"))
@@ -898,6 +935,7 @@ pub fn parse_workload(
             process,
             kthread,
             per_cpu,
+            vip,
             body,
             instance_dependent,
         });
@@ -962,6 +1000,7 @@ pub fn parse_workload(
         mutexes,
         conds,
         barriers,
+        futexes,
         templates,
     };
     // Lower every program once now, so that undefined objects are reported before the run,

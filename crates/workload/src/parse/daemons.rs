@@ -120,6 +120,7 @@ impl P<'_> {
                 process: false,
                 kthread: true,
                 per_cpu: preset.per_cpu,
+                vip: false,
                 body,
                 instance_dependent: false,
             });
