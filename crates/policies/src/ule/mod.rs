@@ -935,8 +935,10 @@ impl SchedClass for Ule {
             return false;
         }
         self.runq_rem(cpu, p);
-        self.tdq[cpu].lowpri = self.td[p].priority;
         self.tdq[cpu].curr = Some(p);
+        // Not `choosethread`'s pick, so not necessarily the best thread here: a better one
+        // may still be queued (`tdq_setlowpri` takes the best of both).
+        self.setlowpri(cpu);
         self.pctcpu_update(cx, p, false);
         self.userret(cpu, p);
         true
