@@ -17,7 +17,8 @@
 //! stopped tick's last event, a preempted work's `CpuDone` — up to a tick period (ULE's
 //! stathz: 7.9 ms) after the last task blocked. So when a CPU goes idle
 //! ([`Kernel::idle_entered`]) the run also asks whether every CPU is idle and every pending
-//! event is stale or an idle CPU's tick or timer interrupt, which can wake nobody as above;
+//! event is stale or an idle CPU's tick, idle wakeup or timer interrupt, which can wake nobody
+//! as above (their balancing finds nothing runnable);
 //! then the deadlock is certain at that moment, and `sim_ns` says so.
 
 use crate::objects::FutexKey;

@@ -203,8 +203,8 @@ impl Kernel<'_> {
                             self.tasks[t].pc = end + 1;
                             continue;
                         }
-                        Some(c) => self.tasks[t].loops.push(*c),
-                        None => self.tasks[t].loops.push(u64::MAX),
+                        Some(c) => push_small(&mut self.tasks[t].loops, *c),
+                        None => push_small(&mut self.tasks[t].loops, u64::MAX),
                     }
                     self.next_op(t);
                     continue;
@@ -237,7 +237,7 @@ impl Kernel<'_> {
                         }
                         None => {
                             let n = self.now + *period;
-                            task.timers.push((pc, n));
+                            push_small(&mut task.timers, (pc, n));
                             n
                         }
                     };
@@ -470,4 +470,15 @@ impl Kernel<'_> {
         let s = self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true });
         self.push_steps(cpu, [s]);
     }
+}
+
+/// Pushes onto a per-task stack (loop counters, timers) whose first allocation holds one
+/// entry: most tasks nest one loop and arm one timer, and `Vec`'s first growth would
+/// reserve four (48 and 80 bytes of heap per task instead of 32 each, at 100 000 tasks).
+/// Later growth doubles as usual.
+fn push_small<T>(v: &mut Vec<T>, x: T) {
+    if v.capacity() == 0 {
+        v.reserve_exact(1);
+    }
+    v.push(x);
 }

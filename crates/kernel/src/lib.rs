@@ -357,7 +357,8 @@ impl<'p> Kernel<'p> {
 
     /// Runs until the end time, until every task exited, or until `keep_going` returns false
     /// (it is called every 4096 events with the current simulated time: with invariant
-    /// checks on, 65536 events could take seconds, too long for Ctrl-C).
+    /// checks on, 65536 events could take seconds, too long for Ctrl-C). A kernel runs once:
+    /// the summary takes the task table's names.
     pub fn run(&mut self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunSummary, RunError> {
         let end = self.cfg.end;
         let sample_every = self.probe.sample_every();
@@ -472,6 +473,9 @@ impl<'p> Kernel<'p> {
             }
         }
         locks.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        // The wait-for graph reads the task names, which the summary then takes (the run
+        // is over: 100 000 task infos are not copied at its peak).
+        let deadlock = if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() };
         RunSummary {
             end: now,
             reason,
@@ -480,11 +484,11 @@ impl<'p> Kernel<'p> {
             cpu_times,
             cpu_paths,
             locks,
-            tasks: self.info.clone(),
-            exit_times: self.exit_times.clone(),
+            tasks: std::mem::take(&mut self.info),
+            exit_times: std::mem::take(&mut self.exit_times),
             policy_counters: self.policy.counters(),
             kernel_counters: self.kernel_counters().into_iter().chain(self.futex_counters()).collect(),
-            deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
+            deadlock,
         }
     }
 

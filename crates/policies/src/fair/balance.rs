@@ -113,7 +113,57 @@ fn newidle_cost(sd: &Domain) -> u64 {
     1_000 + 200 * sd.span_weight as u64
 }
 
+/// `update_newidle_cost` (fair.c v6.6): a newidle attempt that cost more than the
+/// domain's maximum raises it and restarts the decay clock; otherwise, more than a second
+/// (`HZ` jiffies) after the last decay, the maximum decays by 3/256 (about 1 % a second) and
+/// the caller learns it did. v5.15 has no such function: `newidle_balance` only raises the
+/// maximum, leaving the decay clock alone (`newidle_raise`), and `rebalance_domains` decays it
+/// on the same schedule (`next_decay_max_lb_cost`; see [`Fair::decay_newidle_cost`]).
+fn update_newidle_cost(sd: &mut Domain, cost: u64, j: u64, hz: u64) -> bool {
+    if cost > sd.max_newidle_lb_cost {
+        sd.max_newidle_lb_cost = cost;
+        sd.last_decay_max_lb_cost = j;
+        false
+    } else if j > sd.last_decay_max_lb_cost + hz {
+        sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+        sd.last_decay_max_lb_cost = j;
+        true
+    } else {
+        false
+    }
+}
+
 impl Fair {
+    /// The periodic decay of `max_newidle_lb_cost` at the top of `rebalance_domains`'
+    /// domain loop: `update_newidle_cost(sd, 0)` in v6.6 (whose result *replaces*
+    /// `need_decay`: only the last domain visited counts), the inline `next_decay_max_lb_cost`
+    /// test in v5.15 (whose `need_decay` stays set once any domain decayed).
+    fn decay_newidle_cost(&mut self, cpu: CpuId, level: usize, j: u64, need_decay: &mut bool) {
+        let hz = self.hz;
+        let eevdf = self.eevdf_on();
+        let sd = &mut self.domains.per_cpu[cpu][level];
+        if eevdf {
+            *need_decay = update_newidle_cost(sd, 0, j, hz);
+        } else if j > sd.last_decay_max_lb_cost + hz {
+            sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+            sd.last_decay_max_lb_cost = j;
+            *need_decay = true;
+        }
+    }
+
+    /// A newidle attempt at `level` cost `cost`: v6.6 `update_newidle_cost`; v5.15 raises
+    /// the maximum only.
+    pub(super) fn newidle_raise(&mut self, cpu: CpuId, level: usize, cost: u64, j: u64) {
+        let hz = self.hz;
+        let eevdf = self.eevdf_on();
+        let sd = &mut self.domains.per_cpu[cpu][level];
+        if eevdf {
+            update_newidle_cost(sd, cost, j, hz);
+        } else {
+            sd.max_newidle_lb_cost = sd.max_newidle_lb_cost.max(cost);
+        }
+    }
+
     pub(super) fn h_nr(&self, cpu: CpuId) -> u64 {
         (self.h_nr_running(cpu) as i64 + self.adj.nr[cpu]).max(0) as u64
     }
@@ -576,8 +626,15 @@ impl Fair {
         let mut busy = idle == CpuIdleType::Busy;
         let mut next = j + 60 * self.hz;
         let mut cont = true;
+        let (mut need_decay, mut max_cost) = (false, 0);
         for level in 0..self.domains.per_cpu[cpu].len() {
+            self.decay_newidle_cost(cpu, level, j, &mut need_decay);
+            max_cost += self.domains.per_cpu[cpu][level].max_newidle_lb_cost;
             if !cont {
+                // Balancing stops here, but the decay goes on to every level.
+                if need_decay {
+                    continue;
+                }
                 break;
             }
             let sd = &self.domains.per_cpu[cpu][level];
@@ -592,6 +649,10 @@ impl Fair {
                 interval = self.sd_balance_interval(&self.domains.per_cpu[cpu][level], busy);
             }
             next = next.min(self.domains.per_cpu[cpu][level].last_balance + interval);
+        }
+        if need_decay {
+            // The runqueue-wide maximum decays too, floored at the migration cost.
+            self.cpu[cpu].max_idle_balance_cost = max_cost.max(self.t.migration_cost);
         }
         self.cpu[cpu].next_balance = next;
     }
@@ -702,8 +763,7 @@ impl Fair {
             if sd.has(SD_BALANCE_NEWIDLE) {
                 let cost = newidle_cost(sd);
                 pulled = self.load_balance(cx, cpu, level, CpuIdleType::NewlyIdle, &mut cont);
-                let sd = &mut self.domains.per_cpu[cpu][level];
-                sd.max_newidle_lb_cost = sd.max_newidle_lb_cost.max(cost);
+                self.newidle_raise(cpu, level, cost, cx.now.0 / self.jiffy);
                 curr_cost += cost;
             }
             if pulled > 0 {

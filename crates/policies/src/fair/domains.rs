@@ -45,6 +45,9 @@ pub struct Domain {
     pub nr_balance_failed: u32,
     /// ns (`max_newidle_lb_cost`), a modelled cost per attempt.
     pub max_newidle_lb_cost: u64,
+    /// jiffies: when `max_newidle_lb_cost` last decayed (v5.15 keeps the next decay
+    /// time, `next_decay_max_lb_cost`, one HZ later: the same instant).
+    pub last_decay_max_lb_cost: u64,
     /// v4.9 `busy_idx`, `idle_idx`, `newidle_idx`: which `rq->cpu_load[]` history
     /// `source_load`/`target_load` read for a busy, idle or newly idle balance (0: now).
     pub load_idx: [usize; 3],
@@ -121,6 +124,7 @@ impl Domains {
                     last_balance: 0,
                     nr_balance_failed: 0,
                     max_newidle_lb_cost: 0,
+                    last_decay_max_lb_cost: 0,
                     load_idx: [0; 3],
                 });
                 child_span = Some(span);

@@ -234,6 +234,45 @@ fn rd_overload_set_by_enqueue_cleared_only_by_root_balance() {
     assert!(!h.f.rd_overload, "a root balance that sees no overloaded runqueue clears it");
 }
 
+/// `max_newidle_lb_cost` decays by 3/256 once more than a second (HZ jiffies) after its last
+/// decay, on the periodic balance's visit to every domain (v5.15 `rebalance_domains`, v6.6
+/// `update_newidle_cost`), and the runqueue's `max_idle_balance_cost` follows, floored at
+/// the migration cost. A costlier newidle attempt restarts the decay clock in v6.6 only.
+#[test]
+fn max_newidle_lb_cost_decays_about_one_percent_a_second() {
+    use super::balance::CpuIdleType;
+    for version in ["5.15", "6.6"] {
+        let mut h = if version == "5.15" { Harness::cfs(version) } else { Harness::new(version) };
+        let hz = u64::from(h.m.hz);
+        let levels = h.f.domains.per_cpu[0].len();
+        for sd in &mut h.f.domains.per_cpu[0] {
+            sd.max_newidle_lb_cost = 1 << 20;
+        }
+        h.f.cpu[0].max_idle_balance_cost = 1 << 30;
+        h.advance(500_000_000);
+        h.f.adj.reset(2);
+        h.with(|f, cx| f.rebalance_domains(cx, 0, CpuIdleType::Idle));
+        assert_eq!(h.f.domains.per_cpu[0][0].max_newidle_lb_cost, 1 << 20, "{version}: not a second yet");
+        assert_eq!(h.f.cpu[0].max_idle_balance_cost, 1 << 30, "{version}: no decay, no update");
+        h.advance(600_000_000);
+        h.with(|f, cx| f.rebalance_domains(cx, 0, CpuIdleType::Idle));
+        let decayed = (1u64 << 20) * 253 / 256;
+        assert!(h.f.domains.per_cpu[0].iter().all(|sd| sd.max_newidle_lb_cost == decayed), "{version}");
+        let floor = h.f.t.migration_cost;
+        assert_eq!(h.f.cpu[0].max_idle_balance_cost, (decayed * levels as u64).max(floor), "{version}");
+        h.with(|f, cx| f.rebalance_domains(cx, 0, CpuIdleType::Idle));
+        assert_eq!(h.f.domains.per_cpu[0][0].max_newidle_lb_cost, decayed, "{version}: once per second");
+        // A costlier attempt 0.9 s later: v6.6 restarts the clock, v5.15 keeps it.
+        h.advance(900_000_000);
+        let j = h.now.0 * hz / 1_000_000_000;
+        h.f.newidle_raise(0, 0, 1 << 21, j);
+        h.advance(200_000_000);
+        h.with(|f, cx| f.rebalance_domains(cx, 0, CpuIdleType::Idle));
+        let want = if version == "6.6" { 1 << 21 } else { (1u64 << 21) * 253 / 256 };
+        assert_eq!(h.f.domains.per_cpu[0][0].max_newidle_lb_cost, want, "{version}");
+    }
+}
+
 /// linux-fair §3.7/§5.12: the CPU load the balancer and `wake_affine` read. v5.15's
 /// `cpu_load` is the queue's `load_avg`, which keeps a sleeping task's (blocked) load and
 /// lets it decay; v4.9's `weighted_cpuload` is `runnable_load_avg`, which the task leaves
