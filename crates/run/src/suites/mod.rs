@@ -2,8 +2,8 @@
 
 mod cfs_eevdf;
 mod futex;
-mod rt_latency;
 mod lock_wakeup_granularity;
+mod rt_latency;
 
 use crate::suite::Suite;
 
