@@ -35,8 +35,8 @@ fn fibo_share(r: &RunRecord) -> f64 {
 /// completes sooner.
 #[test]
 fn fibo_sysbench_cfs_shares_ule_starves() {
-    let cfs = study("ule-cfs-fibo-sysbench", "cfs", false);
-    let ule = study("ule-cfs-fibo-sysbench", "ule", false);
+    let cfs = study("ule-cfs-fibo-sysbench", "cfs@4.9", false);
+    let ule = study("ule-cfs-fibo-sysbench", "ule@11.1-linux", false);
     let (c, u) = (fibo_share(&cfs), fibo_share(&ule));
     assert!((0.40..=0.55).contains(&c), "cfs: fibo share {c:.3}");
     assert!(u < 0.05, "ule: fibo share {u:.3}");
@@ -57,7 +57,7 @@ fn fibo_sysbench_cfs_shares_ule_starves() {
 /// first burst (1.5–2.5 ms) they never run again. Under CFS every worker gets its share.
 #[test]
 fn sysbench128_late_forks_starve_under_ule_only() {
-    let ule = study("ule-cfs-sysbench128", "ule", false);
+    let ule = study("ule-cfs-sysbench128", "ule@11.1-linux", false);
     let workers: Vec<_> = ule.tasks.iter().filter(|t| t.name.starts_with("worker.")).collect();
     assert!(workers.len() > 64);
     for w in &workers[..10] {
@@ -66,7 +66,7 @@ fn sysbench128_late_forks_starve_under_ule_only() {
     let tail = &workers[workers.len() - 10..];
     let starved = tail.iter().filter(|w| w.runtime_ns < 10_000_000).count();
     assert!(starved >= 5, "only {starved} of the last 10 workers ran < 10 ms in 30 s under ule");
-    let cfs = study("ule-cfs-sysbench128", "cfs", false);
+    let cfs = study("ule-cfs-sysbench128", "cfs@4.9", false);
     let cw: Vec<_> = cfs.tasks.iter().filter(|t| t.name.starts_with("worker.")).collect();
     assert_eq!(cw.len(), 128);
     assert!(cw.iter().all(|w| w.runtime_ns > 100_000_000));
@@ -107,12 +107,14 @@ fn four_forked_hogs_spread_one_per_cpu() {
 }
 
 /// The paper's Fig. 6–7 in small: 8 hogs pinned to CPU 0 of an 8-CPU machine and unpinned
-/// at once at 1 s. Nothing goes idle after the start, so only the long-term balancer on CPU 0
-/// moves them: one thread per round (every 0.5–1.5 s), until there is one per CPU.
+/// at once at 1 s, under ULE as the study ran it (`11.1-linux`: Linux's idle loop never
+/// calls back into ULE's idle search). The idle CPUs went idle before the unpinning, so
+/// only the long-term balancer on CPU 0 moves the threads: one per round (every 0.5–1.5 s),
+/// until there is one per CPU.
 #[test]
 fn unpinned_hogs_spread_one_thread_per_balancer_round() {
     let text = unpinned_hogs(8, "0-7");
-    let mut j = job(&text, "smp8", "ule", 12, &[]);
+    let mut j = job(&text, "smp8", "ule", 12, &[("version", "11.1-linux")]);
     // Shorter than the shortest balancer interval (63 stat ticks = 496 ms).
     j.sample = Some(Ns::from_ms(400));
     let r = run(&j);
@@ -129,6 +131,30 @@ fn unpinned_hogs_spread_one_thread_per_balancer_round() {
     );
     assert_eq!(r.policy_counters["balance_moves"], 7);
     assert_eq!(r.policy_counters["idle_steals"], 0);
+}
+
+/// FreeBSD's own idle loop (`sched_idletd`): an idle CPU is woken by a hardclock at least
+/// every `hz / 2` ticks (`getnextcpuevent`), its switch count changes and it runs
+/// `tdq_idled` again — so threads made stealable after it went idle (here by an affinity
+/// change at 1 s) are stolen within one such period, not one balancer round at a time.
+#[test]
+fn idle_cpus_steal_work_made_stealable_after_they_went_idle() {
+    let text = unpinned_hogs(8, "0-7");
+    let mut j = job(&text, "smp8", "ule", 3, &[]);
+    j.sample = Some(Ns::from_ms(100));
+    let r = run(&j);
+    let s = r.series.as_ref().unwrap();
+    let at = |ms: u64| s.index_at(ms * 1_000_000).unwrap();
+    let per_cpu = |i: usize| (0..8).map(|c| s.cpu_runnable[c][i]).collect::<Vec<_>>();
+    assert_eq!(per_cpu(at(900))[0], 8, "pinned until 1 s: {:?}", per_cpu(at(900)));
+    let spread = per_cpu(at(1600));
+    assert!(spread.iter().all(|&n| n == 1), "one per CPU 0.6 s after the unpinning: {spread:?}");
+    assert!(r.policy_counters["idle_steals"] >= 6, "{:?}", r.policy_counters);
+    // Without the idle wakeups (the study's port) nothing but the balancer moves them.
+    let mut j = job(&text, "smp8", "ule", 3, &[("idle_wakeup", "0")]);
+    j.sample = Some(Ns::from_ms(100));
+    let r = run(&j);
+    assert_eq!(r.policy_counters["idle_steals"], 0, "{:?}", r.policy_counters);
 }
 
 /// Invariants after every event and determinism, for every example and both studies.
@@ -151,8 +177,10 @@ fn ule_keeps_invariants_and_is_deterministic() {
             assert_eq!(a, deterministic_json(&run(&j)), "{name} on {machine}");
         }
     }
-    let mut j = job(FORK_HOGS, "i7-3770", "ule", 3, &[("version", "current")]);
-    j.check = true;
-    let a = deterministic_json(&run(&j));
-    assert_eq!(a, deterministic_json(&run(&j)));
+    for v in ["current", "11.1-linux"] {
+        let mut j = job(FORK_HOGS, "i7-3770", "ule", 3, &[("version", v)]);
+        j.check = true;
+        let a = deterministic_json(&run(&j));
+        assert_eq!(a, deterministic_json(&run(&j)), "{v}");
+    }
 }

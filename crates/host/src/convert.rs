@@ -347,6 +347,7 @@ mod tests {
             cgroup: None,
             session: None,
             slice: None,
+            kthread: false,
         }
     }
 

@@ -326,6 +326,7 @@ fn task_infos(run: &Run) -> (Vec<TaskInfo>, Vec<(usize, i32)>) {
                 cgroup: None,
                 session: None,
                 slice: Some(s.slice.load(SeqCst)).filter(|&v| v != 0),
+                kthread: tpl.kthread,
             }
         })
         .collect();

@@ -256,6 +256,8 @@ impl Kernel<'_> {
         let total = tpl.count.max(self.instances[template]);
         let name = if total > 1 || tpl.template { format!("{}.{n}", tpl.name) } else { tpl.name.clone() };
         let affinity = match (&tpl.affinity, parent) {
+            // `kthread_create_on_cpu`: instance n of a per-CPU task is bound to CPU n.
+            _ if tpl.per_cpu => schedlab_machine::CpuSet::single(self.cpus.len(), n as usize % self.cpus.len()),
             (Some(a), _) => a.clone(),
             (None, Some(p)) => self.info[p].affinity.clone(),
             (None, None) => self.all_cpus.clone(),
@@ -271,7 +273,8 @@ impl Kernel<'_> {
         let cgroup = tpl.group.or_else(|| inherited(|i| i.cgroup));
         let session = tpl.session.or_else(|| inherited(|i| i.session));
         let slice = tpl.slice.map(|s| s.0).or_else(|| parent.and_then(|p| self.info[p].slice));
-        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent, cgroup, session, slice });
+        let kthread = tpl.kthread;
+        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent, cgroup, session, slice, kthread });
         self.tasks.push(Task {
             template,
             state: TState::Running,
@@ -295,6 +298,8 @@ impl Kernel<'_> {
             wake_migrated: false,
             delayed: false,
             born: parent.map(|_| self.now),
+            spans: Vec::new(),
+            poll_next: Vec::new(),
         });
         self.exit_times.push(None);
         self.alive += 1;
@@ -310,6 +315,7 @@ impl Kernel<'_> {
     pub(crate) fn start_task(&mut self, template: usize) {
         let first = self.wl.templates[template].affinity.as_ref().and_then(|a| a.first()).unwrap_or(0);
         let Some(t) = self.create_task(template, None, first) else { return };
+        let first = self.info[t].cpu;
         hook!(self, first, |p, cx| p.task_new(&mut cx, t, None));
         let target = self.select(first, t, first, SelectKind::Fork, wf::FORK);
         self.info[t].cpu = target;
@@ -373,6 +379,12 @@ impl Kernel<'_> {
             Action::Schedule { newidle } => return self.schedule(cpu, newidle, None),
             Action::NohzBalance => {
                 hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
+            }
+            Action::IdleWake => {
+                // Only a CPU still idle looks (work may have arrived before the interrupt ran).
+                if self.cpus[cpu].curr.is_none() && self.views[cpu].nr_running == 0 {
+                    hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::IdleWake));
+                }
             }
             Action::Tick => {
                 if self.dtq.has_pending(cpu) {
@@ -526,6 +538,7 @@ impl Kernel<'_> {
             }
             Action::PipeWrite { task, pipe } => self.pipe_write(cpu, task, pipe),
             Action::PipeRead { task, pipe } => self.pipe_read(cpu, task, pipe),
+            Action::Poll { task } => self.do_poll(cpu, task),
             Action::FutexWait { task, key, expected } => self.futex_wait_locked(cpu, task, key, expected),
             Action::FutexWake { key, n } => self.futex_wake_locked(cpu, key, n, 0),
             Action::Futex(a) => return self.futex_act(cpu, a),
@@ -802,6 +815,7 @@ impl Kernel<'_> {
         p.len += n;
         self.tasks[task].op_aux -= n;
         let reader = if n > 0 && was_empty { p.readers.pop_front() } else { None };
+        let pollers = if n > 0 && was_empty { std::mem::take(&mut p.pollers) } else { Vec::new() };
         let next_writer = if waited && p.len < p.capacity { p.writers.pop_front() } else { None };
         if self.tasks[task].op_aux == 0 {
             self.next_op(task);
@@ -816,6 +830,7 @@ impl Kernel<'_> {
         for t in reader.into_iter().chain(next_writer) {
             self.wake_steps(cpu, t, wf::SYNC | here);
         }
+        self.wake_pollers(cpu, pollers);
     }
 
     /// `fs/pipe.c:pipe_read` (v6.18): take what is there; a read from a full pipe wakes one

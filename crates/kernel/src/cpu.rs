@@ -43,6 +43,8 @@ pub(crate) enum Action {
     Tick,
     /// The SCHED_SOFTIRQ of a kicked idle CPU (`nohz_idle_balance`).
     NohzBalance,
+    /// An idle CPU woken by its timer looks for work (`balance(IdleWake)`).
+    IdleWake,
     /// Move up to `count` of `tasks` (in order) from `from` to `to`.
     MoveQueuedBatch {
         tasks: Vec<TaskId>,
@@ -129,6 +131,10 @@ pub(crate) enum Action {
     PipeRead {
         task: TaskId,
         pipe: usize,
+    },
+    /// `do_poll`'s scan of the task's current `poll` op's pipes.
+    Poll {
+        task: TaskId,
     },
     FutexWait {
         task: TaskId,
@@ -302,6 +308,12 @@ pub(crate) enum Event {
         cpu: CpuId,
         gen: u64,
     },
+    /// The timer interrupt that wakes an idle CPU whose tick is stopped
+    /// (`SchedClass::idle_wakeup`); `gen` is the CPU's `tick_gen` when it went idle.
+    IdleWake {
+        cpu: CpuId,
+        gen: u64,
+    },
     /// `cpu`'s clock event for its earliest hrtimer (see `hrtimer.rs`).
     Timer {
         cpu: CpuId,
@@ -330,6 +342,7 @@ impl Kernel<'_> {
             Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
             Event::Start { template } => (6, *template as u64, 0),
             Event::Change { idx } => (7, *idx as u64, 0),
+            Event::IdleWake { cpu, gen } => (8, *cpu as u64, *gen),
         };
         self.hash.write_u64(self.now.0);
         self.hash.write_u64(kind);
@@ -340,6 +353,7 @@ impl Kernel<'_> {
                 Event::CpuDone { cpu, .. }
                 | Event::Resume { cpu }
                 | Event::Tick { cpu, .. }
+                | Event::IdleWake { cpu, .. }
                 | Event::Timer { cpu, .. }
                 | Event::Ipi { cpu, .. } => self.touch(*cpu),
                 Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
@@ -372,6 +386,14 @@ impl Kernel<'_> {
                 self.expire_hrtimers(cpu, &mut steps);
                 self.interrupt(cpu, steps.drain(..));
                 self.irq_scratch = steps;
+            }
+            Event::IdleWake { cpu, gen } => {
+                let c = &self.cpus[cpu];
+                if c.tick_on || c.tick_gen != gen {
+                    return; // the CPU got work since it went idle
+                }
+                // Back to idle afterwards (`return_to_user`) arms the next one.
+                self.interrupt(cpu, [Step::Do(Action::IdleWake)]);
             }
             Event::Timer { cpu, gen } => {
                 if self.cpus[cpu].hrtimer_gen != gen {
@@ -717,6 +739,20 @@ impl Kernel<'_> {
         self.start_busy(cpu, busy, work, false);
     }
 
+    /// Ends the user work in progress on `cpu` `after` from now, if it would run longer (a
+    /// spinner that sees the word it spins on change).
+    pub(crate) fn cut_user(&mut self, cpu: CpuId, after: Ns) {
+        let now = self.now;
+        let c = &mut self.cpus[cpu];
+        if !matches!(c.busy, Busy::User) || c.prog.left_at(now) <= after {
+            return;
+        }
+        c.gen += 1;
+        c.prog = Progress { since: now, left: after, rate: c.prog.rate, fixed: true };
+        let gen = c.gen;
+        self.events.push(now + after, Event::CpuDone { cpu, gen });
+    }
+
     /// Starts user work of `dur` for the current task; `fixed`: a wall-clock span.
     pub(crate) fn start_user(&mut self, cpu: CpuId, dur: Ns, fixed: bool) {
         self.set_mode(cpu, Mode::User);
@@ -762,9 +798,20 @@ impl Kernel<'_> {
                     let c = &mut self.cpus[cpu];
                     c.tick_on = false;
                     c.tick_gen += 1;
+                    self.arm_idle_wakeup(cpu);
                 }
                 false
             }
+        }
+    }
+
+    /// Schedules the idle wakeup of a CPU that just went idle (tick stopped), if the policy
+    /// declares one; starting the tick again (`start_tick`) cancels it.
+    pub(crate) fn arm_idle_wakeup(&mut self, cpu: CpuId) {
+        if let Some(p) = self.idle_wakeup {
+            let gen = self.cpus[cpu].tick_gen;
+            self.events.push(self.now + p, Event::IdleWake { cpu, gen });
+            self.ticks_pending += 1;
         }
     }
 
@@ -812,7 +859,7 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
     match a {
         Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
         Action::Tick => KernelPath::Tick,
-        Action::NohzBalance => KernelPath::Balance,
+        Action::NohzBalance | Action::IdleWake => KernelPath::Balance,
         Action::MoveQueuedBatch { .. }
         | Action::MoveQueued { .. }
         | Action::ActivateMoved { .. }
@@ -827,7 +874,7 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         | Action::WaitChildren { .. } => KernelPath::ForkExit,
         Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } => KernelPath::SchedSyscall,
         Action::SleepUntil { .. } => KernelPath::Timer,
-        Action::PipeWrite { .. } | Action::PipeRead { .. } => KernelPath::Pipe,
+        Action::PipeWrite { .. } | Action::PipeRead { .. } | Action::Poll { .. } => KernelPath::Pipe,
         Action::FutexWait { .. } | Action::FutexWake { .. } => KernelPath::Futex,
         Action::Futex(a) => a.path(),
     }

@@ -49,7 +49,7 @@ impl Kernel<'_> {
         }
         self.events.iter().all(|(_, ev)| match *ev {
             Event::CpuDone { cpu, gen } => gen != self.cpus[cpu].gen,
-            Event::Tick { .. } | Event::Timer { .. } => true,
+            Event::Tick { .. } | Event::Timer { .. } | Event::IdleWake { .. } => true,
             Event::Resume { .. } | Event::Ipi { .. } | Event::Change { .. } | Event::Start { .. } => false,
         })
     }
@@ -99,6 +99,11 @@ impl Kernel<'_> {
                 "children".into(),
                 None,
                 format!("{} live children, none of which can run", self.tasks[t].live_children),
+            ),
+            BlockedOn::Poll => (
+                "poll".into(),
+                None,
+                "polling pipes that are all empty; no task that could write one can run".into(),
             ),
             BlockedOn::Timer => ("timer".into(), None, "a sleep whose timer is gone".into()),
             BlockedOn::Nothing => ("nothing".into(), None, "blocked on no known object".into()),

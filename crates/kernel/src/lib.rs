@@ -28,6 +28,7 @@ mod version;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
 pub use version::KernelVersion;
+mod waits;
 
 pub use futex::FutexConfig;
 use schedlab_machine::{KernelPath, Machine};
@@ -122,6 +123,8 @@ pub(crate) enum BlockedOn {
     PipeWrite(usize),
     Futex,
     Children,
+    /// `poll` on the pipes of the task's current `poll` op.
+    Poll,
 }
 
 pub(crate) struct Task {
@@ -155,6 +158,10 @@ pub(crate) struct Task {
     pub delayed: bool,
     /// A forked task that has not run yet: when it was forked (for fork-to-first-run time).
     pub born: Option<Ns>,
+    /// Open spans: (span, id, begun at).
+    pub spans: Vec<(usize, u64, Ns)>,
+    /// Per `poll` set of the program: the index its next scan starts at.
+    pub poll_next: Vec<u32>,
 }
 
 /// The simulated kernel.
@@ -202,6 +209,8 @@ pub struct Kernel<'p> {
     pub(crate) irq_scratch: Vec<cpu::Step>,
     /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
     pub(crate) idle_tick: bool,
+    /// An idle CPU's longest sleep before a timer interrupt wakes it (`SchedClass::idle_wakeup`).
+    pub(crate) idle_wakeup: Option<Ns>,
     /// Tick events in the event queue (stale ones included): with the tick running on idle
     /// CPUs the queue is never empty, so a deadlock shows as "only ticks pending"
     /// (`deadlock.rs`).
@@ -258,6 +267,7 @@ impl<'p> Kernel<'p> {
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let idle_tick = policy.idle_tick();
+        let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
         let mut cfg = cfg;
         cfg.ttwu_queue &= policy.wake_list() && cfg.version.has_wake_list();
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
@@ -270,6 +280,7 @@ impl<'p> Kernel<'p> {
             scratch: Vec::new(),
             irq_scratch: Vec::new(),
             idle_tick,
+            idle_wakeup,
             ticks_pending: 0,
             idle_entered: false,
             smt: machine.smt_shares(),
@@ -330,6 +341,11 @@ impl<'p> Kernel<'p> {
             for c in 0..n {
                 k.start_tick(c);
             }
+        } else if idle_wakeup.is_some() {
+            // Every CPU starts idle: its first wakeup is armed now.
+            for c in 0..n {
+                k.arm_idle_wakeup(c);
+            }
         }
         Ok(k)
     }
@@ -364,7 +380,7 @@ impl<'p> Kernel<'p> {
                 }
             }
             let (t, ev) = self.events.pop().expect("peeked");
-            if matches!(ev, cpu::Event::Tick { .. }) {
+            if matches!(ev, cpu::Event::Tick { .. } | cpu::Event::IdleWake { .. }) {
                 self.ticks_pending -= 1;
             }
             self.now = t;
@@ -383,7 +399,7 @@ impl<'p> Kernel<'p> {
                 reason = EndReason::AllExited;
                 break;
             }
-            if self.idle_tick && self.only_idle_ticks_left() {
+            if (self.idle_tick || self.idle_wakeup.is_some()) && self.only_idle_ticks_left() {
                 reason = EndReason::Deadlock;
                 break;
             }

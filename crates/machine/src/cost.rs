@@ -211,6 +211,14 @@ pub struct Costs {
     pub pipe_op: Ns,
     /// Copy cost per byte in picoseconds (≈ 10 GB/s `copy_user` → 100 ps/B).
     pub pipe_byte_ps: u64,
+    /// Fixed cost of one `AF_UNIX` stream `sendmsg`/`recvmsg` (a workload's `kind = "socket"`
+    /// pipe), in place of `pipe_op`: `net/unix/af_unix.c: unix_stream_sendmsg` allocates an
+    /// `sk_buff` per message and takes the peer's `unix_state_lock`, the reader frees it;
+    /// lmbench's AF_UNIX latency runs about 2–2.5 × its pipe latency on the same machine.
+    pub socket_op: Ns,
+    /// `do_poll` work per watched fd (`fdget`, the file's `->poll` with `__pollwait`
+    /// queueing a `poll_table_entry` on the pipe's wait queue; `fs/select.c`).
+    pub poll_fd: Ns,
     /// `move_queued_task` / `double_rq_lock` critical section.
     pub migrate: Ns,
     /// Extra CPU work a task needs after moving to another core in the same LLC (L1/L2 refill).
@@ -296,6 +304,8 @@ impl Default for Costs {
             futex_bucket_hold: Ns(80),
             pipe_op: Ns(400),
             pipe_byte_ps: 100,
+            socket_op: Ns(1_000),
+            poll_fd: Ns(60),
             migrate: Ns(1_000),
             rewarm_same_llc: Ns(2_000),
             rewarm_cross_llc: Ns(20_000),
@@ -342,6 +352,8 @@ impl Costs {
             futex_bucket_hold: Ns(0),
             pipe_op: Ns(0),
             pipe_byte_ps: 0,
+            socket_op: Ns(0),
+            poll_fd: Ns(0),
             migrate: Ns(0),
             rewarm_same_llc: Ns(0),
             rewarm_cross_llc: Ns(0),
@@ -393,6 +405,8 @@ impl Costs {
             ("futex_bucket_hold", d(self.futex_bucket_hold)),
             ("pipe_op", d(self.pipe_op)),
             ("pipe_byte_ps", self.pipe_byte_ps.to_string()),
+            ("socket_op", d(self.socket_op)),
+            ("poll_fd", d(self.poll_fd)),
             ("migrate", d(self.migrate)),
             ("rewarm_same_llc", d(self.rewarm_same_llc)),
             ("rewarm_cross_llc", d(self.rewarm_cross_llc)),
@@ -436,6 +450,8 @@ impl Costs {
             "futex" => &mut self.futex,
             "futex_bucket_hold" => &mut self.futex_bucket_hold,
             "pipe_op" => &mut self.pipe_op,
+            "socket_op" => &mut self.socket_op,
+            "poll_fd" => &mut self.poll_fd,
             "migrate" => &mut self.migrate,
             "rewarm_same_llc" => &mut self.rewarm_same_llc,
             "rewarm_cross_llc" => &mut self.rewarm_cross_llc,

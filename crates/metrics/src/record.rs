@@ -37,6 +37,10 @@ pub struct RunRecord {
     pub policy_counters: std::collections::BTreeMap<String, u64>,
     /// Wakeup latency of all tasks as a CDF: `[latency_ns, fraction]` at 100 quantiles.
     pub latency_cdf: Vec<(u64, f64)>,
+    /// Named spans (`mark_begin`/`mark_end`): count, rate and latency per name; absent
+    /// when the workload marks none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<crate::SpanRecord>,
     /// The scheduling events, when requested (`--trace`, `--timeline`); not in the JSON.
     #[serde(skip)]
     pub trace: Option<Trace>,

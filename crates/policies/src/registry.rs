@@ -23,15 +23,15 @@ pub const REGISTRY: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "cfs",
-        doc: "Linux CFS (v5.15 fair.c): weighted vruntime, sched_slice, sleeper credit, wakeup granularity, buddies, task groups",
+        doc: "Linux CFS (v5.15 fair.c; version=4.9 as in the ULE-vs-CFS study): weighted vruntime, sched_slice, sleeper credit, wakeup granularity, buddies, task groups",
         make: |m, s| Ok(Box::new(crate::fair::Fair::cfs(m, s)?)),
-        versions: &["5.15"],
+        versions: &["4.9", "5.15"],
     },
     PolicyEntry {
         name: "ule",
-        doc: "FreeBSD ULE (11.1 sched_ule.c; version=current for 15): interactivity score, calendar queue, pickcpu, CPU-0 balancer, idle stealing",
+        doc: "FreeBSD ULE (11.1 sched_ule.c; version=current for 15, 11.1-linux as the ULE-vs-CFS study ran it): interactivity score, calendar queue, pickcpu, CPU-0 balancer, idle stealing",
         make: |m, s| Ok(Box::new(crate::ule::Ule::new(m, s)?)),
-        versions: &["current", "11.1"],
+        versions: &["current", "11.1-linux", "11.1"],
     },
     PolicyEntry {
         name: "o1",

@@ -53,6 +53,9 @@ pub enum ProbeEvent {
     Exit { time: Ns, task: TaskId },
     /// A CPU changed what it is doing (for per-CPU time accounting and timelines).
     CpuMode { time: Ns, cpu: CpuId, mode: Mode },
+    /// A task closed a named span (`mark_end`) it opened at `start`; `span` indexes the
+    /// workload's span names.
+    Span { time: Ns, task: TaskId, span: usize, start: Ns },
     /// `sched_pi_setprio`: priority inheritance changed the task's effective priority
     /// (`prio`, kernel scale, lower is better; `None`: back to its own).
     PiSetprio { time: Ns, task: TaskId, prio: Option<u32> },

@@ -19,8 +19,10 @@ pub const CONFIGS: &[(&str, &[(&str, &str)])] = &[
     ("eevdf", &[("autogroup", "0"), ("RUN_TO_PARITY", "0")]),
     ("cfs", &[]),
     ("cfs", &[("autogroup", "0")]),
+    ("cfs", &[("version", "4.9")]),
     ("ule", &[]),
     ("ule", &[("version", "current")]),
+    ("ule", &[("version", "11.1-linux")]),
     ("o1", &[]),
     ("fifo", &[]),
     ("cfs", &[("kernel", "3.4")]),
@@ -210,9 +212,33 @@ pub fn world(seed: u64) -> (String, &'static str) {
     );
     w += "[[task]]\nname = \"tx\"\nprogram = [ { loop = \"forever\", do = [ { send = \"p\", bytes = 64 }, { run = \"30us\" } ] } ]\n";
     w += "[[task]]\nname = \"rx\"\nprogram = [ { loop = \"forever\", do = [ { recv = \"p\", bytes = 64 }, { run = \"20us\" } ] } ]\n";
-    w += "[[task]]\nname = \"bar\"\ncount = 2\nprogram = [ { loop = \"forever\", do = [ { run = \"200us\" }, { barrier = \"b\" } ] } ]\n";
+    // The barrier pair spins before sleeping half of the time (libgomp's barrier).
+    let spin = if rng.random_bool(0.5) { format!(", spin_max = \"{}\"", dur(&mut rng, 1, 500)) } else { String::new() };
+    w += &format!(
+        "[[task]]\nname = \"bar\"\ncount = 2\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"200us\" }}, {{ barrier = \"b\"{spin} }} ] }} ]\n"
+    );
+    w += &request_loop(&mut rng);
+    if rng.random_bool(0.5) {
+        w += &format!("[[daemon]]\npreset = \"{}\"\n", ["kworker", "ksoftirqd", "rcu"][rng.random_range(0..3)]);
+    }
     w += &futex_tasks(&mut rng);
     (w, machine)
+}
+
+/// A client keeping two requests outstanding (a `request` span each) against a server,
+/// both waiting with `poll` on two connections, over pipes or sockets.
+fn request_loop(rng: &mut impl Rng) -> String {
+    let kind = ["pipe", "socket"][rng.random_range(0..2)];
+    let service = dur(rng, 10, 500);
+    format!(
+        "[[pipe]]\nname = \"q\"\ncount = 2\nkind = \"{kind}\"\n[[pipe]]\nname = \"r\"\ncount = 2\nkind = \"{kind}\"\n\
+         [[task]]\nname = \"cli\"\nprogram = [ {{ for = \"c\", count = 2, do = [ {{ mark_begin = \"request\", id = \"{{c}}\" }}, \
+         {{ send = \"q.{{c}}\", bytes = 64 }} ] }}, {{ loop = \"forever\", do = [ {{ poll = \"r.{{c}}\", each = \"c\", count = 2, do = [ \
+         {{ recv = \"r.{{c}}\", bytes = 64 }}, {{ mark_end = \"request\", id = \"{{c}}\" }}, {{ mark_begin = \"request\", id = \"{{c}}\" }}, \
+         {{ send = \"q.{{c}}\", bytes = 64 }} ] }} ] }} ]\n\
+         [[task]]\nname = \"srv\"\nprogram = [ {{ loop = \"forever\", do = [ {{ poll = \"q.{{c}}\", each = \"c\", count = 2, do = [ \
+         {{ recv = \"q.{{c}}\", bytes = 64 }}, {{ run = \"{service}\" }}, {{ send = \"r.{{c}}\", bytes = 64 }} ] }} ] }} ]\n"
+    )
 }
 
 /// Futex words at work: a request/response pair over wake + wait or `futex_swap` (on the

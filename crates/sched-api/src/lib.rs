@@ -84,6 +84,10 @@ pub enum BalanceKind {
     /// On an idle CPU woken by a [`Request::Kick`] to balance on behalf of the idle CPUs
     /// (`nohz_idle_balance`).
     NohzIdle,
+    /// On an idle CPU whose tick is stopped, woken by the timer interrupt that
+    /// [`SchedClass::idle_wakeup`] declares (FreeBSD: `cpu_idle` returns, the idle thread
+    /// sees its switch count changed and calls `tdq_idled` again).
+    IdleWake,
 }
 
 /// Scheduling policy of a task (`SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`).
@@ -114,6 +118,10 @@ pub struct TaskInfo {
     /// A custom slice set with `sched_setattr(sched_runtime)` (v6.12+), in ns; `None`: the
     /// scheduler's base slice.
     pub slice: Option<u64>,
+    /// A kernel thread (`p->flags & PF_KTHREAD`): the workload's `[[daemon]]`s and tasks
+    /// with `kthread = true`. A policy may treat them apart (e.g. let only kernel threads
+    /// preempt, as the ULE-vs-CFS study's ULE port did).
+    pub kthread: bool,
 }
 
 /// One cgroup of the cpu controller (cgroup v2).
@@ -398,6 +406,15 @@ pub trait SchedClass {
     /// the tick stops while a CPU idles (NOHZ, FreeBSD's one-shot timers).
     fn idle_tick(&self) -> bool {
         false
+    }
+
+    /// How long an idle CPU whose tick is stopped sleeps at most before a timer interrupt
+    /// wakes it anyway; the kernel then calls `balance(IdleWake)` on it. `None` (the default):
+    /// only work, IPIs and the CPU's own timers wake it (Linux NOHZ). FreeBSD's one-shot
+    /// event timers skip at most `hz / 2` hardclock ticks on an idle CPU
+    /// (`kern_clocksource.c:getnextcpuevent`), so ULE declares 0.5 s.
+    fn idle_wakeup(&self) -> Option<Ns> {
+        None
     }
 
     /// Policy-wide counters for reports and explanations (balancer runs, steals, …), in a

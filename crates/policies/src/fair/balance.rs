@@ -60,7 +60,7 @@ pub enum CpuIdleType {
 
 /// `enum migration_type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Migration {
+pub(super) enum Migration {
     Load,
     Util,
     Task,
@@ -87,14 +87,14 @@ impl LbStats {
     }
 }
 
-struct Env {
-    dst: CpuId,
-    idle: CpuIdleType,
-    level: usize,
-    cpus: CpuSet,
-    imbalance: i64,
-    migration: Migration,
-    all_pinned: bool,
+pub(super) struct Env {
+    pub dst: CpuId,
+    pub idle: CpuIdleType,
+    pub level: usize,
+    pub cpus: CpuSet,
+    pub imbalance: i64,
+    pub migration: Migration,
+    pub all_pinned: bool,
 }
 
 /// `struct sd_lb_stats`.
@@ -114,7 +114,7 @@ fn newidle_cost(sd: &Domain) -> u64 {
 }
 
 impl Fair {
-    fn h_nr(&self, cpu: CpuId) -> u64 {
+    pub(super) fn h_nr(&self, cpu: CpuId) -> u64 {
         (self.h_nr_running(cpu) as i64 + self.adj.nr[cpu]).max(0) as u64
     }
     fn nr(&self, cx: &Ctx, cpu: CpuId) -> u64 {
@@ -194,6 +194,9 @@ impl Fair {
 
     /// `find_busiest_group` (v5.15) and `calculate_imbalance`; returns the busiest group.
     fn find_busiest_group(&mut self, cx: &Ctx, env: &mut Env) -> Option<usize> {
+        if self.t.version == super::Version::V4_9 {
+            return self.find_busiest_group_v4_9(cx, env);
+        }
         let mut sds = self.sd_stats(cx, env);
         let sd = self.domains.per_cpu[env.dst][env.level].clone();
         let (bi, busiest) = sds.busiest.clone()?;
@@ -356,7 +359,14 @@ impl Fair {
         }
         let sd = self.domains.per_cpu[env.dst][env.level].clone();
         let loop_max = self.t.nr_migrate.min(self.h_nr(src)) as usize;
-        let mut list: Vec<TaskId> = self.cpu[src].cfs_tasks.iter().rev().copied().collect();
+        // v4.9 takes from the head of `cfs_tasks` (most recently enqueued), v5.15 from the
+        // tail (least recently run).
+        let v4_9 = self.t.version == super::Version::V4_9;
+        let mut list: Vec<TaskId> = if v4_9 {
+            self.cpu[src].cfs_tasks.iter().copied().collect()
+        } else {
+            self.cpu[src].cfs_tasks.iter().rev().copied().collect()
+        };
         list.truncate(loop_max);
         let mut chosen = Vec::new();
         let mut spare = Vec::new();
@@ -375,7 +385,10 @@ impl Fair {
                 match env.migration {
                     Migration::Load => {
                         let l = self.task_h_load(p).max(1);
-                        ((l >> sd.nr_balance_failed.min(63)) as i64 <= imb).then_some(l as i64)
+                        // v4.9 skips a task whose load is more than twice the imbalance;
+                        // v5.15 relaxes the test with each failed attempt.
+                        let fits = if v4_9 { l / 2 } else { l >> sd.nr_balance_failed.min(63) };
+                        (fits as i64 <= imb).then_some(l as i64)
                     }
                     Migration::Util => {
                         let u = self.e(self.task_se(p)).avg.util_avg as i64;
@@ -545,7 +558,8 @@ impl Fair {
     fn sd_balance_interval(&self, sd: &Domain, busy: bool) -> u64 {
         let ms = sd.balance_interval * if busy { sd.busy_factor } else { 1 };
         let mut j = (ms * 1_000_000).div_ceil(self.jiffy);
-        if busy {
+        // v5.x takes one jiffy off a busy interval to de-synchronise levels; v4.9 does not.
+        if busy && self.t.version != super::Version::V4_9 {
             j = j.saturating_sub(1);
         }
         j.clamp(1, self.max_balance_interval())
@@ -587,6 +601,9 @@ impl Fair {
         self.adj.reset(self.nr_cpus);
         self.active_pending.retain(|&c| cx.cpus[c].curr.is_some() && cx.cpus[c].need_resched);
         let j = cx.now.0 / self.jiffy;
+        if self.t.version == super::Version::V4_9 {
+            self.cpu_load_update_active(cpu, j);
+        }
         if j >= self.cpu[cpu].next_balance {
             self.update_blocked_averages(cpu, cx);
             self.rebalance_domains(cx, cpu, CpuIdleType::Busy);

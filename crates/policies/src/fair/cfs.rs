@@ -6,7 +6,7 @@
 
 use super::entity::{RqId, Se};
 use super::weights::{calc_delta, calc_delta_fair, LoadWeight};
-use super::{vdiff, Fair};
+use super::{vdiff, Fair, Version};
 use schedlab_sched_api::{enqueue, Ctx};
 
 impl Fair {
@@ -19,11 +19,10 @@ impl Fair {
         }
     }
 
-    /// `sched_slice` (v5.15, ALT_PERIOD and BASE_SLICE): the entity's weighted share of
-    /// the period at every level of its hierarchy, in wall-clock ns.
+    /// `sched_slice` (v5.15, ALT_PERIOD and BASE_SLICE; v4.9 has neither): the entity's
+    /// weighted share of the period at every level of its hierarchy, in wall-clock ns.
     pub(super) fn sched_slice(&self, rq: RqId, se: Se) -> u64 {
-        let cpu = self.rq(rq).cpu;
-        let nr = self.h_nr_running(cpu) + u64::from(!self.e(se).on_rq);
+        let nr = self.slice_nr_running(rq) + u64::from(!self.e(se).on_rq);
         let mut slice = self.sched_period(nr);
         for s in self.hierarchy(se) {
             let q = self.rq(self.cfs_rq_of(s));
@@ -35,6 +34,15 @@ impl Fair {
             slice = slice.max(self.t.min_granularity);
         }
         slice
+    }
+
+    /// The task count the period is computed from: v4.9 the entity's own runqueue's
+    /// `nr_running`; v5.15 (`ALT_PERIOD`) the root's `h_nr_running`.
+    fn slice_nr_running(&self, rq: RqId) -> u64 {
+        match self.t.version {
+            Version::V4_9 => self.rq(rq).nr_running,
+            _ => self.h_nr_running(self.rq(rq).cpu),
+        }
     }
 
     /// `sched_vslice`.

@@ -45,6 +45,9 @@ pub struct Domain {
     pub nr_balance_failed: u32,
     /// ns (`max_newidle_lb_cost`), a modelled cost per attempt.
     pub max_newidle_lb_cost: u64,
+    /// v4.9 `busy_idx`, `idle_idx`, `newidle_idx`: which `rq->cpu_load[]` history
+    /// `source_load`/`target_load` read for a busy, idle or newly idle balance (0: now).
+    pub load_idx: [usize; 3],
 }
 
 impl Domain {
@@ -118,6 +121,7 @@ impl Domains {
                     last_balance: 0,
                     nr_balance_failed: 0,
                     max_newidle_lb_cost: 0,
+                    load_idx: [0; 3],
                 });
                 child_span = Some(span);
                 child_fn = Some(span_of);
@@ -132,6 +136,24 @@ impl Domains {
             llc_cpus[llc_id[c]].push(c);
         }
         Domains { per_cpu, llc_size, llc_id, llc_cpus }
+    }
+
+    /// v4.9 `sd_init` values where they differ from v5.15: `busy_factor` 32;
+    /// `imbalance_pct` 125 above the LLC; load indexes (busy, idle, newly idle) 2/0/0 for
+    /// MC, 2/1/0 for DIE, 3/2/0 for NUMA, 0 for SMT.
+    pub fn use_v4_9(&mut self) {
+        for d in self.per_cpu.iter_mut().flatten() {
+            d.busy_factor = 32;
+            d.load_idx = match d.name {
+                "SMT" => [0, 0, 0],
+                "MC" => [2, 0, 0],
+                "NUMA" => [3, 2, 0],
+                _ => [2, 1, 0],
+            };
+            if !d.has(SD_SHARE_PKG_RESOURCES) {
+                d.imbalance_pct = 125;
+            }
+        }
     }
 
     /// The LLC domain level index of `cpu` (`sd_llc`), if it has domains.

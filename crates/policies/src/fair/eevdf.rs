@@ -189,7 +189,7 @@ impl Fair {
     pub(super) fn wakeup_preempt_eevdf(&mut self, rq: RqId, se: Se, pse: Se) -> bool {
         let short_slice = self.t.feat.preempt_short && self.e(pse).slice < self.e(se).slice;
         match self.t.version {
-            Version::V5_15 | Version::V6_6 => self.pick_eevdf(rq, true) == Some(pse),
+            Version::V4_9 | Version::V5_15 | Version::V6_6 => self.pick_eevdf(rq, true) == Some(pse),
             Version::V6_12 => {
                 let (p, c) = (self.e(pse), self.e(se));
                 let earlier = vdiff(p.deadline, c.deadline) < 0;

@@ -103,6 +103,7 @@ impl Fair {
             self.renormalise_cfs(cx, rq, se, flags, is_curr);
         }
         self.update_load_avg(cx, rq, se, UPDATE_TG | DO_ATTACH);
+        self.runnable_load_enqueue(rq, se);
         self.update_cfs_group(cx, se);
         if self.eevdf_on() && !is_curr {
             self.place_entity_eevdf(rq, se, flags);
@@ -215,6 +216,7 @@ impl Fair {
             }
         }
         self.update_load_avg(cx, rq, se, UPDATE_TG);
+        self.runnable_load_dequeue(rq, se);
         if self.eevdf_on() {
             self.update_entity_lag(rq, se);
             if self.t.feat.place_rel_deadline && !sleep {

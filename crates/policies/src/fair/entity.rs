@@ -105,6 +105,8 @@ pub struct CfsRq {
     /// PELT of the runqueue, and the averages of entities that left it (`removed`).
     pub avg: SchedAvg,
     pub removed: [u64; 3],
+    /// v4.9 `runnable_load_sum`, `runnable_load_avg`: the load of queued entities only.
+    pub runnable_load: [u64; 2],
     /// The load this queue last contributed to its group's `load_avg`.
     pub tg_load_avg_contrib: u64,
 }
@@ -129,6 +131,7 @@ impl CfsRq {
             skip: None,
             avg: SchedAvg::default(),
             removed: [0; 3],
+            runnable_load: [0; 2],
             tg_load_avg_contrib: 0,
         }
     }
@@ -147,4 +150,8 @@ pub struct CpuRq {
     pub avg_idle: u64,
     pub idle_stamp: u64,
     pub max_idle_balance_cost: u64,
+    /// v4.9 `rq->cpu_load[0..5]` (tick-smoothed `weighted_cpuload`) and the jiffy of its
+    /// last update (`last_load_update_tick`).
+    pub cpu_load: [u64; 5],
+    pub cpu_load_jiffy: u64,
 }

@@ -2,7 +2,9 @@
 //! `update_cfs_rq_load_avg`, `attach_entity_load_avg`, `detach_entity_load_avg`,
 //! `remove_entity_load_avg`, `init_entity_runnable_average`, `post_init_entity_util_avg`,
 //! `update_blocked_averages`) and the load figures placement and balancing read
-//! (`cpu_load`, `cpu_util_cfs`, `cpu_runnable`).
+//! (`cpu_load`, `cpu_util_cfs`, `cpu_runnable`). v4.9's bookkeeping differs where each
+//! function says: pre-weighted sums, a fixed divider, and the cfs_rq's `runnable_load_avg`
+//! (queued entities only), which is v4.9's CPU load (`weighted_cpuload`).
 //!
 //! Deviation: when an entity attaches to or detaches from a group's runqueue, the kernel
 //! propagates the change up through the group entities at once
@@ -11,7 +13,7 @@
 //! averages at PELT speed instead of immediately.
 
 use super::entity::{RqId, Se};
-use super::pelt::{sub_positive, SchedAvg, PELT_MIN_DIVIDER, SCHED_CAPACITY_SCALE};
+use super::pelt::{sub_positive, SchedAvg, LOAD_AVG_MAX, PELT_MIN_DIVIDER, SCHED_CAPACITY_SCALE};
 use super::{Fair, Version};
 use schedlab_sched_api::Ctx;
 use schedlab_sim::CpuId;
@@ -40,6 +42,9 @@ impl Fair {
     /// `update_cfs_rq_load_avg`: apply removed load, then accumulate the runqueue's inputs.
     /// Returns whether the averages changed.
     fn update_cfs_rq_load_avg(&mut self, rq: RqId, now: u64) -> bool {
+        if self.t.version == Version::V4_9 {
+            return self.update_cfs_rq_load_avg_v4_9(rq, now);
+        }
         let r = self.rqm(rq);
         let [rl, ru, rr] = std::mem::take(&mut r.removed);
         let removed = rl | ru | rr != 0;
@@ -62,6 +67,44 @@ impl Fair {
         self.rqm(rq).avg.update(now, load, runnable, running, 1) | removed
     }
 
+    /// `update_cfs_rq_load_avg` (v4.9): removed load and util come off the averages and
+    /// `LOAD_AVG_MAX` times them off the sums; the queue's load accrues to `load_sum` and
+    /// `runnable_load_sum` alike.
+    fn update_cfs_rq_load_avg_v4_9(&mut self, rq: RqId, now: u64) -> bool {
+        let r = self.rqm(rq);
+        let [rl, ru, _] = std::mem::take(&mut r.removed);
+        let removed = rl | ru != 0;
+        let a = &mut r.avg;
+        sub_positive(&mut a.load_avg, rl);
+        sub_positive(&mut a.load_sum, rl * LOAD_AVG_MAX);
+        sub_positive(&mut a.util_avg, ru);
+        sub_positive(&mut a.util_sum, ru * LOAD_AVG_MAX);
+        let (load, running) = (r.load, r.curr.is_some());
+        r.avg.update_v4_9(now, load, running, Some(&mut r.runnable_load)) | removed
+    }
+
+    /// `enqueue_entity_load_avg`'s runnable part (v4.9): the entity's load joins the
+    /// queue's `runnable_load_avg`. Later versions keep no such sum.
+    pub(super) fn runnable_load_enqueue(&mut self, rq: RqId, se: Se) {
+        if self.t.version == Version::V4_9 {
+            let a = self.e(se).avg;
+            let r = &mut self.rqm(rq).runnable_load;
+            r[0] += a.load_sum;
+            r[1] += a.load_avg;
+        }
+    }
+
+    /// `dequeue_entity_load_avg` (v4.9): the entity's load leaves `runnable_load_avg`
+    /// (its blocked load stays in `load_avg` and decays there).
+    pub(super) fn runnable_load_dequeue(&mut self, rq: RqId, se: Se) {
+        if self.t.version == Version::V4_9 {
+            let a = self.e(se).avg;
+            let r = &mut self.rqm(rq).runnable_load;
+            sub_positive(&mut r[0], a.load_sum);
+            sub_positive(&mut r[1], a.load_avg);
+        }
+    }
+
     /// `update_load_avg(cfs_rq, se, flags)` with the inputs as they were up to now.
     pub(super) fn update_load_avg(&mut self, cx: &Ctx, rq: RqId, se: Se, flags: u32) {
         let now = cx.now.0;
@@ -69,7 +112,11 @@ impl Fair {
             let on = u64::from(self.e(se).on_rq);
             let running = u64::from(self.rq(rq).curr == Some(se));
             let (runnable, w) = (self.se_runnable(se), self.se_weight(se));
-            self.em(se).avg.update(now, on, runnable, running, w);
+            if self.t.version == Version::V4_9 {
+                self.em(se).avg.update_v4_9(now, on * w, running != 0, None);
+            } else {
+                self.em(se).avg.update(now, on, runnable, running, w);
+            }
         }
         let decayed = self.update_cfs_rq_load_avg(rq, now);
         if self.e(se).avg.last_update_time == 0 && flags & DO_ATTACH != 0 {
@@ -85,6 +132,19 @@ impl Fair {
 
     /// `attach_entity_load_avg`: align the entity to the runqueue's clock and add it in.
     fn attach_entity_load_avg(&mut self, rq: RqId, se: Se) {
+        if self.t.version == Version::V4_9 {
+            // v4.9: the sums are already weighted; no divider to rebuild them with.
+            let last = self.rq(rq).avg.last_update_time.max(1);
+            let a = &mut self.em(se).avg;
+            a.last_update_time = last;
+            let e = *a;
+            let r = &mut self.rqm(rq).avg;
+            r.load_avg += e.load_avg;
+            r.load_sum += e.load_sum;
+            r.util_avg += e.util_avg;
+            r.util_sum += e.util_sum;
+            return;
+        }
         let w = self.se_weight(se);
         let rqa = self.rq(rq).avg;
         let div = rqa.divider();
@@ -106,8 +166,16 @@ impl Fair {
 
     /// `detach_entity_load_avg`.
     pub(super) fn detach_entity_load_avg(&mut self, rq: RqId, se: Se) {
-        let w = self.se_weight(se);
         let e = self.e(se).avg;
+        if self.t.version == Version::V4_9 {
+            let r = &mut self.rqm(rq).avg;
+            sub_positive(&mut r.load_avg, e.load_avg);
+            sub_positive(&mut r.load_sum, e.load_sum);
+            sub_positive(&mut r.util_avg, e.util_avg);
+            sub_positive(&mut r.util_sum, e.util_sum);
+            return;
+        }
+        let w = self.se_weight(se);
         let r = &mut self.rqm(rq).avg;
         sub_positive(&mut r.load_avg, e.load_avg);
         sub_positive(&mut r.load_sum, w * e.load_sum);
@@ -123,6 +191,11 @@ impl Fair {
     /// `dequeue_load_avg` / `enqueue_load_avg` around a weight change (`reweight_entity`):
     /// the load part only.
     pub(super) fn reweight_load_avg(&mut self, rq: RqId, se: Se, new_weight: u64) {
+        if self.t.version == Version::V4_9 {
+            // v4.9 `reweight_entity` changes only the weight; the averages follow at
+            // PELT speed.
+            return;
+        }
         let old = self.e(se).avg;
         let old_w = self.se_weight(se);
         let div = old.divider();
@@ -151,7 +224,11 @@ impl Fair {
         let rq = self.cfs_rq_of(se);
         let last = self.rq(rq).avg.last_update_time;
         let w = self.se_weight(se);
-        self.em(se).avg.update(last, 0, 0, 0, w);
+        if self.t.version == Version::V4_9 {
+            self.em(se).avg.update_v4_9(last, 0, false, None);
+        } else {
+            self.em(se).avg.update(last, 0, 0, 0, w);
+        }
         let a = self.e(se).avg;
         let rm = &mut self.rqm(rq).removed;
         rm[0] += a.load_avg;
@@ -163,6 +240,12 @@ impl Fair {
     pub(super) fn init_entity_runnable_average(&mut self, se: Se) {
         let w = self.se_weight(se);
         self.em(se).avg = SchedAvg { load_avg: w, ..SchedAvg::default() };
+        if self.t.version == Version::V4_9 {
+            // v4.9 also fills the sum and starts at the end of a period.
+            let a = &mut self.em(se).avg;
+            a.load_sum = w * LOAD_AVG_MAX;
+            a.period_contrib = 1023;
+        }
     }
 
     /// `post_init_entity_util_avg`: a new task gets half its runqueue's spare utilisation.
@@ -170,6 +253,7 @@ impl Fair {
         let rq = self.rq(self.cfs_rq_of(se)).avg;
         let cap = (SCHED_CAPACITY_SCALE.saturating_sub(rq.util_avg)) / 2;
         let w = self.se_weight(se);
+        let v4_9 = self.t.version == Version::V4_9;
         let a = &mut self.em(se).avg;
         if cap > 0 {
             if rq.util_avg != 0 {
@@ -179,6 +263,10 @@ impl Fair {
             }
         }
         a.runnable_avg = a.util_avg;
+        if v4_9 {
+            a.util_sum = a.util_avg * LOAD_AVG_MAX;
+            a.runnable_avg = 0;
+        }
     }
 
     /// `update_blocked_averages`: decay a CPU's blocked load, group queues (children first)
@@ -199,9 +287,12 @@ impl Fair {
         self.update_cfs_rq_load_avg(self.root(cpu), now);
     }
 
-    /// `cpu_load`: the runqueue's load average, blocked load included.
+    /// `cpu_load`: the runqueue's load average, blocked load included; v4.9
+    /// `weighted_cpuload`: its `runnable_load_avg`, queued tasks only.
     pub(super) fn cpu_load(&self, cpu: CpuId) -> u64 {
-        (self.rq(self.root(cpu)).avg.load_avg as i64 + self.adj.load[cpu]).max(0) as u64
+        let r = self.rq(self.root(cpu));
+        let load = if self.t.version == Version::V4_9 { r.runnable_load[1] } else { r.avg.load_avg };
+        (load as i64 + self.adj.load[cpu]).max(0) as u64
     }
     /// `cpu_util_cfs`, capped at the capacity.
     pub(super) fn cpu_util(&self, cpu: CpuId) -> u64 {

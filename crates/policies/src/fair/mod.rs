@@ -19,6 +19,7 @@
 //! `docs/policies/cfs.md` and `docs/policies/eevdf.md`.
 
 mod balance;
+mod balance_v4_9;
 mod cfs;
 mod check;
 mod clock;
@@ -32,6 +33,7 @@ mod load;
 pub mod pelt;
 mod pick;
 mod select;
+mod select_v4_9;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -142,7 +144,10 @@ impl Fair {
     fn new(flavor: Flavor, m: &Machine, sets: &[(String, String)]) -> Result<Fair, String> {
         let n = m.nr_cpus();
         let t = FairTunables::new(flavor, n, sets)?;
-        let domains = Domains::build(m);
+        let mut domains = Domains::build(m);
+        if t.version == Version::V4_9 {
+            domains.use_v4_9();
+        }
         let nr_idle_scan = (0..n).map(|c| domains.llc_size[c]).collect();
         let mut adj = Adjust::default();
         adj.reset(n);
@@ -154,6 +159,8 @@ impl Fair {
                 avg_idle: 2 * t.migration_cost,
                 idle_stamp: 1,
                 max_idle_balance_cost: t.migration_cost,
+                cpu_load: [0; 5],
+                cpu_load_jiffy: 0,
             })
             .collect();
         let mut f = Fair {
@@ -448,6 +455,8 @@ impl SchedClass for Fair {
             BalanceKind::NewIdle => self.newidle_balance(cx, cpu),
             BalanceKind::Tick => self.trigger_load_balance(cx, cpu),
             BalanceKind::NohzIdle => self.nohz_idle_balance(cx, cpu),
+            // Linux NOHZ declares no idle wakeup.
+            BalanceKind::IdleWake => {}
         }
         self.flush_work(cx);
     }

@@ -1,6 +1,9 @@
 //! PELT, per-entity load tracking (`kernel/sched/pelt.c`, `pelt.h`, `sched-pelt.h`, v5.15):
 //! geometric averages of load, runnable and running time over 1024-µs periods, decaying by
-//! `y` per period with `y^32 = 1/2`, in the kernel's integer arithmetic.
+//! `y` per period with `y^32 = 1/2`, in the kernel's integer arithmetic. v4.9's
+//! `__update_load_avg` (fair.c) is [`SchedAvg::update_v4_9`]: pre-weighted sums, the
+//! segments from `__compute_runnable_contrib`'s tables, a fixed divider and the cfs_rq's
+//! `runnable_load_avg`.
 
 /// `LOAD_AVG_PERIOD`: periods per half-life.
 pub const LOAD_AVG_PERIOD: u64 = 32;
@@ -18,6 +21,28 @@ const RUNNABLE_AVG_Y_N_INV: [u32; 32] = [
     0xad583ee9, 0xa9a15ab4, 0xa5fed6a9, 0xa2704302, 0x9ef5325f, 0x9b8d39b9, 0x9837f050, 0x94f4efa8, 0x91c3d373,
     0x8ea4398a, 0x8b95c1e3, 0x88980e80, 0x85aac367, 0x82cd8698,
 ];
+
+/// v4.9 `runnable_avg_yN_sum[n]` = floor(Σ_{k=1..n} 1024·y^k).
+const RUNNABLE_AVG_Y_N_SUM: [u64; 33] = [
+    0, 1002, 1982, 2941, 3880, 4798, 5697, 6576, 7437, 8279, 9103, 9909, 10698, 11470, 12226, 12966, 13690, 14398,
+    15091, 15769, 16433, 17082, 17718, 18340, 18949, 19545, 20128, 20698, 21256, 21802, 22336, 22859, 23371,
+];
+/// v4.9 `__accumulated_sum_N32[k]`: the sum over 32·k periods.
+const ACCUMULATED_SUM_N32: [u64; 12] = [0, 23371, 35056, 40899, 43820, 45281, 46011, 46376, 46559, 46650, 46696, 46719];
+/// v4.9 `LOAD_AVG_MAX_N`: periods after which the series is at `LOAD_AVG_MAX`.
+const LOAD_AVG_MAX_N: u64 = 345;
+
+/// `__compute_runnable_contrib(n)` (fair.c v4.9): Σ_{k=1..n} 1024·y^k from the tables.
+fn compute_runnable_contrib(n: u64) -> u64 {
+    if n <= LOAD_AVG_PERIOD {
+        return RUNNABLE_AVG_Y_N_SUM[n as usize];
+    }
+    if n >= LOAD_AVG_MAX_N {
+        return LOAD_AVG_MAX;
+    }
+    let c = decay_load(ACCUMULATED_SUM_N32[(n / LOAD_AVG_PERIOD) as usize], n % LOAD_AVG_PERIOD);
+    c + RUNNABLE_AVG_Y_N_SUM[(n % LOAD_AVG_PERIOD) as usize]
+}
 
 /// `decay_load(val, n)`: `val · y^n` in constant time.
 pub fn decay_load(val: u64, n: u64) -> u64 {
@@ -113,6 +138,58 @@ impl SchedAvg {
         self.util_avg = self.util_sum / div;
     }
 
+    /// `__update_load_avg` (fair.c v4.9): `weight` is the load input already weighted
+    /// (`on_rq · w` for an entity, the queue's `load.weight` for a cfs_rq), `running` adds
+    /// to `util_sum` scaled by 1024, and a cfs_rq's `runnable_load` ([sum, avg]) accrues the
+    /// same load. Averages divide by `LOAD_AVG_MAX` (no `period_contrib` correction) and
+    /// change only when a period boundary is crossed. Returns that.
+    pub fn update_v4_9(&mut self, now: u64, weight: u64, running: bool, mut rl: Option<&mut [u64; 2]>) -> bool {
+        if now < self.last_update_time {
+            self.last_update_time = now;
+            return false;
+        }
+        let mut delta = (now - self.last_update_time) >> 10;
+        if delta == 0 {
+            return false;
+        }
+        self.last_update_time += delta << 10;
+        let add = |sa: &mut SchedAvg, rl: &mut Option<&mut [u64; 2]>, d: u64| {
+            sa.load_sum += weight * d;
+            if let Some(r) = rl.as_deref_mut() {
+                r[0] += weight * d;
+            }
+            if running {
+                sa.util_sum += d << 10;
+            }
+        };
+        let decayed = delta + self.period_contrib >= 1024;
+        if decayed {
+            // Complete the current period, decay over the whole ones, add their series.
+            let dw = 1024 - self.period_contrib;
+            self.period_contrib = 0;
+            add(self, &mut rl, dw);
+            delta -= dw;
+            let periods = delta / 1024;
+            delta %= 1024;
+            self.load_sum = decay_load(self.load_sum, periods + 1);
+            self.util_sum = decay_load(self.util_sum, periods + 1);
+            if let Some(r) = rl.as_deref_mut() {
+                r[0] = decay_load(r[0], periods + 1);
+            }
+            add(self, &mut rl, compute_runnable_contrib(periods));
+        }
+        add(self, &mut rl, delta);
+        self.period_contrib += delta;
+        if decayed {
+            self.load_avg = self.load_sum / LOAD_AVG_MAX;
+            self.util_avg = self.util_sum / LOAD_AVG_MAX;
+            if let Some(r) = rl {
+                r[1] = r[0] / LOAD_AVG_MAX;
+            }
+        }
+        decayed
+    }
+
     /// `___update_load_sum` + `___update_load_avg`.
     pub fn update(&mut self, now: u64, load: u64, runnable: u64, running: u64, weight: u64) -> bool {
         let decayed = self.update_sum(now, load, runnable, running);
@@ -177,6 +254,32 @@ mod tests {
             assert!(util.abs_diff(w) <= 2, "after {ms} ms blocked util {util}, want ≈ {w}");
             assert!(load.abs_diff(w) <= 2, "load follows util for a nice-0 task: {load}");
         }
+    }
+
+    /// v4.9's arithmetic rises and decays like v5.15's (the same series; §9 items 17–18)
+    /// within rounding, and `runnable_load` follows the load of queued entities only.
+    #[test]
+    fn v4_9_follows_the_same_series() {
+        let mut sa = SchedAvg { last_update_time: 1, ..SchedAvg::default() };
+        let mut rl = [0u64; 2];
+        let mut at = Vec::new();
+        for ms in 1..=345u64 {
+            sa.update_v4_9(1 + ms * MS, 1024, true, Some(&mut rl));
+            if [8, 32, 100, 345].contains(&ms) {
+                at.push((ms, sa.util_avg, sa.load_avg, rl[1]));
+            }
+        }
+        // The fixed divider (`LOAD_AVG_MAX`, no `period_contrib` correction) reads up to
+        // one period's contribution low right after a boundary: saturation is 1002..=1023.
+        for ((ms, util, load, runnable), w) in at.iter().zip([156, 495, 894, 1002]) {
+            assert!(util.abs_diff(w) <= 22 && *util <= 1023, "v4.9 after {ms} ms util {util}, want ≈ {w}");
+            assert_eq!(load, runnable, "all the load is runnable");
+            assert!(load.abs_diff(*util) <= 2);
+        }
+        assert_eq!(compute_runnable_contrib(400), LOAD_AVG_MAX);
+        assert_eq!(compute_runnable_contrib(32), 23371);
+        // 64 periods: the N32 table's 2nd entry, decayed by 0, plus nothing.
+        assert_eq!(compute_runnable_contrib(64), decay_load(35056, 0));
     }
 
     #[test]

@@ -184,6 +184,9 @@ impl Fair {
 
     /// `wake_affine`: the waker's CPU or the previous one.
     fn wake_affine(&self, cx: &Ctx, sd: &Domain, p: TaskId, this: CpuId, prev: CpuId, sync: bool) -> CpuId {
+        if self.t.version == super::Version::V4_9 {
+            return if self.wake_affine_v4_9(cx, sd, p, this, prev, sync) { this } else { prev };
+        }
         let mut target = None;
         if self.t.feat.wa_idle {
             target = self.wake_affine_idle(cx, this, prev, sync);
@@ -256,6 +259,9 @@ impl Fair {
 
     /// `select_idle_sibling`: an idle CPU sharing the cache with `target`, or `target`.
     fn select_idle_sibling(&mut self, cx: &Ctx, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+        if self.t.version == super::Version::V4_9 {
+            return self.select_idle_sibling_v4_9(cx, p, prev, target);
+        }
         if self.idle_or_sched_idle(cx, target) {
             return target;
         }

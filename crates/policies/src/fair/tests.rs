@@ -35,6 +35,13 @@ impl Harness {
         }
     }
 
+    /// CFS of `version` (4.9 or 5.15) on the same machine.
+    fn cfs(version: &str) -> Harness {
+        let mut h = Harness::new("6.18");
+        h.f = Fair::cfs(&h.m, &[("version".into(), version.into())]).unwrap();
+        h
+    }
+
     fn with<R>(&mut self, f: impl FnOnce(&mut Fair, &mut Ctx) -> R) -> R {
         let mut cx = Ctx {
             now: self.now,
@@ -62,6 +69,7 @@ impl Harness {
             cgroup: None,
             session: None,
             slice: None,
+            kthread: false,
         });
         self.with(|f, cx| f.task_new(cx, p, None));
         self.with(|f, cx| f.enqueue_task(cx, 0, p, enqueue::INITIAL));
@@ -224,4 +232,62 @@ fn rd_overload_set_by_enqueue_cleared_only_by_root_balance() {
     h.f.adj.reset(2);
     h.with(|f, cx| f.load_balance(cx, 1, root, CpuIdleType::Idle, &mut true));
     assert!(!h.f.rd_overload, "a root balance that sees no overloaded runqueue clears it");
+}
+
+/// linux-fair §3.7/§5.12: the CPU load the balancer and `wake_affine` read. v5.15's
+/// `cpu_load` is the queue's `load_avg`, which keeps a sleeping task's (blocked) load and
+/// lets it decay; v4.9's `weighted_cpuload` is `runnable_load_avg`, which the task leaves
+/// when it is dequeued. A CPU whose only task just went to sleep therefore looks loaded
+/// to v5.15 and empty to v4.9.
+#[test]
+fn v4_9_load_is_runnable_only() {
+    let mut loads = Vec::new();
+    for v in ["4.9", "5.15"] {
+        let mut h = Harness::cfs(v);
+        let a = h.spawn(0);
+        assert_eq!(h.schedule(), Some(a));
+        for _ in 0..100 {
+            h.advance(1_000_000);
+            h.with(|f, cx| f.task_tick(cx, 0, a));
+        }
+        let running = h.f.cpu_load(0);
+        assert!(running > 800, "v{v}: a hog's CPU load after 100 ms is {running}");
+        h.with(|f, cx| f.dequeue_task(cx, 0, a, dequeue::SLEEP));
+        h.cpus[0].nr_running -= 1;
+        assert_eq!(h.schedule(), None);
+        h.advance(4_000_000);
+        h.with(|f, cx| f.update_blocked_averages(0, cx));
+        loads.push(h.f.cpu_load(0));
+    }
+    assert_eq!(loads[0], 0, "v4.9: a sleeping task weighs nothing");
+    assert!(loads[1] > 700, "v5.15: the blocked load stays (decaying): {}", loads[1]);
+}
+
+/// §5.12: `cpu_load[i] = (old·(2^i − 1) + new) / 2^i` per tick, rounded up while rising;
+/// `source_load` takes the smaller of history and now, `target_load` the larger.
+#[test]
+fn v4_9_cpu_load_history_smooths_per_tick() {
+    let mut h = Harness::cfs("4.9");
+    let a = h.spawn(0);
+    assert_eq!(h.schedule(), Some(a));
+    let mut j = 0;
+    for _ in 0..200 {
+        h.advance(4_000_000);
+        h.with(|f, cx| f.task_tick(cx, 0, a));
+        // `scheduler_tick` → `cpu_load_update_active` (the kernel's tick does both).
+        j = h.now.0 / h.f.jiffy;
+        h.f.cpu_load_update_active(0, j);
+    }
+    let now = h.f.cpu_load(0);
+    let hist = h.f.cpu[0].cpu_load;
+    assert_eq!(hist[0], now);
+    // A steady load: every history converges on it.
+    assert!(hist.iter().all(|&l| l.abs_diff(now) <= 40), "{hist:?} vs {now}");
+    // A step down to 0 halves cpu_load[1] per tick and takes 1/16 off cpu_load[4].
+    h.f.cpu[0].cpu_load = [0, 1024, 1024, 1024, 1024];
+    h.f.cpu[0].cpu_load_jiffy = j;
+    h.with(|f, cx| f.dequeue_task(cx, 0, a, dequeue::SLEEP));
+    h.cpus[0].nr_running -= 1;
+    h.f.cpu_load_update_active(0, j + 1);
+    assert_eq!(h.f.cpu[0].cpu_load, [0, 512, 768, 896, 960]);
 }

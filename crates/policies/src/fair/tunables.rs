@@ -17,9 +17,12 @@ pub enum Scaling {
     Linear = 2,
 }
 
-/// The fair.c a run models. `V5_15` is CFS; the others are EEVDF as it evolved.
+/// The fair.c a run models. `V4_9` and `V5_15` are CFS; the others are EEVDF as it evolved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Version {
+    /// The ULE-vs-CFS study's kernel: PELT with `runnable_load_avg`, the `cpu_load[]`
+    /// balancer with `fix_small_imbalance`, one-piece `wake_affine`.
+    V4_9,
     V5_15,
     V6_6,
     V6_12,
@@ -29,6 +32,7 @@ pub enum Version {
 impl Version {
     pub fn name(self) -> &'static str {
         match self {
+            Version::V4_9 => "4.9",
             Version::V5_15 => "5.15",
             Version::V6_6 => "6.6",
             Version::V6_12 => "6.12",
@@ -40,6 +44,7 @@ impl Version {
     }
     fn parse(flavor: Flavor, v: &str) -> Result<Version, String> {
         let found = match (flavor, v.trim()) {
+            (Flavor::Cfs, "4.9") => Some(Version::V4_9),
             (Flavor::Cfs, "5.15") => Some(Version::V5_15),
             (Flavor::Eevdf, "6.6") => Some(Version::V6_6),
             (Flavor::Eevdf, "6.12") => Some(Version::V6_12),
@@ -47,7 +52,7 @@ impl Version {
             _ => None,
         };
         found.ok_or_else(|| match flavor {
-            Flavor::Cfs => format!("tunable `version`: cfs models Linux 5.15 (`version=5.15`), not `{v}`"),
+            Flavor::Cfs => format!("tunable `version`: cfs models Linux 4.9 or 5.15, not `{v}`"),
             Flavor::Eevdf => format!("tunable `version`: eevdf models 6.6, 6.12 or 6.18, not `{v}`"),
         })
     }
@@ -135,6 +140,10 @@ pub fn factor(scaling: Scaling, nr_cpus: usize) -> u64 {
 enum In {
     All,
     Cfs,
+    /// Added after v4.9 (`BASE_SLICE`, `SIS_UTIL`, `WA_IDLE`, `WA_WEIGHT`).
+    From515,
+    /// CFS after v4.9 (`BASE_SLICE`).
+    Cfs515,
     Eevdf,
     From612,
     Only618,
@@ -145,6 +154,8 @@ impl In {
         match self {
             In::All => true,
             In::Cfs => !v.is_eevdf(),
+            In::From515 => v >= Version::V5_15,
+            In::Cfs515 => v == Version::V5_15,
             In::Eevdf => v.is_eevdf(),
             In::From612 => v >= Version::V6_12,
             In::Only618 => v == Version::V6_18,
@@ -182,7 +193,7 @@ const SPECS: &[Spec] = &[
         name: "version",
         exists: In::All,
         kind: Kind::Special,
-        doc: "fair.c modelled: cfs 5.15; eevdf 6.6, 6.12, 6.18",
+        doc: "fair.c modelled: cfs 4.9, 5.15; eevdf 6.6, 6.12, 6.18",
     },
     Spec {
         name: "sched_tunable_scaling",
@@ -264,15 +275,20 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         name: "BASE_SLICE",
-        exists: In::Cfs,
+        exists: In::Cfs515,
         kind: Kind::Bool,
         doc: "feature (v5.13+): slices are at least min_granularity",
     },
     Spec { name: "NEXT_BUDDY", exists: In::All, kind: Kind::Bool, doc: "feature: prefer the last wakee" },
     Spec { name: "WAKEUP_PREEMPTION", exists: In::All, kind: Kind::Bool, doc: "feature: wakeups may preempt" },
-    Spec { name: "SIS_UTIL", exists: In::All, kind: Kind::Bool, doc: "feature: idle scan depth from LLC utilisation" },
-    Spec { name: "WA_IDLE", exists: In::All, kind: Kind::Bool, doc: "feature: wake_affine_idle" },
-    Spec { name: "WA_WEIGHT", exists: In::All, kind: Kind::Bool, doc: "feature: wake_affine_weight" },
+    Spec {
+        name: "SIS_UTIL",
+        exists: In::From515,
+        kind: Kind::Bool,
+        doc: "feature: idle scan depth from LLC utilisation",
+    },
+    Spec { name: "WA_IDLE", exists: In::From515, kind: Kind::Bool, doc: "feature: wake_affine_idle" },
+    Spec { name: "WA_WEIGHT", exists: In::From515, kind: Kind::Bool, doc: "feature: wake_affine_weight" },
     Spec { name: "PLACE_LAG", exists: In::Eevdf, kind: Kind::Bool, doc: "feature: a waking task keeps its lag" },
     Spec {
         name: "PLACE_DEADLINE_INITIAL",
@@ -354,6 +370,8 @@ impl FairTunables {
         let eevdf = version.is_eevdf();
         let normalized_base_slice = if version >= Version::V6_18 { BASE_SLICE_6_18 } else { BASE_SLICE_6_6 };
         let from612 = version >= Version::V6_12;
+        // v4.9 has neither BASE_SLICE nor SIS_UTIL nor the split wake_affine.
+        let from515 = version >= Version::V5_15;
         FairTunables {
             version,
             scaling,
@@ -372,12 +390,12 @@ impl FairTunables {
                 start_debit: !eevdf,
                 gentle_fair_sleepers: !eevdf,
                 last_buddy: !eevdf,
-                base_slice: !eevdf,
+                base_slice: !eevdf && from515,
                 next_buddy: false,
                 wakeup_preemption: true,
-                sis_util: true,
-                wa_idle: true,
-                wa_weight: true,
+                sis_util: from515,
+                wa_idle: from515,
+                wa_weight: from515,
                 place_lag: eevdf,
                 place_deadline_initial: eevdf,
                 place_rel_deadline: from612,

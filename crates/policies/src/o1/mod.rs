@@ -635,7 +635,7 @@ impl SchedClass for O1 {
                 self.rebalance_tick(cx, cpu, idle);
             }
             BalanceKind::NewIdle => self.idle_balance(cx, cpu),
-            BalanceKind::NohzIdle => {}
+            BalanceKind::NohzIdle | BalanceKind::IdleWake => {}
         }
     }
 

@@ -57,6 +57,7 @@ impl Harness {
             cgroup: None,
             session: None,
             slice: None,
+            kthread: false,
         });
         self.with(|o, cx| o.task_new(cx, p, parent));
         self.with(|o, cx| o.enqueue_task(cx, 0, p, enqueue::INITIAL));

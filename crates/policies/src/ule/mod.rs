@@ -48,10 +48,12 @@
 mod interact;
 mod params;
 mod runq;
+#[cfg(test)]
+mod tests;
 mod topo;
 
 pub use interact::{interact_score, interact_update, user_priority, History};
-pub use params::{UleTunables, Version};
+pub use params::{Preempt, UleTunables, Version};
 
 use params::{Layout, PRI_MAX_IDLE, PRI_MAX_TIMESHARE, PRI_MIN_IDLE};
 use runq::{Calendar, Runq};
@@ -407,6 +409,25 @@ impl Ule {
         remote && pri <= self.lay.max_interact && cpri > self.lay.max_interact
     }
 
+    /// `preempt=kthread`, ULE inside Linux 4.9 without full preemption (the ULE-vs-CFS
+    /// study): a woken kernel thread switches out a running user thread at once; a user
+    /// thread never preempts a running user thread (it waits for the slice end or a block).
+    /// Returns true when decided here; an idle CPU, or a kernel thread running, follows
+    /// FreeBSD's rules.
+    fn kthread_preempt(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
+        let Some(curr) = self.tdq[cpu].curr else { return false };
+        if cx.task(curr).kthread {
+            return false;
+        }
+        std::mem::take(&mut self.td[p].moved_by_balancer);
+        if cx.task(p).kthread {
+            self.tdq[cpu].owepreempt = cpu == cx.this_cpu;
+            self.tdq[cpu].ipipending |= cpu != cx.this_cpu;
+            cx.resched_curr(cpu);
+        }
+        true
+    }
+
     /// `sched_pickcpu` and the wakeup's interactivity update (`sched_wakeup`).
     fn select_task_rq_ule(&mut self, cx: &mut Ctx, p: TaskId, _prev: CpuId, kind: SelectKind, wf: u32) -> CpuId {
         self.seed(cx);
@@ -701,6 +722,13 @@ impl SchedClass for Ule {
         Some(Ns(1_000_000_000 / u64::from(self.t.stathz)))
     }
 
+    /// FreeBSD's one-shot event timers skip at most `hz / 2` hardclock ticks on an idle CPU
+    /// (`kern_clocksource.c:getnextcpuevent`): the idle thread then runs `tdq_idled` again.
+    fn idle_wakeup(&self) -> Option<Ns> {
+        let on = self.t.idle_wakeup > 0 && self.t.steal_idle && self.tdq.len() > 1;
+        on.then(|| Ns(u64::from(self.t.idle_wakeup) * 1_000_000_000 / u64::from(self.t.hz)))
+    }
+
     fn wake_list(&self) -> bool {
         false
     }
@@ -825,6 +853,9 @@ impl SchedClass for Ule {
     /// `sched_setpreempt` (local) or `tdq_notify` (remote); after a balancer move, the
     /// receiver's `IPI_PREEMPT` (`sched_balance_pair`) handled by `sched_preempt`.
     fn wakeup_preempt(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, _wf: u32) {
+        if self.t.preempt == Preempt::Kthread && self.kthread_preempt(cx, cpu, p) {
+            return;
+        }
         let pri = self.td[p].priority;
         let cpri = self.curr_pri(cpu);
         if std::mem::take(&mut self.td[p].moved_by_balancer) {
@@ -904,8 +935,10 @@ impl SchedClass for Ule {
             return false;
         }
         self.runq_rem(cpu, p);
-        self.tdq[cpu].lowpri = self.td[p].priority;
         self.tdq[cpu].curr = Some(p);
+        // Not `choosethread`'s pick, so not necessarily the best thread here: a better one
+        // may still be queued (`tdq_setlowpri` takes the best of both).
+        self.setlowpri(cpu);
         self.pctcpu_update(cx, p, false);
         self.userret(cpu, p);
         true
@@ -950,6 +983,12 @@ impl SchedClass for Ule {
         self.seed(cx);
         match kind {
             BalanceKind::NewIdle => self.tdq_idled(cx, cpu),
+            // `sched_idletd`: `cpu_idle` returned (`tdq_switchcnt++`), so the switch count
+            // changed and the idle thread searches again.
+            BalanceKind::IdleWake => {
+                self.tdq[cpu].switchcnt += 1;
+                self.tdq_idled(cx, cpu);
+            }
             // The long-term balancer runs only from CPU 0's `sched_clock`.
             BalanceKind::Tick if cpu == 0 => {
                 if self.balance_ticks > 0 {

@@ -31,6 +31,19 @@ pub const SCHED_INTERACT_HALF: u32 = SCHED_INTERACT_MAX / 2;
 const SCHED_SLICE_DEFAULT_DIVISOR: u32 = 10;
 pub const SCHED_SLICE_MIN_DIVISOR: u32 = 6;
 
+/// Who may preempt a running user thread (`preempt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preempt {
+    /// FreeBSD's own rules: a better-priority wakeup sets `TDF_NEEDRESCHED` locally
+    /// (`sched_setpreempt`), an interactive one IPIs a remote CPU running a batch thread
+    /// (`sched_shouldpreempt`, `tdq_notify`).
+    FreeBsd,
+    /// ULE as the ULE-vs-CFS study ran it, ported into Linux 4.9 with full preemption off:
+    /// only kernel threads preempt; a user thread's wakeup never switches out a running user
+    /// thread before its slice ends or it blocks.
+    Kthread,
+}
+
 /// Priority-space layout of a version (`priority.h` + `sched_ule.c` macros).
 #[derive(Clone, Copy, Debug)]
 pub struct Layout {
@@ -94,6 +107,10 @@ impl Layout {
 #[derive(Clone, Debug)]
 pub struct UleTunables {
     pub version: Version,
+    /// `version=11.1-linux`: 11.1's `sched_ule.c` as the ULE-vs-CFS study ran it, ported
+    /// into Linux 4.9 — `preempt=kthread`, and Linux's idle loop, which never calls back
+    /// into the idle search of a CPU that stays idle (`idle_wakeup=0`).
+    pub linux_port: bool,
     /// `hz`: the `ticks` counter rate (1000 on amd64).
     pub hz: u32,
     /// `stathz`: the statistics clock driving `sched_clock` (127 with one-shot timers).
@@ -116,6 +133,11 @@ pub struct UleTunables {
     /// `rebalance` (`kern.sched.balance`) and `balance_interval` in stat ticks.
     pub balance: bool,
     pub balance_interval: u32,
+    /// `preempt`: FreeBSD's wakeup preemption or the study's kernel-threads-only variant.
+    pub preempt: Preempt,
+    /// hz ticks an idle CPU sleeps at most before a hardclock interrupt wakes it and its
+    /// idle thread calls `tdq_idled` again (`hz / 2`, `getnextcpuevent`); 0: never.
+    pub idle_wakeup: u32,
 }
 
 /// One tunable: its name, range and documentation, and how to read and write it. Every
@@ -224,17 +246,34 @@ const SPECS: &[Spec] = &[
         get: |t| t.balance_interval,
         set: |t, v| t.balance_interval = v,
     },
+    Spec {
+        name: "idle_wakeup",
+        range: (0, 100_000),
+        doc: "hz ticks an idle CPU sleeps at most before a hardclock wakes it to steal again (hz/2); 0: never",
+        get: |t| t.idle_wakeup,
+        set: |t, v| t.idle_wakeup = v,
+    },
 ];
 
 impl UleTunables {
     pub fn new(sets: &[(String, String)]) -> Result<UleTunables, String> {
         let mut version = Version::V11_1;
+        let mut linux_port = false;
+        for (_, v) in sets.iter().filter(|(k, _)| k == "version") {
+            (version, linux_port) = match v.trim() {
+                "11.1" | "11" => (Version::V11_1, false),
+                "11.1-linux" => (Version::V11_1, true),
+                "current" | "15" => (Version::Current, false),
+                _ => return Err(format!("tunable `version`: `{v}` is not one of 11.1, 11.1-linux, current")),
+            };
+        }
+        let mut preempt = if linux_port { Preempt::Kthread } else { Preempt::FreeBsd };
         for (k, v) in sets {
-            if k == "version" {
-                version = match v.as_str() {
-                    "11.1" | "11" => Version::V11_1,
-                    "current" | "15" => Version::Current,
-                    _ => return Err(format!("tunable `version`: `{v}` is not one of 11.1, current")),
+            if k == "preempt" {
+                preempt = match v.trim() {
+                    "freebsd" => Preempt::FreeBsd,
+                    "kthread" => Preempt::Kthread,
+                    _ => return Err(format!("tunable `preempt`: `{v}` is not one of freebsd, kthread")),
                 };
             }
         }
@@ -243,6 +282,7 @@ impl UleTunables {
         let slice = stathz / SCHED_SLICE_DEFAULT_DIVISOR;
         let mut t = UleTunables {
             version,
+            linux_port,
             hz,
             stathz,
             slice,
@@ -255,8 +295,10 @@ impl UleTunables {
             steal_thresh: 2,
             balance: true,
             balance_interval: stathz,
+            preempt,
+            idle_wakeup: hz / 2,
         };
-        for (k, v) in sets.iter().filter(|(k, _)| k != "version") {
+        for (k, v) in sets.iter().filter(|(k, _)| k != "version" && k != "preempt") {
             let spec = SPECS.iter().find(|s| s.name == k).ok_or_else(|| unknown("ule", k, &t.list()))?;
             let (lo, hi) = spec.range;
             let n = parse_count(k, v)?;
@@ -275,6 +317,9 @@ impl UleTunables {
         }
         if !set("balance_interval") {
             t.balance_interval = t.stathz;
+        }
+        if !set("idle_wakeup") {
+            t.idle_wakeup = if linux_port { 0 } else { t.hz / 2 };
         }
         Ok(t)
     }
@@ -296,13 +341,23 @@ impl UleTunables {
     pub fn list(&self) -> Vec<Tunable> {
         let version = Tunable {
             name: "version",
-            value: match self.version {
-                Version::V11_1 => "11.1".into(),
-                Version::Current => "current".into(),
+            value: match (self.version, self.linux_port) {
+                (Version::V11_1, false) => "11.1".into(),
+                (Version::V11_1, true) => "11.1-linux".into(),
+                (Version::Current, _) => "current".into(),
             },
-            doc: "sched_ule.c modelled: 11.1 (default) or current (15.0/2025 main)",
+            doc: "sched_ule.c modelled: 11.1 (default), 11.1-linux (the ULE-vs-CFS port: preempt=kthread, idle_wakeup=0) or current (15.0/2025 main)",
         };
-        std::iter::once(version)
+        let preempt = Tunable {
+            name: "preempt",
+            value: match self.preempt {
+                Preempt::FreeBsd => "freebsd".into(),
+                Preempt::Kthread => "kthread".into(),
+            },
+            doc: "freebsd: sched_setpreempt/tdq_notify; kthread: only kernel threads preempt (the ULE-vs-CFS port)",
+        };
+        [version, preempt]
+            .into_iter()
             .chain(SPECS.iter().map(|s| Tunable { name: s.name, value: (s.get)(self).to_string(), doc: s.doc }))
             .collect()
     }
@@ -346,7 +401,7 @@ mod tests {
     fn list_shows_every_spec_and_derived_defaults() {
         let t = UleTunables::new(&set("stathz", "1000")).unwrap();
         let names: Vec<&str> = t.list().iter().map(|x| x.name).collect();
-        assert_eq!(names.len(), SPECS.len() + 1);
+        assert_eq!(names.len(), SPECS.len() + 2);
         assert_eq!((t.slice, t.slice_min, t.balance_interval), (100, 16, 1000));
     }
 }

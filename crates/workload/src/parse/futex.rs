@@ -41,20 +41,6 @@ impl P<'_> {
             self.err(v.span().start, field, format!("{n} waiters is more than the kernel takes (`\"all\"` = 2^31 - 1)"))
         })
     }
-    /// `true`/`false`, or a text parameter (`"$name"`) holding `"true"` or `"false"`.
-    fn flag(&self, t: &DeTable, key: &str, field: &str) -> R<bool> {
-        let Some(v) = self.get(t, key) else { return Ok(false) };
-        let bad = || self.err(v.span().start, &join(field, key), "expected true or false (or a parameter holding one)");
-        match v.get_ref() {
-            DeValue::Boolean(b) => Ok(*b),
-            DeValue::String(s) if self.param_ref(s).is_some() => match self.subst_text(s).as_str() {
-                "true" => Ok(true),
-                "false" => Ok(false),
-                _ => Err(bad()),
-            },
-            _ => Err(bad()),
-        }
-    }
     fn named<T: Copy>(&self, v: &V, field: &str, names: &[(&str, T)]) -> R<T> {
         let s = self.string(v, field)?;
         names.iter().find(|(n, _)| *n == s).map(|(_, k)| *k).ok_or_else(|| {
