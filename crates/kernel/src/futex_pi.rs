@@ -233,3 +233,40 @@ impl Kernel<'_> {
         }
     }
 }
+
+impl Kernel<'_> {
+    /// The futex invariants (full checks): every queued waiter is alive, recorded as waiting
+    /// on its key, in its key's bucket, and each bucket is in plist order; a task recorded as
+    /// waiting is queued; a PI word's owner holds it and the word names it.
+    pub(crate) fn check_futexes(&self) -> Result<(), String> {
+        let mut queued = 0usize;
+        for (&b, list) in &self.objs.buckets {
+            if list.windows(2).any(|w| (w[0].rank, w[0].seq) > (w[1].rank, w[1].seq)) {
+                return Err(format!("futex bucket {b}: waiters out of plist order"));
+            }
+            for q in list {
+                let name = &self.info[q.task].name;
+                if self.objs.bucket(q.key) != b || self.tasks[q.task].state == crate::TState::Dead {
+                    return Err(format!("task {name} is queued in futex bucket {b} but should not be"));
+                }
+                if self.objs.ft_ref(q.task).and_then(|f| f.waiting) != Some(q.key) {
+                    return Err(format!("task {name} is queued on a futex it is not recorded as waiting on"));
+                }
+                queued += 1;
+            }
+        }
+        let waiting = self.objs.ftasks.iter().filter(|f| f.waiting.is_some()).count();
+        if waiting != queued {
+            return Err(format!("{waiting} tasks recorded as futex waiters, {queued} queued"));
+        }
+        for (&w, &o) in &self.objs.pi_owner {
+            if self.objs.words[w] & TID_MASK != tid(o) || !self.objs.ft_ref(o).is_some_and(|f| f.pi_held.contains(&w)) {
+                return Err(format!(
+                    "PI futex `{}`: owner {} and word {:#x} disagree",
+                    self.wl.futexes[w].name, self.info[o].name, self.objs.words[w]
+                ));
+            }
+        }
+        Ok(())
+    }
+}

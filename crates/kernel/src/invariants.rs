@@ -121,6 +121,9 @@ impl Kernel<'_> {
         if self.cfg.delayed_wakeup {
             self.check_delayed(cpus, only.is_none())?;
         }
+        if only.is_none() {
+            self.check_futexes()?;
+        }
         let mut reqs = Vec::new();
         let cx = schedlab_sched_api::Ctx {
             now: self.now,
