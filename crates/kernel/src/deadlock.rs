@@ -6,7 +6,8 @@
 //! signal, a pipe nobody will write) can be read off.
 //!
 //! Under a policy whose tick keeps running on idle CPUs (`SchedClass::idle_tick`, o1's
-//! periodic jiffy tick) the queue is never empty. There an idle CPU's tick
+//! periodic jiffy tick), or that wakes idle CPUs periodically (`SchedClass::idle_wakeup`,
+//! ULE's hardclock every 0.5 s, counted with the ticks), the queue is never empty. There an idle CPU's tick
 //! (`scheduler_tick` → `rebalance_tick(SCHED_IDLE)` in Linux 2.6.8) can only pull a task
 //! that is already runnable, and expires only the sleep timers due, each of which has its
 //! own clock event: so when every pending event is a tick, no CPU has a task or kernel work,
