@@ -291,7 +291,8 @@ pub fn derive(m: &Measurements) -> Derived {
 /// The costs no benchmark isolates: cache-line transfers and per-unit policy work are
 /// already inside the path costs measured above (each benchmark's locks and searches ran on
 /// the host), so they are set to zero, and the calibrated model reproduces the benchmarks;
-/// `smt_factor` keeps its default (the benchmarks run on separate cores).
+/// `smt_factor` keeps its default (the benchmarks run on separate cores). The old kernels'
+/// and the delayed wakeup's path costs have no host counterpart to measure.
 pub const UNMEASURED: &[&str] = &[
     "smt_factor",
     "line_same_llc",
@@ -302,6 +303,12 @@ pub const UNMEASURED: &[&str] = &[
     "work_cpu",
     "work_group",
     "work_task",
+    // Paths the host kernel does not have (2.6.32's two-lock wakeup, the delayed new-task
+    // wakeup's trylock and queue): zero unless a machine file sets them.
+    "ttwu_old_rq",
+    "rq_trylock",
+    "delay_queue_op",
+    "delay_overflow",
 ];
 
 fn unmeasured(c: &mut Costs) {

@@ -49,6 +49,18 @@ struct Common {
     /// Disable TTWU_QUEUE (remote wakeups always lock the target runqueue).
     #[arg(long)]
     no_ttwu_queue: bool,
+    /// Whose runqueue-locking paths the simulated kernel follows: 2.6.32, 3.4 or 5.15
+    /// (docs/kernel-versions.md).
+    #[arg(long, default_value = "5.15")]
+    kernel: String,
+    /// The delayed new-task wakeup: wake_up_new_task trylocks the target runqueue and, if it
+    /// is busy, leaves the child in a delay queue the target drains at its next schedule().
+    #[arg(long)]
+    delayed_wakeup: bool,
+    /// Narrower load_balance critical section (2.6.32, 3.4): only detaching and attaching
+    /// tasks under both runqueue locks.
+    #[arg(long)]
+    lb_narrow_lock: bool,
     /// Check kernel/policy invariants after every event (slow).
     #[arg(long)]
     check: bool,
@@ -508,6 +520,10 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError
     job.sets = sets.iter().map(|s| parse_kv(s, "--set")).collect::<Result<Vec<_>, _>>()?;
     job.seed = c.seed;
     job.ttwu_queue = !c.no_ttwu_queue;
+    job.kernel =
+        schedlab_run::KernelVersion::parse(&c.kernel).map_err(|m| CliError::input(format!("--kernel: {m}")))?;
+    job.delayed_wakeup = c.delayed_wakeup;
+    job.lb_narrow_lock = c.lb_narrow_lock;
     job.check = c.check;
     job.sample = c
         .sample

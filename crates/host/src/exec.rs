@@ -88,7 +88,7 @@ pub fn task_main(run: &Arc<Run>, idx: usize, prog: &Program) {
     slot.tid.store(tid, SeqCst);
     run.registered();
     let end = match set_attributes(run, slot, tid) {
-        Ok(()) => Interp { run, idx, prog, pc: 0, loops: Vec::new(), timers: Vec::new() }.run(),
+        Ok(()) => Interp { run, idx, prog, pc: 0, loops: Vec::new(), timers: Vec::new(), poll_next: Vec::new() }.run(),
         Err(m) => Err(End::Failed(m)),
     };
     let natural = match end {
@@ -144,6 +144,8 @@ struct Interp<'a> {
     loops: Vec<u64>,
     /// `(pc of a timer op, its next absolute expiry)`.
     timers: Vec<(usize, u64)>,
+    /// Per `poll` set: where its next scan starts.
+    poll_next: Vec<usize>,
 }
 
 impl Interp<'_> {
@@ -218,6 +220,25 @@ impl Interp<'_> {
             Op::Signal(c) => objs.signal(*c, false),
             Op::Broadcast(c) => objs.signal(*c, true),
             Op::Barrier(b) => objs.barrier(*b)?,
+            Op::SpinBarrier { barrier, spin } => objs.spin_barrier(*barrier, spin.0)?,
+            Op::Poll { set } => {
+                let ps = &self.prog.polls[*set];
+                let from = self.poll_next.get(*set).copied().unwrap_or(0);
+                let i = objs.poll(&ps.pipes, from)?;
+                if self.poll_next.len() < self.prog.polls.len() {
+                    self.poll_next.resize(self.prog.polls.len(), 0);
+                }
+                self.poll_next[*set] = (i + 1) % ps.pipes.len();
+                self.pc = ps.arms[i];
+                return Ok(());
+            }
+            Op::Jump(to) => {
+                self.pc = *to;
+                return Ok(());
+            }
+            Op::MarkBegin { .. } | Op::MarkEnd { .. } => {
+                return Err(End::Failed("mark_begin/mark_end are simulation-only (refused up front)".into()))
+            }
             Op::SetNice(n) => {
                 sys::set_nice(sys::gettid(), *n)
                     .map_err(|e| End::Failed(format!("setpriority({n}): {}", sys::strerror(e))))?;

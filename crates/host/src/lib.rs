@@ -326,7 +326,7 @@ fn task_infos(run: &Run) -> (Vec<TaskInfo>, Vec<(usize, i32)>) {
                 cgroup: None,
                 session: None,
                 slice: Some(s.slice.load(SeqCst)).filter(|&v| v != 0),
-                kthread: false,
+                kthread: tpl.kthread,
             }
         })
         .collect();
@@ -383,6 +383,7 @@ fn finish(
         tasks: infos,
         exit_times,
         policy_counters: Vec::new(),
+        kernel_counters: Vec::new(),
         deadlock: Vec::new(),
     };
     let task_processes = run.process_pids().len();

@@ -111,7 +111,19 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
             wl.initial_tasks()
         ));
     }
+    if let Some(s) = wl.spans.first() {
+        return Err(format!(
+            "span `{s}`: mark_begin/mark_end are simulation-only; host runs do not record spans yet"
+        ));
+    }
     for tpl in &wl.templates {
+        if tpl.kthread {
+            return Err(format!(
+                "task `{}`: kernel threads (`[[daemon]]`, `kthread = true`) are simulation-only; \
+                 a host run cannot create them",
+                tpl.name
+            ));
+        }
         if let Some(s) = tpl.session {
             check_session(wl, tpl, s)?;
         }
@@ -143,4 +155,22 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(text: &str) -> String {
+        let wl = schedlab_workload::parse_workload("w.toml", text, &[], 1).unwrap();
+        preflight(&wl, Ns::from_secs(1), MAX_TASKS).unwrap_err()
+    }
+
+    #[test]
+    fn simulation_only_features_are_refused_up_front() {
+        let e = refusal("[[daemon]]\npreset = \"rcu\"\n[[task]]\nname = \"t\"\nprogram = [ \"yield\" ]\n");
+        assert!(e.contains("task `rcu`") && e.contains("simulation-only"), "{e}");
+        let e = refusal("[[task]]\nname = \"t\"\nprogram = [ { mark_begin = \"r\" }, { mark_end = \"r\" } ]\n");
+        assert!(e.contains("span `r`") && e.contains("simulation-only"), "{e}");
+    }
 }

@@ -74,6 +74,10 @@ impl Objects {
         let mut pipes = Vec::new();
         let mut pipe_notes = Vec::new();
         for p in &wl.pipes {
+            if p.socket {
+                pipes.push(socket_pair(p, &mut pipe_notes)?);
+                continue;
+            }
             let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
                 .map_err(|e| format!("pipe `{}`: pipe2: {e}", p.name))?;
             let want = p.capacity.clamp(4096, i32::MAX as u64) as i32;
@@ -205,6 +209,56 @@ impl Objects {
         Ok(())
     }
 
+    /// libgomp's barrier: spin on the generation for up to `spin_ns` (wall clock), then
+    /// wait on its futex as [`Objects::barrier`] does.
+    pub fn spin_barrier(&self, b: usize, spin_ns: u64) -> Result<(), Interrupted> {
+        let bar = &self.barriers[b];
+        let gen = bar.gen.load(SeqCst);
+        if bar.arrived.fetch_add(1, SeqCst) + 1 >= bar.parties.load(SeqCst) {
+            bar.arrived.store(0, SeqCst);
+            bar.gen.fetch_add(1, SeqCst);
+            self.wake(&bar.gen, u32::MAX);
+            return Ok(());
+        }
+        let deadline = sys::monotonic_ns().saturating_add(spin_ns);
+        while bar.gen.load(SeqCst) == gen && sys::monotonic_ns() < deadline {
+            if self.stopping() {
+                return Err(Interrupted);
+            }
+            std::hint::spin_loop();
+        }
+        while bar.gen.load(SeqCst) == gen {
+            self.wait(&bar.gen, gen)?;
+        }
+        Ok(())
+    }
+
+    /// `poll(2)` on the read ends of `pipes` until one is readable; the position in `pipes`
+    /// of the first readable one at or after `from` (wrapping around, as the simulator).
+    pub fn poll(&self, pipes: &[usize], from: usize) -> Result<usize, ObjError> {
+        let mut fds: Vec<libc::pollfd> = pipes
+            .iter()
+            .map(|&p| libc::pollfd { fd: self.pipes[p].read.as_raw_fd(), events: libc::POLLIN, revents: 0 })
+            .collect();
+        loop {
+            // SAFETY: `fds` is a valid array of `fds.len()` pollfds that outlives the call.
+            let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+            if r > 0 {
+                let n = fds.len();
+                if let Some(i) = (0..n).map(|k| (from + k) % n).find(|&i| fds[i].revents & libc::POLLIN != 0) {
+                    return Ok(i);
+                }
+                return Err(ObjError::Failed("poll: a pipe was closed".into()));
+            }
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) if self.stopping() => return Err(ObjError::Interrupted),
+                Some(libc::EINTR) => {}
+                _ => return Err(ObjError::Failed(format!("poll: {e}"))),
+            }
+        }
+    }
+
     /// Writes `bytes` zero bytes to pipe `p`, blocking while it is full.
     pub fn send(&self, p: usize, bytes: u64) -> Result<(), ObjError> {
         static ZEROS: [u8; 65536] = [0; 65536];
@@ -237,6 +291,22 @@ impl Objects {
         }
         Ok(())
     }
+}
+
+/// A `kind = "socket"` pipe: an `AF_UNIX` stream `socketpair`, written at one end and read
+/// at the other, with `SO_SNDBUF` asked at half the capacity (the kernel doubles it,
+/// `net/core/sock.c: sock_setsockopt`).
+fn socket_pair(p: &schedlab_workload::PipeDef, notes: &mut Vec<String>) -> Result<Pipe, String> {
+    use nix::sys::socket::{setsockopt, socketpair, sockopt, AddressFamily, SockFlag, SockType};
+    let (w, r) = socketpair(AddressFamily::Unix, SockType::Stream, None, SockFlag::SOCK_CLOEXEC)
+        .map_err(|e| format!("socket `{}`: socketpair: {e}", p.name))?;
+    let half = (p.capacity / 2).clamp(2048, i32::MAX as u64) as usize;
+    setsockopt(&w, sockopt::SndBuf, &half).map_err(|e| format!("socket `{}`: SO_SNDBUF: {e}", p.name))?;
+    let got = nix::sys::socket::getsockopt(&w, sockopt::SndBuf).unwrap_or(0) as u64;
+    if got != p.capacity {
+        notes.push(format!("socket `{}`: send buffer {got} bytes (asked {})", p.name, p.capacity));
+    }
+    Ok(Pipe { read: r, write: w })
 }
 
 #[cfg(test)]

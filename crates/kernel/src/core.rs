@@ -47,10 +47,16 @@ impl Kernel<'_> {
     /// Charges a hook's reported work (per unit, `Costs::work_ns`) to `path`, after the
     /// current step's own cost.
     fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
+        let work = self.split_lb_chain(path, work);
         if work.is_zero() {
             return;
         }
-        let ns = self.machine.costs.work_ns(work);
+        let ns = self.machine.costs.work_ns(&work);
+        self.pending_work_add(path, ns);
+    }
+
+    /// Adds `ns` of work on `path` to the current step's pending work.
+    pub(crate) fn pending_work_add(&mut self, path: KernelPath, ns: Ns) {
         match self.pending_work.iter_mut().find(|(p, _)| *p == path) {
             Some(slot) => slot.1 += ns,
             None => self.pending_work.push((path, ns)),
@@ -78,6 +84,7 @@ impl Kernel<'_> {
     /// Applies policy requests made while running on `this`.
     fn apply_requests(&mut self, this: CpuId) {
         let reqs = std::mem::take(&mut self.requests);
+        let mut first = None;
         for r in &reqs {
             match r.clone() {
                 Request::Resched(c) => self.resched_curr(this, c),
@@ -104,15 +111,11 @@ impl Kernel<'_> {
                 }
                 Request::MigrateBatch { from, to, tasks, count } => {
                     if to < self.cpus.len() && to != from && count > 0 {
-                        let hold = Ns(self.machine.costs.migrate.0 * count as u64);
-                        let s = self.locked2(
-                            from,
-                            to,
-                            LockSite::Migrate,
-                            hold,
-                            Action::MoveQueuedBatch { tasks, from, to, count },
-                        );
-                        self.cpus[this].kstack.push_front(s);
+                        match self.lb_move_step(this, from, to, tasks, count) {
+                            // Runs first, straight after the hold whose lock it keeps.
+                            (s, true) => first = Some(s),
+                            (s, false) => self.cpus[this].kstack.push_front(s),
+                        }
                     }
                 }
                 Request::Migrate { task, to } => {
@@ -130,6 +133,10 @@ impl Kernel<'_> {
                 }
             }
         }
+        if let Some(s) = first {
+            self.cpus[this].kstack.push_front(s);
+        }
+        self.flush_lb_chain();
         self.requests = reqs;
         self.requests.clear();
     }
@@ -158,7 +165,7 @@ impl Kernel<'_> {
         self.probe.event(&ProbeEvent::Migrate { time: self.now, task: t, from, to });
     }
 
-    fn enqueue(&mut self, this: CpuId, cpu: CpuId, t: TaskId, flags: u32) {
+    pub(crate) fn enqueue(&mut self, this: CpuId, cpu: CpuId, t: TaskId, flags: u32) {
         debug_assert!(!self.tasks[t].on_rq);
         self.tasks[t].on_rq = true;
         self.views[cpu].nr_running += 1;
@@ -197,7 +204,7 @@ impl Kernel<'_> {
     }
 
     /// `check_preempt_curr` after an enqueue on `cpu`.
-    fn check_preempt(&mut self, this: CpuId, cpu: CpuId, t: TaskId, wake_flags: u32) {
+    pub(crate) fn check_preempt(&mut self, this: CpuId, cpu: CpuId, t: TaskId, wake_flags: u32) {
         match self.cpus[cpu].curr {
             None => self.resched_curr(this, cpu),
             Some(c) if c == t => {}
@@ -207,7 +214,7 @@ impl Kernel<'_> {
 
     /// A CPU allowed by `t`'s affinity, chosen by the policy and validated here
     /// (`select_task_rq` + `select_fallback_rq`).
-    fn select(&mut self, this: CpuId, t: TaskId, prev: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId {
+    pub(crate) fn select(&mut self, this: CpuId, t: TaskId, prev: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId {
         let c = hook!(self, this, path = KernelPath::Placement, |p, cx| p
             .select_task_rq(&mut cx, t, prev, kind, wake_flags));
         if c < self.cpus.len() && self.info[t].affinity.contains(c) {
@@ -248,6 +255,8 @@ impl Kernel<'_> {
         let total = tpl.count.max(self.instances[template]);
         let name = if total > 1 || tpl.template { format!("{}.{n}", tpl.name) } else { tpl.name.clone() };
         let affinity = match (&tpl.affinity, parent) {
+            // `kthread_create_on_cpu`: instance n of a per-CPU task is bound to CPU n.
+            _ if tpl.per_cpu => schedlab_machine::CpuSet::single(self.cpus.len(), n as usize % self.cpus.len()),
             (Some(a), _) => a.clone(),
             (None, Some(p)) => self.info[p].affinity.clone(),
             (None, None) => self.all_cpus.clone(),
@@ -263,7 +272,8 @@ impl Kernel<'_> {
         let cgroup = tpl.group.or_else(|| inherited(|i| i.cgroup));
         let session = tpl.session.or_else(|| inherited(|i| i.session));
         let slice = tpl.slice.map(|s| s.0).or_else(|| parent.and_then(|p| self.info[p].slice));
-        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent, cgroup, session, slice, kthread: false });
+        let kthread = tpl.kthread;
+        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent, cgroup, session, slice, kthread });
         self.tasks.push(Task {
             template,
             state: TState::Running,
@@ -286,6 +296,9 @@ impl Kernel<'_> {
             blocked_on: BlockedOn::Nothing,
             wake_migrated: false,
             delayed: false,
+            born: parent.map(|_| self.now),
+            spans: Vec::new(),
+            poll_next: Vec::new(),
         });
         self.exit_times.push(None);
         self.alive += 1;
@@ -301,6 +314,7 @@ impl Kernel<'_> {
     pub(crate) fn start_task(&mut self, template: usize) {
         let first = self.wl.templates[template].affinity.as_ref().and_then(|a| a.first()).unwrap_or(0);
         let Some(t) = self.create_task(template, None, first) else { return };
+        let first = self.info[t].cpu;
         hook!(self, first, |p, cx| p.task_new(&mut cx, t, None));
         let target = self.select(first, t, first, SelectKind::Fork, wf::FORK);
         self.info[t].cpu = target;
@@ -372,6 +386,10 @@ impl Kernel<'_> {
                 }
             }
             Action::Tick => {
+                if self.dtq.has_pending(cpu) {
+                    // Delayed new tasks wait for this CPU's next `schedule()` (`delayed.rs`).
+                    self.set_need_resched(cpu, true);
+                }
                 if let Some(t) = self.cpus[cpu].curr {
                     hook!(self, cpu, |p, cx| p.task_tick(&mut cx, cpu, t));
                 }
@@ -391,6 +409,9 @@ impl Kernel<'_> {
                         self.probe.event(&ProbeEvent::Wakeup { time: self.now, task, cpu: rq, new: false });
                         self.check_preempt(cpu, rq, task, wf);
                     }
+                } else if !tk.on_rq && self.cfg.version.ttwu_locks_old_rq() {
+                    // 2.6.32: the old runqueue's lock is released before selecting.
+                    self.cpus[cpu].kstack.push_front(Step::Do(Action::TtwuStart { task, wf, claimed: true }));
                 } else if !tk.on_rq {
                     self.ttwu(cpu, task, wf, true);
                 } else {
@@ -419,18 +440,12 @@ impl Kernel<'_> {
                 let target = self.select(cpu, child, prev, SelectKind::Fork, wf::FORK);
                 // `__set_task_cpu`: no `migrate_task_rq` for a task that was never queued.
                 self.info[child].cpu = target;
-                let s = self.locked1(
-                    target,
-                    LockSite::WakeUpNewTask,
-                    self.machine.costs.wake_up_new_task,
-                    Action::WakeUpNewTask { child, cpu: target },
-                );
-                self.cpus[cpu].kstack.push_front(s);
+                self.push_wake_up_new_task(cpu, child, target);
             }
-            Action::WakeUpNewTask { child, cpu: rq } => {
-                self.enqueue(cpu, rq, child, enqueue::INITIAL);
-                self.probe.event(&ProbeEvent::Wakeup { time: self.now, task: child, cpu: rq, new: true });
-                self.check_preempt(cpu, rq, child, wf::FORK);
+            Action::WakeUpNewTask { child, cpu: rq } => self.wake_up_new_task(cpu, child, rq),
+            Action::WakeUpNewTaskTry { child, cpu: rq } => self.wake_up_new_task_try(cpu, child, rq),
+            Action::DoubleLockBalance { this, busiest, hold, action } => {
+                self.double_lock_balance(this, busiest, hold, *action)
             }
             Action::MoveQueuedBatch { tasks, from, to, count } => {
                 // `detach_tasks` under both locks: the first `count` candidates that are
@@ -522,6 +537,7 @@ impl Kernel<'_> {
             }
             Action::PipeWrite { task, pipe } => self.pipe_write(cpu, task, pipe),
             Action::PipeRead { task, pipe } => self.pipe_read(cpu, task, pipe),
+            Action::Poll { task } => self.do_poll(cpu, task),
             Action::FutexWait { task, key, expected } => {
                 if self.objs.value(key) == expected {
                     let b = self.objs.bucket(key);
@@ -591,7 +607,7 @@ impl Kernel<'_> {
     }
 
     /// Queues a `try_to_wake_up(t)` to run next on `cpu`.
-    fn wake_steps(&mut self, cpu: CpuId, t: TaskId, wake_flags: u32) {
+    pub(crate) fn wake_steps(&mut self, cpu: CpuId, t: TaskId, wake_flags: u32) {
         let cost = self.ttwu_cost(cpu, t);
         self.push_steps(
             cpu,
@@ -603,7 +619,10 @@ impl Kernel<'_> {
     }
 
     /// `try_to_wake_up` (core.c, v5.15): claim the task, then either `ttwu_runnable` (still
-    /// queued), or select a CPU and queue to its wake list or lock it and activate.
+    /// queued), or select a CPU and queue to its wake list or lock it and activate. The
+    /// version decides the lock shape (`version.rs`): 2.6.32 locks the old runqueue first
+    /// (`kernel/sched.c:try_to_wake_up (v2.6.32)`), 3.4 queues only across caches
+    /// (`kernel/sched/core.c:ttwu_queue (v3.4)`).
     fn ttwu(&mut self, cpu: CpuId, t: TaskId, wake_flags: u32, claimed: bool) {
         if !claimed {
             let tk = &self.tasks[t];
@@ -612,6 +631,12 @@ impl Kernel<'_> {
             }
             self.tasks[t].waking = true;
             self.probe.event(&ProbeEvent::Waking { time: self.now, task: t, waker_cpu: cpu });
+            if !self.tasks[t].on_rq {
+                if let Some(s) = self.ttwu_old_rq_step(t, wake_flags) {
+                    self.cpus[cpu].kstack.push_front(s);
+                    return;
+                }
+            }
             if self.tasks[t].on_rq {
                 let rq = self.info[t].cpu;
                 let s = self.locked1(
@@ -628,9 +653,7 @@ impl Kernel<'_> {
         let prev = self.info[t].cpu;
         let target = self.select(cpu, t, prev, SelectKind::Wake, wake_flags);
         self.set_task_cpu(cpu, t, target);
-        let shares = self.machine.topology.shares_llc(cpu, target);
-        let queue = self.cfg.ttwu_queue && target != cpu && (!shares || self.views[target].nr_running == 0);
-        if queue {
+        if self.ttwu_queue_cond(cpu, target) {
             // `ttwu_queue_wakelist`: the target activates it under its own lock after an IPI.
             let first = self.cpus[target].wake_list.is_empty();
             self.touch(target);
@@ -671,6 +694,8 @@ impl Kernel<'_> {
     /// `__schedule` on `cpu` with its runqueue locked. Returns the context-switch time,
     /// which extends the lock hold (the lock is released in `finish_task_switch`).
     fn schedule(&mut self, cpu: CpuId, newidle: bool) -> Ns {
+        // Delayed new tasks enter this runqueue before the pick (`delayed.rs`).
+        let drained = self.drain_delayed(cpu);
         let prev = self.cpus[cpu].curr;
         let mut prev_state = PrevState::Runnable;
         let mut moving = None;
@@ -718,6 +743,7 @@ impl Kernel<'_> {
             self.probe.event(&ProbeEvent::Switch { time: self.now, cpu, prev, prev_state, next });
             cost = self.machine.costs.context_switch;
             if let Some(n) = next {
+                self.note_first_run(n);
                 cost += self.rewarm(cpu, n);
                 self.tasks[n].last_ran = Some(cpu);
             }
@@ -739,11 +765,13 @@ impl Kernel<'_> {
         match next {
             Some(_) => self.start_tick(cpu),
             None if newidle => {
+                self.in_newidle = true;
                 hook!(self, cpu, path = KernelPath::Balance, |pol, cx| pol.balance(&mut cx, cpu, BalanceKind::NewIdle));
+                self.in_newidle = false;
             }
             None => {}
         }
-        cost
+        cost + drained
     }
 
     /// Cache re-warm penalty for running on `cpu` after last running elsewhere; charged as
@@ -801,6 +829,7 @@ impl Kernel<'_> {
         p.len += n;
         self.tasks[task].op_aux -= n;
         let reader = if n > 0 && was_empty { p.readers.pop_front() } else { None };
+        let pollers = if n > 0 && was_empty { std::mem::take(&mut p.pollers) } else { Vec::new() };
         let next_writer = if waited && p.len < p.capacity { p.writers.pop_front() } else { None };
         if self.tasks[task].op_aux == 0 {
             self.next_op(task);
@@ -812,6 +841,7 @@ impl Kernel<'_> {
         for t in reader.into_iter().chain(next_writer) {
             self.wake_steps(cpu, t, wf::SYNC);
         }
+        self.wake_pollers(cpu, pollers);
     }
 
     /// `fs/pipe.c:pipe_read` (v6.18): take what is there; a read from a full pipe wakes one

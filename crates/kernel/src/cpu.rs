@@ -6,7 +6,7 @@ use schedlab_probe::Mode;
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::{BTreeMap, VecDeque};
 
-pub(crate) const SITES: [LockSite; 9] = [
+pub(crate) const SITES: [LockSite; 10] = [
     LockSite::Schedule,
     LockSite::TryToWakeUp,
     LockSite::TtwuPending,
@@ -16,6 +16,7 @@ pub(crate) const SITES: [LockSite; 9] = [
     LockSite::Setattr,
     LockSite::FutexBucket,
     LockSite::SchedFork,
+    LockSite::LoadBalance,
 ];
 
 fn site_index(s: LockSite) -> usize {
@@ -75,6 +76,19 @@ pub(crate) enum Action {
         child: TaskId,
         cpu: CpuId,
     },
+    /// `delayed_wakeup`: trylock `cpu`'s runqueue for `child`, else delay it (`delayed.rs`).
+    WakeUpNewTaskTry {
+        child: TaskId,
+        cpu: CpuId,
+    },
+    /// Linux 2.6.32's newly-idle balance, still holding `this` runqueue's lock: take
+    /// `busiest` by `double_lock_balance`, then run `action` for `hold` (`version.rs`).
+    DoubleLockBalance {
+        this: CpuId,
+        busiest: CpuId,
+        hold: Ns,
+        action: Box<Action>,
+    },
     MoveQueued {
         task: TaskId,
         from: CpuId,
@@ -117,6 +131,10 @@ pub(crate) enum Action {
     PipeRead {
         task: TaskId,
         pipe: usize,
+    },
+    /// `do_poll`'s scan of the task's current `poll` op's pipes.
+    Poll {
+        task: TaskId,
     },
     FutexWait {
         task: TaskId,
@@ -213,6 +231,9 @@ pub(crate) struct Cpu {
     pub segs: VecDeque<(KernelPath, Ns)>,
     /// Kernel time per path of closed segments, indexed by `KernelPath::index`.
     pub path_ns: [u64; KernelPath::ALL.len()],
+    /// A lock this CPU keeps after its current hold ends, for the next step (2.6.32's
+    /// newly-idle balance keeps `schedule()`'s runqueue lock: `version.rs`).
+    pub kept: Option<LockId>,
 }
 
 impl Default for Cpu {
@@ -238,6 +259,7 @@ impl Default for Cpu {
             seg_start: Ns(0),
             segs: VecDeque::new(),
             path_ns: [0; KernelPath::ALL.len()],
+            kept: None,
         }
     }
 }
@@ -265,6 +287,8 @@ pub(crate) enum Ipi {
     WakeList,
     /// `kick_ilb`: run the idle load balancer.
     Balance,
+    /// A delayed new task waits for this idle CPU's next `schedule()` (`delayed.rs`).
+    Delayed,
 }
 
 #[derive(Clone, Debug)]
@@ -386,6 +410,12 @@ impl Kernel<'_> {
                     self.interrupt(cpu, [self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
                 }
                 Ipi::Balance => self.interrupt(cpu, [Step::Do(Action::NohzBalance)]),
+                Ipi::Delayed => {
+                    if self.dtq.has_pending(cpu) {
+                        self.set_need_resched(cpu, true);
+                        self.interrupt(cpu, []);
+                    }
+                }
             },
             Event::Start { template } => {
                 self.pending_starts -= 1;
@@ -522,7 +552,9 @@ impl Kernel<'_> {
         match busy {
             Busy::Hold { locks, n } => {
                 for i in (0..n as usize).rev() {
-                    self.release(locks[i]);
+                    if self.cpus[cpu].kept != Some(locks[i]) {
+                        self.release(locks[i]);
+                    }
                 }
             }
             Busy::User => {
@@ -534,7 +566,7 @@ impl Kernel<'_> {
         self.advance(cpu);
     }
 
-    fn release(&mut self, lock: LockId) {
+    pub(crate) fn release(&mut self, lock: LockId) {
         let now = self.now;
         let l = &mut self.locks[lock];
         match l.waiters.pop_front() {
@@ -579,7 +611,8 @@ impl Kernel<'_> {
                         continue;
                     }
                     self.set_mode(cpu, Mode::Kernel);
-                    self.start_kernel(cpu, Busy::Delay, vec![(path, ns)]);
+                    self.cpus[cpu].segs.clear();
+                    self.start_kernel(cpu, Busy::Delay, (path, ns));
                     return;
                 }
                 Step::Do(action) => {
@@ -588,10 +621,12 @@ impl Kernel<'_> {
                     self.act(cpu, action);
                     // The hooks' work runs right after the action, before what it queued
                     // (the balancer's scan after its moves: `queue_work`).
-                    let work = std::mem::take(&mut self.pending_work);
-                    for (path, ns) in work.into_iter().rev() {
+                    // Taken and put back, so its buffer is reused from event to event.
+                    let mut work = std::mem::take(&mut self.pending_work);
+                    for (path, ns) in work.drain(..).rev() {
                         self.queue_work(cpu, path, ns);
                     }
+                    self.pending_work = work;
                 }
                 Step::Locked { locks, n, mut got, site, hold, action } => {
                     while got < n {
@@ -632,14 +667,19 @@ impl Kernel<'_> {
                     let path = KernelPath::of_site(site);
                     self.cur_path = path;
                     let extra = self.act(cpu, action);
-                    let mut segs = vec![(path, hold + extra + transfer)];
-                    for (p, ns) in std::mem::take(&mut self.pending_work) {
+                    let mut first = (path, hold + extra + transfer);
+                    // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
+                    let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
+                    self.cpus[cpu].segs.clear();
+                    let mut work = std::mem::take(&mut self.pending_work);
+                    for (p, ns) in work.drain(..) {
                         match p {
-                            KernelPath::Balance => self.queue_work(cpu, p, ns),
-                            _ => segs.push((p, ns)),
+                            KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
+                            _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
                         }
                     }
-                    self.start_kernel(cpu, Busy::Hold { locks, n }, segs);
+                    self.pending_work = work;
+                    self.start_kernel(cpu, Busy::Hold { locks, n }, first);
                     return;
                 }
             }
@@ -655,7 +695,15 @@ impl Kernel<'_> {
     fn queue_work(&mut self, cpu: CpuId, path: KernelPath, ns: Ns) {
         let ks = &mut self.cpus[cpu].kstack;
         let at = if path == KernelPath::Balance {
-            ks.iter().take_while(|s| matches!(s, Step::Locked { site: LockSite::Migrate, .. })).count()
+            ks.iter()
+                .take_while(|s| {
+                    matches!(
+                        s,
+                        Step::Locked { site: LockSite::Migrate | LockSite::LoadBalance, .. }
+                            | Step::Do(Action::DoubleLockBalance { .. })
+                    )
+                })
+                .count()
         } else {
             0
         };
@@ -674,23 +722,11 @@ impl Kernel<'_> {
         self.events.push(c.prog.end(), Event::CpuDone { cpu, gen });
     }
 
-    /// Starts a kernel delay or lock hold made of `segs` (path, work), run in order.
-    fn start_kernel(&mut self, cpu: CpuId, busy: Busy, segs: Vec<(KernelPath, Ns)>) {
-        // Consecutive segments of one path are one segment; empty ones after the first vanish.
-        let mut merged: Vec<(KernelPath, Ns)> = Vec::with_capacity(segs.len());
-        for (p, w) in segs {
-            match merged.last_mut() {
-                Some(last) if last.0 == p => last.1 += w,
-                Some(_) if w.0 == 0 => {}
-                _ => merged.push((p, w)),
-            }
-        }
-        let (path, work) = merged[0];
-        let c = &mut self.cpus[cpu];
-        c.segs.clear();
-        c.segs.extend(merged.into_iter().skip(1));
-        c.busy = busy;
-        self.start_segment(cpu, path, work);
+    /// Starts a kernel delay or lock hold: its `first` segment (path, work) now, then the
+    /// CPU's `segs` (built by `push_segment`), in order.
+    fn start_kernel(&mut self, cpu: CpuId, busy: Busy, first: (KernelPath, Ns)) {
+        self.cpus[cpu].busy = busy;
+        self.start_segment(cpu, first.0, first.1);
     }
 
     fn start_segment(&mut self, cpu: CpuId, path: KernelPath, work: Ns) {
@@ -699,6 +735,20 @@ impl Kernel<'_> {
         c.seg_start = self.now;
         let busy = c.busy;
         self.start_busy(cpu, busy, work, false);
+    }
+
+    /// Ends the user work in progress on `cpu` `after` from now, if it would run longer (a
+    /// spinner that sees the word it spins on change).
+    pub(crate) fn cut_user(&mut self, cpu: CpuId, after: Ns) {
+        let now = self.now;
+        let c = &mut self.cpus[cpu];
+        if !matches!(c.busy, Busy::User) || c.prog.left_at(now) <= after {
+            return;
+        }
+        c.gen += 1;
+        c.prog = Progress { since: now, left: after, rate: c.prog.rate, fixed: true };
+        let gen = c.gen;
+        self.events.push(now + after, Event::CpuDone { cpu, gen });
     }
 
     /// Starts user work of `dur` for the current task; `fixed`: a wall-clock span.
@@ -738,6 +788,7 @@ impl Kernel<'_> {
             }
             None => {
                 self.set_mode(cpu, Mode::Idle);
+                self.idle_entered = true;
                 if self.idle_tick {
                     // A periodic-tick kernel keeps ticking while idle.
                     self.start_tick(cpu);
@@ -793,7 +844,7 @@ impl Kernel<'_> {
                 let id = self.locks.len();
                 self.locks.push(Lock::default());
                 self.lock_names.push(LockName::FutexBucket(b));
-                self.lock_stats.push([LockStat::default(); 9]);
+                self.lock_stats.push([LockStat::default(); SITES.len()]);
                 self.objs.bucket_locks.insert(b, id);
                 id
             }
@@ -807,18 +858,21 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
         Action::Tick => KernelPath::Tick,
         Action::NohzBalance | Action::IdleWake => KernelPath::Balance,
-        Action::MoveQueuedBatch { .. } | Action::MoveQueued { .. } | Action::ActivateMoved { .. } => {
-            KernelPath::Migrate
-        }
+        Action::MoveQueuedBatch { .. }
+        | Action::MoveQueued { .. }
+        | Action::ActivateMoved { .. }
+        | Action::DoubleLockBalance { .. } => KernelPath::Migrate,
         Action::TtwuStart { .. } | Action::TtwuRunnable { .. } | Action::TtwuActivate { .. } | Action::TtwuPending => {
             KernelPath::Wakeup
         }
-        Action::ForkChild { .. } | Action::WakeUpNewTask { .. } | Action::Exit { .. } | Action::WaitChildren { .. } => {
-            KernelPath::ForkExit
-        }
+        Action::ForkChild { .. }
+        | Action::WakeUpNewTask { .. }
+        | Action::WakeUpNewTaskTry { .. }
+        | Action::Exit { .. }
+        | Action::WaitChildren { .. } => KernelPath::ForkExit,
         Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } => KernelPath::SchedSyscall,
         Action::SleepUntil { .. } => KernelPath::Timer,
-        Action::PipeWrite { .. } | Action::PipeRead { .. } => KernelPath::Pipe,
+        Action::PipeWrite { .. } | Action::PipeRead { .. } | Action::Poll { .. } => KernelPath::Pipe,
         Action::FutexWait { .. } | Action::FutexWake { .. } => KernelPath::Futex,
     }
 }
@@ -830,5 +884,17 @@ impl Cpu {
     }
     pub(crate) fn take_spin(&mut self) -> Option<Ns> {
         self.spin_since.take()
+    }
+}
+
+/// Appends a segment (path, work) to a delay or hold whose first segment is `first` and
+/// further ones `rest`: consecutive segments of one path are one segment, and empty ones
+/// after the first vanish (built in place: no buffer per event).
+fn push_segment(first: &mut (KernelPath, Ns), rest: &mut VecDeque<(KernelPath, Ns)>, (p, w): (KernelPath, Ns)) {
+    let last = rest.back_mut().unwrap_or(first);
+    if last.0 == p {
+        last.1 += w;
+    } else if w.0 != 0 {
+        rest.push_back((p, w));
     }
 }

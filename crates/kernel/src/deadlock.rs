@@ -13,6 +13,13 @@
 //! own clock event: so when every pending event is a tick, no CPU has a task or kernel work,
 //! and no task is runnable or about to start, nothing can ever wake a blocked task either.
 //! The test costs one comparison per event; the walk over the CPUs runs only when it passes.
+//!
+//! Without an idle tick the queue empties only once every stale event in it has popped: a
+//! stopped tick's last event, a preempted work's `CpuDone` — up to a tick period (ULE's
+//! stathz: 7.9 ms) after the last task blocked. So when a CPU goes idle
+//! ([`Kernel::idle_entered`]) the run also asks whether every CPU is idle and every pending
+//! event is stale or an idle CPU's tick or timer interrupt, which can wake nobody as above;
+//! then the deadlock is certain at that moment, and `sim_ns` says so.
 
 use crate::objects::FutexKey;
 use crate::{BlockedOn, Kernel, TState};
@@ -26,18 +33,39 @@ impl Kernel<'_> {
         if self.events.len() != self.ticks_pending || self.pending_starts != 0 || self.alive == 0 {
             return false;
         }
-        let idle = |c: usize| {
-            let (cpu, view) = (&self.cpus[c], &self.views[c]);
-            cpu.curr.is_none()
-                && cpu.kstack.is_empty()
-                && matches!(cpu.busy, crate::cpu::Busy::None)
-                && !cpu.need_resched
-                && cpu.wake_list.is_empty()
-                && cpu.hrtimers.is_empty()
-                && view.nr_running == 0
-                && !view.ttwu_pending
-        };
-        (0..self.cpus.len()).all(idle)
+        (0..self.cpus.len()).all(|c| self.cpu_at_rest(c))
+    }
+
+    /// Whether tasks are alive, none can run, and no pending event can change that: every
+    /// CPU idle with nothing queued, and every event in the queue stale (an older
+    /// generation than its CPU's) or an idle CPU's tick or hrtimer interrupt with no timer
+    /// armed. Walks the CPUs (stopping at the first busy one), then the queue.
+    pub(crate) fn quiescent(&self) -> bool {
+        use crate::cpu::Event;
+        if self.pending_starts != 0 || self.alive == 0 {
+            return false;
+        }
+        if !(0..self.cpus.len()).all(|c| self.cpu_at_rest(c)) {
+            return false;
+        }
+        self.events.iter().all(|(_, ev)| match *ev {
+            Event::CpuDone { cpu, gen } => gen != self.cpus[cpu].gen,
+            Event::Tick { .. } | Event::Timer { .. } => true,
+            Event::Resume { .. } | Event::Ipi { .. } | Event::Change { .. } | Event::Start { .. } => false,
+        })
+    }
+
+    /// `cpu` has no task, no kernel work, nothing queued, pending or armed.
+    fn cpu_at_rest(&self, c: usize) -> bool {
+        let (cpu, view) = (&self.cpus[c], &self.views[c]);
+        cpu.curr.is_none()
+            && cpu.kstack.is_empty()
+            && matches!(cpu.busy, crate::cpu::Busy::None)
+            && !cpu.need_resched
+            && cpu.wake_list.is_empty()
+            && cpu.hrtimers.is_empty()
+            && view.nr_running == 0
+            && !view.ttwu_pending
     }
 
     /// Every blocked task and what it waits on, in task order; mutex waits carry the
@@ -72,6 +100,11 @@ impl Kernel<'_> {
                 "children".into(),
                 None,
                 format!("{} live children, none of which can run", self.tasks[t].live_children),
+            ),
+            BlockedOn::Poll => (
+                "poll".into(),
+                None,
+                "polling pipes that are all empty; no task that could write one can run".into(),
             ),
             BlockedOn::Timer => ("timer".into(), None, "a sleep whose timer is gone".into()),
             BlockedOn::Nothing => ("nothing".into(), None, "blocked on no known object".into()),

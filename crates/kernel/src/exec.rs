@@ -17,7 +17,7 @@ pub(crate) enum OpTiming {
 
 pub(crate) fn op_timing(prog: &Program, pc: usize) -> OpTiming {
     match prog.ops.get(pc) {
-        Some(Op::Run(_)) => OpTiming::Work,
+        Some(Op::Run(_) | Op::SpinBarrier { .. }) => OpTiming::Work,
         Some(Op::Spin(_)) => OpTiming::Deadline,
         _ => OpTiming::Other,
     }
@@ -40,7 +40,12 @@ impl Kernel<'_> {
 
     /// A `run` or `spin` finished.
     pub(crate) fn user_op_done(&mut self, t: TaskId) {
-        self.next_op(t);
+        let task = &self.tasks[t];
+        if let Some(Op::SpinBarrier { .. }) = task.prog.ops.get(task.pc) {
+            self.spin_done(t);
+        } else {
+            self.next_op(t);
+        }
     }
 
     /// Syscall entry and exit, charged to the syscall's path.
@@ -73,6 +78,14 @@ impl Kernel<'_> {
                 action,
             },
         ]
+    }
+
+    pub(crate) fn futex_wait_steps(&mut self, t: TaskId, key: FutexKey, expected: u64) -> [Step; 2] {
+        self.futex_wait(t, key, expected)
+    }
+
+    pub(crate) fn futex_wake_steps(&mut self, key: FutexKey, n: u64) -> [Step; 2] {
+        self.futex_wake(key, n)
     }
 
     fn futex_wait(&mut self, t: TaskId, key: FutexKey, expected: u64) -> [Step; 2] {
@@ -244,12 +257,7 @@ impl Kernel<'_> {
                     self.next_op(t);
                     for _ in 0..*count {
                         steps.push(Step::Delay(KernelPath::ForkExit, self.machine.costs.fork));
-                        steps.push(self.locked1(
-                            cpu,
-                            LockSite::SchedFork,
-                            self.machine.costs.ttwu_activate,
-                            Action::ForkChild { parent: t, template: *template },
-                        ));
+                        steps.push(self.fork_step(cpu, t, *template));
                     }
                     if steps.is_empty() {
                         continue;
@@ -280,7 +288,8 @@ impl Kernel<'_> {
                     }
                     let c = &self.machine.costs;
                     let copy = Ns(left.saturating_mul(c.pipe_byte_ps) / 1000);
-                    steps.push(Step::Delay(KernelPath::Pipe, c.syscall + c.pipe_op + copy));
+                    let call = if self.objs.pipes[*pipe].socket { c.socket_op } else { c.pipe_op };
+                    steps.push(Step::Delay(KernelPath::Pipe, c.syscall + call + copy));
                     let send = matches!(op, Op::Send { .. });
                     steps.push(Step::Do(if send {
                         Action::PipeWrite { task: t, pipe: *pipe }
@@ -375,6 +384,29 @@ impl Kernel<'_> {
                         let g = self.tasks[t].op_aux;
                         steps.extend(self.futex_wait(t, key, g));
                     }
+                }
+                Op::SpinBarrier { barrier, spin } => match self.spin_barrier(cpu, t, *barrier, *spin, steps) {
+                    crate::waits::Flow::Continue => continue,
+                    crate::waits::Flow::User => return,
+                    crate::waits::Flow::Kernel => {}
+                },
+                Op::Poll { set } => self.poll_op(t, *set, steps),
+                Op::Jump(to) => {
+                    let task = &mut self.tasks[t];
+                    task.pc = *to;
+                    task.op_left = None;
+                    task.op_phase = 0;
+                    task.op_aux = 0;
+                    continue;
+                }
+                Op::MarkBegin { span, id } | Op::MarkEnd { span, id } => {
+                    let begin = matches!(op, Op::MarkBegin { .. });
+                    self.mark(t, *span, *id, begin);
+                    if self.fatal.is_some() {
+                        return;
+                    }
+                    self.next_op(t);
+                    continue;
                 }
                 Op::SetNice(n) => {
                     self.next_op(t);

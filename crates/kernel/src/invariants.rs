@@ -12,6 +12,9 @@ impl Kernel<'_> {
     /// * kernel time by path sums to the CPU's kernel time;
     /// * affinity holds for every queued or running task;
     /// * an armed sleep timer belongs to a task asleep on it, with soft ≤ hard expiry;
+    /// * a delayed new task (`delayed_wakeup`) is in exactly one delay queue, for the CPU it
+    ///   is assigned to, runnable and on no runqueue, and no `schedule()` on that CPU has
+    ///   passed since it was queued (it is drained at the very next one);
     /// * the policy's own checks pass.
     ///
     /// `only`: check per-CPU state (timers, time, runqueue contents, the policy's checks)
@@ -114,6 +117,9 @@ impl Kernel<'_> {
                     names(&list)
                 ));
             }
+        }
+        if self.cfg.delayed_wakeup {
+            self.check_delayed(cpus, only.is_none())?;
         }
         let mut reqs = Vec::new();
         let cx = schedlab_sched_api::Ctx {

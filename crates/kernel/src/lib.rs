@@ -17,10 +17,16 @@
 mod core;
 mod cpu;
 mod deadlock;
+mod delayed;
 mod exec;
 mod hrtimer;
 mod invariants;
 mod objects;
+mod version;
+
+pub use delayed::{RING_SLOTS, RING_USABLE};
+pub use version::KernelVersion;
+mod waits;
 
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
@@ -35,6 +41,15 @@ pub struct KernelConfig {
     /// `TTWU_QUEUE`: remote wakeups to another LLC or to an idle CPU go through the target's
     /// wake list and an IPI instead of locking the target runqueue (v5.15 `ttwu_queue_cond`).
     pub ttwu_queue: bool,
+    /// Whose runqueue-locking paths the model follows (`version.rs`).
+    pub version: KernelVersion,
+    /// The delayed new-task wakeup (`delayed.rs`): `wake_up_new_task` trylocks the target
+    /// runqueue and, when it is busy, leaves the child in a delay queue the target drains at
+    /// its next `schedule()`.
+    pub delayed_wakeup: bool,
+    /// The narrower `load_balance` critical section: only detaching and attaching tasks
+    /// under both runqueue locks (Linux 2.6.32 and 3.4; 5.15 already never holds both).
+    pub lb_narrow_lock: bool,
     /// Check the kernel/policy invariants after every event (tests, `--check`).
     pub check_invariants: bool,
     /// Stop at this simulated time.
@@ -49,6 +64,9 @@ impl Default for KernelConfig {
     fn default() -> Self {
         KernelConfig {
             ttwu_queue: true,
+            version: KernelVersion::V5_15,
+            delayed_wakeup: false,
+            lb_narrow_lock: false,
             check_invariants: false,
             end: Ns::from_secs(10),
             seed: 1,
@@ -99,6 +117,8 @@ pub(crate) enum BlockedOn {
     PipeWrite(usize),
     Futex,
     Children,
+    /// `poll` on the pipes of the task's current `poll` op.
+    Poll,
 }
 
 pub(crate) struct Task {
@@ -130,6 +150,12 @@ pub(crate) struct Task {
     pub wake_migrated: bool,
     /// Asleep but still queued: the policy delayed its dequeue (v6.12 `se->sched_delayed`).
     pub delayed: bool,
+    /// A forked task that has not run yet: when it was forked (for fork-to-first-run time).
+    pub born: Option<Ns>,
+    /// Open spans: (span, id, begun at).
+    pub spans: Vec<(usize, u64, Ns)>,
+    /// Per `poll` set of the program: the index its next scan starts at.
+    pub poll_next: Vec<u32>,
 }
 
 /// The simulated kernel.
@@ -147,7 +173,7 @@ pub struct Kernel<'p> {
     pub(crate) views: Vec<CpuView>,
     pub(crate) locks: Vec<cpu::Lock>,
     pub(crate) lock_names: Vec<LockName>,
-    pub(crate) lock_stats: Vec<[LockStat; 9]>,
+    pub(crate) lock_stats: Vec<[LockStat; cpu::SITES.len()]>,
     pub(crate) objs: objects::Objects,
     pub(crate) requests: Vec<Request>,
     pub(crate) wl_rng: SimRng,
@@ -183,6 +209,9 @@ pub struct Kernel<'p> {
     /// CPUs the queue is never empty, so a deadlock shows as "only ticks pending"
     /// (`deadlock.rs`).
     pub(crate) ticks_pending: usize,
+    /// A CPU went idle during the current event: the moment a deadlock may have become
+    /// certain (`deadlock.rs`).
+    pub(crate) idle_entered: bool,
     /// SMT threads slow each other down on this machine.
     pub(crate) smt: bool,
     /// Cores whose busy-thread count changed during the current event (`smt_retime`).
@@ -192,6 +221,15 @@ pub struct Kernel<'p> {
     pub(crate) cur_path: KernelPath,
     /// The current step's hooks' work, to be charged after the action, per path.
     pub(crate) pending_work: Vec<(KernelPath, Ns)>,
+    /// The delayed new-task wakeup's queues and counters (`delayed.rs`).
+    pub(crate) dtq: delayed::DelayQueues,
+    /// Balancer work (`tasks` examined) the old kernels do under both runqueue locks, held
+    /// for the move the same hook requests (`version.rs`).
+    pub(crate) lb_chain: Ns,
+    /// A newly-idle balance hook is running (Linux 2.6.32 keeps the runqueue lock for it).
+    pub(crate) in_newidle: bool,
+    /// Fork-to-first-run time of forked tasks: count, sum, max.
+    pub(crate) first_run: (u64, u64, u64),
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -225,7 +263,7 @@ impl<'p> Kernel<'p> {
         let idle_tick = policy.idle_tick();
         let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
         let mut cfg = cfg;
-        cfg.ttwu_queue &= policy.wake_list();
+        cfg.ttwu_queue &= policy.wake_list() && cfg.version.has_wake_list();
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let mut k = Kernel {
             tick,
@@ -238,16 +276,21 @@ impl<'p> Kernel<'p> {
             idle_tick,
             idle_wakeup,
             ticks_pending: 0,
+            idle_entered: false,
             smt: machine.smt_shares(),
             smt_dirty: vec![false; cores],
             smt_dirty_list: Vec::new(),
             cur_path: KernelPath::Schedule,
             pending_work: Vec::new(),
+            dtq: delayed::DelayQueues::new(n),
+            lb_chain: Ns(0),
+            in_newidle: false,
+            first_run: (0, 0, 0),
             cpus: (0..n).map(|_| cpu::Cpu::default()).collect(),
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
             lock_names: (0..n).map(LockName::Rq).collect(),
-            lock_stats: vec![[LockStat::default(); 9]; n],
+            lock_stats: vec![[LockStat::default(); cpu::SITES.len()]; n],
             objs: objects::Objects::new(&wl, n),
             requests: Vec::new(),
             wl_rng: streams.stream("workload", 0),
@@ -354,6 +397,10 @@ impl<'p> Kernel<'p> {
                 reason = EndReason::Deadlock;
                 break;
             }
+            if std::mem::take(&mut self.idle_entered) && self.quiescent() {
+                reason = EndReason::Deadlock;
+                break;
+            }
             if self.processed & 0xfff == 0 && !keep_going(self.now) {
                 reason = EndReason::Interrupted;
                 break;
@@ -425,6 +472,7 @@ impl<'p> Kernel<'p> {
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
             policy_counters: self.policy.counters(),
+            kernel_counters: self.kernel_counters(),
             deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
         }
     }

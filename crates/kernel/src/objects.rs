@@ -8,6 +8,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 pub(crate) struct Pipe {
     pub capacity: u64,
+    /// An `AF_UNIX` stream socket: costs `socket_op` per call instead of `pipe_op`.
+    pub socket: bool,
+    /// Tasks asleep in `poll` on this pipe (non-exclusive waiters: all woken by a write).
+    pub pollers: Vec<TaskId>,
     pub len: u64,
     /// Readers blocked on an empty pipe (woken one at a time: exclusive waits, ≥5.5).
     pub readers: VecDeque<TaskId>,
@@ -37,6 +41,8 @@ pub(crate) struct Barrier {
     pub arrived: u64,
     /// The futex word: bumped when the last party arrives.
     pub gen: u64,
+    /// Tasks spinning on `gen` (a `barrier` with `spin`), to be told when it changes.
+    pub spinners: Vec<TaskId>,
 }
 
 /// Which user-space word a futex operation names.
@@ -66,11 +72,18 @@ impl Objects {
             pipes: wl
                 .pipes
                 .iter()
-                .map(|p| Pipe { capacity: p.capacity, len: 0, readers: VecDeque::new(), writers: VecDeque::new() })
+                .map(|p| Pipe {
+                    capacity: p.capacity,
+                    socket: p.socket,
+                    pollers: Vec::new(),
+                    len: 0,
+                    readers: VecDeque::new(),
+                    writers: VecDeque::new(),
+                })
                 .collect(),
             mutexes: wl.mutexes.iter().map(|_| Mutex::default()).collect(),
             conds: wl.conds.iter().map(|_| Cond::default()).collect(),
-            barriers: wl.barriers.iter().map(|b| Barrier { parties: b.parties, arrived: 0, gen: 0 }).collect(),
+            barriers: wl.barriers.iter().map(|b| Barrier { parties: b.parties, arrived: 0, gen: 0, spinners: Vec::new() }).collect(),
             buckets: BTreeMap::new(),
             nbuckets: (256 * nr_cpus).next_power_of_two(),
             bucket_locks: BTreeMap::new(),

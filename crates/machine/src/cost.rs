@@ -25,6 +25,9 @@ pub enum LockSite {
     FutexBucket,
     /// `sched_fork` → `task_fork_fair` on the parent's runqueue.
     SchedFork,
+    /// `load_balance` / `load_balance_newidle`: the balancer's `double_rq_lock` (or
+    /// `double_lock_balance`) around moving tasks.
+    LoadBalance,
 }
 
 impl LockSite {
@@ -39,6 +42,7 @@ impl LockSite {
             LockSite::Setattr => "task_rq_lock",
             LockSite::FutexBucket => "futex_hash_bucket",
             LockSite::SchedFork => "sched_fork",
+            LockSite::LoadBalance => "load_balance",
         }
     }
 }
@@ -120,7 +124,7 @@ impl KernelPath {
             LockSite::TryToWakeUp | LockSite::TtwuPending => KernelPath::Wakeup,
             LockSite::WakeUpNewTask | LockSite::SchedFork => KernelPath::ForkExit,
             LockSite::SchedulerTick => KernelPath::Tick,
-            LockSite::Migrate => KernelPath::Migrate,
+            LockSite::Migrate | LockSite::LoadBalance => KernelPath::Migrate,
             LockSite::Setattr => KernelPath::SchedSyscall,
             LockSite::FutexBucket => KernelPath::Futex,
         }
@@ -207,6 +211,14 @@ pub struct Costs {
     pub pipe_op: Ns,
     /// Copy cost per byte in picoseconds (≈ 10 GB/s `copy_user` → 100 ps/B).
     pub pipe_byte_ps: u64,
+    /// Fixed cost of one `AF_UNIX` stream `sendmsg`/`recvmsg` (a workload's `kind = "socket"`
+    /// pipe), in place of `pipe_op`: `net/unix/af_unix.c: unix_stream_sendmsg` allocates an
+    /// `sk_buff` per message and takes the peer's `unix_state_lock`, the reader frees it;
+    /// lmbench's AF_UNIX latency runs about 2–2.5 × its pipe latency on the same machine.
+    pub socket_op: Ns,
+    /// `do_poll` work per watched fd (`fdget`, the file's `->poll` with `__pollwait`
+    /// queueing a `poll_table_entry` on the pipe's wait queue; `fs/select.c`).
+    pub poll_fd: Ns,
     /// `move_queued_task` / `double_rq_lock` critical section.
     pub migrate: Ns,
     /// Extra CPU work a task needs after moving to another core in the same LLC (L1/L2 refill).
@@ -252,6 +264,22 @@ pub struct Costs {
     pub work_group: Ns,
     /// Per task the balancer examines for migration (`can_migrate_task`, ULE `tdq_steal`).
     pub work_task: Ns,
+    /// Linux 2.6.32 `try_to_wake_up`'s first hold, on the wakee's old runqueue
+    /// (`task_rq_lock`, `update_rq_clock`, the state check, `TASK_WAKING`) before it selects a
+    /// CPU and locks the target (`kernel/sched.c:try_to_wake_up (v2.6.32)`): about a third of
+    /// the activation under the target lock.
+    pub ttwu_old_rq: Ns,
+    /// One `spin_trylock` of a runqueue lock (the delayed new-task wakeup's attempt): an
+    /// atomic exchange on the lock word, which is usually in another core's cache (one
+    /// `line_same_llc`-class transfer, ≈ 40 ns on the i7-3770, plus the locked instruction).
+    pub rq_trylock: Ns,
+    /// One delay-queue operation of the delayed new-task wakeup (the paper's `dtqueue`): a
+    /// ring slot write and index store by the producer, or one entry's read by the consumer;
+    /// the bitmap's `dtlock`, held for one bit operation, is included. A few cached stores.
+    pub delay_queue_op: Ns,
+    /// Putting an entry on a full ring's overflow list instead: a node allocation
+    /// (`kmalloc` from a per-CPU slab, ≈ 100 ns) and the tail link.
+    pub delay_overflow: Ns,
 }
 
 impl Default for Costs {
@@ -276,6 +304,8 @@ impl Default for Costs {
             futex_bucket_hold: Ns(80),
             pipe_op: Ns(400),
             pipe_byte_ps: 100,
+            socket_op: Ns(1_000),
+            poll_fd: Ns(60),
             migrate: Ns(1_000),
             rewarm_same_llc: Ns(2_000),
             rewarm_cross_llc: Ns(20_000),
@@ -289,6 +319,10 @@ impl Default for Costs {
             work_cpu: Ns(40),
             work_group: Ns(30),
             work_task: Ns(20),
+            ttwu_old_rq: Ns(100),
+            rq_trylock: Ns(50),
+            delay_queue_op: Ns(30),
+            delay_overflow: Ns(150),
         }
     }
 }
@@ -318,6 +352,8 @@ impl Costs {
             futex_bucket_hold: Ns(0),
             pipe_op: Ns(0),
             pipe_byte_ps: 0,
+            socket_op: Ns(0),
+            poll_fd: Ns(0),
             migrate: Ns(0),
             rewarm_same_llc: Ns(0),
             rewarm_cross_llc: Ns(0),
@@ -331,6 +367,10 @@ impl Costs {
             work_cpu: Ns(0),
             work_group: Ns(0),
             work_task: Ns(0),
+            ttwu_old_rq: Ns(0),
+            rq_trylock: Ns(0),
+            delay_queue_op: Ns(0),
+            delay_overflow: Ns(0),
         }
     }
 
@@ -365,6 +405,8 @@ impl Costs {
             ("futex_bucket_hold", d(self.futex_bucket_hold)),
             ("pipe_op", d(self.pipe_op)),
             ("pipe_byte_ps", self.pipe_byte_ps.to_string()),
+            ("socket_op", d(self.socket_op)),
+            ("poll_fd", d(self.poll_fd)),
             ("migrate", d(self.migrate)),
             ("rewarm_same_llc", d(self.rewarm_same_llc)),
             ("rewarm_cross_llc", d(self.rewarm_cross_llc)),
@@ -378,6 +420,10 @@ impl Costs {
             ("work_cpu", d(self.work_cpu)),
             ("work_group", d(self.work_group)),
             ("work_task", d(self.work_task)),
+            ("ttwu_old_rq", d(self.ttwu_old_rq)),
+            ("rq_trylock", d(self.rq_trylock)),
+            ("delay_queue_op", d(self.delay_queue_op)),
+            ("delay_overflow", d(self.delay_overflow)),
         ]
     }
 
@@ -404,6 +450,8 @@ impl Costs {
             "futex" => &mut self.futex,
             "futex_bucket_hold" => &mut self.futex_bucket_hold,
             "pipe_op" => &mut self.pipe_op,
+            "socket_op" => &mut self.socket_op,
+            "poll_fd" => &mut self.poll_fd,
             "migrate" => &mut self.migrate,
             "rewarm_same_llc" => &mut self.rewarm_same_llc,
             "rewarm_cross_llc" => &mut self.rewarm_cross_llc,
@@ -414,6 +462,10 @@ impl Costs {
             "work_cpu" => &mut self.work_cpu,
             "work_group" => &mut self.work_group,
             "work_task" => &mut self.work_task,
+            "ttwu_old_rq" => &mut self.ttwu_old_rq,
+            "rq_trylock" => &mut self.rq_trylock,
+            "delay_queue_op" => &mut self.delay_queue_op,
+            "delay_overflow" => &mut self.delay_overflow,
             "smt_factor" => {
                 let v: u32 = value.parse().map_err(|_| format!("`{value}` is not an integer (permille)"))?;
                 if !(1..=1000).contains(&v) {

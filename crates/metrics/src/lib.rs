@@ -7,6 +7,7 @@
 mod hist;
 mod record;
 mod series;
+mod spans;
 
 pub use hist::LatencyHist;
 
@@ -15,6 +16,7 @@ pub use record::{
     TaskRecord, TopologyInfo, TracingInfo, WorkloadInfo, SCHEMA_VERSION,
 };
 pub use series::Series;
+pub use spans::SpanRecord;
 
 /// The scheduling events of a run, for timelines and trace exports.
 #[derive(Clone, Debug, Default)]
@@ -61,6 +63,8 @@ pub struct Metrics {
     every: Option<Ns>,
     series: Series,
     trace: Option<Vec<ProbeEvent>>,
+    /// Per span name (`ProbeEvent::Span::span`).
+    spans: Vec<spans::SpanAcc>,
 }
 
 impl Metrics {
@@ -121,6 +125,12 @@ impl Metrics {
             return Vec::new();
         }
         (1..=100u64).map(|q| (all.quantile(q, 100), q as f64 / 100.0)).collect()
+    }
+
+    /// The named spans' records: every name of `names` (the workload's, in its order),
+    /// over a run that ended at `end`.
+    pub fn spans(&self, names: &[String], end: Ns) -> Vec<SpanRecord> {
+        spans::records(&self.spans, names, end)
     }
 
     pub fn finish(mut self, summary: &RunSummary) -> (Vec<TaskRecord>, Vec<CpuRecord>, Vec<LockRecord>) {
@@ -237,7 +247,7 @@ impl Probe for Metrics {
 
     fn event(&mut self, ev: &ProbeEvent) {
         if let Some(t) = &mut self.trace {
-            if !matches!(ev, ProbeEvent::CpuMode { .. }) {
+            if !matches!(ev, ProbeEvent::CpuMode { .. } | ProbeEvent::Span { .. }) {
                 t.push(ev.clone());
             }
         }
@@ -295,6 +305,12 @@ impl Probe for Metrics {
                 self.move_to(task, time, St::Runnable);
             }
             ProbeEvent::Migrate { task, .. } => self.tasks[task].migrations += 1,
+            ProbeEvent::Span { time, span, start, .. } => {
+                if self.spans.len() <= span {
+                    self.spans.resize_with(span + 1, Default::default);
+                }
+                self.spans[span].record((time - start).0);
+            }
             ProbeEvent::Exit { .. } | ProbeEvent::CpuMode { .. } => {}
         }
     }

@@ -37,6 +37,10 @@ pub struct RunRecord {
     pub policy_counters: std::collections::BTreeMap<String, u64>,
     /// Wakeup latency of all tasks as a CDF: `[latency_ns, fraction]` at 100 quantiles.
     pub latency_cdf: Vec<(u64, f64)>,
+    /// Named spans (`mark_begin`/`mark_end`): count, rate and latency per name; absent
+    /// when the workload marks none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<crate::SpanRecord>,
     /// The scheduling events, when requested (`--trace`, `--timeline`); not in the JSON.
     #[serde(skip)]
     pub trace: Option<Trace>,
@@ -104,6 +108,20 @@ pub struct KernelInfo {
     /// `TTWU_QUEUE`; `None` when a host run cannot read it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttwu_queue: Option<bool>,
+    /// The Linux release whose runqueue locking the simulated kernel follows
+    /// (`2.6.32`, `3.4`, `5.15`; simulator only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The delayed new-task wakeup switch (simulator only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed_wakeup: Option<bool>,
+    /// The narrower `load_balance` critical-section switch (simulator only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lb_narrow_lock: Option<bool>,
+    /// The kernel model's counters: `forks_run`, `fork_to_first_run_ns_mean`/`_max`, and
+    /// with the delayed wakeup `delayed_wakeups` and `delayed_overflows`.
+    #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<(String, u64)>,
     /// `uname -r` of a host run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub release: Option<String>,

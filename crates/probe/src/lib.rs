@@ -53,6 +53,9 @@ pub enum ProbeEvent {
     Exit { time: Ns, task: TaskId },
     /// A CPU changed what it is doing (for per-CPU time accounting and timelines).
     CpuMode { time: Ns, cpu: CpuId, mode: Mode },
+    /// A task closed a named span (`mark_end`) it opened at `start`; `span` indexes the
+    /// workload's span names.
+    Span { time: Ns, task: TaskId, span: usize, start: Ns },
 }
 
 /// A sink for [`ProbeEvent`]s.
@@ -163,6 +166,9 @@ pub struct RunSummary {
     pub exit_times: Vec<Option<Ns>>,
     /// The policy's own counters (`SchedClass::counters`).
     pub policy_counters: Vec<(String, u64)>,
+    /// The kernel model's own counters (delayed new-task wakeups, fork-to-first-run time);
+    /// empty for a host run.
+    pub kernel_counters: Vec<(String, u64)>,
     /// With [`EndReason::Deadlock`]: every blocked task and what it waits on (the wait-for
     /// graph); empty otherwise.
     pub deadlock: Vec<WaitFor>,

@@ -186,6 +186,7 @@ pub fn text(r: &RunRecord) -> String {
     if !r.deadlock.is_empty() {
         s += &deadlock_text(r);
     }
+    s += &kernel_text(r);
     let group = r.tasks.len() > 24;
     let mut rows = vec![vec![
         if group { "task group".to_string() } else { "task".to_string() },
@@ -220,6 +221,10 @@ pub fn text(r: &RunRecord) -> String {
     }
     s.push_str(&table(&rows));
     s.push('\n');
+    if let Some(spans) = span_table(r) {
+        s.push_str(&spans);
+        s.push('\n');
+    }
     // Host runs also have time of threads outside the run.
     let other = r.cpus.iter().any(|c| c.other_ns > 0);
     let mut rows = vec![vec!["cpu".to_string(), "user".into(), "kernel".into(), "spin".into(), "idle".into()]];
@@ -243,6 +248,58 @@ pub fn text(r: &RunRecord) -> String {
     }
     s.push_str(&lock_table(r));
     s
+}
+
+/// The simulated kernel's version and switches, and its counters, when a run is not the
+/// plain default or forked tasks (empty otherwise, and for host runs).
+fn kernel_text(r: &RunRecord) -> String {
+    let k = &r.kernel;
+    let Some(version) = &k.version else { return String::new() };
+    let on = |b: Option<bool>| if b == Some(true) { "on" } else { "off" };
+    let forks = k.counters.iter().any(|(n, v)| n == "forks_run" && *v > 0);
+    let default = version == "5.15" && k.delayed_wakeup != Some(true) && k.lb_narrow_lock != Some(true);
+    if default && !forks {
+        return String::new();
+    }
+    let counters: Vec<String> = k.counters.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    format!(
+        "kernel {version} (ttwu_queue {}, delayed_wakeup {}, lb_narrow_lock {}): {}\n\n",
+        on(k.ttwu_queue),
+        on(k.delayed_wakeup),
+        on(k.lb_narrow_lock),
+        counters.join(", ")
+    )
+/// The named spans (`mark_begin`/`mark_end`): count, rate and latency per name; `None`
+/// when the workload marks none.
+fn span_table(r: &RunRecord) -> Option<String> {
+    if r.spans.is_empty() {
+        return None;
+    }
+    let us = |ns: u64| format!("{:.1}", ns as f64 / 1e3);
+    let mut rows = vec![vec![
+        "span".to_string(),
+        "count".into(),
+        "per s".into(),
+        "mean us".into(),
+        "p50 us".into(),
+        "p90 us".into(),
+        "p99 us".into(),
+        "max us".into(),
+    ]];
+    for sp in &r.spans {
+        let l = &sp.latency_ns;
+        rows.push(vec![
+            sp.name.clone(),
+            sp.count.to_string(),
+            format!("{:.1}", sp.per_sec),
+            us(sp.mean_ns),
+            us(l.p50),
+            us(l.p90),
+            us(l.p99),
+            us(l.max),
+        ]);
+    }
+    Some(table(&rows))
 }
 
 /// Kernel time by path over all CPUs (the paths that took any), with each one's share of
@@ -387,6 +444,15 @@ pub fn compare_rows(rs: &[RunRecord]) -> Vec<Vec<String>> {
     let mut row = vec!["spin ms (all CPUs)".to_string()];
     row.extend(rs.iter().map(|r| ms(r.cpus.iter().map(|c| c.spin_ns).sum())));
     rows.push(row);
+    for (i, sp) in first.spans.iter().enumerate() {
+        let get = |r: &RunRecord| r.spans.get(i).filter(|x| x.name == sp.name).cloned();
+        let mut row = vec![format!("{} per s", sp.name)];
+        row.extend(rs.iter().map(|r| get(r).map_or("-".into(), |x| format!("{:.1}", x.per_sec))));
+        rows.push(row);
+        let mut row = vec![format!("{} p99 us", sp.name)];
+        row.extend(rs.iter().map(|r| get(r).map_or("-".into(), |x| format!("{:.1}", x.latency_ns.p99 as f64 / 1e3))));
+        rows.push(row);
+    }
     let mut row = vec!["events".to_string()];
     row.extend(rs.iter().map(|r| r.events.to_string()));
     rows.push(row);

@@ -25,7 +25,19 @@ pub const CONFIGS: &[(&str, &[(&str, &str)])] = &[
     ("ule", &[("version", "11.1-linux")]),
     ("o1", &[]),
     ("fifo", &[]),
+    ("cfs", &[("kernel", "3.4")]),
+    ("cfs", &[("kernel", "2.6.32")]),
+    ("cfs", &[("kernel", "5.15"), ("delayed_wakeup", "1")]),
+    ("cfs", &[("kernel", "3.4"), ("delayed_wakeup", "1"), ("lb_narrow_lock", "1")]),
+    ("cfs", &[("kernel", "2.6.32"), ("delayed_wakeup", "1")]),
+    ("cfs", &[("kernel", "2.6.32"), ("lb_narrow_lock", "1")]),
+    ("o1", &[("kernel", "2.6.32"), ("delayed_wakeup", "1")]),
+    ("ule", &[("kernel", "3.4"), ("delayed_wakeup", "1")]),
 ];
+
+/// `CONFIGS` keys that set the simulated kernel rather than a policy tunable (the CLI's
+/// `--kernel`, `--delayed-wakeup`, `--lb-narrow-lock`).
+pub const KERNEL_KEYS: [&str; 3] = ["kernel", "delayed_wakeup", "lb_narrow_lock"];
 
 /// Why a world failed under one configuration.
 #[derive(Debug)]
@@ -108,7 +120,16 @@ fn world_spec(
 ) -> Result<RunSpec, RunError> {
     let mut spec = RunSpec::load(&format!("world-{seed}.toml"), text, Some(machine), &[], Some(end))?;
     spec.sched = sched.to_string();
-    spec.sets = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    spec.sets =
+        sets.iter().filter(|(k, _)| !KERNEL_KEYS.contains(k)).map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    for (k, v) in sets {
+        match *k {
+            "kernel" => spec.kernel = crate::KernelVersion::parse(v).map_err(RunError::Input)?,
+            "delayed_wakeup" => spec.delayed_wakeup = *v == "1",
+            "lb_narrow_lock" => spec.lb_narrow_lock = *v == "1",
+            _ => {}
+        }
+    }
     spec.seed = seed;
     spec.check = true;
     Ok(spec)
@@ -191,6 +212,30 @@ pub fn world(seed: u64) -> (String, &'static str) {
     );
     w += "[[task]]\nname = \"tx\"\nprogram = [ { loop = \"forever\", do = [ { send = \"p\", bytes = 64 }, { run = \"30us\" } ] } ]\n";
     w += "[[task]]\nname = \"rx\"\nprogram = [ { loop = \"forever\", do = [ { recv = \"p\", bytes = 64 }, { run = \"20us\" } ] } ]\n";
-    w += "[[task]]\nname = \"bar\"\ncount = 2\nprogram = [ { loop = \"forever\", do = [ { run = \"200us\" }, { barrier = \"b\" } ] } ]\n";
+    // The barrier pair spins before sleeping half of the time (libgomp's barrier).
+    let spin = if rng.random_bool(0.5) { format!(", spin_max = \"{}\"", dur(&mut rng, 1, 500)) } else { String::new() };
+    w += &format!(
+        "[[task]]\nname = \"bar\"\ncount = 2\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"200us\" }}, {{ barrier = \"b\"{spin} }} ] }} ]\n"
+    );
+    w += &request_loop(&mut rng);
+    if rng.random_bool(0.5) {
+        w += &format!("[[daemon]]\npreset = \"{}\"\n", ["kworker", "ksoftirqd", "rcu"][rng.random_range(0..3)]);
+    }
     (w, machine)
+}
+
+/// A client keeping two requests outstanding (a `request` span each) against a server,
+/// both waiting with `poll` on two connections, over pipes or sockets.
+fn request_loop(rng: &mut impl Rng) -> String {
+    let kind = ["pipe", "socket"][rng.random_range(0..2)];
+    let service = dur(rng, 10, 500);
+    format!(
+        "[[pipe]]\nname = \"q\"\ncount = 2\nkind = \"{kind}\"\n[[pipe]]\nname = \"r\"\ncount = 2\nkind = \"{kind}\"\n\
+         [[task]]\nname = \"cli\"\nprogram = [ {{ for = \"c\", count = 2, do = [ {{ mark_begin = \"request\", id = \"{{c}}\" }}, \
+         {{ send = \"q.{{c}}\", bytes = 64 }} ] }}, {{ loop = \"forever\", do = [ {{ poll = \"r.{{c}}\", each = \"c\", count = 2, do = [ \
+         {{ recv = \"r.{{c}}\", bytes = 64 }}, {{ mark_end = \"request\", id = \"{{c}}\" }}, {{ mark_begin = \"request\", id = \"{{c}}\" }}, \
+         {{ send = \"q.{{c}}\", bytes = 64 }} ] }} ] }} ]\n\
+         [[task]]\nname = \"srv\"\nprogram = [ {{ loop = \"forever\", do = [ {{ poll = \"q.{{c}}\", each = \"c\", count = 2, do = [ \
+         {{ recv = \"q.{{c}}\", bytes = 64 }}, {{ run = \"{service}\" }}, {{ send = \"r.{{c}}\", bytes = 64 }} ] }} ] }} ]\n"
+    )
 }

@@ -69,6 +69,7 @@ pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Res
             ttwu_queue: None,
             release: Some(hr.info.kernel_release.clone()),
             settings: vec![("version".into(), hr.info.kernel_version.clone())],
+            ..KernelInfo::default()
         },
         summary: hr.summary.clone(),
         metrics,

@@ -38,6 +38,7 @@ pub use input::{
     DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES,
 };
 pub use record::deterministic_json;
+pub use schedlab_kernel::KernelVersion;
 pub use schedlab_metrics::RunRecord;
 
 use schedlab_machine::Machine;
@@ -102,6 +103,12 @@ pub struct RunSpec {
     pub end: Ns,
     /// `TTWU_QUEUE` (simulator only).
     pub ttwu_queue: bool,
+    /// Whose runqueue-locking paths the simulated kernel follows (`--kernel`).
+    pub kernel: schedlab_kernel::KernelVersion,
+    /// The delayed new-task wakeup (simulator only; `docs/kernel-versions.md`).
+    pub delayed_wakeup: bool,
+    /// The narrower `load_balance` critical section (simulator only).
+    pub lb_narrow_lock: bool,
     /// Check the kernel's and the policy's invariants after every event (simulator only).
     pub check: bool,
     /// Record time series with this sampling interval.
@@ -125,6 +132,9 @@ impl RunSpec {
             seed: 1,
             end,
             ttwu_queue: true,
+            kernel: schedlab_kernel::KernelVersion::V5_15,
+            delayed_wakeup: false,
+            lb_narrow_lock: false,
             check: false,
             sample: None,
             trace: false,

@@ -41,6 +41,7 @@ pub fn assemble(spec: &RunSpec, m: Measured) -> RunRecord {
     let series = metrics.take_series();
     let trace = metrics.take_trace(&summary);
     let latency_cdf = metrics.latency_cdf();
+    let spans = metrics.spans(&spec.workload.spans, summary.end);
     let (tasks, cpus, locks) = metrics.finish(&summary);
     RunRecord {
         schema_version: SCHEMA_VERSION,
@@ -60,6 +61,7 @@ pub fn assemble(spec: &RunSpec, m: Measured) -> RunRecord {
         locks,
         policy_counters: summary.policy_counters.iter().cloned().collect(),
         latency_cdf,
+        spans,
         trace,
         series,
         host: HostInfo::measured(wall_s, summary.events),

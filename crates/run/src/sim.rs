@@ -21,7 +21,14 @@ pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Res
     let wall = std::time::Instant::now();
     let summary = simulate(spec, policy, &mut metrics, keep_going)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    let kernel = KernelInfo { ttwu_queue: Some(spec.ttwu_queue), ..KernelInfo::default() };
+    let kernel = KernelInfo {
+        ttwu_queue: Some(spec.ttwu_queue && spec.kernel.has_wake_list()),
+        version: Some(spec.kernel.name().to_string()),
+        delayed_wakeup: Some(spec.delayed_wakeup),
+        lb_narrow_lock: Some(spec.lb_narrow_lock),
+        counters: summary.kernel_counters.clone(),
+        ..KernelInfo::default()
+    };
     let machine = record::machine_info(&spec.machine);
     Ok(record::assemble(spec, Measured { scheduler, machine, kernel, summary, metrics, wall_s }))
 }
@@ -49,6 +56,9 @@ fn simulate(
 ) -> Result<RunSummary, RunError> {
     let cfg = KernelConfig {
         ttwu_queue: spec.ttwu_queue,
+        version: spec.kernel,
+        delayed_wakeup: spec.delayed_wakeup,
+        lb_narrow_lock: spec.lb_narrow_lock,
         check_invariants: spec.check,
         end: spec.end,
         seed: spec.seed,

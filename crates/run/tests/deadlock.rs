@@ -39,6 +39,22 @@ fn a_barrier_short_of_parties_is_a_deadlock() {
     }
 }
 
+/// The deadlock is certain the moment the last CPU goes idle after the bystander exits:
+/// `sim_ns` is that moment (the exit path's few microseconds later), not the time the
+/// queue's stale events (a stopped tick, up to ULE's 7.9 ms stathz period) drain.
+#[test]
+fn a_deadlock_is_reported_when_it_became_certain() {
+    for s in SCHEDULERS {
+        let r = run(BARRIER_SHORT, s);
+        let exit = r.tasks.iter().find(|t| t.name == "bystander").and_then(|t| t.exit_ns).expect("the bystander exits");
+        assert!(
+            r.sim_ns >= exit && r.sim_ns - exit < 100_000,
+            "{s}: bystander exited at {exit} ns, deadlock at {}",
+            r.sim_ns
+        );
+    }
+}
+
 #[test]
 fn a_lock_cycle_names_each_holder_and_the_cycle() {
     for s in SCHEDULERS {

@@ -113,8 +113,9 @@ pub struct TaskInfo {
     /// A custom slice set with `sched_setattr(sched_runtime)` (v6.12+), in ns; `None`: the
     /// scheduler's base slice.
     pub slice: Option<u64>,
-    /// A kernel thread (kworker, ksoftirqd, a daemon the machine runs), not a user thread.
-    /// Policies that treat kernel threads differently read it (ULE's `preempt=kthread`).
+    /// A kernel thread (`p->flags & PF_KTHREAD`): the workload's `[[daemon]]`s and tasks
+    /// with `kthread = true`. A policy may treat them apart (e.g. let only kernel threads
+    /// preempt, as the ULE-vs-CFS study's ULE port did).
     pub kthread: bool,
 }
 

@@ -68,6 +68,10 @@ impl<E> EventQueue<E> {
     pub fn reserve_exact(&mut self, n: usize) {
         self.heap.reserve_exact(n);
     }
+    /// Every pending event, in no particular order (for order-independent questions only).
+    pub fn iter(&self) -> impl Iterator<Item = (Ns, &E)> {
+        self.heap.iter().map(|e| (e.time, &e.event))
+    }
     pub fn len(&self) -> usize {
         self.heap.len()
     }

@@ -11,8 +11,9 @@ mod lower;
 mod parse;
 
 pub use expr::MAX_EXPR_DEPTH;
-pub use lower::{Op, Program};
-pub use parse::{parse_workload, MAX_LOOP_NESTING, SLICE_MAX, SLICE_MIN};
+pub use lower::{Op, PollSet, Program, MAX_POLL_PIPES};
+pub use parse::{parse_workload, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN};
+pub use parse::daemons::{DaemonPreset, DAEMON_PRESETS};
 pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
 
 use schedlab_machine::CpuSet;
@@ -40,8 +41,12 @@ pub enum ParamValue {
 #[derive(Clone, Debug)]
 pub struct PipeDef {
     pub name: String,
-    /// Bytes the pipe buffers before writers block (Linux default: 16 pages = 64 KiB).
+    /// Bytes the pipe buffers before writers block (Linux default: 16 pages = 64 KiB; a
+    /// socket's default is `net.core.wmem_default`, 212 992 bytes).
     pub capacity: u64,
+    /// An `AF_UNIX` stream socket (`kind = "socket"`): a pipe whose read and write cost the
+    /// machine's `socket_op` instead of `pipe_op` (hackbench's default transport).
+    pub socket: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -81,6 +86,12 @@ pub struct TaskTemplate {
     /// A process of its own rather than a thread (hackbench's process mode). The simulator
     /// models tasks alike either way; host runs `fork`.
     pub process: bool,
+    /// A kernel thread (`PF_KTHREAD`; `[[daemon]]` presets, or `kthread = true`): policies
+    /// may tell it apart through `TaskInfo::kthread`. Simulation only.
+    pub kthread: bool,
+    /// One instance per CPU, instance `n` bound to CPU `n` (`kthread_create_on_cpu`, the
+    /// per-CPU kworkers and ksoftirqd); `count` is the machine's CPU count.
+    pub per_cpu: bool,
     pub(crate) body: Vec<parse::Node>,
     /// Whether the program mentions the instance index `n` (else one program serves all).
     pub instance_dependent: bool,
@@ -106,6 +117,9 @@ pub struct Workload {
     pub mutexes: Vec<String>,
     pub conds: Vec<String>,
     pub barriers: Vec<BarrierDef>,
+    /// Names of the spans the programs mark (`mark_begin`/`mark_end`), in order of first
+    /// mention; `Op::MarkBegin::span` indexes this.
+    pub spans: Vec<String>,
     pub templates: Vec<TaskTemplate>,
     /// `[[group]]` cgroups and sessions (autogroups).
     pub groups: TaskGroups,

@@ -56,6 +56,28 @@ pub enum Op {
     Signal(usize),
     Broadcast(usize),
     Barrier(usize),
+    /// libgomp's barrier (`GOMP_SPINCOUNT`): spin up to `spin` of CPU time for the last
+    /// party, then `futex_wait`.
+    SpinBarrier {
+        barrier: usize,
+        spin: Ns,
+    },
+    /// `poll` on `Program::polls[set]`'s pipes; when one is readable, continue at its arm.
+    Poll {
+        set: usize,
+    },
+    /// Continue at this op (the end of a poll arm).
+    Jump(usize),
+    /// Open span `span` (an index into `Workload::spans`) with key `id`.
+    MarkBegin {
+        span: usize,
+        id: u64,
+    },
+    /// Close it: its latency is the time since the matching `MarkBegin`.
+    MarkEnd {
+        span: usize,
+        id: u64,
+    },
     /// rt-app style periodic timer: sleep until the next absolute multiple of the period,
     /// counted from the first time this op runs.
     Timer {
@@ -67,12 +89,24 @@ pub enum Op {
     SetSlice(Option<Ns>),
 }
 
+/// The pipes of a `poll` and, for each, where its arm starts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PollSet {
+    pub pipes: Vec<usize>,
+    pub arms: Vec<usize>,
+}
+
+/// Most pipes one `poll` watches (the default `RLIMIT_NOFILE` soft limit, 1024 fds).
+pub const MAX_POLL_PIPES: u64 = 1024;
+
 /// A task's program: operations and, for each, where it was written.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Program {
     pub ops: Vec<Op>,
     /// `(line, field path)` of each op, for explanations.
     pub origin: Vec<(usize, String)>,
+    /// The pipe sets of the program's `poll`s (`Op::Poll::set`).
+    pub polls: Vec<PollSet>,
 }
 
 struct L<'a> {
@@ -116,6 +150,11 @@ impl L<'_> {
         for node in nodes {
             let ops = match &node.op {
                 AstOp::Loop { body, .. } => self.size(body, work)?.saturating_add(2),
+                AstOp::Poll { var, count, body, .. } => {
+                    // One `Poll`, then each arm and its `Jump`.
+                    let n = self.poll_count(node, count)?;
+                    self.size_each(node, var, n, body, work)?.saturating_add(n + 1)
+                }
                 AstOp::For { var, count, body } => {
                     let n = self.for_count(node, count)?;
                     if sizes_depend_on(body, var) {
@@ -231,9 +270,76 @@ impl L<'_> {
                 AstOp::Signal(c) => Op::Signal(self.lookup(node, "cond", c, &conds)?),
                 AstOp::Broadcast(c) => Op::Broadcast(self.lookup(node, "cond", c, &conds)?),
                 AstOp::Barrier(b) => Op::Barrier(self.lookup(node, "barrier", b, &barriers)?),
+                AstOp::SpinBarrier { barrier, spin } => {
+                    Op::SpinBarrier { barrier: self.lookup(node, "barrier", barrier, &barriers)?, spin: *spin }
+                }
+                AstOp::Mark { begin, span, id } => {
+                    let (span, id) = (*span, self.count(node, id)?);
+                    if *begin {
+                        Op::MarkBegin { span, id }
+                    } else {
+                        Op::MarkEnd { span, id }
+                    }
+                }
+                AstOp::Poll { pipe, var, count, body } => {
+                    self.poll(node, pipe, var, count, body, &pipes)?;
+                    continue;
+                }
             };
             self.push(node, op);
         }
+        Ok(())
+    }
+}
+
+impl L<'_> {
+    /// Pipes a `poll` watches: 1..=[`MAX_POLL_PIPES`].
+    fn poll_count(&self, node: &Node, count: &IntSrc) -> Result<u64, SourceError> {
+        let n = self.count(node, count)?;
+        if n == 0 || n > MAX_POLL_PIPES {
+            return Err(self.err(node, format!("poll watches 1..={MAX_POLL_PIPES} pipes, not {n}")));
+        }
+        Ok(n)
+    }
+    /// `Poll`, then per pipe its arm (the body with `var` bound to the pipe's index) and a
+    /// `Jump` past the last arm.
+    fn poll(
+        &mut self,
+        node: &Node,
+        pipe: &str,
+        var: &str,
+        count: &IntSrc,
+        body: &[Node],
+        names: &[&str],
+    ) -> Result<(), SourceError> {
+        let n = self.poll_count(node, count)?;
+        let saved = self.env.get(var).copied();
+        let mut set = PollSet::default();
+        for k in 0..n {
+            self.env.insert(var.to_string(), k as i64);
+            set.pipes.push(self.lookup(node, "pipe", pipe, names)?);
+        }
+        // The set's slot is taken before the arms: a poll inside an arm takes the next one.
+        let idx = self.prog.polls.len();
+        self.prog.polls.push(PollSet::default());
+        self.push(node, Op::Poll { set: idx });
+        let mut jumps = Vec::with_capacity(n as usize);
+        for k in 0..n {
+            self.env.insert(var.to_string(), k as i64);
+            set.arms.push(self.prog.ops.len());
+            self.nodes(body)?;
+            jumps.push(self.prog.ops.len());
+            self.push(node, Op::Jump(0));
+        }
+        let end = self.prog.ops.len();
+        for j in jumps {
+            self.prog.ops[j] = Op::Jump(end);
+        }
+        self.prog.polls[idx] = set;
+        match saved {
+            Some(v) => self.env.insert(var.to_string(), v),
+            None => self.env.remove(var),
+        };
         Ok(())
     }
 }
@@ -242,6 +348,10 @@ impl L<'_> {
 fn sizes_depend_on(nodes: &[Node], var: &str) -> bool {
     nodes.iter().any(|node| match &node.op {
         AstOp::Loop { body, .. } => sizes_depend_on(body, var),
+        AstOp::Poll { count, body, .. } => {
+            matches!(count, IntSrc::Expr(e) if expr::variables(e).iter().any(|v| v == var))
+                || sizes_depend_on(body, var)
+        }
         AstOp::For { count, body, .. } => {
             matches!(count, IntSrc::Expr(e) if expr::variables(e).iter().any(|v| v == var))
                 || sizes_depend_on(body, var)

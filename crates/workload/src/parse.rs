@@ -1,6 +1,10 @@
 //! Spanned TOML → validated workload AST.
 
+pub(crate) mod daemons;
 mod groups;
+mod poll_mark;
+
+pub use poll_mark::MAX_OPEN_SPANS;
 
 use crate::expr::{self, Env};
 use crate::{
@@ -66,6 +70,25 @@ pub(crate) enum AstOp {
     Signal(String),
     Broadcast(String),
     Barrier(String),
+    /// libgomp's barrier: spin up to `spin` of CPU time, then `futex_wait`.
+    SpinBarrier {
+        barrier: String,
+        spin: Ns,
+    },
+    /// `poll` on the pipes `pipe` names for `var` = 0..count; when one is readable, run
+    /// `body` with `var` bound to the first readable one's index.
+    Poll {
+        pipe: String,
+        var: String,
+        count: IntSrc,
+        body: Vec<Node>,
+    },
+    /// Opens (`begin`) or closes a named span, keyed by (name, `id`) within the task.
+    Mark {
+        begin: bool,
+        span: usize,
+        id: IntSrc,
+    },
     Timer(Ns),
     SetNice(IntSrc),
     SetAffinity(CpuSet),
@@ -81,6 +104,8 @@ struct P<'a> {
     task_names: Vec<String>,
     /// `loop`/`for` bodies open around the operation being parsed.
     nesting: std::cell::Cell<usize>,
+    /// Span names in order of first mention.
+    spans: std::cell::RefCell<Vec<String>>,
 }
 
 /// Deepest nesting of `loop` and `for` bodies. Parsing and lowering recurse once per
@@ -106,6 +131,29 @@ impl<'a> P<'a> {
         match v.get_ref() {
             DeValue::Table(t) => Ok(t),
             _ => Err(self.err(v.span().start, field, "expected a table")),
+        }
+    }
+    /// An optional boolean field (false when absent); an integer parameter 0/1 may stand
+    /// for it (`process = "$process"`).
+    fn flag(&self, t: &DeTable<'a>, key: &str, field: &str) -> R<bool> {
+        let Some(v) = self.get(t, key) else { return Ok(false) };
+        if let Some(b) = v.get_ref().as_bool() {
+            return Ok(b);
+        }
+        let f = join(field, key);
+        match self.int(v, &f) {
+            Ok(0) => Ok(false),
+            Ok(1) => Ok(true),
+            _ => Err(self.err(v.span().start, &f, "expected true or false (or a parameter that is 0 or 1)")),
+        }
+    }
+    /// `kind = "pipe" | "socket"` of a `[[pipe]]` (a parameter may stand for it).
+    fn pipe_kind(&self, t: &DeTable<'a>, field: &str) -> R<bool> {
+        let Some(v) = self.get(t, "kind") else { return Ok(false) };
+        match self.string(v, &join(field, "kind"))?.as_str() {
+            "pipe" => Ok(false),
+            "socket" => Ok(true),
+            o => Err(self.err(v.span().start, &join(field, "kind"), format!("unknown kind `{o}`; expected pipe or socket"))),
         }
     }
     fn check_keys(&self, t: &DeTable, allowed: &[&str], field: &str) -> R<()> {
@@ -373,6 +421,9 @@ impl<'a> P<'a> {
         let f = join(field, &verb);
         let extra: &[&str] = match verb.as_str() {
             "loop" | "for" => &["do", "count"],
+            "poll" => &["each", "count", "do"],
+            "barrier" => &["spin_max"],
+            "mark_begin" | "mark_end" => &["id"],
             "fork" => &["count"],
             "send" | "recv" => &["bytes"],
             "cond_wait" => &["mutex"],
@@ -448,7 +499,22 @@ impl<'a> P<'a> {
             "cond_wait" => AstOp::CondWait { cond: self.string(val, &f)?, mutex: name("mutex")? },
             "signal" => AstOp::Signal(self.string(val, &f)?),
             "broadcast" => AstOp::Broadcast(self.string(val, &f)?),
-            "barrier" => AstOp::Barrier(self.string(val, &f)?),
+            "barrier" => match self.get(t, "spin_max") {
+                None => AstOp::Barrier(self.string(val, &f)?),
+                Some(sv) => {
+                    let spin = self.duration(sv, &join(field, "spin_max"))?;
+                    AstOp::SpinBarrier { barrier: self.string(val, &f)?, spin }
+                }
+            },
+            "poll" => self.poll(t, val, at, field)?,
+            "mark_begin" | "mark_end" => {
+                let span = self.span(val, &f)?;
+                let id = match self.get(t, "id") {
+                    Some(v) => self.int_src(v, &join(field, "id"))?,
+                    None => IntSrc::Const(0),
+                };
+                AstOp::Mark { begin: verb == "mark_begin", span, id }
+            }
             "timer" => {
                 let p = self.duration(val, &f)?;
                 if p.0 == 0 {
@@ -487,11 +553,21 @@ const VERBS: &[&str] = &[
     "signal",
     "broadcast",
     "barrier",
+    "poll",
+    "mark_begin",
+    "mark_end",
     "timer",
     "set_nice",
     "set_affinity",
     "set_slice",
 ];
+
+/// A pipe's buffer by default: 16 pages (`fs/pipe.c: PIPE_DEF_BUFFERS`).
+pub const PIPE_CAPACITY: u64 = 65_536;
+/// An `AF_UNIX` socket's send buffer by default: `net.core.wmem_default` (`SK_WMEM_MAX`,
+/// 212 992 bytes). The kernel also counts each message's `sk_buff` overhead against it, which
+/// the model leaves out (set `capacity` to account for it).
+pub const SOCKET_CAPACITY: u64 = 212_992;
 
 /// Custom slice bounds (`kernel/sched/syscalls.c: __setscheduler_params`, v6.12: the
 /// kernel clamps `sched_runtime` to 0.1–100 ms; a workload file outside them is an error).
@@ -533,6 +609,9 @@ fn mentions_n(nodes: &[Node]) -> bool {
         AstOp::Fork { count, .. } | AstOp::SetNice(count) => int(count),
         AstOp::Send { pipe, bytes } | AstOp::Recv { pipe, bytes } => has(pipe) || int(bytes),
         AstOp::Lock(s) | AstOp::Unlock(s) | AstOp::Signal(s) | AstOp::Broadcast(s) | AstOp::Barrier(s) => has(s),
+        AstOp::SpinBarrier { barrier, .. } => has(barrier),
+        AstOp::Poll { pipe, count, body, .. } => has(pipe) || int(count) || mentions_n(body),
+        AstOp::Mark { id, .. } => int(id),
         AstOp::CondWait { cond, mutex } => has(cond) || has(mutex),
         _ => false,
     })
@@ -541,11 +620,11 @@ fn mentions_n(nodes: &[Node]) -> bool {
 /// Most operations the programs of all started tasks may hold together.
 pub const MAX_TOTAL_OPS: u64 = 10_000_000;
 
-fn p_err_total(wl: &Workload, task: &V, t: usize) -> SourceError {
+fn p_err_total(wl: &Workload, at: usize, t: usize) -> SourceError {
     SourceError::at(
         &wl.file,
         &wl.text,
-        task.span().start,
+        at,
         &format!("task[{t}]"),
         format!("the started tasks' programs expand to more than {MAX_TOTAL_OPS} operations in all"),
     )
@@ -572,6 +651,7 @@ pub fn parse_workload(
         nr_cpus: nr_cpus.max(1),
         task_names: Vec::new(),
         nesting: Default::default(),
+        spans: Default::default(),
     };
     p.check_keys(
         root,
@@ -590,6 +670,7 @@ pub fn parse_workload(
             "task",
             "change",
             "schedulers",
+            "daemon",
         ],
         "",
     )?;
@@ -659,7 +740,7 @@ pub fn parse_workload(
             let f = format!("{kind}[{i}]");
             let t = p.table(item, &f)?;
             let extra: &[&str] = match kind {
-                "pipe" => &["name", "count", "capacity"],
+                "pipe" => &["name", "count", "capacity", "kind"],
                 "barrier" => &["name", "count", "parties"],
                 _ => &["name", "count"],
             };
@@ -683,14 +764,16 @@ pub fn parse_workload(
                 }
                 match kind {
                     "pipe" => {
+                        let socket = p.pipe_kind(t, &f)?;
                         let capacity = match p.get(t, "capacity") {
                             Some(c) => p.nonneg(c, &join(&f, "capacity"))?,
-                            None => 65_536,
+                            None if socket => SOCKET_CAPACITY,
+                            None => PIPE_CAPACITY,
                         };
                         if capacity == 0 {
                             return Err(p.err(item.span().start, &join(&f, "capacity"), "capacity must be > 0"));
                         }
-                        pipes.push(PipeDef { name: n, capacity });
+                        pipes.push(PipeDef { name: n, capacity, socket });
                     }
                     "mutex" => mutexes.push(n),
                     "cond" => conds.push(n),
@@ -735,7 +818,7 @@ pub fn parse_workload(
             t,
             &[
                 "name", "count", "template", "nice", "policy", "affinity", "start", "group", "session", "slice",
-                "process", "program",
+                "process", "kthread", "per_cpu", "program",
             ],
             &f,
         )?;
@@ -746,17 +829,24 @@ pub fn parse_workload(
                 .ok_or_else(|| p.err(v.span().start, &join(&f, "template"), "expected true or false"))?,
             None => false,
         };
-        let process = match p.get(t, "process") {
-            Some(v) => v
-                .get_ref()
-                .as_bool()
-                .ok_or_else(|| p.err(v.span().start, &join(&f, "process"), "expected true or false"))?,
-            None => false,
-        };
+        let process = p.flag(t, "process", &f)?;
+        let kthread = p.flag(t, "kthread", &f)?;
+        let per_cpu = p.flag(t, "per_cpu", &f)?;
         let count = match p.get(t, "count") {
+            Some(c) if per_cpu => {
+                return Err(p.err(c.span().start, &join(&f, "count"), "a per_cpu task has one instance per CPU"))
+            }
             Some(c) => p.nonneg(c, &join(&f, "count"))?,
+            None if per_cpu => p.nr_cpus as u64,
             None => u64::from(!template),
         };
+        if per_cpu && (template || p.get(t, "affinity").is_some()) {
+            return Err(p.err(
+                tv.span().start,
+                &join(&f, "per_cpu"),
+                "a per_cpu task is started bound to each CPU: no `template`, no `affinity`",
+            ));
+        }
         if template && count > 0 && p.get(t, "count").is_some() {
             return Err(p.err(tv.span().start, &join(&f, "count"), "a template is only forked; it has no count"));
         }
@@ -806,10 +896,18 @@ pub fn parse_workload(
             session,
             slice,
             process,
+            kthread,
+            per_cpu,
             body,
             instance_dependent,
         });
     }
+    let daemons = p.daemons(root, &p.task_names)?;
+    total = total.saturating_add(daemons.iter().map(|d| d.count).sum());
+    if total > MAX_TASKS {
+        return Err(p.err(0, "daemon", format!("more than {MAX_TASKS} tasks in all")));
+    }
+    templates.extend(daemons);
     if total == 0 {
         return Err(p.err(0, "task", "no task is started: every `[[task]]` is a template"));
     }
@@ -848,6 +946,7 @@ pub fn parse_workload(
     }
 
     let wl = Workload {
+        spans: p.spans.take(),
         schedulers,
         changes,
         groups,
@@ -874,7 +973,7 @@ pub fn parse_workload(
         for n in 0..instances(tpl) {
             held += crate::lower::size(&wl, t, n)?;
             if held > MAX_TOTAL_OPS {
-                return Err(p_err_total(&wl, tasks[t], t));
+                return Err(p_err_total(&wl, tasks.get(t).map_or(0, |v| v.span().start), t));
             }
         }
     }
