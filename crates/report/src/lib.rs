@@ -269,6 +269,8 @@ fn kernel_text(r: &RunRecord) -> String {
         on(k.lb_narrow_lock),
         counters.join(", ")
     )
+}
+
 /// The named spans (`mark_begin`/`mark_end`): count, rate and latency per name; `None`
 /// when the workload marks none.
 fn span_table(r: &RunRecord) -> Option<String> {
