@@ -157,6 +157,42 @@ fn idle_cpus_steal_work_made_stealable_after_they_went_idle() {
     assert_eq!(r.policy_counters["idle_steals"], 0, "{:?}", r.policy_counters);
 }
 
+const HOG_AND_SLEEPERS: &str = r#"
+[[task]]
+name = "hog"
+start = "1s"
+program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]
+
+[[task]]
+name = "user"
+program = [ { loop = "forever", do = [ { sleep = "37ms" }, { run = "200us" } ] } ]
+
+[[task]]
+name = "kworker"
+kthread = true
+program = [ { loop = "forever", do = [ { sleep = "41ms" }, { run = "100us" } ] } ]
+"#;
+
+/// End to end on one CPU: a batch hog (it started after the sleepers, whose history
+/// keeps them interactive) and two periodic sleepers. FreeBSD: each wakeup of either
+/// sleeper switches the hog out at once (`TDF_NEEDRESCHED`, then the return to user).
+/// The study's port: the user thread waits for the hog's slice to end (up to 12 stat
+/// ticks, ~94 ms), the kernel thread still preempts at once.
+#[test]
+fn study_variant_user_wakeups_wait_for_the_slice_kernel_threads_do_not() {
+    let max_lat = |sets: &[(&str, &str)], name: &str| {
+        let r = run(&job(HOG_AND_SLEEPERS, "up", "ule", 6, sets));
+        task(&r, name).wakeup_latency_ns.max
+    };
+    let ms = 1_000_000;
+    assert!(max_lat(&[], "user") < ms, "FreeBSD: the user thread preempts the hog");
+    assert!(max_lat(&[], "kworker") < ms);
+    let port = [("version", "11.1-linux")];
+    let user = max_lat(&port, "user");
+    assert!(user > 20 * ms, "11.1-linux: the user thread waits for the hog's slice: {user} ns");
+    assert!(max_lat(&port, "kworker") < ms, "11.1-linux: a kernel thread still preempts");
+}
+
 /// Invariants after every event and determinism, for every example and both studies.
 #[test]
 fn ule_keeps_invariants_and_is_deterministic() {
