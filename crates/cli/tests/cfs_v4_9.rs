@@ -66,8 +66,14 @@ fn cfs_4_9_keeps_invariants_and_is_deterministic() {
         let text = std::fs::read_to_string(&path).unwrap();
         let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         for machine in ["i7-3770", "opteron-32"] {
-            let mut j = schedlab_run::RunSpec::load(name, &text, Some(machine), &params, Some(schedlab_sim::Ns::from_secs(secs)))
-                .unwrap();
+            let mut j = schedlab_run::RunSpec::load(
+                name,
+                &text,
+                Some(machine),
+                &params,
+                Some(schedlab_sim::Ns::from_secs(secs)),
+            )
+            .unwrap();
             j.sched = "cfs@4.9".into();
             j.check = true;
             let a = deterministic_json(&run(&j));

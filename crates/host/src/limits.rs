@@ -112,9 +112,7 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
         ));
     }
     if let Some(s) = wl.spans.first() {
-        return Err(format!(
-            "span `{s}`: mark_begin/mark_end are simulation-only; host runs do not record spans yet"
-        ));
+        return Err(format!("span `{s}`: mark_begin/mark_end are simulation-only; host runs do not record spans yet"));
     }
     for tpl in &wl.templates {
         if tpl.kthread {

@@ -273,7 +273,18 @@ impl Kernel<'_> {
         let session = tpl.session.or_else(|| inherited(|i| i.session));
         let slice = tpl.slice.map(|s| s.0).or_else(|| parent.and_then(|p| self.info[p].slice));
         let kthread = tpl.kthread;
-        self.info.push(TaskInfo { name, nice: tpl.nice, policy, affinity, cpu, parent, cgroup, session, slice, kthread });
+        self.info.push(TaskInfo {
+            name,
+            nice: tpl.nice,
+            policy,
+            affinity,
+            cpu,
+            parent,
+            cgroup,
+            session,
+            slice,
+            kthread,
+        });
         self.tasks.push(Task {
             template,
             state: TState::Running,
@@ -382,7 +393,11 @@ impl Kernel<'_> {
             Action::IdleWake => {
                 // Only a CPU still idle looks (work may have arrived before the interrupt ran).
                 if self.cpus[cpu].curr.is_none() && self.views[cpu].nr_running == 0 {
-                    hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::IdleWake));
+                    hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(
+                        &mut cx,
+                        cpu,
+                        BalanceKind::IdleWake
+                    ));
                 }
             }
             Action::Tick => {

@@ -103,11 +103,9 @@ impl Kernel<'_> {
                 None,
                 format!("{} live children, none of which can run", self.tasks[t].live_children),
             ),
-            BlockedOn::Poll => (
-                "poll".into(),
-                None,
-                "polling pipes that are all empty; no task that could write one can run".into(),
-            ),
+            BlockedOn::Poll => {
+                ("poll".into(), None, "polling pipes that are all empty; no task that could write one can run".into())
+            }
             BlockedOn::Timer => ("timer".into(), None, "a sleep whose timer is gone".into()),
             BlockedOn::Nothing => ("nothing".into(), None, "blocked on no known object".into()),
         };

@@ -83,7 +83,11 @@ impl Objects {
                 .collect(),
             mutexes: wl.mutexes.iter().map(|_| Mutex::default()).collect(),
             conds: wl.conds.iter().map(|_| Cond::default()).collect(),
-            barriers: wl.barriers.iter().map(|b| Barrier { parties: b.parties, arrived: 0, gen: 0, spinners: Vec::new() }).collect(),
+            barriers: wl
+                .barriers
+                .iter()
+                .map(|b| Barrier { parties: b.parties, arrived: 0, gen: 0, spinners: Vec::new() })
+                .collect(),
             buckets: BTreeMap::new(),
             nbuckets: (256 * nr_cpus).next_power_of_two(),
             bucket_locks: BTreeMap::new(),

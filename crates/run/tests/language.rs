@@ -154,7 +154,9 @@ const HACKBENCH: &str = include_str!("../../../examples/workloads/hackbench.toml
 
 #[test]
 fn hackbench_forks_forty_per_group_and_delivers_every_message() {
-    for (s, process, transport) in [("eevdf", "1", "socket"), ("cfs", "0", "pipe"), ("ule", "1", "pipe"), ("o1", "0", "socket")] {
+    for (s, process, transport) in
+        [("eevdf", "1", "socket"), ("cfs", "0", "pipe"), ("ule", "1", "pipe"), ("o1", "0", "socket")]
+    {
         let params = [("groups", "3"), ("loops", "10"), ("process", process), ("transport", transport)];
         let r = run(HACKBENCH, "i7-3770", &params, 10, s);
         assert_eq!(r.end_reason, EndReason::AllExited, "{s}");

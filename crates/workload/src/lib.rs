@@ -12,8 +12,8 @@ mod parse;
 
 pub use expr::MAX_EXPR_DEPTH;
 pub use lower::{Op, PollSet, Program, MAX_POLL_PIPES};
-pub use parse::{parse_workload, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN};
 pub use parse::daemons::{DaemonPreset, DAEMON_PRESETS};
+pub use parse::{parse_workload, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN};
 pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
 
 use schedlab_machine::CpuSet;

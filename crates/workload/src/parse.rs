@@ -153,7 +153,11 @@ impl<'a> P<'a> {
         match self.string(v, &join(field, "kind"))?.as_str() {
             "pipe" => Ok(false),
             "socket" => Ok(true),
-            o => Err(self.err(v.span().start, &join(field, "kind"), format!("unknown kind `{o}`; expected pipe or socket"))),
+            o => Err(self.err(
+                v.span().start,
+                &join(field, "kind"),
+                format!("unknown kind `{o}`; expected pipe or socket"),
+            )),
         }
     }
     fn check_keys(&self, t: &DeTable, allowed: &[&str], field: &str) -> R<()> {

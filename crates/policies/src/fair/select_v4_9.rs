@@ -15,7 +15,15 @@ impl Fair {
     /// domain's imbalance percentage of the previous CPU's load. `wake_idx` is 0, so both
     /// loads are the current `weighted_cpuload`; for root-group tasks `effective_load` is
     /// the plain weight.
-    pub(super) fn wake_affine_v4_9(&self, cx: &Ctx, sd: &Domain, p: TaskId, this: CpuId, prev: CpuId, sync: bool) -> bool {
+    pub(super) fn wake_affine_v4_9(
+        &self,
+        cx: &Ctx,
+        sd: &Domain,
+        p: TaskId,
+        this: CpuId,
+        prev: CpuId,
+        sync: bool,
+    ) -> bool {
         let load = self.cpu_load(prev) as i64;
         let mut this_load = self.cpu_load(this) as i64;
         if sync {

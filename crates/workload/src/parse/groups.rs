@@ -42,7 +42,11 @@ impl P<'_> {
         Ok(TaskGroups { cgroups, sessions })
     }
 
-    pub(super) fn array_of_tables<'t>(&self, root: &'t DeTable<'_>, kind: &str) -> R<Vec<(usize, &'t V<'t>, &'t DeTable<'t>)>>
+    pub(super) fn array_of_tables<'t>(
+        &self,
+        root: &'t DeTable<'_>,
+        kind: &str,
+    ) -> R<Vec<(usize, &'t V<'t>, &'t DeTable<'t>)>>
     where
         Self: 't,
     {

@@ -19,7 +19,11 @@ impl P<'_> {
         let ev = self.require(t, "each", at, field)?;
         let var = self.string(ev, &join(field, "each"))?;
         if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(self.err(ev.span().start, &join(field, "each"), "a poll variable is a plain name such as \"c\""));
+            return Err(self.err(
+                ev.span().start,
+                &join(field, "each"),
+                "a poll variable is a plain name such as \"c\"",
+            ));
         }
         let cv = self.require(t, "count", at, field)?;
         let count = self.int_src(cv, &join(field, "count"))?;
@@ -115,7 +119,8 @@ mod tests {
 
     #[test]
     fn daemons_expand_to_kernel_threads_one_per_cpu() {
-        let text = "[[daemon]]\npreset = \"ksoftirqd\"\n[[daemon]]\npreset = \"kworker\"\nname = \"kw\"\nevery = \"5ms\"\n\
+        let text =
+            "[[daemon]]\npreset = \"ksoftirqd\"\n[[daemon]]\npreset = \"kworker\"\nname = \"kw\"\nevery = \"5ms\"\n\
                     [[task]]\nname = \"t\"\nprogram = [ \"yield\" ]\n";
         let wl = parse_workload("w.toml", text, &[], 6).unwrap();
         let d = &wl.templates[1];
