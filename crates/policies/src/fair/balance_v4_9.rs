@@ -41,7 +41,7 @@ fn decay_missed(load: u64, idx: usize, missed: u64) -> u64 {
     let mut l = load;
     let scale = 1u64 << idx;
     for _ in 0..missed.min(128) {
-        l = l * (scale - 1) >> idx;
+        l = (l * (scale - 1)) >> idx;
         if l == 0 {
             break;
         }
@@ -154,7 +154,7 @@ impl Fair {
                 s.overloaded = true;
             }
             let (bo, ba) = busiest.as_ref().map_or((false, 0), |(_, b)| (b.overloaded, b.avg_load));
-            if s.overloaded > bo || (s.overloaded == bo && s.avg_load > ba) {
+            if (s.overloaded && !bo) || (s.overloaded == bo && s.avg_load > ba) {
                 busiest = Some((gi, s.clone()));
             }
             total_load += s.group_load;
