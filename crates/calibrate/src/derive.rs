@@ -35,6 +35,8 @@ pub const SANE: &[(&str, u64, u64)] = &[
     ("futex_bucket_hold", 5, 100_000),
     ("pipe_op", 10, 100_000),
     ("pipe_byte_ps", 1, 100_000),
+    ("socket_op", 10, 250_000),
+    ("poll_fd", 0, 100_000),
     ("migrate", 20, 1_000_000),
     ("rewarm_same_llc", 0, 10_000_000),
     ("rewarm_cross_llc", 0, 100_000_000),
@@ -50,6 +52,10 @@ pub enum Source {
     },
     /// Not measurable here; the default is kept.
     Default,
+    /// Not measured itself: the default scaled by the measured/default ratio of `from`.
+    Scaled {
+        from: &'static str,
+    },
 }
 
 /// One cost of the machine file.
@@ -104,6 +110,22 @@ impl Solver {
         self.set(key, measured.median as i64 - rest, how)
     }
 
+    /// Sets `key` to its default scaled by how far the measured `from` is from its default:
+    /// for a path no benchmark isolates but whose cost moves with one that is measured.
+    fn scale(&mut self, key: &'static str, from: &'static str, why: &str) {
+        let default = |k: &str| {
+            let (_, text) = Costs::default().fields().into_iter().find(|f| f.0 == k).expect("a cost key");
+            schedlab_sim::parse_duration(&text).expect("a duration").0
+        };
+        let now = |c: &Costs, k: &str| {
+            let (_, text) = c.fields().into_iter().find(|f| f.0 == k).expect("a cost key");
+            schedlab_sim::parse_duration(&text).expect("a duration").0
+        };
+        let value = default(key) * now(&self.c, from) / default(from).max(1);
+        self.c.set(key, &format!("{value}ns")).expect("every derived key is a cost");
+        self.rows.push(CostRow { key, value, how: why.to_string(), source: Source::Scaled { from } });
+    }
+
     /// Keeps `key` at its default `value` (already in the costs).
     fn keep(&mut self, key: &'static str, value: Ns, why: &str) {
         self.rows.push(CostRow { key, value: value.0, how: why.to_string(), source: Source::Default });
@@ -135,6 +157,8 @@ fn syscall_costs(m: &Measurements, v: &mut Solver) {
         |c| Ns(model::pipe_write_read(c, 1).0 / 2),
         how,
     );
+    v.scale("socket_op", "pipe_op", "not measured: the default AF_UNIX/pipe ratio (lmbench: 2–2.5×) × pipe_op");
+    v.keep("poll_fd", Costs::default().poll_fd, "not measured: per-fd poll work is small next to the syscall");
     let bytes = crate::bench::syscalls::PIPE_BIG;
     let how = format!("write + read of {bytes} bytes, {}, − of 1 byte: each copies every byte", show(m.pipe_big));
     // The model copies ⌊bytes × ps / 1000⌋ ns per call (0 for one byte); round up to invert it.
@@ -398,6 +422,9 @@ pub(crate) mod tests {
             futex_bucket_hold: n(80),
             pipe_op: n(401),
             pipe_byte_ps: 97,
+            // Not measured: the default scaled as `pipe_op` (401 / 400), and the default.
+            socket_op: Ns(1_002),
+            poll_fd: Ns(60),
             migrate: n(1_009),
             rewarm_same_llc: n(2_003),
             rewarm_cross_llc: n(20_011),
@@ -454,7 +481,10 @@ pub(crate) mod tests {
         let c = odd_costs();
         let d = derive(&model_measurements(&c));
         assert_eq!(d.costs, c);
-        assert!(d.rows.iter().all(|r| r.source == Source::Measured), "{:?}", d.rows);
+        let unmeasured = |r: &&CostRow| matches!(r.source, Source::Scaled { .. } | Source::Default);
+        assert!(d.rows.iter().filter(|r| !unmeasured(r)).all(|r| r.source == Source::Measured), "{:?}", d.rows);
+        let kept: Vec<&str> = d.rows.iter().filter(unmeasured).map(|r| r.key).collect();
+        assert_eq!(kept, ["socket_op", "poll_fd"]);
         let order: Vec<&str> =
             c.fields().iter().map(|f| f.0).filter(|k| *k != "numa_scaled" && !UNMEASURED.contains(k)).collect();
         assert_eq!(d.rows.iter().map(|r| r.key).collect::<Vec<_>>(), order);

@@ -27,6 +27,7 @@ fn source_note(row: &CostRow) -> String {
         Source::Measured => String::new(),
         Source::Floored { raw } => format!(" [raised to the sane minimum from {raw}ns]"),
         Source::Default => " [default kept]".into(),
+        Source::Scaled { from } => format!(" [default scaled as {from}]"),
     }
 }
 

@@ -20,6 +20,54 @@ const OK_TASK: &str = "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n
 /// `(case, workload, extra args, expected "line:col", expected field, expected words)`
 type Case = (&'static str, &'static str, &'static [&'static str], &'static str, &'static str, &'static str);
 const CASES: &[Case] = &[
+    (
+        "rt priority out of range",
+        "[[task]]\nname = \"t\"\npolicy = \"fifo\"\nrt_priority = 100\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":4:15",
+        "task[0].rt_priority",
+        "outside 1..=99",
+    ),
+    (
+        "rt priority missing",
+        "[[task]]\nname = \"t\"\npolicy = \"rr\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":3:10",
+        "task[0].rt_priority",
+        "missing required field",
+    ),
+    (
+        "policy parameter without a policy that takes it",
+        "[[task]]\nname = \"t\"\npolicy = \"fifo\"\nrt_priority = 5\nruntime = \"1ms\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":5:11",
+        "task[0].runtime",
+        "takes no `runtime`",
+    ),
+    (
+        "deadline runtime above its deadline",
+        "[[task]]\nname = \"t\"\npolicy = \"deadline\"\nruntime = \"5ms\"\ndeadline = \"2ms\"\nperiod = \"10ms\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":3:",
+        "task[0]",
+        "exceeds the deadline",
+    ),
+    (
+        "deadline admission refused",
+        "[[task]]\nname = \"t\"\ncount = 3\npolicy = \"deadline\"\nruntime = \"7ms\"\nperiod = \"10ms\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &["--machine", "smp2", "--sched", "eevdf"],
+        ":4:10",
+        "task[0].policy",
+        "admission",
+    ),
+    (
+        "unknown set_policy",
+        "[[task]]\nname = \"t\"\nprogram = [ { set_policy = \"sporadic\" } ]\n",
+        &[],
+        ":3:",
+        "task[0].program[0].set_policy",
+        "unknown policy",
+    ),
     ("malformed syntax", "[[task]\nname = \"t\"\n", &[], ":1:", "(syntax)", ""),
     (
         "unknown field",

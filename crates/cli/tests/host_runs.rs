@@ -484,6 +484,38 @@ fn impossible_host_runs_are_refused_up_front() {
     let cpus = schedlab_host::online_cpus();
     let err = refuse(&hog.replace("name = \"h\"", &format!("name = \"h\"\naffinity = [{cpus}]")), &[]);
     assert!(err.contains(&format!("CPU {cpus}")), "{err}");
+    // The futex mechanisms upstream lacks are simulation-only, and say so.
+    let words = "[[futex]]\nname = \"a\"\n[[futex]]\nname = \"b\"\n";
+    let swap = "{ futex_swap = \"a\", expected = 0, wake = \"b\" }";
+    let err = refuse(&format!("{words}{}", hog.replace("{ run = \"1ms\" }", swap)), &[]);
+    assert!(err.contains("futex_swap") && err.contains("simulation-only"), "{err}");
+    let wake = "{ futex_wake = \"a\", current_cpu = true }";
+    let err = refuse(&format!("{words}{}", hog.replace("{ run = \"1ms\" }", wake)), &[]);
+    assert!(err.contains("simulation-only"), "{err}");
+    let err = refuse(&hog.replace("name = \"h\"", "name = \"h\"\nvip = true"), &[]);
+    assert!(err.contains("`vip` is simulation-only"), "{err}");
+}
+
+/// Plain futex words run for real: a request/response pair over `futex_wake` + `futex_wait`
+/// completes every round (a lost wakeup would hang it until the run's end).
+#[test]
+fn a_futex_word_pair_runs_for_real() {
+    require_root();
+    let _s = serial();
+    let text = r#"
+[[futex]]
+name = "req"
+[[futex]]
+name = "resp"
+[[task]]
+name = "client"
+program = [ { loop = 2000, do = [ { futex_set = "req", value = 1 }, { futex_wake = "req" }, { futex_wait = "resp", expected = 0 }, { futex_set = "resp", value = 0 } ] }, { futex_set = "req", value = 1 }, { futex_wake = "req" } ]
+[[task]]
+name = "server"
+program = [ { futex_wait = "req", expected = 0 }, { loop = 2000, do = [ { futex_set = "req", value = 0 }, { futex_set = "resp", value = 1 }, { futex_wake = "resp" }, { futex_wait = "req", expected = 0 } ] } ]
+"#;
+    let r = run(&host_job(text, 2000));
+    assert_eq!(r.end_reason, schedlab_probe::EndReason::AllExited, "the pair finished every round");
 }
 
 /// `compare --sched cfs,host` runs the simulation and the real run side by side, with the

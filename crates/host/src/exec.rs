@@ -39,6 +39,10 @@ fn policy_number(p: Policy) -> u32 {
         Policy::Normal => libc::SCHED_OTHER as u32,
         Policy::Batch => libc::SCHED_BATCH as u32,
         Policy::Idle => libc::SCHED_IDLE as u32,
+        // Refused up front (`limits::preflight`); the numbers, for completeness.
+        Policy::Fifo { .. } => libc::SCHED_FIFO as u32,
+        Policy::Rr { .. } => libc::SCHED_RR as u32,
+        Policy::Deadline(_) => 6,
     }
 }
 
@@ -212,7 +216,8 @@ impl Interp<'_> {
             }
             Op::Wait => self.wait_children()?,
             Op::Exit => return Err(End::Exit),
-            Op::Send { pipe, bytes } => objs.send(*pipe, *bytes)?,
+            Op::Send { pipe, bytes, .. } => objs.send(*pipe, *bytes)?,
+            Op::Futex(f) => objs.futex(f)?,
             Op::Recv { pipe, bytes } => objs.recv(*pipe, *bytes)?,
             Op::Lock(m) => objs.lock(*m)?,
             Op::Unlock(m) => objs.unlock(*m),
@@ -246,6 +251,9 @@ impl Interp<'_> {
             }
             Op::SetAffinity(set) => set_affinity(0, set).map_err(End::Failed)?,
             Op::SetSlice(s) => self.set_slice(s.map_or(0, |s| s.0))?,
+            Op::SetPolicy { .. } => {
+                return Err(End::Failed("set_policy is refused on the host (limits::preflight)".into()))
+            }
         }
         self.pc += 1;
         Ok(())

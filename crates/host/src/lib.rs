@@ -301,11 +301,7 @@ impl Controller<'_, '_> {
 }
 
 fn task_policy(p: Policy) -> TaskPolicy {
-    match p {
-        Policy::Normal => TaskPolicy::Normal,
-        Policy::Batch => TaskPolicy::Batch,
-        Policy::Idle => TaskPolicy::Idle,
-    }
+    p
 }
 
 /// `TaskInfo` of every slot (task id = slot index) and the tids published so far.

@@ -3,7 +3,11 @@
 
 use schedlab_machine::CpuSet;
 use schedlab_sim::Ns;
-use schedlab_workload::{Op, Workload};
+use schedlab_workload::{FutexOp, Op, Workload};
+
+/// Why real-time and deadline policies are refused on the host.
+const NO_RT: &str = "host runs do not set fifo, rr or deadline policies (a runaway real-time \
+                     thread could starve the shared machine); simulate them instead";
 
 /// Hard cap on a host run's length, whatever `--duration` says.
 pub const MAX_DURATION: Ns = Ns::from_secs(600);
@@ -55,9 +59,13 @@ fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
         for n in 0..instances {
             let prog = wl.program(t, n).map_err(|e| e.to_string())?;
             for (op, (line, path)) in prog.ops.iter().zip(&prog.origin) {
+                if let Some(why) = futex_refusal(op) {
+                    return Err(format!("line {line}, `{path}`: {why}"));
+                }
                 match op {
                     Op::SetAffinity(s) => sets.push((format!("line {line}, `{path}`"), s.clone())),
                     Op::SetNice(v) => nices.push((format!("line {line}, `{path}`"), *v)),
+                    Op::SetPolicy { .. } => return Err(format!("line {line}, `{path}`: {NO_RT}")),
                     _ => {}
                 }
             }
@@ -76,6 +84,31 @@ fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
         }
     }
     Ok((sets, nices))
+}
+
+/// Why a host run cannot perform `op`: the mechanisms upstream Linux lacks are
+/// simulation-only; some upstream futex operations are not wired to real syscalls yet.
+fn futex_refusal(op: &Op) -> Option<String> {
+    match op {
+        Op::Send { current_cpu: true, .. } => Some(
+            "`current_cpu` on a pipe write is simulation-only (pipes do not wake with WF_CURRENT_CPU upstream)".into(),
+        ),
+        Op::Futex(f) => {
+            if let Some(what) = f.simulation_only() {
+                return Some(format!("{what} is simulation-only: upstream Linux has no such operation"));
+            }
+            match f {
+                FutexOp::WakeOp { .. } | FutexOp::CmpRequeue { .. } | FutexOp::LockPi(_) | FutexOp::UnlockPi(_) => {
+                    Some(
+                        "FUTEX_WAKE_OP, FUTEX_CMP_REQUEUE and PI futexes are not in host runs yet (simulator only)"
+                            .into(),
+                    )
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// On the host a session is what `setsid` makes: one process (and what it forks), so a
@@ -115,10 +148,19 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
         return Err(format!("span `{s}`: mark_begin/mark_end are simulation-only; host runs do not record spans yet"));
     }
     for tpl in &wl.templates {
+        if tpl.policy.is_rt() || tpl.policy.is_dl() {
+            return Err(format!("task `{}`: {NO_RT}", tpl.name));
+        }
         if tpl.kthread {
             return Err(format!(
                 "task `{}`: kernel threads (`[[daemon]]`, `kthread = true`) are simulation-only; \
                  a host run cannot create them",
+                tpl.name
+            ));
+        }
+        if tpl.vip {
+            return Err(format!(
+                "task `{}`: `vip` is simulation-only: upstream Linux has no VIP futex queueing or inheritance",
                 tpl.name
             ));
         }

@@ -8,7 +8,7 @@
 
 use crate::shm::{Shared, ZeroValid};
 use crate::sys;
-use schedlab_workload::Workload;
+use schedlab_workload::{FutexOp, Workload};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
 
@@ -55,6 +55,8 @@ unsafe impl ZeroValid for Barrier {}
 /// Every word lives in shared memory ([`Shared`]), so tasks that are processes share them.
 pub struct Objects {
     pub mutexes: Shared<AtomicU32>,
+    /// `[[futex]]` words.
+    pub words: Shared<AtomicU32>,
     pub conds: Shared<Cond>,
     pub barriers: Shared<Barrier>,
     pub pipes: Vec<Pipe>,
@@ -99,7 +101,12 @@ impl Objects {
         for (b, def) in barriers.iter().zip(&wl.barriers) {
             b.parties.store(def.parties.min(u32::MAX as u64) as u32, SeqCst);
         }
+        let words = Shared::<AtomicU32>::zeroed(wl.futexes.len())?;
+        for (w, def) in words.iter().zip(&wl.futexes) {
+            w.store(def.init, SeqCst);
+        }
         Ok(Objects {
+            words,
             mutexes: Shared::zeroed(wl.mutexes.len())?,
             conds: Shared::zeroed(wl.conds.len())?,
             barriers,
@@ -143,6 +150,39 @@ impl Objects {
             self.wake(word, 1);
         }
         r
+    }
+
+    /// The futex operations real runs perform (`limits::preflight` refuses the others):
+    /// stores, atomic adds, `while (*w == expected) futex_wait(w, expected)`, `futex_wake`.
+    pub fn futex(&self, op: &FutexOp) -> Result<(), Interrupted> {
+        match *op {
+            FutexOp::Set { word, value } => self.words[word].store(value, SeqCst),
+            FutexOp::Add { word, value } => {
+                self.words[word].fetch_add(value, SeqCst);
+            }
+            FutexOp::Wait { word, expected } => self.futex_wait_loop(word, expected)?,
+            // The split form of `futex_swap` is two upstream calls.
+            FutexOp::Swap { wait, expected, wake, split: true, .. } => {
+                self.wake(&self.words[wake], 1);
+                self.futex_wait_loop(wait, expected)?;
+            }
+            FutexOp::Wake { word, count, .. } => self.wake(&self.words[word], count),
+            // Refused before the run starts (`limits::futex_refusal`).
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `while (*word == expected) futex_wait(word, expected)`.
+    fn futex_wait_loop(&self, word: usize, expected: u32) -> Result<(), Interrupted> {
+        let w = &self.words[word];
+        while w.load(SeqCst) == expected {
+            if self.stopping() {
+                return Err(Interrupted);
+            }
+            self.wait(w, expected)?;
+        }
+        Ok(())
     }
 
     /// glibc `lll_lock`: CAS 0→1; else `xchg(word, 2)` and `futex_wait(word, 2)` until the

@@ -6,9 +6,8 @@
 use crate::cpu::{Action, Ipi, Step};
 use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
 use schedlab_machine::{KernelPath, LockSite};
-use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Ctx, Request, SelectKind, TaskInfo, TaskPolicy};
+use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Request, SelectKind, TaskInfo, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, TaskId};
-use schedlab_workload::Policy;
 use std::sync::Arc;
 
 /// Calls a policy hook with a freshly built [`Ctx`], charges the work it reports to the
@@ -22,7 +21,7 @@ macro_rules! hook {
         $k.touch($cpu);
         let mut reqs = std::mem::take(&mut $k.requests);
         let (r, work) = {
-            let mut $cx = Ctx {
+            let mut $cx = schedlab_sched_api::Ctx {
                 now: $k.now,
                 this_cpu: $cpu,
                 machine: &$k.machine,
@@ -42,11 +41,12 @@ macro_rules! hook {
         r
     }};
 }
+pub(crate) use hook;
 
 impl Kernel<'_> {
     /// Charges a hook's reported work (per unit, `Costs::work_ns`) to `path`, after the
     /// current step's own cost.
-    fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
+    pub(crate) fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
         let work = self.split_lb_chain(path, work);
         if work.is_zero() {
             return;
@@ -82,12 +82,17 @@ impl Kernel<'_> {
     }
 
     /// Applies policy requests made while running on `this`.
-    fn apply_requests(&mut self, this: CpuId) {
+    pub(crate) fn apply_requests(&mut self, this: CpuId) {
         let reqs = std::mem::take(&mut self.requests);
         let mut first = None;
         for r in &reqs {
             match r.clone() {
                 Request::Resched(c) => self.resched_curr(this, c),
+                Request::Timer { cpu, at } => {
+                    if cpu < self.cpus.len() {
+                        self.arm_policy_timer(cpu, at);
+                    }
+                }
                 Request::Blocked(t) => self.delayed_dequeue_done(this, t),
                 Request::Kick(cpu) => {
                     if cpu < self.cpus.len() && cpu != this {
@@ -154,7 +159,7 @@ impl Kernel<'_> {
     }
 
     /// `set_task_cpu`: tell the policy (`migrate_task_rq`) and count a migration.
-    fn set_task_cpu(&mut self, this: CpuId, t: TaskId, to: CpuId) {
+    pub(crate) fn set_task_cpu(&mut self, this: CpuId, t: TaskId, to: CpuId) {
         let from = self.info[t].cpu;
         if from == to {
             return;
@@ -261,11 +266,7 @@ impl Kernel<'_> {
             (None, Some(p)) => self.info[p].affinity.clone(),
             (None, None) => self.all_cpus.clone(),
         };
-        let policy = match tpl.policy {
-            Policy::Normal => TaskPolicy::Normal,
-            Policy::Batch => TaskPolicy::Batch,
-            Policy::Idle => TaskPolicy::Idle,
-        };
+        let policy = tpl.policy;
         let cpu = if affinity.contains(cpu) { cpu } else { affinity.first().unwrap_or(0) };
         let id = self.tasks.len();
         let inherited = |f: fn(&TaskInfo) -> Option<usize>| parent.and_then(|p| f(&self.info[p]));
@@ -287,6 +288,8 @@ impl Kernel<'_> {
         });
         self.tasks.push(Task {
             template,
+            normal_policy: policy,
+            boosted: false,
             state: TState::Running,
             on_rq: false,
             waking: false,
@@ -326,6 +329,9 @@ impl Kernel<'_> {
         let first = self.wl.templates[template].affinity.as_ref().and_then(|a| a.first()).unwrap_or(0);
         let Some(t) = self.create_task(template, None, first) else { return };
         let first = self.info[t].cpu;
+        if !self.admit_new(first, t, template) {
+            return;
+        }
         hook!(self, first, |p, cx| p.task_new(&mut cx, t, None));
         let target = self.select(first, t, first, SelectKind::Fork, wf::FORK);
         self.info[t].cpu = target;
@@ -386,7 +392,7 @@ impl Kernel<'_> {
     /// Executes `action` on `cpu`. Returns extra lock hold time.
     pub(crate) fn act(&mut self, cpu: CpuId, action: Action) -> Ns {
         match action {
-            Action::Schedule { newidle } => return self.schedule(cpu, newidle),
+            Action::Schedule { newidle } => return self.schedule(cpu, newidle, None),
             Action::NohzBalance => {
                 hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
             }
@@ -450,6 +456,9 @@ impl Kernel<'_> {
             }
             Action::ForkChild { parent, template } => {
                 let Some(child) = self.create_task(template, Some(parent), cpu) else { return Ns(0) };
+                if !self.admit_new(cpu, child, template) {
+                    return Ns(0);
+                }
                 hook!(self, cpu, |p, cx| p.task_new(&mut cx, child, Some(parent)));
                 let prev = self.info[child].cpu;
                 let target = self.select(cpu, child, prev, SelectKind::Fork, wf::FORK);
@@ -499,6 +508,10 @@ impl Kernel<'_> {
             Action::SetNice { task, nice } => {
                 self.info[task].nice = nice;
                 hook!(self, cpu, |p, cx| p.reweight_task(&mut cx, task));
+            }
+            Action::SetPolicy { task, policy, at } => self.setscheduler(cpu, task, policy, at),
+            Action::PolicyTimer => {
+                hook!(self, cpu, |p, cx| p.timer(&mut cx, cpu));
             }
             Action::SetSlice { task, slice } => {
                 self.info[task].slice = slice;
@@ -553,35 +566,9 @@ impl Kernel<'_> {
             Action::PipeWrite { task, pipe } => self.pipe_write(cpu, task, pipe),
             Action::PipeRead { task, pipe } => self.pipe_read(cpu, task, pipe),
             Action::Poll { task } => self.do_poll(cpu, task),
-            Action::FutexWait { task, key, expected } => {
-                if self.objs.value(key) == expected {
-                    let b = self.objs.bucket(key);
-                    self.objs.buckets.entry(b).or_default().push_back((key, task));
-                    self.block(cpu, task, BlockedOn::Futex);
-                }
-                // else: -EAGAIN, the task re-checks in user space.
-            }
-            Action::FutexWake { key, n } => {
-                let b = self.objs.bucket(key);
-                let mut woken = Vec::new();
-                if let Some(q) = self.objs.buckets.get_mut(&b) {
-                    let mut i = 0;
-                    while i < q.len() && (woken.len() as u64) < n {
-                        if q[i].0 == key {
-                            woken.push(q.remove(i).expect("index in range").1);
-                        } else {
-                            i += 1;
-                        }
-                    }
-                    if q.is_empty() {
-                        self.objs.buckets.remove(&b);
-                    }
-                }
-                // `wake_up_q` runs after the bucket lock is dropped.
-                for t in woken.into_iter().rev() {
-                    self.wake_steps(cpu, t, 0);
-                }
-            }
+            Action::FutexWait { task, key, expected } => self.futex_wait_locked(cpu, task, key, expected),
+            Action::FutexWake { key, n } => self.futex_wake_locked(cpu, key, n, 0),
+            Action::Futex(a) => return self.futex_act(cpu, a),
         }
         Ns(0)
     }
@@ -708,7 +695,9 @@ impl Kernel<'_> {
 
     /// `__schedule` on `cpu` with its runqueue locked. Returns the context-switch time,
     /// which extends the lock hold (the lock is released in `finish_task_switch`).
-    fn schedule(&mut self, cpu: CpuId, newidle: bool) -> Ns {
+    /// `forced`: a direct switch (`futex.rs`) hands the CPU to this queued task without a
+    /// pick, if the class can (`SchedClass::set_next_task`).
+    pub(crate) fn schedule(&mut self, cpu: CpuId, newidle: bool, forced: Option<TaskId>) -> Ns {
         // Delayed new tasks enter this runqueue before the pick (`delayed.rs`).
         let drained = self.drain_delayed(cpu);
         let prev = self.cpus[cpu].curr;
@@ -735,7 +724,14 @@ impl Kernel<'_> {
             }
             hook!(self, cpu, |pol, cx| pol.put_prev_task(&mut cx, cpu, p));
         }
-        let next = hook!(self, cpu, |pol, cx| pol.pick_next_task(&mut cx, cpu));
+        let direct = forced.is_some_and(|n| hook!(self, cpu, |pol, cx| pol.set_next_task(&mut cx, cpu, n)));
+        let next = if direct {
+            self.objs.stats.direct_switches += 1;
+            forced
+        } else {
+            self.objs.stats.direct_fallbacks += u64::from(forced.is_some());
+            hook!(self, cpu, |pol, cx| pol.pick_next_task(&mut cx, cpu))
+        };
         // `clear_tsk_need_resched(prev)` comes after the pick: a reschedule requested while
         // picking (e.g. by `update_curr`) is satisfied by this very switch.
         self.set_need_resched(cpu, false);
@@ -789,6 +785,57 @@ impl Kernel<'_> {
         cost + drained
     }
 
+    /// `sched_setattr` admission of a new task created with a non-fair policy: a refusal
+    /// ends the run with an error located at the template's `policy`.
+    fn admit_new(&mut self, cpu: CpuId, t: TaskId, template: usize) -> bool {
+        let policy = self.info[t].policy;
+        if !policy.is_rt() && !policy.is_dl() {
+            return true;
+        }
+        match hook!(self, cpu, |p, cx| p.admit(&mut cx, t, &policy)) {
+            Ok(()) => true,
+            Err(m) => {
+                let at = self.wl.templates[template].policy_at;
+                let field = format!("task[{template}].policy");
+                let msg = format!("task `{}`: sched_setattr refused: {m}", self.info[t].name);
+                self.fatal = Some(crate::RunError::Workload(self.wl.error_at(at, &field, msg)));
+                false
+            }
+        }
+    }
+
+    /// `__sched_setscheduler` (`syscalls.c`, v6.12) for a task's `set_policy` op: admission,
+    /// then the new normal policy; the effective one follows unless a PI boost holds it.
+    fn setscheduler(&mut self, cpu: CpuId, task: TaskId, policy: TaskPolicy, at: usize) {
+        if policy == self.tasks[task].normal_policy {
+            return; // nothing changes, nothing is requeued
+        }
+        if let Err(m) = hook!(self, cpu, |p, cx| p.admit(&mut cx, task, &policy)) {
+            let field = format!("task `{}` set_policy", self.info[task].name);
+            let msg = format!("sched_setattr refused: {m}");
+            self.fatal = Some(crate::RunError::Workload(self.wl.error_at(at, &field, msg)));
+            return;
+        }
+        self.tasks[task].normal_policy = policy;
+        if !self.tasks[task].boosted {
+            self.rt_mutex_setprio(cpu, task, policy);
+        }
+    }
+
+    /// `core.c:rt_mutex_setprio` (v6.12) and the class change of `__sched_setscheduler`:
+    /// sets `task`'s *effective* policy and lets the policy requeue it (`policy_changed`).
+    /// Priority inheritance boosts a lock owner with the top waiter's policy (set
+    /// `Task::boosted`) and restores `Task::normal_policy` when the boost ends. Runs on
+    /// `cpu` with the task's runqueue locked.
+    pub(crate) fn rt_mutex_setprio(&mut self, cpu: CpuId, task: TaskId, policy: TaskPolicy) {
+        let old = self.info[task].policy;
+        if old == policy {
+            return;
+        }
+        self.info[task].policy = policy;
+        hook!(self, cpu, |p, cx| p.policy_changed(&mut cx, task, old));
+    }
+
     /// Cache re-warm penalty for running on `cpu` after last running elsewhere; charged as
     /// extra work of the task's next `run`.
     fn rewarm(&mut self, cpu: CpuId, t: TaskId) -> Ns {
@@ -838,6 +885,8 @@ impl Kernel<'_> {
     /// the writers' queue.
     fn pipe_write(&mut self, cpu: CpuId, task: TaskId, pipe: usize) {
         let waited = self.tasks[task].op_phase == PIPE_WAITED;
+        let tk = &self.tasks[task];
+        let cur_cpu = matches!(tk.prog.ops.get(tk.pc), Some(schedlab_workload::Op::Send { current_cpu: true, .. }));
         let p = &mut self.objs.pipes[pipe];
         let was_empty = p.len == 0;
         let n = (p.capacity - p.len).min(self.tasks[task].op_aux);
@@ -853,8 +902,11 @@ impl Kernel<'_> {
             self.objs.pipes[pipe].writers.push_back(task);
             self.block(cpu, task, BlockedOn::PipeWrite(pipe));
         }
+        // A `send` with `current_cpu` wakes the reader onto this CPU (`WF_CURRENT_CPU`, as
+        // `wake_up_poll_on_current_cpu` does for seccomp's synchronous notifications).
+        let here = if cur_cpu { wf::CURRENT_CPU } else { 0 };
         for t in reader.into_iter().chain(next_writer) {
-            self.wake_steps(cpu, t, wf::SYNC);
+            self.wake_steps(cpu, t, wf::SYNC | here);
         }
         self.wake_pollers(cpu, pollers);
     }

@@ -114,6 +114,14 @@ pub(crate) enum Action {
         task: TaskId,
         slice: Option<u64>,
     },
+    /// `sched_setattr(policy)`; `at`: the op's byte offset in the workload, for a refusal.
+    SetPolicy {
+        task: TaskId,
+        policy: schedlab_sched_api::TaskPolicy,
+        at: usize,
+    },
+    /// The policy's timer expired on this CPU (`SchedClass::timer`).
+    PolicyTimer,
     SleepUntil {
         task: TaskId,
         until: Ns,
@@ -145,6 +153,8 @@ pub(crate) enum Action {
         key: crate::objects::FutexKey,
         n: u64,
     },
+    /// The operations on `[[futex]]` words (`futex.rs`).
+    Futex(crate::futex::FAction),
 }
 
 #[derive(Clone, Debug)]
@@ -222,6 +232,9 @@ pub(crate) struct Cpu {
     /// an older generation is stale).
     pub hrtimer_next: Option<Ns>,
     pub hrtimer_gen: u64,
+    /// The policy's timer on this CPU (`Request::Timer`): its expiry and generation.
+    pub policy_timer: Option<Ns>,
+    pub policy_timer_gen: u64,
     /// The work in progress (valid while `busy` is user work, a delay or a hold).
     pub prog: Progress,
     /// The kernel path of the current delay or hold segment, and when it started.
@@ -253,6 +266,8 @@ impl Default for Cpu {
             spin_since: None,
             hrtimers: BTreeMap::new(),
             hrtimer_next: None,
+            policy_timer: None,
+            policy_timer_gen: 0,
             hrtimer_gen: 0,
             prog: Progress { since: Ns(0), left: Ns(0), rate: 1000, fixed: false },
             path: KernelPath::Schedule,
@@ -321,6 +336,11 @@ pub(crate) enum Event {
         cpu: CpuId,
         kind: Ipi,
     },
+    /// `cpu`'s policy timer (`Request::Timer`: `dl_timer`, the rt period timer, …).
+    PolicyTimer {
+        cpu: CpuId,
+        gen: u64,
+    },
     /// The workload's `[[change]]` number `idx` takes effect.
     Change {
         idx: usize,
@@ -341,6 +361,7 @@ impl Kernel<'_> {
             Event::Start { template } => (6, *template as u64, 0),
             Event::Change { idx } => (7, *idx as u64, 0),
             Event::IdleWake { cpu, gen } => (8, *cpu as u64, *gen),
+            Event::PolicyTimer { cpu, gen } => (9, *cpu as u64, *gen),
         };
         self.hash.write_u64(self.now.0);
         self.hash.write_u64(kind);
@@ -353,7 +374,8 @@ impl Kernel<'_> {
                 | Event::Tick { cpu, .. }
                 | Event::IdleWake { cpu, .. }
                 | Event::Timer { cpu, .. }
-                | Event::Ipi { cpu, .. } => self.touch(*cpu),
+                | Event::Ipi { cpu, .. }
+                | Event::PolicyTimer { cpu, .. } => self.touch(*cpu),
                 Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
             }
         }
@@ -417,6 +439,14 @@ impl Kernel<'_> {
                     }
                 }
             },
+            Event::PolicyTimer { cpu, gen } => {
+                if self.cpus[cpu].policy_timer_gen != gen {
+                    return;
+                }
+                self.cpus[cpu].policy_timer = None;
+                let s = self.locked1(cpu, LockSite::SchedulerTick, self.machine.costs.timer_irq, Action::PolicyTimer);
+                self.interrupt(cpu, [s]);
+            }
             Event::Start { template } => {
                 self.pending_starts -= 1;
                 self.start_task(template);
@@ -856,7 +886,7 @@ impl Kernel<'_> {
 pub(crate) fn do_path(a: &Action) -> KernelPath {
     match a {
         Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
-        Action::Tick => KernelPath::Tick,
+        Action::Tick | Action::PolicyTimer => KernelPath::Tick,
         Action::NohzBalance | Action::IdleWake => KernelPath::Balance,
         Action::MoveQueuedBatch { .. }
         | Action::MoveQueued { .. }
@@ -870,10 +900,13 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         | Action::WakeUpNewTaskTry { .. }
         | Action::Exit { .. }
         | Action::WaitChildren { .. } => KernelPath::ForkExit,
-        Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } => KernelPath::SchedSyscall,
+        Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } | Action::SetPolicy { .. } => {
+            KernelPath::SchedSyscall
+        }
         Action::SleepUntil { .. } => KernelPath::Timer,
         Action::PipeWrite { .. } | Action::PipeRead { .. } | Action::Poll { .. } => KernelPath::Pipe,
         Action::FutexWait { .. } | Action::FutexWake { .. } => KernelPath::Futex,
+        Action::Futex(a) => a.path(),
     }
 }
 

@@ -53,6 +53,8 @@ impl Kernel<'_> {
             Event::CpuDone { cpu, gen } => gen != self.cpus[cpu].gen,
             // An idle wakeup only looks for runnable work, and there is none.
             Event::Tick { .. } | Event::Timer { .. } | Event::IdleWake { .. } => true,
+            // An armed policy timer (a deadline replenishment, …) may make a task runnable.
+            Event::PolicyTimer { cpu, gen } => gen != self.cpus[cpu].policy_timer_gen,
             Event::Resume { .. } | Event::Ipi { .. } | Event::Change { .. } | Event::Start { .. } => false,
         })
     }
@@ -114,7 +116,7 @@ impl Kernel<'_> {
 
     /// The futex word task `t` sleeps on (from the futex hash table) and its state.
     fn futex_wait_of(&self, t: TaskId) -> (String, Option<TaskId>, String) {
-        let key = self.objs.buckets.values().flatten().find(|&&(_, w)| w == t).map(|&(k, _)| k);
+        let key = self.objs.ft_ref(t).and_then(|f| f.waiting);
         match key {
             Some(FutexKey::Mutex(m)) => {
                 let owner = self.objs.mutexes[m].owner;
@@ -131,6 +133,14 @@ impl Kernel<'_> {
             }
             Some(FutexKey::Cond(c)) => {
                 (format!("cond {}", self.wl.conds[c]), None, "no task that could signal it can run".into())
+            }
+            Some(FutexKey::Word(w)) => {
+                let owner = self.lock_owner(FutexKey::Word(w));
+                let detail = match owner {
+                    Some(o) => format!("PI futex held by {} (task {o})", self.info[o].name),
+                    None => format!("word = {}; no task that could wake it can run", self.objs.words[w]),
+                };
+                (format!("futex {}", self.wl.futexes[w].name), owner, detail)
             }
             None => ("futex".into(), None, "not queued on any futex".into()),
         }

@@ -104,6 +104,7 @@ impl Kernel<'_> {
             if mx.word == 0 {
                 mx.word = 1;
                 mx.owner = Some(t);
+                self.vip_acquired(FutexKey::Mutex(m));
                 return LockStep::Acquired;
             }
             *phase = 1;
@@ -111,6 +112,7 @@ impl Kernel<'_> {
         let old = std::mem::replace(&mut mx.word, 2);
         if old == 0 {
             mx.owner = Some(t);
+            self.vip_acquired(FutexKey::Mutex(m));
             return LockStep::Acquired;
         }
         steps.extend(self.futex_wait(t, FutexKey::Mutex(m), 2));
@@ -121,7 +123,9 @@ impl Kernel<'_> {
     fn mutex_unlock(&mut self, m: usize, steps: &mut Vec<Step>) {
         let mx = &mut self.objs.mutexes[m];
         let old = std::mem::replace(&mut mx.word, 0);
-        mx.owner = None;
+        if let Some(o) = mx.owner.take() {
+            self.vip_release(o);
+        }
         if old == 2 {
             steps.extend(self.futex_wake(FutexKey::Mutex(m), 1));
         }
@@ -238,7 +242,9 @@ impl Kernel<'_> {
                         }
                     };
                     self.next_op(t);
+                    self.objs.stats.timers += 1;
                     if next <= self.now {
+                        self.objs.stats.timer_overruns += 1;
                         continue; // overrun: rt-app does not sleep when the period is already over
                     }
                     steps.extend(self.sleep_steps(t, next));
@@ -275,7 +281,7 @@ impl Kernel<'_> {
                     steps.push(Step::Delay(KernelPath::ForkExit, self.machine.costs.exit));
                     steps.push(Step::Do(Action::Exit { task: t }));
                 }
-                Op::Send { pipe, bytes } | Op::Recv { pipe, bytes } => {
+                Op::Send { pipe, bytes, .. } | Op::Recv { pipe, bytes } => {
                     let task = &mut self.tasks[t];
                     if task.op_phase == 0 {
                         task.op_phase = 1;
@@ -416,9 +422,19 @@ impl Kernel<'_> {
                     self.next_op(t);
                     steps.extend(self.setattr(cpu, Action::SetAffinity { task: t, set: set.clone() }));
                 }
+                Op::Futex(f) => {
+                    if self.futex_user(t, f, steps) {
+                        continue;
+                    }
+                }
                 Op::SetSlice(slice) => {
                     self.next_op(t);
                     steps.extend(self.setattr(cpu, Action::SetSlice { task: t, slice: slice.map(|s| s.0) }));
+                }
+                Op::SetPolicy { policy, at } => {
+                    let (policy, at) = (*policy, *at);
+                    self.next_op(t);
+                    steps.extend(self.setattr(cpu, Action::SetPolicy { task: t, policy, at }));
                 }
             }
             self.push_steps(cpu, steps.drain(..));

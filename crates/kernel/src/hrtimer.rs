@@ -52,6 +52,20 @@ impl Kernel<'_> {
         }
     }
 
+    /// Arms the policy's timer on `cpu` for `at` (`Request::Timer`), unless an earlier
+    /// expiry is already armed there; the later one is dropped (the policy re-requests its
+    /// next expiry when the timer fires). An expiry in the past fires at once.
+    pub(crate) fn arm_policy_timer(&mut self, cpu: CpuId, at: Ns) {
+        let c = &mut self.cpus[cpu];
+        if c.policy_timer.is_some_and(|t| t <= at) {
+            return;
+        }
+        c.policy_timer = Some(at);
+        c.policy_timer_gen += 1;
+        let gen = c.policy_timer_gen;
+        self.events.push(at.max(self.now), Event::PolicyTimer { cpu, gen });
+    }
+
     /// `__hrtimer_run_queues` in an hrtimer interrupt on `cpu`: walks the armed timers in
     /// hard-expiry order and expires each whose soft expiry has passed, stopping at the first
     /// that has not (as the kernel does). The interrupt's work: per expired sleeper

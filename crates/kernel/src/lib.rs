@@ -19,6 +19,8 @@ mod cpu;
 mod deadlock;
 mod delayed;
 mod exec;
+mod futex;
+mod futex_pi;
 mod hrtimer;
 mod invariants;
 mod objects;
@@ -28,6 +30,7 @@ pub use delayed::{RING_SLOTS, RING_USABLE};
 pub use version::KernelVersion;
 mod waits;
 
+pub use futex::FutexConfig;
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
@@ -58,6 +61,8 @@ pub struct KernelConfig {
     pub seed: u64,
     /// At most this many tasks may ever exist.
     pub max_tasks: u64,
+    /// Futex switches (VIP, lock-chain depth).
+    pub futex: FutexConfig,
 }
 
 impl Default for KernelConfig {
@@ -71,6 +76,7 @@ impl Default for KernelConfig {
             end: Ns::from_secs(10),
             seed: 1,
             max_tasks: 1_000_000,
+            futex: FutexConfig::default(),
         }
     }
 }
@@ -125,6 +131,11 @@ pub(crate) struct Task {
     /// Index of the workload template this task runs (for explanations).
     #[allow(dead_code)]
     pub template: usize,
+    /// The policy the task set (`p->policy` and its params); `TaskInfo::policy` is the
+    /// effective one, which differs while a PI boost holds (`boosted`).
+    pub normal_policy: schedlab_sched_api::TaskPolicy,
+    /// A priority-inheritance boost holds the effective policy (`rt_mutex_setprio`).
+    pub boosted: bool,
     pub state: TState,
     pub on_rq: bool,
     /// A `try_to_wake_up` has claimed this task (`p->pi_lock` + `TASK_WAKING`).
@@ -472,9 +483,34 @@ impl<'p> Kernel<'p> {
             tasks: self.info.clone(),
             exit_times: self.exit_times.clone(),
             policy_counters: self.policy.counters(),
-            kernel_counters: self.kernel_counters(),
+            kernel_counters: self.kernel_counters().into_iter().chain(self.futex_counters()).collect(),
             deadlock: if reason == EndReason::Deadlock { self.wait_for_graph() } else { Vec::new() },
         }
+    }
+
+    /// The kernel's futex counters that are not zero (`futex_swaps`, `direct_switches`, …).
+    fn futex_counters(&self) -> Vec<(String, u64)> {
+        let s = &self.objs.stats;
+        let kernel = [
+            ("futex_swaps", s.swaps),
+            ("direct_switches", s.direct_switches),
+            // A direct switch is a `__schedule` without `pick_next_task`.
+            ("picks_skipped", s.direct_switches),
+            ("direct_fallbacks", s.direct_fallbacks),
+            ("futex_requeued", s.requeued),
+            ("vip_jumps", s.vip_jumps),
+            ("vip_starvation_guard", s.vip_guarded),
+            ("vip_inherits", s.vip_inherits),
+            ("pi_boosts", s.pi_boosts),
+            ("vip_waits", s.vip_waits),
+            ("vip_wait_ns", s.vip_wait_ns),
+            ("vip_wait_max_ns", s.vip_wait_max_ns),
+            ("vip_waits_over_100ms", s.vip_waits_over_100ms),
+            ("vip_waits_over_200ms", s.vip_waits_over_200ms),
+            ("timers", s.timers),
+            ("timer_overruns", s.timer_overruns),
+        ];
+        kernel.iter().filter(|(_, v)| *v > 0).map(|(k, v)| (k.to_string(), *v)).collect()
     }
 
     /// Marks `cpu` as touched by the current event (for the incremental check).

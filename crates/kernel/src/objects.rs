@@ -2,7 +2,7 @@
 //! (mutex state, condition sequence, barrier generation) that futexes wait on.
 
 use crate::cpu::LockId;
-use schedlab_sim::TaskId;
+use schedlab_sim::{Ns, TaskId};
 use schedlab_workload::Workload;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -51,6 +51,71 @@ pub(crate) enum FutexKey {
     Mutex(usize),
     Cond(usize),
     Barrier(usize),
+    /// A `[[futex]]` word.
+    Word(usize),
+}
+
+/// A queued waiter (`struct futex_q`): its place in the bucket's plist is `(rank, seq)`.
+#[derive(Clone, Debug)]
+pub(crate) struct FutexQ {
+    pub key: FutexKey,
+    pub task: TaskId,
+    /// Plist priority: real-time waiters by priority (< 100), then VIP (100), then normal
+    /// (101), FIFO within a rank (`core.c:__futex_queue`, v6.x; VIP: `docs/futex.md`).
+    pub rank: u32,
+    pub seq: u64,
+    /// When it queued (the VIP starvation guard compares against it).
+    pub since: Ns,
+    /// A `FUTEX_LOCK_PI` waiter (plain wakes skip it, as `futex_wake` refuses PI waiters).
+    pub pi: bool,
+}
+
+/// Per-task futex state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FutexTask {
+    /// The futex it is queued on.
+    pub waiting: Option<FutexKey>,
+    /// VIP treatment inherited from a VIP waiting on a lock it holds.
+    pub vip_inherited: bool,
+    /// The priority a PI boost gives it (`p->pi_top_task`'s prio), if better than its own.
+    pub pi_boost: Option<u32>,
+    /// The PI futex words it owns.
+    pub pi_held: Vec<usize>,
+}
+
+/// What the futex paths did (reported as `kernel.*` counters when non-zero).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FutexStats {
+    pub swaps: u64,
+    pub direct_switches: u64,
+    pub direct_fallbacks: u64,
+    pub vip_jumps: u64,
+    pub vip_guarded: u64,
+    pub vip_inherits: u64,
+    pub pi_boosts: u64,
+    pub requeued: u64,
+    /// Futex waits of tasks with `vip = true` that ended in a wakeup (whether VIP queueing
+    /// is on or off): how many, total and longest, and how many lasted over 100 / 200 ms.
+    pub vip_waits: u64,
+    pub vip_wait_ns: u64,
+    pub vip_wait_max_ns: u64,
+    pub vip_waits_over_100ms: u64,
+    pub vip_waits_over_200ms: u64,
+    /// `timer` operations run, and those that found their period already over (the work
+    /// of the previous period ended late: a missed frame).
+    pub timers: u64,
+    pub timer_overruns: u64,
+}
+
+impl FutexStats {
+    /// A VIP task's futex wait of `ns` ended.
+    pub fn vip_waited(&mut self, ns: u64) {
+        self.vip_waits += 1;
+        self.vip_wait_ns += ns;
+        self.vip_wait_max_ns = self.vip_wait_max_ns.max(ns);
+        self.vip_waits_over_100ms += u64::from(ns > 100_000_000);
+        self.vip_waits_over_200ms += u64::from(ns > 200_000_000);
+    }
 }
 
 pub(crate) struct Objects {
@@ -58,9 +123,17 @@ pub(crate) struct Objects {
     pub mutexes: Vec<Mutex>,
     pub conds: Vec<Cond>,
     pub barriers: Vec<Barrier>,
-    /// `futex_queues`: per bucket, the waiters in queue order (all SCHED_OTHER waiters share
-    /// one priority, so the kernel's plist is FIFO).
-    pub buckets: BTreeMap<usize, VecDeque<(FutexKey, TaskId)>>,
+    /// `[[futex]]` words' values.
+    pub words: Vec<u32>,
+    /// `futex_queues`: per bucket, the waiters in plist order (`FutexQ::rank`, then FIFO).
+    pub buckets: BTreeMap<usize, Vec<FutexQ>>,
+    /// Per task (grown on demand).
+    pub ftasks: Vec<FutexTask>,
+    /// The owner of each held PI futex word.
+    pub pi_owner: BTreeMap<usize, TaskId>,
+    /// Queueing order of waiters (FIFO within a plist priority).
+    pub seq: u64,
+    pub stats: FutexStats,
     /// `futex_hashsize` = roundup_pow_of_two(256 × CPUs) (`futex_init`).
     pub nbuckets: usize,
     pub bucket_locks: BTreeMap<usize, LockId>,
@@ -88,7 +161,12 @@ impl Objects {
                 .iter()
                 .map(|b| Barrier { parties: b.parties, arrived: 0, gen: 0, spinners: Vec::new() })
                 .collect(),
+            words: wl.futexes.iter().map(|f| f.init).collect(),
             buckets: BTreeMap::new(),
+            ftasks: Vec::new(),
+            pi_owner: BTreeMap::new(),
+            seq: 0,
+            stats: FutexStats::default(),
             nbuckets: (256 * nr_cpus).next_power_of_two(),
             bucket_locks: BTreeMap::new(),
         }
@@ -100,6 +178,7 @@ impl Objects {
             FutexKey::Mutex(i) => self.mutexes[i].word,
             FutexKey::Cond(i) => self.conds[i].seq,
             FutexKey::Barrier(i) => self.barriers[i].gen,
+            FutexKey::Word(i) => u64::from(self.words[i]),
         }
     }
 
@@ -109,6 +188,7 @@ impl Objects {
             FutexKey::Mutex(i) => 0x1000_0000 + 64 * i as u64,
             FutexKey::Cond(i) => 0x4000_0000 + 64 * i as u64,
             FutexKey::Barrier(i) => 0x7000_0000 + 64 * i as u64,
+            FutexKey::Word(i) => 0xa000_0000 + 4 * i as u64,
         };
         // splitmix64 finaliser: a well-mixed, platform-independent stand-in for jhash2.
         let mut z = addr.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -116,5 +196,18 @@ impl Objects {
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
         (z as usize) & (self.nbuckets - 1)
+    }
+
+    /// Task `t`'s futex state, grown on first use.
+    pub fn ft(&mut self, t: TaskId) -> &mut FutexTask {
+        if self.ftasks.len() <= t {
+            self.ftasks.resize(t + 1, FutexTask::default());
+        }
+        &mut self.ftasks[t]
+    }
+
+    /// Task `t`'s futex state, read-only (the default for a task never seen).
+    pub fn ft_ref(&self, t: TaskId) -> Option<&FutexTask> {
+        self.ftasks.get(t)
     }
 }

@@ -311,7 +311,10 @@ impl Probe for Metrics {
                 }
                 self.spans[span].record((time - start).0);
             }
-            ProbeEvent::Exit { .. } | ProbeEvent::CpuMode { .. } => {}
+            ProbeEvent::Exit { .. }
+            | ProbeEvent::CpuMode { .. }
+            | ProbeEvent::PiSetprio { .. }
+            | ProbeEvent::VipInherit { .. } => {}
         }
     }
 }

@@ -70,8 +70,8 @@ impl SchedClass for Fifo {
         self.grow(p);
     }
     fn task_dead(&mut self, _cx: &mut Ctx, _p: TaskId) {}
-    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, _k: SelectKind, _wf: u32) -> CpuId {
-        idle_or_prev(cx, p, prev)
+    fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, k: SelectKind, wf: u32) -> CpuId {
+        crate::placement::wake_on_current_cpu(cx, p, k, wf).unwrap_or_else(|| idle_or_prev(cx, p, prev))
     }
     fn migrate_task_rq(&mut self, _cx: &mut Ctx, _p: TaskId, _new_cpu: CpuId) {}
     fn enqueue_task(&mut self, _cx: &mut Ctx, cpu: CpuId, p: TaskId, _flags: u32) {
@@ -108,6 +108,15 @@ impl SchedClass for Fifo {
             self.slice_start[p] = cx.now;
         }
         Some(p)
+    }
+    /// A direct switch: `p` leaves its place in the queue and runs, with a fresh slice as
+    /// if it had reached the head.
+    fn set_next_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
+        let Some(i) = self.queues[cpu].iter().position(|&t| t == p) else { return false };
+        self.queues[cpu].remove(i);
+        self.curr[cpu] = Some(p);
+        self.slice_start[p] = cx.now;
+        true
     }
     fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
         if self.timeslice > 0 && cx.now.0 - self.slice_start[curr].0 >= self.timeslice && !self.queues[cpu].is_empty() {

@@ -7,6 +7,7 @@
 //! * `o1` — the Linux 2.6 O(1) scheduler (2.6.20 `kernel/sched.c`, 2.6.11 balancer).
 //! * `ule` — FreeBSD ULE as in 11.1 `sys/kern/sched_ule.c` (and `version=current`).
 
+pub mod chain;
 pub mod fair;
 pub mod fifo;
 pub mod o1;

@@ -1,6 +1,6 @@
 //! Simple placement shared by policies that have no balancer of their own yet.
 
-use schedlab_sched_api::Ctx;
+use schedlab_sched_api::{wf, Ctx, SelectKind};
 use schedlab_sim::{CpuId, TaskId};
 
 /// `prev` if it is idle and allowed; else the first idle allowed CPU scanning from
@@ -23,4 +23,11 @@ pub fn idle_or_prev(cx: &Ctx, p: TaskId, prev: CpuId) -> CpuId {
     } else {
         aff.first().unwrap_or(0)
     }
+}
+
+/// `WF_CURRENT_CPU` (v6.6 `select_task_rq_fair`): a wakeup that asks for the waking CPU
+/// gets it when the wakee's affinity allows, before any other placement logic.
+pub fn wake_on_current_cpu(cx: &Ctx, p: TaskId, kind: SelectKind, wake_flags: u32) -> Option<CpuId> {
+    let this = cx.this_cpu;
+    (kind == SelectKind::Wake && wake_flags & wf::CURRENT_CPU != 0 && cx.allowed(p, this)).then_some(this)
 }

@@ -14,17 +14,23 @@ pub struct PolicyEntry {
     pub versions: &'static [&'static str],
 }
 
+use crate::chain::Chain;
+
 pub const REGISTRY: &[PolicyEntry] = &[
     PolicyEntry {
         name: "eevdf",
         doc: "Linux EEVDF (fair.c v6.18; version=6.6|6.12): lag, eligibility, virtual deadlines, slice protection, delayed dequeue, task groups",
-        make: |m, s| Ok(Box::new(crate::fair::Fair::eevdf(m, s)?)),
+        make: |m, s| {
+            // The fair server exists from v6.12 (the default version is 6.18).
+            let fs = !matches!(version_set(s), Some("6.6"));
+            Ok(Box::new(Chain::new(m, s, fs, |rest| crate::fair::Fair::eevdf(m, rest))?))
+        },
         versions: &["6.6", "6.12", "6.18"],
     },
     PolicyEntry {
         name: "cfs",
         doc: "Linux CFS (v5.15 fair.c; version=4.9 as in the ULE-vs-CFS study): weighted vruntime, sched_slice, sleeper credit, wakeup granularity, buddies, task groups",
-        make: |m, s| Ok(Box::new(crate::fair::Fair::cfs(m, s)?)),
+        make: |m, s| Ok(Box::new(Chain::new(m, s, false, |rest| crate::fair::Fair::cfs(m, rest))?)),
         versions: &["4.9", "5.15"],
     },
     PolicyEntry {
@@ -66,6 +72,11 @@ pub fn make_policy(name: &str, machine: &Machine, sets: &[(String, String)]) -> 
             Err(format!("unknown scheduler `{name}`; available: {}", names.join(", ")))
         }
     }
+}
+
+/// The last `version` among the `--set`s.
+fn version_set(sets: &[(String, String)]) -> Option<&str> {
+    sets.iter().rev().find(|(k, _)| k == "version").map(|(_, v)| v.trim())
 }
 
 /// Parses a tunable's value, with the tunable's name in the error.

@@ -56,6 +56,11 @@ pub enum ProbeEvent {
     /// A task closed a named span (`mark_end`) it opened at `start`; `span` indexes the
     /// workload's span names.
     Span { time: Ns, task: TaskId, span: usize, start: Ns },
+    /// `sched_pi_setprio`: priority inheritance changed the task's effective priority
+    /// (`prio`, kernel scale, lower is better; `None`: back to its own).
+    PiSetprio { time: Ns, task: TaskId, prio: Option<u32> },
+    /// The task's inherited VIP treatment began (`on`) or ended (simulation only).
+    VipInherit { time: Ns, task: TaskId, on: bool },
 }
 
 /// A sink for [`ProbeEvent`]s.

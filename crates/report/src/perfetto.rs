@@ -285,7 +285,10 @@ fn build(r: &RunRecord, log: &EventLog) -> Trace {
                 let cpu = current.iter().position(|&p| p == pid_of(task)).unwrap_or(0);
                 per_cpu[cpu].push(ev(time.0, pid_of(task), Event::SchedProcessExit(x)));
             }
-            ProbeEvent::CpuMode { .. } | ProbeEvent::Span { .. } => {}
+            ProbeEvent::CpuMode { .. }
+            | ProbeEvent::Span { .. }
+            | ProbeEvent::PiSetprio { .. }
+            | ProbeEvent::VipInherit { .. } => {}
         }
     }
     for (cpu, events) in per_cpu.into_iter().enumerate() {

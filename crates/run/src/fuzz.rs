@@ -139,9 +139,23 @@ fn dur(rng: &mut impl Rng, lo_us: u64, hi_us: u64) -> String {
     format!("{}us", rng.random_range(lo_us..=hi_us))
 }
 
+/// A random policy with its parameters, as the value of `policy`/`set_policy` followed
+/// by its keys: mostly normal, sometimes rt or a small deadline reservation (2 % each, so
+/// that admission never refuses a world's few tasks).
+fn policy(rng: &mut impl Rng) -> String {
+    match rng.random_range(0..8) {
+        0 => format!("\"fifo\", rt_priority = {}", rng.random_range(1..=99)),
+        1 => format!("\"rr\", rt_priority = {}", rng.random_range(1..=3)),
+        2 => "\"deadline\", runtime = \"200us\", period = \"10ms\"".into(),
+        3 => "\"batch\"".into(),
+        4 => "\"idle\"".into(),
+        _ => "\"normal\"".into(),
+    }
+}
+
 /// A random but well-formed program body: locks are released, pipes used by pairs.
 fn op(rng: &mut impl Rng, ncpu: usize, depth: u32) -> String {
-    match rng.random_range(0..15) {
+    match rng.random_range(0..16) {
         0..=3 => format!("{{ run = \"{}\" }}", dur(rng, 10, 3000)),
         4 | 5 => format!("{{ sleep = \"{}\" }}", dur(rng, 10, 5000)),
         6 => format!("{{ run = {{ dist = \"exponential\", mean = \"{}\" }} }}", dur(rng, 50, 2000)),
@@ -158,6 +172,7 @@ fn op(rng: &mut impl Rng, ncpu: usize, depth: u32) -> String {
             0 => "{ set_slice = \"default\" }".into(),
             _ => format!("{{ set_slice = \"{}\" }}", dur(rng, 100, 5000)),
         },
+        14 => format!("{{ set_policy = {} }}", policy(rng)),
         12 if depth < 2 => {
             let inner: Vec<String> = (0..rng.random_range(1..4)).map(|_| op(rng, ncpu, depth + 1)).collect();
             format!("{{ loop = {}, do = [ {} ] }}", rng.random_range(1..5), inner.join(", "))
@@ -189,7 +204,7 @@ pub fn world(seed: u64) -> (String, &'static str) {
         let body: Vec<String> = (0..rng.random_range(1..5)).map(|_| op(&mut rng, ncpu, 0)).collect();
         let count = rng.random_range(1..4);
         let nice = rng.random_range(-5..=5);
-        let policy = ["normal", "normal", "batch", "idle"][rng.random_range(0..4)];
+        let policy = policy(&mut rng).replacen(", ", "\n", 2);
         let mut extra = match rng.random_range(0..4) {
             0 if groups > 0 => format!("group = \"g{}\"\n", rng.random_range(0..groups)),
             1 => format!("session = \"s{}\"\n", rng.random_range(0..2)),
@@ -199,7 +214,7 @@ pub fn world(seed: u64) -> (String, &'static str) {
             extra += &format!("slice = \"{}\"\n", dur(&mut rng, 100, 8000));
         }
         w += &format!(
-            "[[task]]\nname = \"t{t}\"\ncount = {count}\nnice = {nice}\npolicy = \"{policy}\"\n{extra}program = [ {{ loop = \"forever\", do = [ {} ] }} ]\n",
+            "[[task]]\nname = \"t{t}\"\ncount = {count}\nnice = {nice}\npolicy = {policy}\n{extra}program = [ {{ loop = \"forever\", do = [ {} ] }} ]\n",
             body.join(", ")
         );
     }
@@ -221,6 +236,7 @@ pub fn world(seed: u64) -> (String, &'static str) {
     if rng.random_bool(0.5) {
         w += &format!("[[daemon]]\npreset = \"{}\"\n", ["kworker", "ksoftirqd", "rcu"][rng.random_range(0..3)]);
     }
+    w += &futex_tasks(&mut rng);
     (w, machine)
 }
 
@@ -238,4 +254,64 @@ fn request_loop(rng: &mut impl Rng) -> String {
          [[task]]\nname = \"srv\"\nprogram = [ {{ loop = \"forever\", do = [ {{ poll = \"q.{{c}}\", each = \"c\", count = 2, do = [ \
          {{ recv = \"q.{{c}}\", bytes = 64 }}, {{ run = \"{service}\" }}, {{ send = \"r.{{c}}\", bytes = 64 }} ] }} ] }} ]\n"
     )
+}
+
+/// Futex words at work: a request/response pair over wake + wait or `futex_swap` (on the
+/// current CPU, with a direct switch), PI lockers of mixed nice values (some VIP, some
+/// also taking the mutex), and a condition-variable broadcast by `CMP_REQUEUE` and
+/// `WAKE_OP`. Drawn after everything else, so the rest of a seed's world is unchanged.
+fn futex_tasks(rng: &mut impl Rng) -> String {
+    let mut w = String::from("[[futex]]\nname = \"req\"\n[[futex]]\nname = \"resp\"\n[[futex]]\nname = \"pf\"\n");
+    w += "[[futex]]\nname = \"cv\"\n[[futex]]\nname = \"cm\"\n";
+    let (cur, direct) = (rng.random_bool(0.5), rng.random_bool(0.3));
+    let flags = format!("current_cpu = {cur}, direct = {direct}");
+    let (call_c, call_s) = if rng.random_bool(0.7) {
+        (
+            format!("{{ futex_swap = \"resp\", expected = 0, wake = \"req\", {flags} }}"),
+            format!("{{ futex_swap = \"req\", expected = 0, wake = \"resp\", {flags} }}"),
+        )
+    } else {
+        (
+            format!("{{ futex_wake = \"req\", current_cpu = {cur} }}, {{ futex_wait = \"resp\", expected = 0 }}"),
+            format!("{{ futex_wake = \"resp\", current_cpu = {cur} }}, {{ futex_wait = \"req\", expected = 0 }}"),
+        )
+    };
+    let rounds = rng.random_range(1..200);
+    w += &format!(
+        "[[task]]\nname = \"client\"\nprogram = [ {{ loop = {rounds}, do = [ {{ run = \"{}\" }}, {{ futex_set = \"req\", value = 1 }}, {call_c}, {{ futex_set = \"resp\", value = 0 }} ] }}, {{ futex_set = \"req\", value = 1 }}, {{ futex_wake = \"req\" }} ]\n",
+        dur(rng, 1, 50)
+    );
+    w += &format!(
+        "[[task]]\nname = \"server\"\nprogram = [ {{ futex_wait = \"req\", expected = 0 }}, {{ loop = {rounds}, do = [ {{ futex_set = \"req\", value = 0 }}, {{ run = \"{}\" }}, {{ futex_set = \"resp\", value = 1 }}, {call_s} ] }} ]\n",
+        dur(rng, 1, 50)
+    );
+    for i in 0..rng.random_range(1..4) {
+        let vip = rng.random_bool(0.4);
+        let nice = rng.random_range(-10..=10);
+        let inner = if rng.random_bool(0.5) {
+            format!("{{ lock = \"m\" }}, {{ run = \"{}\" }}, {{ unlock = \"m\" }}", dur(rng, 5, 100))
+        } else {
+            format!("{{ run = \"{}\" }}", dur(rng, 5, 100))
+        };
+        w += &format!(
+            "[[task]]\nname = \"pi{i}\"\nnice = {nice}\nvip = {vip}\nprogram = [ {{ loop = {}, do = [ {{ lock_pi = \"pf\" }}, {inner}, {{ unlock_pi = \"pf\" }}, {{ sleep = \"{}\" }} ] }} ]\n",
+            rng.random_range(1..20),
+            dur(rng, 10, 500)
+        );
+    }
+    let waiters = rng.random_range(1..4);
+    w += &format!(
+        "[[task]]\nname = \"cw\"\ncount = {waiters}\nvip = {}\nprogram = [ {{ futex_wait = \"cv\", expected = 0 }}, {{ futex_wait = \"cm\", expected = 0 }}, {{ run = \"20us\" }} ]\n",
+        rng.random_bool(0.3)
+    );
+    let release = if rng.random_bool(0.5) {
+        "{ futex_wake_op = \"cv\", count = 1, word2 = \"cm\", count2 = \"all\", op = \"set\", oparg = 1, cmp = \"eq\", cmparg = 0 }"
+    } else {
+        "{ futex_set = \"cm\", value = 1 }, { futex_wake = \"cm\", count = \"all\" }"
+    };
+    w += &format!(
+        "[[task]]\nname = \"bcast\"\nstart = \"{}\"\nprogram = [ {{ futex_set = \"cv\", value = 1 }}, {{ futex_requeue = \"cv\", to = \"cm\", wake = 1, requeue = \"all\", expected = 1 }}, {{ sleep = \"100us\" }}, {release}, {{ sleep = \"1ms\" }}, {{ futex_set = \"cm\", value = 1 }}, {{ futex_wake = \"cm\", count = \"all\" }} ]\n",
+        dur(rng, 100, 3000)
+    );
+    w
 }

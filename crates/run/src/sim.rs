@@ -3,7 +3,7 @@
 
 use crate::record::{self, Measured};
 use crate::{RunError, RunRecord, RunSpec};
-use schedlab_kernel::{Kernel, KernelConfig};
+use schedlab_kernel::{FutexConfig, Kernel, KernelConfig};
 use schedlab_metrics::{KernelInfo, SchedulerInfo};
 use schedlab_probe::{Probe, RunSummary};
 use schedlab_sched_api::SchedClass;
@@ -45,7 +45,22 @@ pub fn run_with_probe(
 }
 
 fn make_policy(spec: &RunSpec) -> Result<Box<dyn SchedClass>, RunError> {
-    schedlab_policies::make_policy(&spec.sched, &spec.machine, &spec.sets).map_err(RunError::Input)
+    let sets: Vec<(String, String)> = spec.sets.iter().filter(|(k, _)| !is_kernel_switch(k)).cloned().collect();
+    schedlab_policies::make_policy(&spec.sched, &spec.machine, &sets).map_err(RunError::Input)
+}
+
+/// `--set` names the kernel model takes rather than the policy (`futex.*`).
+pub(crate) fn is_kernel_switch(name: &str) -> bool {
+    name.starts_with("futex.")
+}
+
+/// The kernel's futex switches from `spec.sets`.
+fn futex_config(spec: &RunSpec) -> Result<FutexConfig, RunError> {
+    let mut c = FutexConfig::default();
+    for (k, v) in spec.sets.iter().filter(|(k, _)| is_kernel_switch(k)) {
+        c.set(k, v).map_err(RunError::Input)?;
+    }
+    Ok(c)
 }
 
 fn simulate(
@@ -63,6 +78,7 @@ fn simulate(
         end: spec.end,
         seed: spec.seed,
         max_tasks: schedlab_workload::MAX_TASKS,
+        futex: futex_config(spec)?,
     };
     let mut k = Kernel::new(spec.machine.clone(), spec.workload.clone(), policy, cfg, probe)?;
     Ok(k.run(keep_going)?)

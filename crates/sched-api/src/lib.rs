@@ -55,6 +55,11 @@ pub mod wf {
     pub const FORK: u32 = 0x02;
     /// The wakee changed CPU.
     pub const MIGRATED: u32 = 0x04;
+    /// Place the wakee on the waking CPU if its affinity allows (`WF_CURRENT_CPU`, v6.6
+    /// `kernel/sched/sched.h`; `select_task_rq_fair` returns the waking CPU at once). Only
+    /// correct when the waker sleeps right after the wakeup (`futex_swap`, a synchronous
+    /// pipe round trip).
+    pub const CURRENT_CPU: u32 = 0x40;
     /// The waker is an interrupt (a sleeper's hrtimer expiring), not a task: what
     /// `in_interrupt()` tells Linux 2.6's `activate_task`. Linux has no such wake flag; the
     /// simulator sets it so that policies which care (O(1)) can tell.
@@ -85,12 +90,111 @@ pub enum BalanceKind {
     IdleWake,
 }
 
-/// Scheduling policy of a task (`SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`).
+/// Scheduling policy of a task (`SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`, `SCHED_FIFO`,
+/// `SCHED_RR`, `SCHED_DEADLINE`; `include/uapi/linux/sched.h`).
+///
+/// [`TaskInfo::policy`] is the task's *effective* policy: a priority-inheritance boost
+/// (`core.c:rt_mutex_setprio`) replaces it with the donor's, and the kernel keeps the normal
+/// one to restore; either way the policy is told through [`SchedClass::policy_changed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskPolicy {
     Normal,
     Batch,
     Idle,
+    /// `SCHED_FIFO` with `sched_priority` 1..=99 (99 is the most important).
+    Fifo {
+        prio: u8,
+    },
+    /// `SCHED_RR` with `sched_priority` 1..=99.
+    Rr {
+        prio: u8,
+    },
+    /// `SCHED_DEADLINE` with its reservation.
+    Deadline(DlParams),
+}
+
+/// Lowest and highest `sched_priority` of `SCHED_FIFO`/`SCHED_RR` (`MAX_RT_PRIO - 1` = 99).
+pub const RT_PRIO_MIN: u8 = 1;
+pub const RT_PRIO_MAX: u8 = 99;
+
+/// `SCHED_DEADLINE` parameters (`struct sched_attr`: `sched_runtime`, `sched_deadline`,
+/// `sched_period`), in ns, valid per [`DlParams::check`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DlParams {
+    pub runtime: u64,
+    pub deadline: u64,
+    pub period: u64,
+}
+
+impl DlParams {
+    /// Shortest runtime (`1 << DL_SCALE` ns, `deadline.c:__checkparam_dl`, v6.12).
+    pub const RUNTIME_MIN: u64 = 1 << 10;
+    /// Period bounds: `sysctl_sched_dl_period_min` = 100 µs, `_max` = 2^22 µs (~4.19 s).
+    pub const PERIOD_MIN: u64 = 100_000;
+    pub const PERIOD_MAX: u64 = (1 << 22) * 1000;
+
+    /// `deadline.c:__checkparam_dl` (v6.12): runtime ≥ 1024 ns, runtime ≤ deadline ≤ period,
+    /// period within the sysctl bounds. `Err` explains which rule failed (EINVAL).
+    pub fn check(&self) -> Result<(), String> {
+        let DlParams { runtime, deadline, period } = *self;
+        if runtime < Self::RUNTIME_MIN {
+            return Err(format!("runtime {runtime} ns is below the minimum {} ns", Self::RUNTIME_MIN));
+        }
+        if runtime > deadline {
+            return Err(format!("runtime {runtime} ns exceeds the deadline {deadline} ns"));
+        }
+        if deadline > period {
+            return Err(format!("deadline {deadline} ns exceeds the period {period} ns"));
+        }
+        if !(Self::PERIOD_MIN..=Self::PERIOD_MAX).contains(&period) {
+            return Err(format!(
+                "period {period} ns is outside {}..={} ns (sched_deadline_period_{{min,max}}_us)",
+                Self::PERIOD_MIN,
+                Self::PERIOD_MAX
+            ));
+        }
+        Ok(())
+    }
+
+    /// The bandwidth `runtime / period` in `BW_SHIFT` = 20-bit fixed point (`sched.h:to_ratio`).
+    pub fn bw(&self) -> u64 {
+        to_ratio(self.period, self.runtime)
+    }
+}
+
+/// `core.c:to_ratio` (v6.12): `runtime / period` in 20-bit fixed point.
+pub fn to_ratio(period: u64, runtime: u64) -> u64 {
+    if period == 0 {
+        return 0;
+    }
+    ((u128::from(runtime) << 20) / u128::from(period)) as u64
+}
+
+impl TaskPolicy {
+    /// Real-time (`rt_policy`): FIFO or RR.
+    pub fn is_rt(&self) -> bool {
+        matches!(self, TaskPolicy::Fifo { .. } | TaskPolicy::Rr { .. })
+    }
+    /// `dl_policy`.
+    pub fn is_dl(&self) -> bool {
+        matches!(self, TaskPolicy::Deadline(_))
+    }
+    /// The `sched_priority` of an rt policy, 0 otherwise.
+    pub fn rt_priority(&self) -> u8 {
+        match self {
+            TaskPolicy::Fifo { prio } | TaskPolicy::Rr { prio } => *prio,
+            _ => 0,
+        }
+    }
+    /// The kernel-internal `prio` (`syscalls.c:__normal_prio`, v6.12): −1 for deadline,
+    /// `99 − rt_priority` for rt, `120 + nice` otherwise; lower is more important.
+    pub fn kernel_prio(&self, nice: i32) -> i32 {
+        match self {
+            TaskPolicy::Deadline(_) => -1,
+            TaskPolicy::Fifo { prio } | TaskPolicy::Rr { prio } => 99 - i32::from(*prio),
+            _ => 120 + nice,
+        }
+    }
 }
 
 /// What the kernel tells policies about a task. The kernel owns it; policies read it.
@@ -179,6 +283,11 @@ pub enum Request {
     /// `__block_task`). Only valid for a task whose [`SchedClass::dequeue_task`] returned
     /// `false`.
     Blocked(TaskId),
+    /// Arm this policy's timer on `cpu` for `at` (an hrtimer such as `dl_timer`, the rt
+    /// period timer or the fair server's): the kernel keeps the earliest requested expiry
+    /// per CPU, and when it passes calls [`SchedClass::timer`] on that CPU with its
+    /// runqueue locked; the policy then requests its next expiry, if any.
+    Timer { cpu: CpuId, at: Ns },
 }
 
 /// The view of the system a policy hook receives.
@@ -227,6 +336,10 @@ impl Ctx<'_> {
     /// Tell the kernel that the delayed dequeue of `p` is complete (`__block_task`).
     pub fn blocked(&mut self, p: TaskId) {
         self.requests.push(Request::Blocked(p));
+    }
+    /// Arm this policy's timer on `cpu` for `at` (see [`Request::Timer`]).
+    pub fn timer(&mut self, cpu: CpuId, at: Ns) {
+        self.requests.push(Request::Timer { cpu, at });
     }
     /// `idle_cpu()`: running the idle task, nothing queued, no wakeup pending.
     pub fn idle_cpu(&self, cpu: CpuId) -> bool {
@@ -339,6 +452,30 @@ pub trait SchedClass {
     /// `cx.task(p).slice` holds the new value. Policies without custom slices ignore it.
     fn slice_changed(&mut self, _cx: &mut Ctx, _p: TaskId) {}
 
+    /// `sched_setattr` admission (`deadline.c:sched_dl_overflow`, v6.12): may `p` take
+    /// `new` as its policy? Called before [`SchedClass::task_new`] for a task created with a
+    /// policy, and before a policy change (not for a PI boost). `Err` refuses it (EBUSY/EPERM)
+    /// with the reason; an admitted bandwidth is the policy's until the task dies or leaves
+    /// the policy.
+    fn admit(&mut self, _cx: &mut Ctx, _p: TaskId, _new: &TaskPolicy) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The task's effective policy changed (`__sched_setscheduler`, or a PI boost or its end
+    /// through `core.c:rt_mutex_setprio`): `cx.task(p).policy` holds the new one, `old` the
+    /// previous. Called with the task's runqueue locked, whether it is queued, running or
+    /// asleep; the policy moves it between its classes and requests a reschedule if the
+    /// change calls for one (`check_class_changed`). Default: a fair-only policy treats
+    /// every policy as normal, so only the weight (`SCHED_IDLE`) can change.
+    fn policy_changed(&mut self, cx: &mut Ctx, p: TaskId, old: TaskPolicy) {
+        let _ = old;
+        self.reweight_task(cx, p);
+    }
+
+    /// This policy's timer on `cpu` expired (see [`Request::Timer`]); the runqueue of `cpu`
+    /// is locked.
+    fn timer(&mut self, _cx: &mut Ctx, _cpu: CpuId) {}
+
     /// The workload's task groups (cgroups and sessions), before any task exists
     /// (`sched_create_group`, `autogroup_create`). Policies without group scheduling
     /// ignore them; an `Err` refuses the run (e.g. a tunable conflicts with them).
@@ -349,6 +486,25 @@ pub trait SchedClass {
     /// About `n` tasks will exist: size per-task arenas once, exactly, instead of letting
     /// them double past it (memory per thread at 100 000 threads). A hint; more may come.
     fn reserve_tasks(&mut self, _n: usize) {}
+
+    /// A direct switch (`docs/futex.md`): make the queued task `p` the `curr` of `cpu`
+    /// without a pick, accounted as if `pick_next_task` had chosen it (`put_prev_task` of
+    /// the previous task has been called, as before a pick). Return `false` if the class
+    /// cannot; the kernel then picks as usual. Default: cannot.
+    fn set_next_task(&mut self, _cx: &mut Ctx, _cpu: CpuId, _p: TaskId) -> bool {
+        false
+    }
+
+    /// The task's effective priority changed through priority inheritance
+    /// (`rt_mutex_setprio`, `kernel/sched/core.c` v6.x): `prio` is the kernel priority it
+    /// runs at (0..=99 real-time, 100..=139 normal; lower is better), `None` when the boost
+    /// ends. Upstream only the real-time and deadline classes act on it (a fair task's
+    /// weight stays that of its nice value); default: ignore.
+    fn pi_setprio(&mut self, _cx: &mut Ctx, _p: TaskId, _prio: Option<u32>) {}
+
+    /// Whether the task gets VIP treatment changed (its own `vip`, or inherited through a
+    /// lock a VIP waits on; `docs/futex.md`). A class may prefer VIP tasks; default: ignore.
+    fn vip_changed(&mut self, _cx: &mut Ctx, _p: TaskId, _vip: bool) {}
 
     /// Load balancing at the kernel's trigger points; request migrations through `cx`.
     fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind);

@@ -7,13 +7,15 @@
 //! `docs/workload-language.md` documents every field.
 
 mod expr;
+mod futex;
 mod lower;
 mod parse;
 
 pub use expr::MAX_EXPR_DEPTH;
+pub use futex::{FutexDef, FutexOp, WakeCmp, WakeOpKind};
 pub use lower::{Op, PollSet, Program, MAX_POLL_PIPES};
 pub use parse::daemons::{DaemonPreset, DAEMON_PRESETS};
-pub use parse::{parse_workload, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN};
+pub use parse::{parse_workload, FUTEX_ALL, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN};
 pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
 
 use schedlab_machine::CpuSet;
@@ -56,13 +58,9 @@ pub struct BarrierDef {
     pub parties: u64,
 }
 
-/// Scheduling class of a task (`SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Policy {
-    Normal,
-    Batch,
-    Idle,
-}
+/// Scheduling policy of a task: the one the scheduler API defines (normal, batch, idle,
+/// fifo, rr, deadline with its parameters).
+pub use schedlab_sched_api::{DlParams, TaskPolicy as Policy};
 
 /// One `[[task]]` entry: `count` tasks started at `start`, or a template only `fork`ed.
 #[derive(Clone, Debug)]
@@ -73,6 +71,8 @@ pub struct TaskTemplate {
     pub template: bool,
     pub nice: i32,
     pub policy: Policy,
+    /// Byte offset of the `policy` value (or the task table), for admission errors.
+    pub policy_at: usize,
     pub affinity: Option<CpuSet>,
     pub start: Ns,
     /// The cgroup (index into [`Workload::groups`]`.cgroups`); `None`: inherited from the
@@ -92,6 +92,9 @@ pub struct TaskTemplate {
     /// One instance per CPU, instance `n` bound to CPU `n` (`kthread_create_on_cpu`, the
     /// per-CPU kworkers and ksoftirqd); `count` is the machine's CPU count.
     pub per_cpu: bool,
+    /// A VIP task (`vip = true`): its futex waits queue ahead of normal waiters
+    /// (`docs/futex.md`; simulation only).
+    pub vip: bool,
     pub(crate) body: Vec<parse::Node>,
     /// Whether the program mentions the instance index `n` (else one program serves all).
     pub instance_dependent: bool,
@@ -120,6 +123,8 @@ pub struct Workload {
     /// Names of the spans the programs mark (`mark_begin`/`mark_end`), in order of first
     /// mention; `Op::MarkBegin::span` indexes this.
     pub spans: Vec<String>,
+    /// `[[futex]]` words.
+    pub futexes: Vec<FutexDef>,
     pub templates: Vec<TaskTemplate>,
     /// `[[group]]` cgroups and sessions (autogroups).
     pub groups: TaskGroups,
@@ -141,6 +146,11 @@ impl Workload {
     /// whether started or forked).
     pub fn program(&self, t: usize, n: u64) -> Result<Program, SourceError> {
         lower::lower(self, t, n)
+    }
+    /// A located error at byte `offset` of the workload text (a run-time refusal of
+    /// something the file asked for, such as a deadline reservation admission refused).
+    pub fn error_at(&self, offset: usize, field: &str, msg: impl Into<String>) -> SourceError {
+        SourceError::at(&self.file, &self.text, offset, field, msg)
     }
     pub fn template_index(&self, name: &str) -> Option<usize> {
         self.templates.iter().position(|t| t.name == name)

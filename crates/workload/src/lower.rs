@@ -35,10 +35,12 @@ pub enum Op {
     Wait,
     /// `exit`.
     Exit,
-    /// Write `bytes` to a pipe, blocking while it is full.
+    /// Write `bytes` to a pipe, blocking while it is full; `current_cpu`: wake the reader
+    /// with `WF_CURRENT_CPU` (simulation only).
     Send {
         pipe: usize,
         bytes: u64,
+        current_cpu: bool,
     },
     /// Read `bytes` from a pipe, blocking while it is empty.
     Recv {
@@ -87,6 +89,14 @@ pub enum Op {
     SetAffinity(CpuSet),
     /// `sched_setattr(sched_runtime)`: a custom slice, or `None` for the base slice.
     SetSlice(Option<Ns>),
+    /// `sched_setattr(policy)`: change the task's policy; `at` is the byte offset of the
+    /// op in the file ([`crate::Workload::error_at`]) for an admission refusal.
+    SetPolicy {
+        policy: crate::Policy,
+        at: usize,
+    },
+    /// An operation on `[[futex]]` words.
+    Futex(crate::FutexOp),
 }
 
 /// The pipes of a `poll` and, for each, where its arm starts.
@@ -219,6 +229,7 @@ impl L<'_> {
         let mutexes: Vec<&str> = self.wl.mutexes.iter().map(String::as_str).collect();
         let conds: Vec<&str> = self.wl.conds.iter().map(String::as_str).collect();
         let barriers: Vec<&str> = self.wl.barriers.iter().map(|b| b.name.as_str()).collect();
+        let futexes: Vec<&str> = self.wl.futexes.iter().map(|f| f.name.as_str()).collect();
         for node in nodes {
             let op = match &node.op {
                 AstOp::Run(d) => Op::Run(d.clone()),
@@ -230,6 +241,7 @@ impl L<'_> {
                 AstOp::Timer(p) => Op::Timer { period: *p },
                 AstOp::SetAffinity(s) => Op::SetAffinity(s.clone()),
                 AstOp::SetSlice(s) => Op::SetSlice(*s),
+                AstOp::SetPolicy(p) => Op::SetPolicy { policy: *p, at: node.offset },
                 AstOp::SetNice(n) => Op::SetNice(self.int(node, n)? as i32),
                 AstOp::Loop { count, body } => {
                     let count = count.as_ref().map(|c| self.count(node, c)).transpose()?;
@@ -255,9 +267,11 @@ impl L<'_> {
                     continue;
                 }
                 AstOp::Fork { template, count } => Op::Fork { template: *template, count: self.count(node, count)? },
-                AstOp::Send { pipe, bytes } => {
-                    Op::Send { pipe: self.lookup(node, "pipe", pipe, &pipes)?, bytes: self.count(node, bytes)? }
-                }
+                AstOp::Send { pipe, bytes, current_cpu } => Op::Send {
+                    pipe: self.lookup(node, "pipe", pipe, &pipes)?,
+                    bytes: self.count(node, bytes)?,
+                    current_cpu: *current_cpu,
+                },
                 AstOp::Recv { pipe, bytes } => {
                     Op::Recv { pipe: self.lookup(node, "pipe", pipe, &pipes)?, bytes: self.count(node, bytes)? }
                 }
@@ -285,6 +299,7 @@ impl L<'_> {
                     self.poll(node, pipe, var, count, body, &pipes)?;
                     continue;
                 }
+                AstOp::Futex(f) => Op::Futex(f.map(|w| self.lookup(node, "futex", w, &futexes))?),
             };
             self.push(node, op);
         }

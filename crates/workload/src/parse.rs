@@ -1,10 +1,13 @@
 //! Spanned TOML → validated workload AST.
 
 pub(crate) mod daemons;
+mod futex;
 mod groups;
 mod poll_mark;
 
 pub use poll_mark::MAX_OPEN_SPANS;
+
+pub use futex::FUTEX_ALL;
 
 use crate::expr::{self, Env};
 use crate::{
@@ -56,6 +59,8 @@ pub(crate) enum AstOp {
     Send {
         pipe: String,
         bytes: IntSrc,
+        /// Wake the reader with `WF_CURRENT_CPU` (simulation only).
+        current_cpu: bool,
     },
     Recv {
         pipe: String,
@@ -94,6 +99,8 @@ pub(crate) enum AstOp {
     SetAffinity(CpuSet),
     /// `sched_setattr(sched_runtime)`: a custom slice, or `None` for the base slice.
     SetSlice(Option<Ns>),
+    SetPolicy(Policy),
+    Futex(crate::futex::FutexOp<String>),
 }
 
 struct P<'a> {
@@ -133,14 +140,21 @@ impl<'a> P<'a> {
             _ => Err(self.err(v.span().start, field, "expected a table")),
         }
     }
-    /// An optional boolean field (false when absent); an integer parameter 0/1 may stand
-    /// for it (`process = "$process"`).
+    /// An optional boolean field (false when absent); a parameter may stand for it, holding
+    /// 0/1 (`process = "$process"`) or the text `"true"`/`"false"`.
     fn flag(&self, t: &DeTable<'a>, key: &str, field: &str) -> R<bool> {
         let Some(v) = self.get(t, key) else { return Ok(false) };
         if let Some(b) = v.get_ref().as_bool() {
             return Ok(b);
         }
         let f = join(field, key);
+        if let Some(s) = v.get_ref().as_str().filter(|s| self.param_ref(s).is_some()) {
+            match self.subst_text(s).as_str() {
+                "true" => return Ok(true),
+                "false" => return Ok(false),
+                _ => {}
+            }
+        }
         match self.int(v, &f) {
             Ok(0) => Ok(false),
             Ok(1) => Ok(true),
@@ -228,6 +242,76 @@ impl<'a> P<'a> {
         }
     }
     /// An integer that must be known at parse time (only parameters may appear).
+    /// A policy name `v` and the parameters beside it in table `t` (`sched_attr`):
+    /// `rt_priority` 1..=99 for fifo/rr; `runtime` with `deadline` and/or `period` (each
+    /// defaulting to the other: an implicit deadline) for deadline, valid per
+    /// `deadline.c:__checkparam_dl`. A parameter the policy does not take is an error.
+    fn policy(&self, t: &DeTable<'a>, v: &V, table: &str, field: &str) -> R<Policy> {
+        let name = self.string(v, field)?;
+        let take: &[&str] = match name.as_str() {
+            "fifo" | "rr" => &["rt_priority"],
+            "deadline" => &["runtime", "deadline", "period"],
+            "normal" | "batch" | "idle" => &[],
+            o => {
+                return Err(self.err(
+                    v.span().start,
+                    field,
+                    format!("unknown policy `{o}`; expected normal, batch, idle, fifo, rr or deadline"),
+                ))
+            }
+        };
+        for k in POLICY_PARAMS.iter().filter(|k| !take.contains(k)) {
+            if let Some(x) = self.get(t, k) {
+                return Err(self.err(x.span().start, &join(table, k), format!("policy `{name}` takes no `{k}`")));
+            }
+        }
+        let at = v.span().start;
+        Ok(match name.as_str() {
+            "normal" => Policy::Normal,
+            "batch" => Policy::Batch,
+            "idle" => Policy::Idle,
+            "fifo" | "rr" => {
+                let f = join(table, "rt_priority");
+                let x = self.require(t, "rt_priority", at, table)?;
+                let n = self.int(x, &f)?;
+                let (lo, hi) = (schedlab_sched_api::RT_PRIO_MIN, schedlab_sched_api::RT_PRIO_MAX);
+                if n < i64::from(lo) || n > i64::from(hi) {
+                    return Err(self.err(x.span().start, &f, format!("rt_priority {n} outside {lo}..={hi}")));
+                }
+                let prio = n as u8;
+                if name == "fifo" {
+                    Policy::Fifo { prio }
+                } else {
+                    Policy::Rr { prio }
+                }
+            }
+            _ => Policy::Deadline(self.dl_params(t, at, table)?),
+        })
+    }
+    fn dl_params(&self, t: &DeTable<'a>, at: usize, table: &str) -> R<crate::DlParams> {
+        let runtime = self.duration(self.require(t, "runtime", at, table)?, &join(table, "runtime"))?.0;
+        let dur = |k: &str| self.get(t, k).map(|x| self.duration(x, &join(table, k))).transpose();
+        let (deadline, period) = match (dur("deadline")?, dur("period")?) {
+            (Some(d), Some(p)) => (d.0, p.0),
+            (Some(d), None) => (d.0, d.0),
+            (None, Some(p)) => (p.0, p.0),
+            (None, None) => {
+                return Err(self.err(at, &join(table, "period"), "deadline needs `period` and/or `deadline`"))
+            }
+        };
+        let dl = crate::DlParams { runtime, deadline, period };
+        dl.check().map_err(|m| self.err(at, table, format!("invalid deadline parameters: {m}")))?;
+        Ok(dl)
+    }
+    /// Without `policy`, no policy parameter may be given.
+    fn no_policy_params(&self, t: &DeTable<'a>, table: &str) -> R<()> {
+        for k in POLICY_PARAMS {
+            if let Some(x) = self.get(t, k) {
+                return Err(self.err(x.span().start, &join(table, k), format!("`{k}` needs a `policy` that takes it")));
+            }
+        }
+        Ok(())
+    }
     fn int(&self, v: &V, field: &str) -> R<i64> {
         match self.int_src(v, field)? {
             IntSrc::Const(i) => Ok(i),
@@ -429,8 +513,13 @@ impl<'a> P<'a> {
             "barrier" => &["spin_max"],
             "mark_begin" | "mark_end" => &["id"],
             "fork" => &["count"],
-            "send" | "recv" => &["bytes"],
+            "send" => &["bytes", "current_cpu"],
+            "recv" => &["bytes"],
+            v if futex::FUTEX_VERBS.iter().any(|(n, _)| *n == v) => {
+                futex::FUTEX_VERBS.iter().find(|(n, _)| *n == v).map(|(_, e)| *e).unwrap_or(&[])
+            }
             "cond_wait" => &["mutex"],
+            "set_policy" => POLICY_PARAMS,
             _ => &[],
         };
         let mut allowed = vec![verb.as_str()];
@@ -493,7 +582,13 @@ impl<'a> P<'a> {
                 let pipe = self.string(val, &f)?;
                 let bytes = self.int_src(self.require(t, "bytes", at, field)?, &join(field, "bytes"))?;
                 if verb == "send" {
-                    AstOp::Send { pipe, bytes }
+                    let current_cpu = match self.get(t, "current_cpu") {
+                        Some(v) => v.get_ref().as_bool().ok_or_else(|| {
+                            self.err(v.span().start, &join(field, "current_cpu"), "expected true or false")
+                        })?,
+                        None => false,
+                    };
+                    AstOp::Send { pipe, bytes, current_cpu }
                 } else {
                     AstOp::Recv { pipe, bytes }
                 }
@@ -533,6 +628,8 @@ impl<'a> P<'a> {
             }
             "set_affinity" => AstOp::SetAffinity(self.cpuset(val, &f)?),
             "set_slice" => AstOp::SetSlice(self.slice(val, &f)?),
+            "set_policy" => AstOp::SetPolicy(self.policy(t, val, field, &f)?),
+            v if futex::FUTEX_VERBS.iter().any(|(n, _)| *n == v) => self.futex_op(v, val, t, at, field)?,
             _ => unreachable!("verb list and match agree"),
         };
         node(op)
@@ -564,7 +661,21 @@ const VERBS: &[&str] = &[
     "set_nice",
     "set_affinity",
     "set_slice",
+    "set_policy",
+    "futex_set",
+    "futex_add",
+    "futex_wait",
+    "futex_wake",
+    "futex_swap",
+    "futex_wake_op",
+    "futex_requeue",
+    "lock_pi",
+    "unlock_pi",
 ];
+
+/// The keys that go with a policy (`sched_attr`): `rt_priority` for fifo/rr, `runtime`,
+/// `deadline` and `period` for deadline.
+const POLICY_PARAMS: &[&str] = &["rt_priority", "runtime", "deadline", "period"];
 
 /// A pipe's buffer by default: 16 pages (`fs/pipe.c: PIPE_DEF_BUFFERS`).
 pub const PIPE_CAPACITY: u64 = 65_536;
@@ -611,7 +722,8 @@ fn mentions_n(nodes: &[Node]) -> bool {
         AstOp::Loop { count, body } => count.as_ref().is_some_and(int) || mentions_n(body),
         AstOp::For { count, body, .. } => int(count) || mentions_n(body),
         AstOp::Fork { count, .. } | AstOp::SetNice(count) => int(count),
-        AstOp::Send { pipe, bytes } | AstOp::Recv { pipe, bytes } => has(pipe) || int(bytes),
+        AstOp::Send { pipe, bytes, .. } | AstOp::Recv { pipe, bytes } => has(pipe) || int(bytes),
+        AstOp::Futex(op) => op.words().into_iter().any(|w| has(w)),
         AstOp::Lock(s) | AstOp::Unlock(s) | AstOp::Signal(s) | AstOp::Broadcast(s) | AstOp::Barrier(s) => has(s),
         AstOp::SpinBarrier { barrier, .. } => has(barrier),
         AstOp::Poll { pipe, count, body, .. } => has(pipe) || int(count) || mentions_n(body),
@@ -669,6 +781,7 @@ pub fn parse_workload(
             "mutex",
             "cond",
             "barrier",
+            "futex",
             "group",
             "session",
             "task",
@@ -794,6 +907,7 @@ pub fn parse_workload(
         }
     }
 
+    let futexes = p.futexes(root)?;
     let mut groups = p.task_groups(root)?;
 
     // Tasks: collect names first so `fork` can name a template defined further down.
@@ -821,8 +935,25 @@ pub fn parse_workload(
         p.check_keys(
             t,
             &[
-                "name", "count", "template", "nice", "policy", "affinity", "start", "group", "session", "slice",
-                "process", "kthread", "per_cpu", "program",
+                "name",
+                "count",
+                "template",
+                "nice",
+                "policy",
+                "rt_priority",
+                "runtime",
+                "deadline",
+                "period",
+                "affinity",
+                "start",
+                "group",
+                "session",
+                "slice",
+                "process",
+                "kthread",
+                "per_cpu",
+                "program",
+                "vip",
             ],
             &f,
         )?;
@@ -836,6 +967,7 @@ pub fn parse_workload(
         let process = p.flag(t, "process", &f)?;
         let kthread = p.flag(t, "kthread", &f)?;
         let per_cpu = p.flag(t, "per_cpu", &f)?;
+        let vip = p.flag(t, "vip", &f)?;
         let count = match p.get(t, "count") {
             Some(c) if per_cpu => {
                 return Err(p.err(c.span().start, &join(&f, "count"), "a per_cpu task has one instance per CPU"))
@@ -866,20 +998,12 @@ pub fn parse_workload(
             }
             None => 0,
         };
-        let policy = match p.get(t, "policy") {
-            Some(v) => match p.string(v, &join(&f, "policy"))?.as_str() {
-                "normal" => Policy::Normal,
-                "batch" => Policy::Batch,
-                "idle" => Policy::Idle,
-                o => {
-                    return Err(p.err(
-                        v.span().start,
-                        &join(&f, "policy"),
-                        format!("unknown policy `{o}`; expected normal, batch or idle"),
-                    ))
-                }
-            },
-            None => Policy::Normal,
+        let (policy, policy_at) = match p.get(t, "policy") {
+            Some(v) => (p.policy(t, v, &f, &join(&f, "policy"))?, v.span().start),
+            None => {
+                p.no_policy_params(t, &f)?;
+                (Policy::Normal, tv.span().start)
+            }
         };
         let affinity = p.get(t, "affinity").map(|v| p.cpuset(v, &join(&f, "affinity"))).transpose()?;
         let start = p.get(t, "start").map(|v| p.duration(v, &join(&f, "start"))).transpose()?.unwrap_or(Ns(0));
@@ -894,6 +1018,7 @@ pub fn parse_workload(
             template,
             nice,
             policy,
+            policy_at,
             affinity,
             start,
             group,
@@ -902,6 +1027,7 @@ pub fn parse_workload(
             process,
             kthread,
             per_cpu,
+            vip,
             body,
             instance_dependent,
         });
@@ -966,6 +1092,7 @@ pub fn parse_workload(
         mutexes,
         conds,
         barriers,
+        futexes,
         templates,
     };
     // Lower every program once now, so that undefined objects are reported before the run,

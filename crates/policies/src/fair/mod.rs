@@ -406,6 +406,12 @@ impl SchedClass for Fair {
         p
     }
 
+    fn set_next_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
+        let ok = self.direct_switch_fair(cx, cpu, p);
+        self.flush_work(cx);
+        ok
+    }
+
     fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
         self.task_tick_fair(cx, cpu, curr);
         self.flush_work(cx);

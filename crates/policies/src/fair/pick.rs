@@ -23,23 +23,61 @@ impl Fair {
                 }
                 None
             }
-            Some(se) => {
-                if Some(se) != prev {
-                    self.switch_path(cx, prev, se);
-                }
-                let p = self.se_task(se).expect("picks end at a task");
-                let list = &mut self.cpu[cpu].cfs_tasks;
-                if let Some(i) = list.iter().position(|&t| t == p) {
-                    list.remove(i);
-                    list.push_front(p);
-                }
-                if !self.eevdf_on() {
-                    let slice = self.sched_slice(self.cfs_rq_of(se), se);
-                    self.em(se).last_slice = slice;
-                }
-                Some(p)
-            }
+            Some(se) => Some(self.set_picked(cx, cpu, prev, se)),
         }
+    }
+
+    /// `put_prev_task_fair` on its own: a higher class (rt, deadline) takes the CPU, so the
+    /// fair task the kernel put back is settled now (`core.c:put_prev_set_next_task`, v6.12)
+    /// rather than at the fair class's next pick.
+    pub fn put_prev_fair(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        if let Some(p) = self.cpu[cpu].prev.take() {
+            let pse = self.task_se(p);
+            self.put_prev_path(cx, pse);
+            self.flush_work(cx);
+        }
+    }
+
+    /// The second half of `pick_next_task_fair` once `se` is chosen: switch the hierarchy
+    /// from `prev` to it, move it to the front of `cfs_tasks`, note its slice (CFS).
+    fn set_picked(&mut self, cx: &mut Ctx, cpu: CpuId, prev: Option<Se>, se: Se) -> TaskId {
+        if Some(se) != prev {
+            self.switch_path(cx, prev, se);
+        }
+        let p = self.se_task(se).expect("picks end at a task");
+        let list = &mut self.cpu[cpu].cfs_tasks;
+        if let Some(i) = list.iter().position(|&t| t == p) {
+            list.remove(i);
+            list.push_front(p);
+        }
+        if !self.eevdf_on() {
+            let slice = self.sched_slice(self.cfs_rq_of(se), se);
+            self.em(se).last_slice = slice;
+        }
+        p
+    }
+
+    /// A direct switch to the queued task `p` (`docs/futex.md`): the clocks of every
+    /// level are brought up to date as a pick would (`update_curr`), then `p`'s entity is
+    /// set as if the pick had chosen it — it was placed by its wakeup enqueue
+    /// (`place_entity`: vruntime/lag as any wakeup), leaves the tree, and is charged for
+    /// what it runs from now on. Only the choice is skipped.
+    pub(super) fn direct_switch_fair(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
+        let se = self.task_se(p);
+        if !self.e(se).on_rq || self.e(se).sched_delayed {
+            return false;
+        }
+        let prev = self.cpu[cpu].prev.take().map(|t| self.task_se(t));
+        let mut at = Some(se);
+        while let Some(s) = at {
+            let rq = self.cfs_rq_of(s);
+            if self.rq(rq).curr.is_some_and(|c| self.e(c).on_rq) {
+                self.update_curr(cx, rq);
+            }
+            at = self.parent_entity(s);
+        }
+        self.set_picked(cx, cpu, prev, se);
+        true
     }
 
     /// `pick_task_fair`: from the root down; a delayed entity chosen on the way is dequeued

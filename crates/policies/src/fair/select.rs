@@ -219,6 +219,11 @@ impl Fair {
         if kind == SelectKind::Wake {
             if let Some(w) = waker {
                 self.record_wakee(cx, w, p);
+            }
+            if let Some(c) = crate::placement::wake_on_current_cpu(cx, p, kind, wake_flags) {
+                return c;
+            }
+            if let Some(w) = waker {
                 let wide = self.wake_wide(w, p, cpu);
                 self.counters.wake_wide += u64::from(wide);
                 want_affine = !wide && cx.allowed(p, cpu);

@@ -467,6 +467,10 @@ impl SchedClass for O1 {
             SelectKind::Fork => self.balance_self(cx, p, cx.this_cpu, SD_BALANCE_FORK),
             SelectKind::Wake => {
                 self.td[p].irq_wake = wake_flags & wf::IRQ != 0;
+                // Linux 2.6 had no such flag; a wakeup that asks for the waking CPU gets it.
+                if let Some(c) = crate::placement::wake_on_current_cpu(cx, p, kind, wake_flags) {
+                    return c;
+                }
                 self.wake_cpu(cx, p, prev, wake_flags & wf::SYNC != 0)
             }
             SelectKind::Exec => prev,

@@ -429,7 +429,7 @@ impl Ule {
     }
 
     /// `sched_pickcpu` and the wakeup's interactivity update (`sched_wakeup`).
-    fn select_task_rq_ule(&mut self, cx: &mut Ctx, p: TaskId, _prev: CpuId, kind: SelectKind, _wf: u32) -> CpuId {
+    fn select_task_rq_ule(&mut self, cx: &mut Ctx, p: TaskId, _prev: CpuId, kind: SelectKind, wf: u32) -> CpuId {
         self.seed(cx);
         if kind == SelectKind::Wake {
             let t = self.ticks(cx.now);
@@ -445,6 +445,10 @@ impl Ule {
             self.td[p].slice = 0;
         }
         self.sched_priority(cx, p);
+        // FreeBSD has no such flag; a wakeup that asks for the waking CPU gets it as on Linux.
+        if let Some(c) = crate::placement::wake_on_current_cpu(cx, p, kind, wf) {
+            return c;
+        }
         self.pickcpu(cx, p, cx.this_cpu)
     }
 
@@ -920,6 +924,24 @@ impl SchedClass for Ule {
                 None
             }
         }
+    }
+
+    /// A direct switch (`docs/futex.md`): `p` leaves its run queue and becomes the
+    /// thread `sched_choose` would have returned, with the same bookkeeping (`lowpri`,
+    /// pctcpu, `sched_userret`). Its priority and slice were set by its wakeup, as for any
+    /// woken thread.
+    fn set_next_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
+        if self.td[p].loaded_on != Some(cpu) || self.td[p].runq.is_none() {
+            return false;
+        }
+        self.runq_rem(cpu, p);
+        self.tdq[cpu].curr = Some(p);
+        // Not `choosethread`'s pick, so not necessarily the best thread here: a better one
+        // may still be queued (`tdq_setlowpri` takes the best of both).
+        self.setlowpri(cpu);
+        self.pctcpu_update(cx, p, false);
+        self.userret(cpu, p);
+        true
     }
 
     /// `sched_clock`, once per stat tick while a thread runs.

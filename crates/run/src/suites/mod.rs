@@ -1,6 +1,8 @@
 //! The built-in multi-experiment studies.
 
 mod cfs_eevdf;
+mod futex;
+mod rt_latency;
 
 use crate::suite::Suite;
 
@@ -8,7 +10,11 @@ use crate::suite::Suite;
 pub type SuiteEntry = (&'static str, &'static str, fn() -> Suite);
 
 /// Built-in suites by name.
-pub const SUITES: &[SuiteEntry] = &[("cfs-eevdf", cfs_eevdf::DESCRIPTION, cfs_eevdf::suite)];
+pub const SUITES: &[SuiteEntry] = &[
+    ("cfs-eevdf", cfs_eevdf::DESCRIPTION, cfs_eevdf::suite),
+    ("futex", futex::DESCRIPTION, futex::suite),
+    ("rt-latency", rt_latency::DESCRIPTION, rt_latency::suite),
+];
 
 /// The suite called `name`, if there is one.
 pub fn suite(name: &str) -> Option<Suite> {

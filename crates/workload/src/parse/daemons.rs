@@ -112,6 +112,7 @@ impl P<'_> {
                 template: false,
                 nice: preset.nice,
                 policy: Policy::Normal,
+                policy_at: at,
                 affinity: None,
                 start: Ns(0),
                 group: None,
@@ -120,6 +121,7 @@ impl P<'_> {
                 process: false,
                 kthread: true,
                 per_cpu: preset.per_cpu,
+                vip: false,
                 body,
                 instance_dependent: false,
             });

@@ -1,0 +1,360 @@
+//! The deadline class (`kernel/sched/deadline.c`, v6.12): the constant bandwidth server
+//! (CBS) per task — runtime, absolute deadline, period; throttling when the runtime runs out
+//! and replenishment by the `dl_timer` — EDF per CPU, global EDF by push/pull over a
+//! `cpudl`-like view of each CPU's earliest deadline, and admission control.
+
+use super::{Class, Curr};
+use schedlab_sched_api::{Ctx, DlParams, TaskPolicy};
+use schedlab_sim::{CpuId, Ns, TaskId};
+use std::collections::BTreeSet;
+
+/// Per-task deadline state (`struct sched_dl_entity`).
+#[derive(Clone, Copy, Default)]
+pub struct DlTask {
+    pub params: Option<DlParams>,
+    /// Remaining runtime of the current instance (negative after an overrun).
+    pub runtime: i64,
+    /// Absolute deadline of the current instance.
+    pub deadline: Ns,
+    /// `dl_throttled`: out of runtime, waiting for `replenish_at`.
+    pub throttled: bool,
+    pub replenish_at: Ns,
+    /// Queued on this CPU (ready or throttled).
+    pub queued_on: Option<CpuId>,
+    /// The deadline already counted as missed (each is counted once).
+    missed: Ns,
+    /// Bandwidth admitted for this task (20-bit fixed point).
+    pub admitted_bw: u64,
+}
+
+pub struct Dl {
+    pub tasks: Vec<DlTask>,
+    /// Per CPU: ready tasks by (deadline, id), the running one included.
+    ready: Vec<BTreeSet<(Ns, TaskId)>>,
+    /// Per CPU: throttled tasks by (replenishment time, id).
+    waiting: Vec<BTreeSet<(Ns, TaskId)>>,
+    /// Admitted bandwidth in all (`dl_bw->total_bw`).
+    pub total_bw: u64,
+    rotor: usize,
+    pub pushes: u64,
+    pub pulls: u64,
+    pub throttles: u64,
+    pub misses: u64,
+}
+
+impl Dl {
+    pub fn new(nr_cpus: usize) -> Dl {
+        Dl {
+            tasks: Vec::new(),
+            ready: vec![BTreeSet::new(); nr_cpus],
+            waiting: vec![BTreeSet::new(); nr_cpus],
+            total_bw: 0,
+            rotor: 0,
+            pushes: 0,
+            pulls: 0,
+            throttles: 0,
+            misses: 0,
+        }
+    }
+    pub fn grow(&mut self, p: TaskId) {
+        if self.tasks.len() <= p {
+            self.tasks.resize(p + 1, DlTask::default());
+        }
+    }
+    /// A deadline task is ready on `cpu` (its `cpudl` entry is set).
+    pub fn busy(&self, cpu: CpuId) -> bool {
+        !self.ready[cpu].is_empty()
+    }
+    /// `dl_rq->earliest_dl.curr`.
+    pub fn earliest(&self, cpu: CpuId) -> Option<Ns> {
+        self.ready[cpu].first().map(|&(d, _)| d)
+    }
+    pub fn nr(&self, cpu: CpuId) -> usize {
+        self.ready[cpu].len() + self.waiting[cpu].len()
+    }
+
+    /// `setup_new_dl_entity`: a fresh instance at `now`.
+    fn new_instance(&mut self, p: TaskId, now: Ns) {
+        let t = &mut self.tasks[p];
+        let d = t.params.expect("a deadline task has parameters");
+        t.deadline = now + Ns(d.deadline);
+        t.runtime = d.runtime as i64;
+    }
+
+    /// `dl_entity_overflow`: would the remaining runtime over the time left to the deadline
+    /// exceed the reserved bandwidth `runtime / deadline`?
+    fn overflow(t: &DlTask, d: &DlParams, now: Ns) -> bool {
+        let left = u128::from(d.deadline) * t.runtime.max(0) as u128;
+        let right = u128::from(t.deadline.0.saturating_sub(now.0)) * u128::from(d.runtime);
+        right < left
+    }
+
+    /// `enqueue_task_dl`. A new task (or one that just became deadline) starts an instance;
+    /// a waking one follows the CBS wakeup rule (`update_dl_entity`): it keeps its runtime
+    /// and deadline unless the deadline passed or they would overflow its bandwidth; a
+    /// throttled one waits for its `dl_timer`.
+    pub fn enqueue(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, pol: &TaskPolicy, fresh: bool, wakeup: bool) {
+        self.grow(p);
+        let now = cx.now;
+        if let TaskPolicy::Deadline(d) = *pol {
+            self.tasks[p].params = Some(d);
+        }
+        let d = self.tasks[p].params.expect("enqueued as a deadline task");
+        self.tasks[p].queued_on = Some(cpu);
+        if fresh {
+            self.tasks[p].throttled = false;
+            self.new_instance(p, now);
+        } else if self.tasks[p].throttled {
+            if self.tasks[p].replenish_at > now {
+                self.waiting[cpu].insert((self.tasks[p].replenish_at, p));
+                cx.timer(cpu, self.tasks[p].replenish_at);
+                return;
+            }
+            self.tasks[p].throttled = false;
+            self.replenish(p, now);
+        } else if wakeup && (self.tasks[p].deadline <= now || Self::overflow(&self.tasks[p], &d, now)) {
+            self.new_instance(p, now);
+        }
+        self.ready[cpu].insert((self.tasks[p].deadline, p));
+    }
+
+    /// `dequeue_task_dl`: off the ready or the throttled set (a throttled task that blocks
+    /// keeps its throttle until its replenishment time).
+    pub fn dequeue(&mut self, cpu: CpuId, p: TaskId) {
+        let t = self.tasks[p];
+        self.ready[cpu].remove(&(t.deadline, p));
+        self.waiting[cpu].remove(&(t.replenish_at, p));
+        self.tasks[p].queued_on = None;
+    }
+
+    /// `replenish_dl_entity`: add runtime a period at a time (postponing the deadline by
+    /// a period each) until positive; a deadline left in the past restarts the instance.
+    fn replenish(&mut self, p: TaskId, now: Ns) {
+        let t = &mut self.tasks[p];
+        let d = t.params.expect("a deadline task has parameters");
+        if t.runtime <= 0 {
+            // Whole periods at once: an overrun of k runtimes costs k periods.
+            let k = (-t.runtime) as u64 / d.runtime + 1;
+            t.deadline += Ns(k * d.period);
+            t.runtime += (k * d.runtime) as i64;
+        }
+        if t.deadline < now {
+            t.deadline = now + Ns(d.deadline);
+            t.runtime = d.runtime as i64;
+        }
+    }
+
+    /// `update_curr_dl_se`: charge `delta` to the running task; a deadline passed while
+    /// its instance still runs counts as a miss; out of runtime, it is throttled until
+    /// its next period (`start_dl_timer` at `deadline − D + P`) and the CPU rescheduled.
+    pub fn update_curr(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, delta: u64) {
+        let now = cx.now;
+        let t = &mut self.tasks[p];
+        if t.queued_on != Some(cpu) || t.throttled {
+            return;
+        }
+        t.runtime -= delta as i64;
+        if now > t.deadline && t.missed != t.deadline {
+            t.missed = t.deadline;
+            self.misses += 1;
+        }
+        if self.tasks[p].runtime <= 0 {
+            self.throttle(cx, cpu, p);
+        }
+    }
+
+    /// Throttles `p` (queued on `cpu`) until its next period; `sched_yield` uses this with
+    /// the runtime zeroed (`yield_task_dl`).
+    pub fn throttle(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) {
+        let t = self.tasks[p];
+        let d = t.params.expect("a deadline task has parameters");
+        self.ready[cpu].remove(&(t.deadline, p));
+        self.throttles += 1;
+        let at = Ns((t.deadline.0 + d.period).saturating_sub(d.deadline));
+        self.tasks[p].throttled = true;
+        self.tasks[p].replenish_at = at;
+        self.waiting[cpu].insert((at, p));
+        cx.timer(cpu, at);
+        cx.resched_curr(cpu);
+    }
+
+    /// `yield_task_dl`: the instance ends; the task sleeps until its next period.
+    pub fn yield_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) {
+        if self.tasks[p].queued_on == Some(cpu) && !self.tasks[p].throttled {
+            self.tasks[p].runtime = 0;
+            self.throttle(cx, cpu, p);
+        }
+    }
+
+    /// `dl_task_timer` on `cpu`: replenish every throttled task whose time has come and
+    /// requeue it; preempt if it beats what runs. Returns the next expiry, if any.
+    pub fn timer(&mut self, cx: &mut Ctx, cpu: CpuId, curr: &[Curr]) -> Option<Ns> {
+        while let Some(&(at, p)) = self.waiting[cpu].first() {
+            if at > cx.now {
+                return Some(at);
+            }
+            self.waiting[cpu].remove(&(at, p));
+            self.tasks[p].throttled = false;
+            self.replenish(p, cx.now);
+            self.ready[cpu].insert((self.tasks[p].deadline, p));
+            if self.preempts(cpu, p, curr) {
+                cx.resched_curr(cpu);
+            }
+        }
+        None
+    }
+
+    /// Whether `p` should run instead of `cpu`'s current task: it is not deadline, or it
+    /// is with a later deadline (`wakeup_preempt_dl`; equal deadlines do not preempt).
+    pub fn preempts(&self, cpu: CpuId, p: TaskId, curr: &[Curr]) -> bool {
+        match curr[cpu] {
+            Some((c, Class::Dl)) => c != p && self.tasks[p].deadline < self.tasks[c].deadline,
+            _ => true,
+        }
+    }
+
+    /// `find_later_rq` over `cpudl_find`: an allowed CPU with no deadline task (`task_cpu`,
+    /// then `this_cpu`, then a rotation), else the one whose earliest deadline is latest,
+    /// if later than `p`'s.
+    /// `cpudl` of `cpu` with this call's planned pushes applied: its earliest deadline.
+    fn earliest_planned(&self, cpu: CpuId, planned: &[(CpuId, Ns)]) -> Option<Ns> {
+        let mut e = self.earliest(cpu);
+        for &(c, d) in planned {
+            if c == cpu {
+                e = Some(e.map_or(d, |x| x.min(d)));
+            }
+        }
+        e
+    }
+
+    fn find_later_rq(&mut self, cx: &mut Ctx, p: TaskId, planned: &[(CpuId, Ns)]) -> Option<CpuId> {
+        let n = cx.nr_cpus();
+        if cx.task(p).affinity.count() < 2 {
+            return None;
+        }
+        cx.scanned_cpus(n as u64);
+        self.rotor = (self.rotor + 1) % n;
+        let rotor = self.rotor;
+        let aff = &cx.task(p).affinity;
+        let free = |c: CpuId| aff.contains(c) && self.earliest_planned(c, planned).is_none();
+        let here = cx.task(p).cpu;
+        if free(here) {
+            return Some(here);
+        }
+        if free(cx.this_cpu) {
+            return Some(cx.this_cpu);
+        }
+        if let Some(c) = (0..n).map(|i| (rotor + i) % n).find(|&c| free(c)) {
+            return Some(c);
+        }
+        let dl = self.tasks[p].deadline;
+        (0..n)
+            .filter(|&c| aff.contains(c))
+            .filter_map(|c| self.earliest_planned(c, planned).map(|e| (e, c)))
+            .filter(|&(e, _)| dl < e)
+            .max_by_key(|&(e, c)| (e, std::cmp::Reverse(c)))
+            .map(|(_, c)| c)
+    }
+
+    /// `select_task_rq_dl`: if the previous CPU runs a deadline task that is pinned or due
+    /// no later than `p`, look for a CPU where `p` would run.
+    pub fn select(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, curr: &[Curr]) -> CpuId {
+        self.grow(p);
+        let Some((c, Class::Dl)) = curr[prev] else { return prev };
+        if cx.task(c).affinity.count() >= 2 && self.tasks[p].deadline < self.tasks[c].deadline {
+            return prev;
+        }
+        match self.find_later_rq(cx, p, &[]) {
+            Some(t) if self.earliest(t).is_none_or(|e| self.tasks[p].deadline < e) => t,
+            _ => prev,
+        }
+    }
+
+    /// The earliest-deadline ready task of `cpu` that is not running and may move.
+    fn pushable(&self, cx: &Ctx, cpu: CpuId, running: Option<TaskId>) -> Option<TaskId> {
+        self.ready[cpu].iter().map(|&(_, t)| t).find(|&t| Some(t) != running && cx.task(t).affinity.count() > 1)
+    }
+
+    /// `push_dl_tasks`: while `cpu` has a pushable task that would not run here at once,
+    /// move it to a CPU where it would run; targets already chosen in this call count
+    /// with their new deadline (the kernel applies the moves after the hook).
+    pub fn push(&mut self, cx: &mut Ctx, cpu: CpuId, curr: &[Curr]) {
+        let running = curr[cpu].map(|(t, _)| t);
+        let mut planned: Vec<(CpuId, Ns)> = Vec::new();
+        let mut moved: Vec<TaskId> = Vec::new();
+        loop {
+            let next = self.ready[cpu]
+                .iter()
+                .map(|&(_, t)| t)
+                .find(|&t| Some(t) != running && !moved.contains(&t) && cx.task(t).affinity.count() > 1);
+            let Some(next) = next else { return };
+            if self.preempts(cpu, next, curr) {
+                if matches!(curr[cpu], Some((_, Class::Dl))) {
+                    cx.resched_curr(cpu);
+                }
+                return;
+            }
+            let d = self.tasks[next].deadline;
+            let Some(t) = self.find_later_rq(cx, next, &planned) else { return };
+            if t == cpu || self.earliest_planned(t, &planned).is_some_and(|e| e <= d) {
+                return;
+            }
+            self.pushes += 1;
+            cx.migrate(next, t);
+            planned.push((t, d));
+            moved.push(next);
+        }
+    }
+
+    /// `pull_dl_task`: take the earliest-deadline task waiting on another CPU behind an
+    /// earlier one there, if it is due before everything `this` has.
+    pub fn pull(&mut self, cx: &mut Ctx, this: CpuId, curr: &[Curr]) {
+        let n = cx.nr_cpus();
+        cx.scanned_cpus(n as u64);
+        let mine = self.earliest(this);
+        let mut best: Option<(Ns, TaskId)> = None;
+        for src in (0..n).filter(|&c| c != this) {
+            if self.ready[src].len() < 2 {
+                continue;
+            }
+            let running = curr[src].map(|(t, _)| t);
+            let Some(p) = self.pushable(cx, src, running) else { continue };
+            let d = self.tasks[p].deadline;
+            if !cx.allowed(p, this) || mine.is_some_and(|m| m <= d) || self.preempts(src, p, curr) {
+                continue;
+            }
+            if best.is_none_or(|(b, _)| d < b) {
+                best = Some((d, p));
+            }
+        }
+        if let Some((_, p)) = best {
+            self.pulls += 1;
+            cx.migrate(p, this);
+        }
+    }
+
+    pub fn pick(&self, cpu: CpuId) -> Option<TaskId> {
+        self.ready[cpu].first().map(|&(_, t)| t)
+    }
+
+    pub fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
+        out.extend(self.ready[cpu].iter().map(|&(_, t)| t));
+        out.extend(self.waiting[cpu].iter().map(|&(_, t)| t));
+    }
+
+    pub fn check(&self, cpu: CpuId) -> Result<(), String> {
+        for &(d, t) in &self.ready[cpu] {
+            let x = &self.tasks[t];
+            if x.deadline != d || x.throttled || x.queued_on != Some(cpu) {
+                return Err(format!("dl CPU {cpu}: ready task {t} out of step (deadline, throttle or CPU)"));
+            }
+        }
+        for &(at, t) in &self.waiting[cpu] {
+            let x = &self.tasks[t];
+            if x.replenish_at != at || !x.throttled || x.queued_on != Some(cpu) {
+                return Err(format!("dl CPU {cpu}: throttled task {t} out of step"));
+            }
+        }
+        Ok(())
+    }
+}

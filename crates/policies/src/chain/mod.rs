@@ -1,0 +1,374 @@
+//! The class chain (`kernel/sched/core.c:__pick_next_task`, `wakeup_preempt`, v6.12):
+//! deadline > rt > fair, behind one [`SchedClass`] so that the kernel still sees a single
+//! policy. Each hook goes to the class of the task it concerns (`TaskInfo::policy`, the
+//! effective policy: a PI boost moves a task up); `pick_next_task` walks the classes in
+//! order; a wakeup in a higher class than `curr`'s preempts at once; balancing runs each
+//! class's own (rt and deadline push/pull, then the fair class's).
+//!
+//! The fair slot is the fair class (`cfs`, `eevdf`); rt and deadline are `rt.rs` and
+//! `dl.rs`. What keeps rt from starving fair depends on the version (`bw.rs`): rt
+//! throttling before v6.12, the fair server from v6.12. The stop class is not modelled
+//! (the kernel's stopper work is its `ActiveBalance`), nor sched_ext.
+
+mod bw;
+mod dl;
+mod hooks;
+mod rt;
+
+use crate::fair::Fair;
+use bw::{Mode, Phase, Server, Throttle};
+use schedlab_machine::Machine;
+use schedlab_sched_api::{Ctx, Request, TaskPolicy, Tunable};
+use schedlab_sim::{CpuId, Ns, TaskId};
+
+/// A scheduling class, in the kernel's order (`Dl` is above `Rt`, above `Fair`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    Dl,
+    Rt,
+    Fair,
+}
+
+/// What a CPU runs, and in which class (`None`: the idle task).
+pub type Curr = Option<(TaskId, Class)>;
+
+/// `core.c:__setscheduler_class` (v6.12): the class of a policy.
+pub fn class_of(pol: &TaskPolicy) -> Class {
+    match pol {
+        TaskPolicy::Deadline(_) => Class::Dl,
+        TaskPolicy::Fifo { .. } | TaskPolicy::Rr { .. } => Class::Rt,
+        _ => Class::Fair,
+    }
+}
+
+/// The chain's tunables (the kernel's sysctls and features), each defined once here.
+#[derive(Clone, Debug)]
+pub struct ChainTunables {
+    /// `sched_rt_runtime_us` (−1: unlimited), also the deadline admission cap.
+    pub rt_runtime_us: i64,
+    /// `sched_rt_period_us`.
+    pub rt_period_us: u64,
+    /// `sched_rr_timeslice_ms`.
+    pub rr_timeslice_ms: u64,
+    /// `RT_PUSH_IPI`: a CPU that would pull asks the overloaded CPU to push instead.
+    pub rt_push_ipi: bool,
+    /// `rt_bandwidth`: throttle (before v6.12), fair_server (v6.12+) or none.
+    pub mode: Mode,
+    /// The fair server's runtime and period (`/sys/kernel/debug/sched/fair_server`).
+    pub server_runtime: u64,
+    pub server_period: u64,
+}
+
+const CHAIN_KEYS: &[&str] = &[
+    "sched_rt_runtime_us",
+    "sched_rt_period_us",
+    "sched_rr_timeslice_ms",
+    "rt_push_ipi",
+    "rt_bandwidth",
+    "fair_server_runtime_us",
+    "fair_server_period_us",
+];
+
+impl ChainTunables {
+    /// Defaults per version: the fair server from v6.12 (`eevdf` 6.12, 6.18), rt
+    /// throttling before (`cfs` 5.15, `eevdf` 6.6).
+    fn new(fair_server: bool, sets: &[(String, String)]) -> Result<ChainTunables, String> {
+        let mut t = ChainTunables {
+            rt_runtime_us: 950_000,
+            rt_period_us: 1_000_000,
+            rr_timeslice_ms: 100,
+            rt_push_ipi: true,
+            mode: if fair_server { Mode::FairServer } else { Mode::Throttle },
+            server_runtime: 50_000_000,
+            server_period: 1_000_000_000,
+        };
+        let mut runtime_set = false;
+        for (k, v) in sets {
+            let num = |lo: u64, hi: u64| -> Result<u64, String> {
+                let n = crate::registry::parse_u64(k, v)?;
+                if !(lo..=hi).contains(&n) {
+                    return Err(format!("tunable `{k}` = {n} is outside its range {lo}..={hi}"));
+                }
+                Ok(n)
+            };
+            match k.as_str() {
+                "sched_rt_runtime_us" if v.trim() == "-1" => (t.rt_runtime_us, runtime_set) = (-1, true),
+                "sched_rt_runtime_us" => (t.rt_runtime_us, runtime_set) = (num(0, 4_000_000_000)? as i64, true),
+                "sched_rt_period_us" => t.rt_period_us = num(1, 4_000_000_000)?,
+                "sched_rr_timeslice_ms" => t.rr_timeslice_ms = num(1, 1000)?,
+                "rt_push_ipi" => t.rt_push_ipi = num(0, 1)? == 1,
+                "fair_server_runtime_us" => t.server_runtime = num(0, 4_000_000_000)? * 1000,
+                "fair_server_period_us" => t.server_period = num(100, 4_000_000_000)? * 1000,
+                "rt_bandwidth" => {
+                    t.mode = match v.trim() {
+                        "throttle" => Mode::Throttle,
+                        "fair_server" => Mode::FairServer,
+                        "none" => Mode::None,
+                        o => return Err(format!("tunable `rt_bandwidth`: `{o}` is not throttle, fair_server or none")),
+                    }
+                }
+                _ => {}
+            }
+        }
+        if t.rt_runtime_us > t.rt_period_us as i64 {
+            return Err(format!(
+                "tunable `sched_rt_runtime_us` = {} exceeds `sched_rt_period_us` = {}",
+                t.rt_runtime_us, t.rt_period_us
+            ));
+        }
+        if t.server_runtime > t.server_period {
+            return Err("tunable `fair_server_runtime_us` exceeds `fair_server_period_us`".into());
+        }
+        if runtime_set && t.rt_runtime_us < 0 && t.mode == Mode::Throttle {
+            t.mode = Mode::None;
+        }
+        Ok(t)
+    }
+    fn list(&self) -> Vec<Tunable> {
+        let mode = match self.mode {
+            Mode::Throttle => "throttle",
+            Mode::FairServer => "fair_server",
+            Mode::None => "none",
+        };
+        vec![
+            Tunable {
+                name: "sched_rt_runtime_us",
+                value: self.rt_runtime_us.to_string(),
+                doc: "rt runtime per period per CPU (-1 unlimited); also the deadline admission cap",
+            },
+            Tunable { name: "sched_rt_period_us", value: self.rt_period_us.to_string(), doc: "rt throttling period" },
+            Tunable {
+                name: "sched_rr_timeslice_ms",
+                value: self.rr_timeslice_ms.to_string(),
+                doc: "SCHED_RR timeslice, rounded to ticks",
+            },
+            Tunable {
+                name: "rt_push_ipi",
+                value: u8::from(self.rt_push_ipi).to_string(),
+                doc: "RT_PUSH_IPI: ask an overloaded CPU to push instead of pulling from it (1/0)",
+            },
+            Tunable {
+                name: "rt_bandwidth",
+                value: mode.into(),
+                doc: "throttle (before 6.12) | fair_server (6.12+) | none",
+            },
+            Tunable {
+                name: "fair_server_runtime_us",
+                value: (self.server_runtime / 1000).to_string(),
+                doc: "fair server runtime per period",
+            },
+            Tunable {
+                name: "fair_server_period_us",
+                value: (self.server_period / 1000).to_string(),
+                doc: "fair server period",
+            },
+        ]
+    }
+    /// The deadline bandwidth cap per CPU in 20-bit fixed point (`dl_bw->bw`), `None` if
+    /// unlimited; with the fair server its own bandwidth is reserved out of it
+    /// (`dl_server_apply_params`, v6.12).
+    pub fn dl_cap_per_cpu(&self) -> Option<u64> {
+        if self.rt_runtime_us < 0 {
+            return None;
+        }
+        let cap = schedlab_sched_api::to_ratio(self.rt_period_us, self.rt_runtime_us as u64);
+        let server = if self.mode == Mode::FairServer {
+            schedlab_sched_api::to_ratio(self.server_period, self.server_runtime)
+        } else {
+            0
+        };
+        Some(cap.saturating_sub(server))
+    }
+}
+
+/// Deadline > rt > fair, as one policy.
+pub struct Chain {
+    fair: Fair,
+    rt: rt::Rt,
+    dl: dl::Dl,
+    t: ChainTunables,
+    /// Per task: a PI boost's effective policy (`pi_setprio`), over `TaskInfo::policy`.
+    boost: Vec<Option<TaskPolicy>>,
+    /// Per task: the class it is queued in (`None`: not queued).
+    queued_in: Vec<Option<Class>>,
+    /// Per CPU: what runs, and whether the fair class picked it (a running task that
+    /// changed into fair was not picked by it until the next `schedule`).
+    curr: Vec<Curr>,
+    unpicked: Vec<bool>,
+    /// Per CPU: when the running task's (or idle's) time was last charged.
+    exec_start: Vec<Ns>,
+    /// Per CPU: queued fair tasks (delayed ones included).
+    fair_nr: Vec<usize>,
+    throttle: Vec<Throttle>,
+    server: Vec<Server>,
+    /// Per CPU: the class that ran before the current pick (`prev_balance`).
+    prev_class: Vec<Option<Class>>,
+    /// Per CPU: an `RT_PUSH_IPI` push request is pending; the fair class kicked it.
+    push_kick: Vec<bool>,
+    fair_kick: Vec<bool>,
+    /// Per CPU: a push queued by the last pick (a balance callback).
+    push_pending: Vec<bool>,
+    rt_throttles: u64,
+}
+
+impl Chain {
+    /// The chain around fair class `fair`; `sets` may hold the chain's keys and the fair
+    /// class's (`make` gets the rest). `fair_server`: the version has the fair server.
+    pub fn new(
+        m: &Machine,
+        sets: &[(String, String)],
+        fair_server: bool,
+        make: impl FnOnce(&[(String, String)]) -> Result<Fair, String>,
+    ) -> Result<Chain, String> {
+        let t = ChainTunables::new(fair_server, sets)?;
+        let rest: Vec<(String, String)> =
+            sets.iter().filter(|(k, _)| !CHAIN_KEYS.contains(&k.as_str())).cloned().collect();
+        let fair = make(&rest)?;
+        let n = m.nr_cpus();
+        let tick = m.tick_ns().0.max(1);
+        let rr_ticks = (t.rr_timeslice_ms * 1_000_000).div_ceil(tick).max(1);
+        Ok(Chain {
+            fair,
+            rt: rt::Rt::new(n, rr_ticks),
+            dl: dl::Dl::new(n),
+            t,
+            queued_in: Vec::new(),
+            boost: Vec::new(),
+            curr: vec![None; n],
+            unpicked: vec![false; n],
+            exec_start: vec![Ns(0); n],
+            fair_nr: vec![0; n],
+            throttle: vec![Throttle::default(); n],
+            server: vec![Server::default(); n],
+            prev_class: vec![None; n],
+            push_kick: vec![false; n],
+            fair_kick: vec![false; n],
+            push_pending: vec![false; n],
+            rt_throttles: 0,
+        })
+    }
+
+    /// Whether `--set` key `k` is the chain's (not the fair class's).
+    pub fn owns_key(k: &str) -> bool {
+        CHAIN_KEYS.contains(&k)
+    }
+
+    fn grow(&mut self, p: TaskId) {
+        if self.queued_in.len() <= p {
+            self.queued_in.resize(p + 1, None);
+            self.boost.resize(p + 1, None);
+        }
+        self.rt.grow(p);
+        self.dl.grow(p);
+    }
+
+    /// The effective policy of `p`: a PI boost, else the task's own.
+    fn eff(&self, cx: &Ctx, p: TaskId) -> TaskPolicy {
+        self.boost.get(p).copied().flatten().unwrap_or(cx.task(p).policy)
+    }
+
+    /// Rt or deadline tasks are queued on `cpu`.
+    fn rtdl_nr(&self, cpu: CpuId) -> usize {
+        self.rt.nr(cpu) + self.dl.nr(cpu)
+    }
+
+    /// Calls a fair-class hook, noting what its requests mean for the chain: a delayed
+    /// dequeue completed (`Blocked`) leaves the fair count; a `Kick` is the fair class's.
+    fn fair_call<R>(&mut self, cx: &mut Ctx, f: impl FnOnce(&mut Fair, &mut Ctx) -> R) -> R {
+        let before = cx.requests.len();
+        let r = f(&mut self.fair, cx);
+        for i in before..cx.requests.len() {
+            match cx.requests[i] {
+                Request::Blocked(t) if self.queued_in[t] == Some(Class::Fair) => {
+                    self.queued_in[t] = None;
+                    let cpu = cx.task(t).cpu;
+                    self.fair_left(cx, cpu);
+                }
+                Request::Kick(c) => self.fair_kick[c] = true,
+                _ => {}
+            }
+        }
+        r
+    }
+
+    /// A fair task left `cpu`'s queue.
+    fn fair_left(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        self.fair_nr[cpu] -= 1;
+        if self.fair_nr[cpu] == 0 {
+            self.server[cpu].stop();
+        }
+        let _ = cx;
+    }
+
+    /// Charges the time since the last charge on `cpu` to what ran: a deadline task's
+    /// runtime, the rt queue's throttling budget, or the fair server (fair and idle time).
+    fn account(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        let delta = cx.now.0.saturating_sub(self.exec_start[cpu].0);
+        self.exec_start[cpu] = cx.now;
+        if delta == 0 {
+            return;
+        }
+        match self.curr[cpu] {
+            Some((p, Class::Dl)) => self.dl.update_curr(cx, cpu, p, delta),
+            Some((_, Class::Rt)) => {
+                if self.t.mode == Mode::Throttle && self.t.rt_runtime_us >= 0 {
+                    let runtime = self.t.rt_runtime_us as u64 * 1000;
+                    if self.throttle[cpu].charge(delta, runtime) {
+                        self.rt_throttles += 1;
+                        cx.resched_curr(cpu);
+                    }
+                    self.arm_rt_period(cx, cpu);
+                }
+            }
+            Some((_, Class::Fair)) | None => {
+                if self.t.mode == Mode::FairServer && self.server[cpu].consume(delta) {
+                    cx.resched_curr(cpu);
+                    self.arm(cx, cpu);
+                }
+            }
+        }
+    }
+
+    /// Arms the rt period timer on `cpu` at the next period boundary, if not armed.
+    fn arm_rt_period(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        if self.throttle[cpu].timer.is_none() {
+            let period = self.t.rt_period_us * 1000;
+            let at = Ns((cx.now.0 / period + 1) * period);
+            self.throttle[cpu].timer = Some(at);
+            cx.timer(cpu, at);
+        }
+    }
+
+    /// Re-evaluates whether `cpu`'s fair server must be tracked (rt/deadline and fair tasks
+    /// share the CPU) and arms its timer.
+    fn server_sync(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        if self.t.mode != Mode::FairServer {
+            return;
+        }
+        let share = self.rtdl_nr(cpu) > 0 && self.fair_nr[cpu] > 0;
+        let s = &mut self.server[cpu];
+        if share && !s.tracking {
+            s.catch_up(cx.now, self.t.server_runtime, self.t.server_period);
+            self.arm(cx, cpu);
+        } else if !share && s.tracking {
+            s.untrack(cx.now);
+        }
+    }
+
+    /// Requests the fair server's next timer on `cpu`.
+    fn arm(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        if let Some(at) = self.server[cpu].next_timer() {
+            cx.timer(cpu, at);
+        }
+    }
+
+    /// The fair server runs fair tasks before rt on `cpu` now.
+    fn server_active(&self, cpu: CpuId) -> bool {
+        self.t.mode == Mode::FairServer && self.server[cpu].phase == Phase::Active && self.fair_nr[cpu] > 0
+    }
+
+    /// The rt queue of `cpu` may run (not throttled).
+    fn rt_runnable(&self, cpu: CpuId) -> bool {
+        !(self.t.mode == Mode::Throttle && self.throttle[cpu].throttled)
+    }
+}

@@ -1,0 +1,376 @@
+//! The real-time class (`kernel/sched/rt.c`, v6.12): per-CPU priority arrays of 100 FIFO
+//! lists with a bitmap, `SCHED_FIFO` and `SCHED_RR`, and push/pull between CPUs over a
+//! `cpupri`-like view of what each CPU runs.
+//!
+//! Priorities here are the kernel's internal `prio` (0 = `rt_priority` 99, the most
+//! important; 98 = `rt_priority` 1). The running task stays at the head of its list, as in
+//! the kernel, so a preempted task resumes before equal-priority tasks that arrived later.
+
+use super::{Class, Curr};
+use schedlab_sched_api::{Ctx, TaskPolicy};
+use schedlab_sim::{CpuId, TaskId};
+use std::collections::VecDeque;
+
+/// `MAX_RT_PRIO`: the number of rt priority lists (and the bitmap's sentinel bit).
+pub const MAX_RT_PRIO: usize = 100;
+
+/// `cpupri` level of a CPU with a deadline task queued (`CPUPRI_HIGHER`): never a push target.
+const LEVEL_HIGHER: i32 = -1;
+/// `cpupri` level of a CPU with no rt task (`CPUPRI_NORMAL`): idle or running fair tasks.
+const LEVEL_NORMAL: i32 = MAX_RT_PRIO as i32;
+
+/// `struct rt_prio_array`: one FIFO list per priority and the bitmap of non-empty lists.
+#[derive(Clone, Default)]
+pub struct PrioArray {
+    bitmap: [u64; 2],
+    queue: Vec<VecDeque<TaskId>>,
+    nr: usize,
+}
+
+impl PrioArray {
+    fn new() -> PrioArray {
+        PrioArray { bitmap: [0; 2], queue: vec![VecDeque::new(); MAX_RT_PRIO], nr: 0 }
+    }
+    /// `sched_find_first_bit`: the best non-empty priority.
+    pub fn first(&self) -> Option<usize> {
+        if self.bitmap[0] != 0 {
+            Some(self.bitmap[0].trailing_zeros() as usize)
+        } else if self.bitmap[1] != 0 {
+            Some(64 + self.bitmap[1].trailing_zeros() as usize)
+        } else {
+            None
+        }
+    }
+    fn set(&mut self, prio: usize, on: bool) {
+        let (w, b) = (prio / 64, prio % 64);
+        if on {
+            self.bitmap[w] |= 1 << b;
+        } else {
+            self.bitmap[w] &= !(1 << b);
+        }
+    }
+    /// `__enqueue_rt_entity`: tail, or head (`ENQUEUE_HEAD`).
+    fn push(&mut self, prio: usize, p: TaskId, head: bool) {
+        if head {
+            self.queue[prio].push_front(p);
+        } else {
+            self.queue[prio].push_back(p);
+        }
+        self.set(prio, true);
+        self.nr += 1;
+    }
+    /// `__dequeue_rt_entity`.
+    fn remove(&mut self, prio: usize, p: TaskId) -> bool {
+        let q = &mut self.queue[prio];
+        let Some(i) = q.iter().position(|&t| t == p) else { return false };
+        q.remove(i);
+        if q.is_empty() {
+            self.set(prio, false);
+        }
+        self.nr -= 1;
+        true
+    }
+}
+
+/// Per-task rt state (`struct sched_rt_entity`).
+#[derive(Clone, Copy, Default)]
+struct RtTask {
+    /// The prio it is queued at (its list), while queued.
+    prio: usize,
+    queued_on: Option<CpuId>,
+    /// `time_slice` in ticks (SCHED_RR; not reset by sleeping).
+    time_slice: u64,
+}
+
+pub struct Rt {
+    rq: Vec<PrioArray>,
+    tasks: Vec<RtTask>,
+    /// `sched_rr_timeslice` in ticks.
+    pub rr_ticks: u64,
+    /// `find_lowest_rq`'s rotation among equal candidates (`cpumask_any_and_distribute`).
+    rotor: usize,
+    pub pushes: u64,
+    pub pulls: u64,
+}
+
+/// What tells whether a CPU has a deadline task queued.
+pub type Busy<'a> = dyn Fn(CpuId) -> bool + 'a;
+
+/// Levels of CPUs already targeted by the pushes of this call: (CPU, the pushed prio).
+type Planned = [(CpuId, usize)];
+
+/// The internal prio of an rt policy (`99 − rt_priority`).
+pub fn rt_prio(pol: &TaskPolicy) -> usize {
+    (99 - i32::from(pol.rt_priority())).clamp(0, MAX_RT_PRIO as i32 - 1) as usize
+}
+
+impl Rt {
+    pub fn new(nr_cpus: usize, rr_ticks: u64) -> Rt {
+        Rt { rq: vec![PrioArray::new(); nr_cpus], tasks: Vec::new(), rr_ticks, rotor: 0, pushes: 0, pulls: 0 }
+    }
+    pub fn grow(&mut self, p: TaskId) {
+        if self.tasks.len() <= p {
+            let s = self.rr_ticks;
+            self.tasks.resize(p + 1, RtTask { prio: 0, queued_on: None, time_slice: s });
+        }
+    }
+    pub fn nr(&self, cpu: CpuId) -> usize {
+        self.rq[cpu].nr
+    }
+    /// `rt_rq->highest_prio.curr`, `MAX_RT_PRIO` if none.
+    pub fn highest(&self, cpu: CpuId) -> usize {
+        self.rq[cpu].first().unwrap_or(MAX_RT_PRIO)
+    }
+    pub fn prio_of(&self, p: TaskId) -> usize {
+        self.tasks[p].prio
+    }
+
+    /// `enqueue_task_rt` at `pol`'s priority; `head` for a task whose priority was lowered.
+    pub fn enqueue(&mut self, cpu: CpuId, p: TaskId, pol: &TaskPolicy, head: bool) {
+        self.grow(p);
+        let prio = rt_prio(pol);
+        self.tasks[p].prio = prio;
+        self.tasks[p].queued_on = Some(cpu);
+        self.rq[cpu].push(prio, p, head);
+    }
+    /// `dequeue_task_rt`.
+    pub fn dequeue(&mut self, cpu: CpuId, p: TaskId) {
+        let prio = self.tasks[p].prio;
+        self.rq[cpu].remove(prio, p);
+        self.tasks[p].queued_on = None;
+    }
+    /// `pick_next_rt_entity`: the head of the best non-empty list.
+    pub fn pick(&self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        cx.compared(1);
+        let prio = self.rq[cpu].first()?;
+        self.rq[cpu].queue[prio].front().copied()
+    }
+    /// `requeue_task_rt` to the tail of its list (`yield_task_rt`, RR expiry).
+    pub fn requeue_tail(&mut self, cpu: CpuId, p: TaskId) {
+        let prio = self.tasks[p].prio;
+        if self.rq[cpu].remove(prio, p) {
+            self.rq[cpu].push(prio, p, false);
+        }
+    }
+
+    /// `task_tick_rt` (v6.12): an RR task's slice counts down in ticks; at zero it is
+    /// reloaded and, unless the task is alone at its priority, moved to the tail.
+    pub fn tick(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, rr: bool) {
+        if !rr {
+            return;
+        }
+        let t = &mut self.tasks[p];
+        t.time_slice = t.time_slice.saturating_sub(1);
+        if t.time_slice > 0 {
+            return;
+        }
+        t.time_slice = self.rr_ticks;
+        let prio = t.prio;
+        if self.rq[cpu].queue[prio].len() > 1 {
+            self.requeue_tail(cpu, p);
+            cx.resched_curr(cpu);
+        }
+    }
+
+    /// `wakeup_preempt_rt`: only a strictly better priority preempts.
+    pub fn wakeup_preempt(&self, cx: &mut Ctx, cpu: CpuId, p: TaskId, curr: TaskId) {
+        if self.tasks[p].prio < self.tasks[curr].prio {
+            cx.resched_curr(cpu);
+        }
+    }
+
+    /// The `cpupri` level of `cpu`: its best queued rt prio, `LEVEL_NORMAL` without rt
+    /// tasks, `LEVEL_HIGHER` with a deadline task queued (`cpupri.c:convert_prio`).
+    fn level(&self, cpu: CpuId, dl_busy: &Busy, planned: &Planned) -> i32 {
+        let mut l = self.level0(cpu, dl_busy);
+        for &(c, prio) in planned {
+            if c == cpu {
+                l = l.min(prio as i32);
+            }
+        }
+        l
+    }
+    fn level0(&self, cpu: CpuId, dl_busy: &Busy) -> i32 {
+        if dl_busy(cpu) {
+            LEVEL_HIGHER
+        } else {
+            self.rq[cpu].first().map_or(LEVEL_NORMAL, |p| p as i32)
+        }
+    }
+
+    /// `find_lowest_rq` over `cpupri_find`: the allowed CPUs at the lowest level strictly
+    /// below `p`'s priority; among them `task_cpu(p)`, else `this_cpu`, else the next in a
+    /// rotation. `None` if `p` is pinned or no CPU runs less important work.
+    fn find_lowest_rq(&mut self, cx: &mut Ctx, p: TaskId, dl_busy: &Busy, planned: &Planned) -> Option<CpuId> {
+        let n = cx.nr_cpus();
+        if cx.task(p).affinity.count() < 2 {
+            return None;
+        }
+        cx.scanned_cpus(n as u64);
+        self.rotor = (self.rotor + 1) % n;
+        let rotor = self.rotor;
+        let aff = &cx.task(p).affinity;
+        let prio = self.tasks[p].prio as i32;
+        let mut best = prio;
+        for c in 0..n {
+            if aff.contains(c) {
+                best = best.max(self.level(c, dl_busy, planned));
+            }
+        }
+        if best <= prio {
+            return None;
+        }
+        let ok = |c: CpuId| aff.contains(c) && self.level(c, dl_busy, planned) == best;
+        let here = cx.task(p).cpu;
+        if ok(here) {
+            return Some(here);
+        }
+        if ok(cx.this_cpu) {
+            return Some(cx.this_cpu);
+        }
+        (0..n).map(|i| (rotor + i) % n).find(|&c| ok(c))
+    }
+
+    /// `select_task_rq_rt`: if the previous CPU runs an rt or deadline task that is pinned
+    /// or at least as important as `p`, look for a CPU running lower-priority work, and
+    /// move there only if `p` would be its best rt task.
+    pub fn select(
+        &mut self,
+        cx: &mut Ctx,
+        p: TaskId,
+        pol: &TaskPolicy,
+        prev: CpuId,
+        curr: &[Curr],
+        dl_busy: &Busy,
+    ) -> CpuId {
+        self.grow(p);
+        self.tasks[p].prio = rt_prio(pol);
+        let Some((c, cls)) = curr[prev] else { return prev };
+        let busy = match cls {
+            Class::Dl => true,
+            Class::Rt => cx.task(c).affinity.count() < 2 || self.tasks[c].prio <= self.tasks[p].prio,
+            Class::Fair => false,
+        };
+        if !busy {
+            return prev;
+        }
+        match self.find_lowest_rq(cx, p, dl_busy, &[]) {
+            Some(t) if self.tasks[p].prio < self.highest(t) => t,
+            _ => prev,
+        }
+    }
+
+    /// The best pushable task of `cpu`: queued, not running, allowed elsewhere
+    /// (`pick_next_pushable_task`).
+    fn pushable(&self, cx: &Ctx, cpu: CpuId, running: Option<TaskId>) -> Option<TaskId> {
+        self.pushable_except(cx, cpu, running, &[])
+    }
+    fn pushable_except(&self, cx: &Ctx, cpu: CpuId, running: Option<TaskId>, moved: &[TaskId]) -> Option<TaskId> {
+        let a = &self.rq[cpu];
+        let mut prio = a.first()?;
+        loop {
+            let ok = |t: TaskId| Some(t) != running && !moved.contains(&t) && cx.task(t).affinity.count() > 1;
+            if let Some(&t) = a.queue[prio].iter().find(|&&t| ok(t)) {
+                return Some(t);
+            }
+            prio = (prio + 1..MAX_RT_PRIO).find(|&q| !a.queue[q].is_empty())?;
+        }
+    }
+
+    /// Whether `cpu` is rt-overloaded (`rt_set_overload`: it has a pushable task).
+    fn overloaded(&self, cx: &Ctx, cpu: CpuId, running: Option<TaskId>) -> bool {
+        self.rq[cpu].nr > 1 && self.pushable(cx, cpu, running).is_some()
+    }
+
+    /// `push_rt_tasks` (v6.12): while `cpu` has a pushable task that would not run here at
+    /// once, move it to a CPU running less important work. The kernel applies the moves
+    /// after the hook, so the CPUs already chosen count at their new level (`planned`).
+    pub fn push(&mut self, cx: &mut Ctx, cpu: CpuId, curr: &[Curr], dl_busy: &Busy) {
+        let running = curr[cpu].map(|(t, _)| t);
+        let mut planned: Vec<(CpuId, usize)> = Vec::new();
+        let mut moved: Vec<TaskId> = Vec::new();
+        while let Some(next) = self.pushable_except(cx, cpu, running, &moved) {
+            match curr[cpu] {
+                Some((c, Class::Rt)) if self.tasks[next].prio < self.tasks[c].prio => {
+                    cx.resched_curr(cpu);
+                    return;
+                }
+                Some((_, Class::Fair)) | None => return, // it runs here at the next pick
+                _ => {}
+            }
+            let Some(t) = self.find_lowest_rq(cx, next, dl_busy, &planned) else { return };
+            if t == cpu || self.level(t, dl_busy, &planned) <= self.tasks[next].prio as i32 {
+                return;
+            }
+            self.pushes += 1;
+            cx.migrate(next, t);
+            planned.push((t, self.tasks[next].prio));
+            moved.push(next);
+        }
+    }
+
+    /// `pull_rt_task` (v6.12): `this` lowered its priority; take the best task waiting on an
+    /// overloaded CPU behind a more important one there, if it beats what `this` has.
+    /// Returns the source CPU to kick instead, with `RT_PUSH_IPI` (`tell_cpu_to_push`).
+    pub fn pull(&mut self, cx: &mut Ctx, this: CpuId, curr: &[Curr], push_ipi: bool) -> Option<CpuId> {
+        let n = cx.nr_cpus();
+        cx.scanned_cpus(n as u64);
+        let mut best: Option<(usize, TaskId, CpuId)> = None;
+        for src in (0..n).filter(|&c| c != this) {
+            let running = curr[src].map(|(t, _)| t);
+            if !self.overloaded(cx, src, running) {
+                continue;
+            }
+            let Some(p) = self.pushable(cx, src, running) else { continue };
+            let prio = self.tasks[p].prio;
+            if prio >= self.highest(this) || !cx.allowed(p, this) {
+                continue;
+            }
+            // The source is about to run it itself.
+            if matches!(curr[src], Some((c, Class::Rt)) if prio < self.tasks[c].prio) {
+                continue;
+            }
+            if matches!(curr[src], Some((_, Class::Fair)) | None) {
+                continue;
+            }
+            if best.is_none_or(|(b, _, _)| prio < b) {
+                best = Some((prio, p, src));
+            }
+        }
+        let (_, p, src) = best?;
+        if push_ipi {
+            return Some(src);
+        }
+        self.pulls += 1;
+        cx.migrate(p, this);
+        None
+    }
+
+    pub fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
+        for q in &self.rq[cpu].queue {
+            out.extend(q.iter().copied());
+        }
+    }
+
+    /// The bitmap matches the lists and the counts.
+    pub fn check(&self, cpu: CpuId) -> Result<(), String> {
+        let a = &self.rq[cpu];
+        let mut nr = 0;
+        for (prio, q) in a.queue.iter().enumerate() {
+            let bit = a.bitmap[prio / 64] >> (prio % 64) & 1 == 1;
+            if bit == q.is_empty() {
+                return Err(format!("rt CPU {cpu}: bitmap bit {prio} disagrees with its list"));
+            }
+            for &t in q {
+                if self.tasks[t].queued_on != Some(cpu) || self.tasks[t].prio != prio {
+                    return Err(format!("rt CPU {cpu}: task {t} is in list {prio} but not recorded there"));
+                }
+            }
+            nr += q.len();
+        }
+        if nr != a.nr {
+            return Err(format!("rt CPU {cpu}: {nr} tasks listed, {} counted", a.nr));
+        }
+        Ok(())
+    }
+}

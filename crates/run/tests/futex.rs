@@ -1,0 +1,448 @@
+//! Futex words and the futex optimisations (`docs/futex.md`): value-check semantics, wake
+//! order, requeue, `futex_swap`, wake on the current CPU, the direct switch, VIP queueing
+//! and inheritance, PI chains. Every run checks the kernel's invariants after every event.
+
+use schedlab_metrics::RunRecord;
+use schedlab_probe::{EndReason, Probe, ProbeEvent};
+use schedlab_run::RunSpec;
+use schedlab_sim::{Ns, TaskId};
+
+fn spec(text: &str, machine: &str, sched: &str, sets: &[(&str, &str)]) -> RunSpec {
+    let mut s = RunSpec::load("futex.toml", text, Some(machine), &[], Some(Ns::from_secs(5))).unwrap();
+    s.sched = sched.into();
+    s.sets = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    s.check = true;
+    s
+}
+
+fn run(text: &str, machine: &str, sched: &str, sets: &[(&str, &str)]) -> RunRecord {
+    let r = spec(text, machine, sched, sets).run(&mut |_| true).unwrap();
+    assert_eq!(r.end_reason, EndReason::AllExited, "{text}");
+    r
+}
+
+#[derive(Default)]
+struct Events(Vec<ProbeEvent>);
+impl Probe for Events {
+    fn event(&mut self, ev: &ProbeEvent) {
+        if !matches!(ev, ProbeEvent::CpuMode { .. }) {
+            self.0.push(ev.clone());
+        }
+    }
+}
+
+fn events(text: &str, machine: &str, sched: &str, sets: &[(&str, &str)]) -> (Vec<ProbeEvent>, Vec<(String, u64)>) {
+    let mut p = Events::default();
+    let s = schedlab_run::sim::run_with_probe(&spec(text, machine, sched, sets), &mut p, &mut |_| true).unwrap();
+    assert_eq!(s.reason, EndReason::AllExited, "{text}");
+    (p.0, s.kernel_counters)
+}
+
+fn counter(c: &[(String, u64)], name: &str) -> u64 {
+    c.iter().find(|(k, _)| k == name).map_or(0, |(_, v)| *v)
+}
+
+fn exit_ns(r: &RunRecord, name: &str) -> u64 {
+    r.tasks.iter().find(|t| t.name == name).and_then(|t| t.exit_ns).unwrap_or_else(|| panic!("{name} exited"))
+}
+
+fn task(r: &RunRecord, name: &str) -> schedlab_metrics::TaskRecord {
+    r.tasks.iter().find(|t| t.name == name).unwrap().clone()
+}
+
+/// A `futex_wait` whose word no longer holds the expected value returns at once (`-EAGAIN`),
+/// and a wake that comes before the wait is not lost: the waker changed the word first.
+#[test]
+fn futex_wait_checks_the_value_and_a_wake_before_the_wait_is_not_lost() {
+    let w = r#"
+[[futex]]
+name = "f"
+value = 5
+[[futex]]
+name = "g"
+[[task]]
+name = "stale"
+program = [ { futex_wait = "f", expected = 0 }, { run = "1ms" } ]
+[[task]]
+name = "waker"
+program = [ { futex_set = "g", value = 1 }, { futex_wake = "g" }, { run = "1ms" } ]
+[[task]]
+name = "late"
+start = "3ms"
+program = [ { futex_wait = "g", expected = 0 }, { run = "1ms" } ]
+"#;
+    let r = run(w, "smp4", "eevdf", &[]);
+    for name in ["stale", "late"] {
+        assert_eq!(task(&r, name).switches_voluntary, 1, "{name} only blocks at exit");
+        assert_eq!(task(&r, name).sleep_ns, 0, "{name} never slept");
+    }
+    // The same waiter without the store blocks for good: the wait is real.
+    let lost = w.replace(r#"{ futex_set = "g", value = 1 }, "#, "");
+    let r = spec(&lost, "smp4", "eevdf", &[]).run(&mut |_| true).unwrap();
+    assert_eq!(r.end_reason, EndReason::Deadlock);
+}
+
+/// `futex_wake(1)` wakes SCHED_OTHER waiters in FIFO order of their waits, whatever their
+/// nice values (`__futex_queue`: all at plist priority 100); `CMP_REQUEUE(1, all)` on N
+/// waiters wakes one and moves the rest, which a later wake of the target wakes in their
+/// original order (`requeue_futex`).
+#[test]
+fn wakes_are_fifo_and_cmp_requeue_moves_the_rest_in_order() {
+    let w = r#"
+[[futex]]
+name = "cv"
+[[futex]]
+name = "m"
+[[task]]
+name = "w0"
+nice = 3
+start = "0us"
+program = [ { futex_wait = "cv", expected = 0 }, { futex_wait = "m", expected = 0 }, { run = "100us" } ]
+[[task]]
+name = "w1"
+nice = 1
+start = "100us"
+program = [ { futex_wait = "cv", expected = 0 }, { futex_wait = "m", expected = 0 }, { run = "100us" } ]
+[[task]]
+name = "w2"
+nice = -1
+start = "200us"
+program = [ { futex_wait = "cv", expected = 0 }, { futex_wait = "m", expected = 0 }, { run = "100us" } ]
+[[task]]
+name = "w3"
+nice = -3
+start = "300us"
+program = [ { futex_wait = "cv", expected = 0 }, { futex_wait = "m", expected = 0 }, { run = "100us" } ]
+[[task]]
+name = "main"
+start = "1ms"
+program = [
+  { futex_set = "cv", value = 1 },
+  { futex_requeue = "cv", to = "m", wake = 1, requeue = "all", expected = 1 },
+  { sleep = "1ms" },
+  { futex_set = "m", value = 1 },
+  { loop = 4, do = [ { futex_wake = "m", count = 1 }, { sleep = "1ms" } ] },
+]
+"#;
+    let (ev, c) = events(w, "smp4", "cfs", &[]);
+    assert_eq!(counter(&c, "futex_requeued"), 3);
+    // The waiters are tasks 0..3 (main, task 4, also wakes from its sleeps).
+    let wakeups: Vec<TaskId> = ev
+        .iter()
+        .filter_map(|e| if let ProbeEvent::Waking { task, .. } = e { Some(*task).filter(|&t| t < 4) } else { None })
+        .collect();
+    // Tasks 0..3 are w0..w3, queued in that order: the requeue wakes w0 and moves w1..w3
+    // to `m`, where they keep their place ahead of w0, which queues on `m` after waking.
+    assert_eq!(wakeups, [0, 1, 2, 3, 0]);
+}
+
+/// The request/response pair over one of four mechanisms.
+fn pingpong(rounds: u64, swap: bool, current_cpu: bool, direct: bool) -> String {
+    let flags = format!("current_cpu = {current_cpu}, direct = {direct}");
+    let (client, server) = if swap {
+        (
+            format!(r#"{{ futex_swap = "resp", expected = 0, wake = "req", {flags} }}"#),
+            format!(r#"{{ futex_swap = "req", expected = 0, wake = "resp", {flags} }}"#),
+        )
+    } else {
+        (
+            format!(
+                r#"{{ futex_wake = "req", current_cpu = {current_cpu} }}, {{ futex_wait = "resp", expected = 0 }}"#
+            ),
+            format!(
+                r#"{{ futex_wake = "resp", current_cpu = {current_cpu} }}, {{ futex_wait = "req", expected = 0 }}"#
+            ),
+        )
+    };
+    format!(
+        r#"
+[[futex]]
+name = "req"
+[[futex]]
+name = "resp"
+[[task]]
+name = "client"
+program = [ {{ loop = {rounds}, do = [ {{ run = "5us" }}, {{ futex_set = "req", value = 1 }}, {client}, {{ futex_set = "resp", value = 0 }} ] }},
+  {{ futex_set = "req", value = 1 }}, {{ futex_wake = "req" }} ]
+[[task]]
+name = "server"
+program = [ {{ futex_wait = "req", expected = 0 }}, {{ loop = {rounds}, do = [ {{ futex_set = "req", value = 0 }}, {{ run = "10us" }}, {{ futex_set = "resp", value = 1 }}, {server} ] }} ]
+"#
+    )
+}
+
+/// Every mechanism completes every round: no wakeup is lost (a lost one would leave the
+/// pair blocked for good, a deadlock), under every policy, with invariants checked.
+#[test]
+fn a_request_response_pair_loses_no_wakeup_under_any_mechanism() {
+    for sched in ["eevdf", "cfs", "ule", "o1", "fifo"] {
+        for (swap, cur, direct) in
+            [(false, false, false), (false, true, false), (true, false, false), (true, true, false), (true, true, true)]
+        {
+            let r = run(&pingpong(3000, swap, cur, direct), "smp2", sched, &[]);
+            // With a swap the client sleeps once per round (and once at exit). A plain wake on
+            // the current CPU may instead be preempted by its wakee before it waits, and then
+            // find the answer already there: no sleep that round.
+            let c = task(&r, "client");
+            if swap {
+                assert_eq!(c.switches_voluntary, 3001, "{sched} swap={swap} cur={cur} direct={direct}");
+            }
+            assert!(c.wakeups + 1 >= c.switches_voluntary, "{sched}");
+        }
+    }
+}
+
+/// With `futex_swap` on the current CPU, client and server share one CPU after the first
+/// round: no migration, and each round is exactly two switches (client → server → client),
+/// none to or from the idle task (`WF_CURRENT_CPU`, v6.6 `select_task_rq_fair`).
+#[test]
+fn wake_on_the_current_cpu_keeps_the_pair_on_one_cpu_with_two_switches_a_round() {
+    let rounds = 2000;
+    // The Linux classes, whose flag this is. (ULE honours it too, but its long-term balancer
+    // samples `tdq_load` at random instants and may catch the wakee queued beside the waker
+    // for the moment before the switch, and move it.)
+    for sched in ["eevdf", "cfs"] {
+        // From 1 ms CPUs 1-3 each run a pinned hog, so that no idle CPU pulls the server in
+        // the instant between its wakeup and the waker's switch away (an idle CPU's balancer
+        // may, as on Linux, where the wakeup and `schedule()` take the lock separately). They
+        // start late so that the server does not share a CPU with one before the pair meets:
+        // a task whose dequeue EEVDF delayed is woken in place (`ttwu_runnable`), where no
+        // wake flag can move it.
+        // The client is pinned to CPU 0; where the server runs is up to its wakeups.
+        let mut w =
+            pingpong(rounds, true, true, false).replace("name = \"client\"\n", "name = \"client\"\naffinity = \"0\"\n");
+        for c in 1..4 {
+            w += &format!("[[task]]\nname = \"hog{c}\"\naffinity = \"{c}\"\nstart = \"1ms\"\nprogram = [ {{ run = \"100ms\" }} ]\n");
+        }
+        let (ev, _) = events(&w, "smp4", sched, &[]);
+        // The first round trip that both tasks make from their own CPUs ends when the client
+        // (task 0) runs the third time (the server may start late, on another CPU).
+        let t1 = ev
+            .iter()
+            .filter_map(|e| match e {
+                ProbeEvent::Switch { time, next: Some(0), .. } => Some(*time),
+                _ => None,
+            })
+            .nth(2)
+            .unwrap();
+        let last =
+            ev.iter().rev().find_map(|e| if let ProbeEvent::Exit { time, task: 0 } = e { Some(*time) } else { None });
+        let window = |t: Ns| t > t1 && t < last.unwrap();
+        let migrations = ev.iter().filter(|e| matches!(e, ProbeEvent::Migrate { time, .. } if window(*time))).count();
+        assert_eq!(migrations, 0, "{sched}");
+        let pair = |t: &Option<TaskId>| matches!(t, Some(0 | 1));
+        let switches: Vec<_> = ev
+            .iter()
+            .filter(|e| matches!(e, ProbeEvent::Switch { time, prev, next, .. } if window(*time) && (pair(prev) || pair(next))))
+            .collect();
+        assert!(
+            switches.iter().all(|e| matches!(e, ProbeEvent::Switch { prev: Some(_), next: Some(_), .. })),
+            "{sched}"
+        );
+        assert_eq!(switches.len() as u64, 2 * (rounds - 2), "{sched}");
+        let cpus: std::collections::BTreeSet<_> =
+            switches.iter().map(|e| if let ProbeEvent::Switch { cpu, .. } = e { *cpu } else { 0 }).collect();
+        assert_eq!(cpus.len(), 1, "{sched}");
+    }
+}
+
+/// The direct switch: each wakee is activated and run on the waker's CPU with no pick in
+/// between — its wakeup is immediately followed by the switch to it, on that CPU — and every
+/// swap is counted as a direct switch that skipped a pick; per-CPU time (checked after
+/// every event) and per-task time (run + wait + sleep = lifetime) stay conserved.
+#[test]
+fn the_direct_switch_runs_the_wakee_next_without_a_pick_and_conserves_time() {
+    let rounds = 2000;
+    for sched in ["eevdf", "cfs", "ule", "fifo"] {
+        let text = pingpong(rounds, true, true, true);
+        let (ev, c) = events(&text, "smp2", sched, &[]);
+        assert_eq!(counter(&c, "direct_switches"), 2 * rounds, "{sched}");
+        assert_eq!(counter(&c, "picks_skipped"), 2 * rounds, "{sched}");
+        assert_eq!(counter(&c, "direct_fallbacks"), 0, "{sched}");
+        let mut direct = 0;
+        for (i, e) in ev.iter().enumerate() {
+            let ProbeEvent::Wakeup { task, cpu, time, new: false } = *e else { continue };
+            // The next event on the path is the switch to the wakee on the same CPU, at once.
+            if let Some(ProbeEvent::Switch { cpu: c2, next: Some(n), time: t2, .. }) = ev.get(i + 1) {
+                if *c2 == cpu && *n == task && *t2 == time {
+                    direct += 1;
+                }
+            }
+        }
+        // All but the pair's first wakeup (the server's first wait) and the last one.
+        assert!(direct >= 2 * rounds - 2, "{sched}: {direct}");
+        let r = run(&text, "smp2", sched, &[]);
+        for t in &r.tasks {
+            let life = t.exit_ns.unwrap() - t.start_ns;
+            assert_eq!(t.runtime_ns + t.wait_ns + t.sleep_ns, life, "{sched} {}", t.name);
+        }
+    }
+}
+
+/// A lock held by `holder`, normal waiters arriving at 100 and 200 µs, a VIP at `vip_at`;
+/// each waiter holds the lock 1 ms, so the order they exit is the order they got it.
+fn vip_world(vip_at: &str, hold: &str) -> String {
+    format!(
+        r#"
+[[mutex]]
+name = "m"
+[[task]]
+name = "holder"
+program = [ {{ lock = "m" }}, {{ run = "{hold}" }}, {{ unlock = "m" }} ]
+[[task]]
+name = "n.0"
+start = "100us"
+program = [ {{ lock = "m" }}, {{ run = "1ms" }}, {{ unlock = "m" }} ]
+[[task]]
+name = "n.1"
+start = "200us"
+program = [ {{ lock = "m" }}, {{ run = "1ms" }}, {{ unlock = "m" }} ]
+[[task]]
+name = "vip"
+vip = true
+start = "{vip_at}"
+program = [ {{ lock = "m" }}, {{ run = "1ms" }}, {{ unlock = "m" }} ]
+"#
+    )
+}
+
+/// A VIP waiter is granted before earlier normal waiters; with `futex.vip=0` it waits its
+/// turn; the starvation guard lets a normal waiter that waited longer than the threshold go
+/// first.
+#[test]
+fn vip_waiters_jump_normal_ones_unless_the_guard_or_the_switch_says_no() {
+    let w = vip_world("300us", "2ms");
+    let r = run(&w, "smp4", "eevdf", &[]);
+    assert!(exit_ns(&r, "vip") < exit_ns(&r, "n.0"), "the VIP goes first");
+    assert!(exit_ns(&r, "n.0") < exit_ns(&r, "n.1"));
+    let r = run(&w, "smp4", "eevdf", &[("futex.vip", "0")]);
+    assert!(exit_ns(&r, "n.1") < exit_ns(&r, "vip"), "VIP off: FIFO");
+    // The holder keeps the lock 150 ms; the VIP arrives at 120 ms, when n.0 has waited
+    // 119.9 ms (> 100 ms): it queues behind both normal waiters.
+    let w = vip_world("120ms", "150ms");
+    let r = run(&w, "smp4", "eevdf", &[]);
+    assert!(exit_ns(&r, "n.1") < exit_ns(&r, "vip"), "the guard holds the VIP back");
+    let r = run(&w, "smp4", "eevdf", &[("futex.vip_starvation_ns", "130000000")]);
+    assert!(exit_ns(&r, "vip") < exit_ns(&r, "n.0"), "a longer threshold lets it jump");
+}
+
+/// A → B → C: the VIP A waits on m1 held by B, which waits on m2 held by C. B and C get VIP
+/// treatment; C loses it when it releases m2, B when it releases m1. With VIP off, nobody.
+#[test]
+fn vip_inheritance_follows_the_chain_and_is_restored_on_release() {
+    let w = r#"
+[[mutex]]
+name = "m1"
+[[mutex]]
+name = "m2"
+[[task]]
+name = "C"
+program = [ { lock = "m2" }, { run = "3ms" }, { unlock = "m2" }, { run = "1ms" } ]
+[[task]]
+name = "B"
+start = "100us"
+program = [ { lock = "m1" }, { lock = "m2" }, { run = "1ms" }, { unlock = "m2" }, { run = "1ms" }, { unlock = "m1" }, { run = "1ms" } ]
+[[task]]
+name = "A"
+vip = true
+start = "500us"
+program = [ { lock = "m1" }, { run = "1ms" }, { unlock = "m1" } ]
+"#;
+    let (ev, c) = events(w, "smp4", "eevdf", &[]);
+    let vip: Vec<(TaskId, bool)> = ev
+        .iter()
+        .filter_map(|e| if let ProbeEvent::VipInherit { task, on, .. } = e { Some((*task, *on)) } else { None })
+        .collect();
+    // Tasks: C = 0, B = 1. A's wait raises B then C; C's unlock of m2 restores C; B's
+    // unlock of m1 restores B.
+    assert_eq!(vip, [(1, true), (0, true), (0, false), (1, false)]);
+    assert_eq!(counter(&c, "vip_inherits"), 2);
+    let (ev, _) = events(w, "smp4", "eevdf", &[("futex.vip", "0")]);
+    assert!(!ev.iter().any(|e| matches!(e, ProbeEvent::VipInherit { .. })));
+    // A chain bounded at one owner raises B only.
+    let (ev, _) = events(w, "smp4", "eevdf", &[("futex.max_lock_depth", "1")]);
+    let raised: Vec<TaskId> = ev
+        .iter()
+        .filter_map(|e| if let ProbeEvent::VipInherit { task, on: true, .. } = e { Some(*task) } else { None })
+        .collect();
+    assert_eq!(raised, [1]);
+}
+
+/// PI futexes: A (nice −10, prio 110) waits on X held by B (nice 0, 120), which waits on Y
+/// held by C (nice 5, 125): the boost propagates along the chain (`rt_mutex_adjust_prio_chain`),
+/// each owner is de-boosted when it hands its lock over, and ownership is handed to the top
+/// waiter (no barging: the word names the new owner before it runs).
+#[test]
+fn pi_boosts_propagate_along_the_owner_chain_and_end_at_unlock() {
+    let w = r#"
+[[futex]]
+name = "X"
+[[futex]]
+name = "Y"
+[[task]]
+name = "C"
+nice = 5
+program = [ { lock_pi = "Y" }, { run = "3ms" }, { unlock_pi = "Y" }, { run = "1ms" } ]
+[[task]]
+name = "B"
+start = "100us"
+program = [ { lock_pi = "X" }, { lock_pi = "Y" }, { run = "1ms" }, { unlock_pi = "Y" }, { run = "1ms" }, { unlock_pi = "X" }, { run = "1ms" } ]
+[[task]]
+name = "A"
+nice = -10
+start = "500us"
+program = [ { lock_pi = "X" }, { run = "1ms" }, { unlock_pi = "X" } ]
+"#;
+    let (ev, c) = events(w, "smp4", "eevdf", &[]);
+    let prio: Vec<(TaskId, Option<u32>)> = ev
+        .iter()
+        .filter_map(|e| if let ProbeEvent::PiSetprio { task, prio, .. } = e { Some((*task, *prio)) } else { None })
+        .collect();
+    // B waits on Y: C inherits B's 120. A waits on X: B gets 110, and C with it. C's unlock
+    // hands Y to B (C back to 125); B's unlock of X hands it to A (B back to 120).
+    assert_eq!(prio, [(0, Some(120)), (1, Some(110)), (0, Some(110)), (0, None), (1, None)]);
+    assert_eq!(counter(&c, "pi_boosts"), 3);
+}
+
+/// `FUTEX_WAKE_OP`: the op applies to the second word, waiters of the first are woken, and
+/// those of the second only if the comparison of its old value holds.
+#[test]
+fn wake_op_updates_the_second_word_and_wakes_by_the_comparison() {
+    let w = |cmp: &str| {
+        format!(
+            r#"
+[[futex]]
+name = "a"
+[[futex]]
+name = "b"
+[[task]]
+name = "wa"
+program = [ {{ futex_wait = "a", expected = 0 }} ]
+[[task]]
+name = "wb"
+program = [ {{ futex_wait = "b", expected = 0 }}, {{ futex_wait = "b", expected = 5 }} ]
+[[task]]
+name = "op"
+start = "1ms"
+program = [ {{ futex_set = "a", value = 1 }}, {{ futex_wake_op = "a", word2 = "b", op = "add", oparg = 5, cmp = "{cmp}", cmparg = 0 }}, {{ sleep = "1ms" }}, {{ futex_set = "b", value = 7 }}, {{ futex_wake = "b" }} ]
+"#
+        )
+    };
+    // cmp holds (old b = 0 == 0): wb is woken by the op, finds b = 5, waits again, and the
+    // final wake releases it: two wakeups. cmp fails: only the final wake, which finds b = 7.
+    let r = run(&w("eq"), "smp4", "cfs", &[]);
+    assert_eq!(task(&r, "wb").wakeups, 2);
+    let r = run(&w("ne"), "smp4", "cfs", &[]);
+    assert_eq!(task(&r, "wb").wakeups, 1);
+    assert_eq!(task(&r, "wa").wakeups, 1);
+}
+
+/// Kernel switches are checked: an unknown one or a value out of range is an input error.
+#[test]
+fn futex_switches_are_validated() {
+    let w = pingpong(10, true, false, false);
+    for (k, v) in [("futex.nope", "1"), ("futex.vip", "2"), ("futex.max_lock_depth", "0")] {
+        let err = spec(&w, "smp2", "cfs", &[(k, v)]).run(&mut |_| true).unwrap_err();
+        assert!(matches!(err, schedlab_run::RunError::Input(_)), "{k}={v}: {err}");
+    }
+}
