@@ -157,6 +157,44 @@ fn idle_cpus_steal_work_made_stealable_after_they_went_idle() {
     assert_eq!(r.policy_counters["idle_steals"], 0, "{:?}", r.policy_counters);
 }
 
+const HOG_AND_SLEEPERS: &str = r#"
+[[task]]
+name = "hog"
+start = "1s"
+program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]
+
+[[task]]
+name = "user"
+program = [ { loop = "forever", do = [ { sleep = "37ms" }, { run = "200us" } ] } ]
+
+[[task]]
+name = "kworker"
+kthread = true
+program = [ { loop = "forever", do = [ { sleep = "41ms" }, { run = "100us" } ] } ]
+"#;
+
+/// End to end on one CPU: a hog (batch once its first second of history has gone) and
+/// two periodic sleepers. FreeBSD: every wakeup of either sleeper switches the hog out
+/// at once (`TDF_NEEDRESCHED`, then the return to user): sub-µs latencies. The study's
+/// port: the user thread waits for the hog's slice to end (the slice shrinks as threads
+/// queue up, `tdq_slice`) or for the kernel thread's next wakeup, which still switches the
+/// hog out at once — the kernel thread then waits at most for the user thread's 200 µs
+/// turn, which is ahead of it in the same priority list.
+#[test]
+fn study_variant_user_wakeups_wait_for_the_slice_kernel_threads_do_not() {
+    let lat = |sets: &[(&str, &str)], name: &str| {
+        let r = run(&job(HOG_AND_SLEEPERS, "up", "ule", 6, sets));
+        task(&r, name).wakeup_latency_ns.clone()
+    };
+    let ms = 1_000_000;
+    let (user, kw) = (lat(&[], "user"), lat(&[], "kworker"));
+    assert!(user.p90 < ms / 100 && kw.p90 < ms / 100, "FreeBSD: both preempt the hog: {user:?} {kw:?}");
+    let port = [("version", "11.1-linux")];
+    let (user, kw) = (lat(&port, "user"), lat(&port, "kworker"));
+    assert!(user.p50 > ms, "11.1-linux: the user thread waits for the hog: {user:?}");
+    assert!(kw.p50 <= ms / 4, "11.1-linux: the kernel thread preempts (waiting at most for the user's turn): {kw:?}");
+}
+
 /// Invariants after every event and determinism, for every example and both studies.
 #[test]
 fn ule_keeps_invariants_and_is_deterministic() {

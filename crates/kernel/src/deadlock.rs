@@ -6,7 +6,9 @@
 //! signal, a pipe nobody will write) can be read off.
 //!
 //! Under a policy whose tick keeps running on idle CPUs (`SchedClass::idle_tick`, o1's
-//! periodic jiffy tick) the queue is never empty. There an idle CPU's tick
+//! periodic jiffy tick), or that wakes idle CPUs periodically (`SchedClass::idle_wakeup`,
+//! ULE's hardclock every 0.5 s, counted with the ticks), the queue is never empty. There
+//! an idle CPU's tick
 //! (`scheduler_tick` → `rebalance_tick(SCHED_IDLE)` in Linux 2.6.8) can only pull a task
 //! that is already runnable, and expires only the sleep timers due, each of which has its
 //! own clock event: so when every pending event is a tick, no CPU has a task or kernel work,
@@ -50,6 +52,7 @@ impl Kernel<'_> {
         }
         self.events.iter().all(|(_, ev)| match *ev {
             Event::CpuDone { cpu, gen } => gen != self.cpus[cpu].gen,
+            // An idle wakeup only looks for runnable work, and there is none.
             Event::Tick { .. } | Event::Timer { .. } | Event::IdleWake { .. } => true,
             // An armed policy timer (a deadline replenishment, …) may make a task runnable.
             Event::PolicyTimer { cpu, gen } => gen != self.cpus[cpu].policy_timer_gen,
