@@ -290,13 +290,15 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Study { common, sched, .. } if suite_named(&common).is_some() => {
             let suite = suite_named(&common).expect("checked");
             // Each experiment names its own schedulers and tunables: refuse what would be ignored.
-            if sched.is_some() || common.machine.is_some() || !common.sets.is_empty() || !common.params.is_empty() {
+            if sched.is_some() || common.machine.is_some() || !common.sets.is_empty() {
                 return Err(CliError::input(format!(
-                    "study {}: --sched, --machine, --set and --param do not apply (each experiment sets its own)",
+                    "study {}: --sched, --machine and --set do not apply (each experiment sets its own)",
                     suite.name
                 )));
             }
-            run_suite(&common, &suite)
+            // `--param` overrides a workload parameter in every run (e.g. hackbench's loops).
+            let params = common.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
+            run_suite(&common, &suite.with_params(&params))
         }
         Cmd::Study { mut common, sched, .. } => {
             let sched = schedulers(&common, sched, None)?;

@@ -227,13 +227,16 @@ fn inputs_are_bounded_and_must_be_files() {
     assert!(err.contains("not UTF-8"), "{err}");
 }
 
-/// A built-in multi-experiment study ignored `--set` (and `--sched`, `--machine`,
-/// `--param`): each experiment sets its own, so they are refused rather than dropped.
+/// A built-in multi-experiment study ignored `--set` (and `--sched`, `--machine`): each
+/// experiment sets its own, so they are refused rather than dropped. `--param` applies to
+/// every run, and a parameter a workload does not declare is refused before any run.
 #[test]
 fn multi_experiment_studies_refuse_options_they_would_ignore() {
     let dir = tempfile::tempdir().unwrap();
-    for extra in [&["--set", "base_slice_ns=3ms"][..], &["--sched", "cfs"], &["--machine", "smp2"], &["--param", "n=1"]]
-    {
+    let (code, _, err) = schedlab_in(dir.path(), &["study", "lock-sites", "--param", "nosuch=1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no parameter `nosuch`"), "{err}");
+    for extra in [&["--set", "base_slice_ns=3ms"][..], &["--sched", "cfs"], &["--machine", "smp2"]] {
         let mut args = vec!["study", "cfs-eevdf"];
         args.extend_from_slice(extra);
         let (code, _, err) = schedlab_in(dir.path(), &args);

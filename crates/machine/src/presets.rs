@@ -12,6 +12,10 @@ pub const PRESETS: &[(&str, &str)] = &[
         "Intel Core i7-3770: 4 cores x 2 SMT threads, one 8 MB LLC (the lock-contention and ULE-vs-CFS desktop)",
     ),
     (
+        "i7-3770-4c",
+        "the i7-3770 with its SMT siblings offline (maxcpus=4, or HT off): 4 cores x 1 thread, one LLC",
+    ),
+    (
         "opteron-32",
         "32 cores, 2 NUMA nodes of 16 cores, 8 cores per LLC, SLIT distance 20 (the ULE-vs-CFS server, simplified)",
     ),
@@ -26,6 +30,7 @@ pub fn preset(name: &str) -> Option<Machine> {
         "smp4" => (1, 1, 4, 1),
         "smp8" => (1, 1, 8, 1),
         "i7-3770" => (1, 1, 4, 2),
+        "i7-3770-4c" => (1, 1, 4, 1),
         "opteron-32" => (2, 2, 8, 1),
         "numa-1024" => (16, 4, 8, 2),
         _ => return None,
@@ -52,6 +57,7 @@ mod tests {
             assert!(m.nr_cpus() >= 1);
         }
         assert_eq!(preset("i7-3770").unwrap().nr_cpus(), 8);
+        assert_eq!(preset("i7-3770-4c").unwrap().nr_cpus(), 4);
         assert_eq!(preset("opteron-32").unwrap().nr_cpus(), 32);
         assert_eq!(preset("numa-1024").unwrap().nr_cpus(), 1024);
         assert!(preset("cray-1").is_none());

@@ -20,14 +20,20 @@ pub struct Config {
     /// Whose runqueue-locking paths the simulated kernel follows (`--kernel`); `None`: the
     /// default.
     pub kernel: Option<schedlab_kernel::KernelVersion>,
+    /// The delayed new-task wakeup (`--delayed-wakeup`).
+    pub delayed_wakeup: bool,
 }
 
 impl Config {
     pub fn new(label: &str, sched: &str) -> Config {
-        Config { label: label.into(), sched: sched.into(), sets: Vec::new(), params: Vec::new(), kernel: None }
+        Config { label: label.into(), sched: sched.into(), sets: Vec::new(), params: Vec::new(), kernel: None, delayed_wakeup: false }
     }
     pub fn kernel(mut self, v: schedlab_kernel::KernelVersion) -> Config {
         self.kernel = Some(v);
+        self
+    }
+    pub fn delayed_wakeup(mut self, on: bool) -> Config {
+        self.delayed_wakeup = on;
         self
     }
     pub fn set(mut self, k: &str, v: &str) -> Config {
@@ -46,6 +52,13 @@ pub struct Metric {
     pub value: fn(&RunRecord) -> String,
 }
 
+/// A row computed from all of an experiment's runs at once (one value per configuration),
+/// for comparisons between columns such as a gain over a baseline column.
+pub struct Derived {
+    pub name: &'static str,
+    pub values: fn(&[RunRecord]) -> Vec<String>,
+}
+
 /// One workload under several configurations.
 pub struct Experiment {
     pub name: &'static str,
@@ -57,6 +70,8 @@ pub struct Experiment {
     pub duration: Ns,
     pub configs: Vec<Config>,
     pub metrics: Vec<Metric>,
+    /// Rows after the metrics that compare configurations.
+    pub derived: Vec<Derived>,
 }
 
 /// A built-in study of several experiments.
@@ -77,26 +92,42 @@ pub struct ExperimentResult {
 }
 
 impl Suite {
+    /// Overrides workload parameters in every configuration of every experiment (`--param`;
+    /// later overrides win over an experiment's own).
+    pub fn with_params(mut self, params: &[(String, String)]) -> Suite {
+        for x in &mut self.experiments {
+            for c in &mut x.configs {
+                c.params.extend(params.iter().cloned());
+            }
+        }
+        self
+    }
+
     /// Runs every experiment (each for `duration` if given, else its own); `sample` records
     /// time series for figures.
     pub fn run(&self, seed: u64, duration: Option<Ns>, sample: Option<Ns>) -> Result<Vec<ExperimentResult>, RunError> {
         let jobs: Vec<(usize, usize)> =
             self.experiments.iter().enumerate().flat_map(|(e, x)| (0..x.configs.len()).map(move |c| (e, c))).collect();
-        let records: Vec<Result<RunRecord, RunError>> = jobs
-            .par_iter()
+        // Every spec first, so a bad parameter fails before any run starts.
+        let specs = jobs
+            .iter()
             .map(|&(e, c)| {
                 let x = &self.experiments[e];
                 let mut spec = x.spec(&x.configs[c], seed, duration.unwrap_or(x.duration))?;
                 spec.sample = sample;
-                spec.run(&mut |_| true)
+                Ok(spec)
             })
-            .collect();
+            .collect::<Result<Vec<RunSpec>, RunError>>()?;
+        let records: Vec<Result<RunRecord, RunError>> =
+            specs.into_par_iter().map(|spec| spec.run(&mut |_| true)).collect();
         let mut records = records.into_iter();
         let mut out = Vec::new();
         for x in &self.experiments {
             let rs =
                 (0..x.configs.len()).map(|_| records.next().expect("one per job")).collect::<Result<Vec<_>, _>>()?;
-            let rows = x.metrics.iter().map(|m| (m.name.to_string(), rs.iter().map(m.value).collect())).collect();
+            let mut rows: Vec<(String, Vec<String>)> =
+                x.metrics.iter().map(|m| (m.name.to_string(), rs.iter().map(m.value).collect())).collect();
+            rows.extend(x.derived.iter().map(|d| (d.name.to_string(), (d.values)(&rs))));
             out.push(ExperimentResult {
                 name: x.name,
                 title: x.title,
@@ -120,6 +151,7 @@ impl Experiment {
         if let Some(v) = c.kernel {
             spec.kernel = v;
         }
+        spec.delayed_wakeup = c.delayed_wakeup;
         Ok(spec)
     }
 }

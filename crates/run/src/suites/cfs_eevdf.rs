@@ -54,6 +54,7 @@ fn four_hogs() -> Experiment {
         workload: include_str!("../../../../examples/studies/cfs-eevdf/four-hogs.toml"),
         machine: "smp2",
         duration: Ns::from_secs(10),
+        derived: Vec::new(),
         configs,
         metrics: vec![
             Metric {
@@ -90,6 +91,7 @@ fn short_slice() -> Experiment {
         workload: include_str!("../../../../examples/studies/cfs-eevdf/short-slice.toml"),
         machine: "smp2",
         duration: Ns::from_secs(10),
+        derived: Vec::new(),
         configs,
         metrics: vec![
             Metric { name: "lat p50 µs", value: |r| us(one(r, "lat").wakeup_latency_ns.p50) },
@@ -117,6 +119,7 @@ fn sleeper() -> Experiment {
         workload: include_str!("../../../../examples/studies/cfs-eevdf/sleeper.toml"),
         machine: "smp2",
         duration: Ns::from_secs(10),
+        derived: Vec::new(),
         configs,
         metrics: vec![
             Metric { name: "sleeper share %", value: |r| format!("{:.2}", 100.0 * share(r, "sleeper")) },
@@ -140,6 +143,7 @@ fn autogroup_nice() -> Experiment {
         workload: include_str!("../../../../examples/studies/cfs-eevdf/autogroup-nice.toml"),
         machine: "smp2",
         duration: Ns::from_secs(10),
+        derived: Vec::new(),
         configs,
         metrics: vec![
             Metric { name: "nice 0 share %", value: |r| format!("{:.2}", 100.0 * share(r, "a")) },

@@ -46,6 +46,7 @@ fn swap() -> Experiment {
         workload: include_str!("../../../../examples/studies/futex/swap.toml"),
         machine: "smp2",
         duration: Ns::from_secs(10),
+        derived: Vec::new(),
         configs,
         metrics: vec![
             Metric {
@@ -83,6 +84,7 @@ fn vip() -> Experiment {
         workload: include_str!("../../../../examples/studies/futex/vip.toml"),
         machine: "smp2",
         duration: Ns::from_secs(10),
+        derived: Vec::new(),
         configs,
         metrics: vec![
             Metric { name: "VIP futex waits", value: |r| counter(r, "vip_waits").to_string() },

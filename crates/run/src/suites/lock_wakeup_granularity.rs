@@ -91,6 +91,7 @@ fn apache() -> Experiment {
         workload: WEBSERVER,
         machine: "i7-3770",
         duration: Ns::from_secs(1),
+        derived: Vec::new(),
         configs,
         metrics,
     }
@@ -117,6 +118,7 @@ fn hackbench() -> Experiment {
         workload: HACKBENCH,
         machine: "i7-3770",
         duration: Ns::from_secs(60),
+        derived: Vec::new(),
         configs,
         metrics,
     }

@@ -2,7 +2,10 @@
 
 mod cfs_eevdf;
 mod futex;
+mod lock_delayed_wakeup;
+mod lock_sites;
 mod lock_wakeup_granularity;
+mod lockstat;
 mod rt_latency;
 
 use crate::suite::Suite;
@@ -16,6 +19,8 @@ pub const SUITES: &[SuiteEntry] = &[
     ("futex", futex::DESCRIPTION, futex::suite),
     ("rt-latency", rt_latency::DESCRIPTION, rt_latency::suite),
     ("lock-wakeup-granularity", lock_wakeup_granularity::DESCRIPTION, lock_wakeup_granularity::suite),
+    ("lock-delayed-wakeup", lock_delayed_wakeup::DESCRIPTION, lock_delayed_wakeup::suite),
+    ("lock-sites", lock_sites::DESCRIPTION, lock_sites::suite),
 ];
 
 /// The suite called `name`, if there is one.

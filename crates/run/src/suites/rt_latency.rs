@@ -47,6 +47,7 @@ fn experiment(name: &'static str, title: &'static str, workload: &'static str, c
         workload,
         machine: "smp2",
         duration: Ns::from_secs(5),
+        derived: Vec::new(),
         configs,
         metrics: latency_metrics(),
     }
