@@ -11,10 +11,7 @@ pub const PRESETS: &[(&str, &str)] = &[
         "i7-3770",
         "Intel Core i7-3770: 4 cores x 2 SMT threads, one 8 MB LLC (the lock-contention and ULE-vs-CFS desktop)",
     ),
-    (
-        "i7-3770-4c",
-        "the i7-3770 with its SMT siblings offline (maxcpus=4, or HT off): 4 cores x 1 thread, one LLC",
-    ),
+    ("i7-3770-4c", "the i7-3770 with its SMT siblings offline (maxcpus=4, or HT off): 4 cores x 1 thread, one LLC"),
     (
         "opteron-32",
         "32 cores, 2 NUMA nodes of 16 cores, 8 cores per LLC, SLIT distance 20 (the ULE-vs-CFS server, simplified)",

@@ -26,7 +26,14 @@ pub struct Config {
 
 impl Config {
     pub fn new(label: &str, sched: &str) -> Config {
-        Config { label: label.into(), sched: sched.into(), sets: Vec::new(), params: Vec::new(), kernel: None, delayed_wakeup: false }
+        Config {
+            label: label.into(),
+            sched: sched.into(),
+            sets: Vec::new(),
+            params: Vec::new(),
+            kernel: None,
+            delayed_wakeup: false,
+        }
     }
     pub fn kernel(mut self, v: schedlab_kernel::KernelVersion) -> Config {
         self.kernel = Some(v);

@@ -45,7 +45,10 @@ fn metrics() -> Vec<Metric> {
         Metric { name: "wake_up_new_task contended", value: |r| contended(r, "wake_up_new_task").to_string() },
         Metric { name: "wake_up_new_task spin us", value: |r| spin_us(r, "wake_up_new_task") },
         // 5.15's wake list: wakeups queued to the target instead of locking it remotely.
-        Metric { name: "sched_ttwu_pending acquisitions", value: |r| acquisitions(r, "sched_ttwu_pending").to_string() },
+        Metric {
+            name: "sched_ttwu_pending acquisitions",
+            value: |r| acquisitions(r, "sched_ttwu_pending").to_string(),
+        },
     ]
 }
 
