@@ -3,6 +3,7 @@
 mod cfs_eevdf;
 mod futex;
 mod lock_wakeup_granularity;
+mod o1_bottlenecks;
 mod rt_latency;
 
 use crate::suite::Suite;
@@ -16,6 +17,7 @@ pub const SUITES: &[SuiteEntry] = &[
     ("futex", futex::DESCRIPTION, futex::suite),
     ("rt-latency", rt_latency::DESCRIPTION, rt_latency::suite),
     ("lock-wakeup-granularity", lock_wakeup_granularity::DESCRIPTION, lock_wakeup_granularity::suite),
+    ("o1-bottlenecks", o1_bottlenecks::DESCRIPTION, o1_bottlenecks::suite),
 ];
 
 /// The suite called `name`, if there is one.
