@@ -116,12 +116,19 @@ fn wakeup_scale(name: &'static str, title: &'static str, machine: &'static str) 
                 },
             },
             Metric { name: "wakeups", value: |r| r.tasks.iter().map(|t| t.wakeups).sum::<u64>().to_string() },
-            Metric { name: "try_to_wake_up rq locks", value: |r| rq(r, "try_to_wake_up", |l| l.acquisitions).to_string() },
-            Metric { name: "try_to_wake_up contended", value: |r| rq(r, "try_to_wake_up", |l| l.contended).to_string() },
+            Metric {
+                name: "try_to_wake_up rq locks",
+                value: |r| rq(r, "try_to_wake_up", |l| l.acquisitions).to_string(),
+            },
+            Metric {
+                name: "try_to_wake_up contended",
+                value: |r| rq(r, "try_to_wake_up", |l| l.contended).to_string(),
+            },
             Metric {
                 name: "ttwu contended %",
                 value: |r| {
-                    let (c, a) = (rq(r, "try_to_wake_up", |l| l.contended), rq(r, "try_to_wake_up", |l| l.acquisitions));
+                    let (c, a) =
+                        (rq(r, "try_to_wake_up", |l| l.contended), rq(r, "try_to_wake_up", |l| l.acquisitions));
                     ratio(100 * c, a)
                 },
             },
