@@ -6,6 +6,7 @@ mod lock_delayed_wakeup;
 mod lock_sites;
 mod lock_wakeup_granularity;
 mod lockstat;
+mod o1_bottlenecks;
 mod rt_latency;
 
 use crate::suite::Suite;
@@ -21,6 +22,7 @@ pub const SUITES: &[SuiteEntry] = &[
     ("lock-wakeup-granularity", lock_wakeup_granularity::DESCRIPTION, lock_wakeup_granularity::suite),
     ("lock-delayed-wakeup", lock_delayed_wakeup::DESCRIPTION, lock_delayed_wakeup::suite),
     ("lock-sites", lock_sites::DESCRIPTION, lock_sites::suite),
+    ("o1-bottlenecks", o1_bottlenecks::DESCRIPTION, o1_bottlenecks::suite),
 ];
 
 /// The suite called `name`, if there is one.
