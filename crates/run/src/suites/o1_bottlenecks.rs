@@ -80,6 +80,7 @@ fn pick_scale() -> Experiment {
         machine: "up",
         duration: Ns::from_secs(2),
         configs,
+        derived: Vec::new(),
         metrics: vec![
             Metric { name: "schedule() calls", value: |r| rq(r, "schedule", |l| l.acquisitions).to_string() },
             Metric {
@@ -107,6 +108,7 @@ fn wakeup_scale(name: &'static str, title: &'static str, machine: &'static str) 
         machine,
         duration: Ns::from_secs(10),
         configs: vec![c],
+        derived: Vec::new(),
         metrics: vec![
             Metric {
                 name: "completion ms",
@@ -155,6 +157,7 @@ fn interactive() -> Experiment {
         machine: "up",
         duration: Ns::from_secs(5),
         configs: vec![Config::new("o1", "o1"), Config::new("cfs", "cfs"), Config::new("ule", "ule")],
+        derived: Vec::new(),
         metrics: vec![
             Metric { name: "wakeups", value: |r| task(r, "interactive").map(|t| t.wakeups).sum::<u64>().to_string() },
             Metric { name: "lat p50 µs", value: |r| lat(r, |l| l.p50) },
