@@ -48,7 +48,8 @@ fn a_host_run_refuses_the_simulated_kernel_switches() {
         f(&mut s);
         s.run(&mut |_| true).unwrap_err()
     };
-    let cases: [(&dyn Fn(&mut RunSpec), &str); 5] = [
+    type Switch<'a> = &'a dyn Fn(&mut RunSpec);
+    let cases: [(Switch, &str); 5] = [
         (&|s| s.kernel = schedlab_run::KernelVersion::V3_4, "--kernel 3.4"),
         (&|s| s.kernel = schedlab_run::KernelVersion::V2_6_32, "--kernel 2.6.32"),
         (&|s| s.delayed_wakeup = true, "--delayed-wakeup"),
