@@ -494,6 +494,11 @@ fn impossible_host_runs_are_refused_up_front() {
     assert!(err.contains("simulation-only"), "{err}");
     let err = refuse(&hog.replace("name = \"h\"", "name = \"h\"\nvip = true"), &[]);
     assert!(err.contains("`vip` is simulation-only"), "{err}");
+    // So are the simulated kernel's switches: the host runs its own kernel.
+    for flag in [&["--kernel", "2.6.32"][..], &["--delayed-wakeup"], &["--lb-narrow-lock"]] {
+        let err = refuse(hog, flag);
+        assert!(err.contains(flag[0]) && err.contains("simulation-only"), "{err}");
+    }
 }
 
 /// Plain futex words run for real: a request/response pair over `futex_wake` + `futex_wait`

@@ -289,7 +289,6 @@ impl Kernel<'_> {
         self.tasks.push(Task {
             template,
             normal_policy: policy,
-            boosted: false,
             state: TState::Running,
             on_rq: false,
             waking: false,
@@ -834,17 +833,16 @@ impl Kernel<'_> {
             return;
         }
         self.tasks[task].normal_policy = policy;
-        if !self.tasks[task].boosted {
-            self.rt_mutex_setprio(cpu, task, policy);
-        }
+        self.sched_change_policy(cpu, task, policy);
     }
 
-    /// `core.c:rt_mutex_setprio` (v6.12) and the class change of `__sched_setscheduler`:
-    /// sets `task`'s *effective* policy and lets the policy requeue it (`policy_changed`).
-    /// Priority inheritance boosts a lock owner with the top waiter's policy (set
-    /// `Task::boosted`) and restores `Task::normal_policy` when the boost ends. Runs on
+    /// The class change of `__sched_setscheduler` (`syscalls.c`, v6.12): sets `task`'s
+    /// policy and lets the class requeue it (`policy_changed`). A PI boost does not come
+    /// here: it reaches the class through `pi_setprio` (`futex_pi.rs`), and a class that
+    /// holds a boost defers the new policy until the boost ends, as `rt_mutex_setprio`
+    /// keeps `p->prio` while `__sched_setscheduler` changes `p->normal_prio`. Runs on
     /// `cpu` with the task's runqueue locked.
-    pub(crate) fn rt_mutex_setprio(&mut self, cpu: CpuId, task: TaskId, policy: TaskPolicy) {
+    fn sched_change_policy(&mut self, cpu: CpuId, task: TaskId, policy: TaskPolicy) {
         let old = self.info[task].policy;
         if old == policy {
             return;

@@ -14,11 +14,11 @@ use schedlab_sim::{CpuId, Ns, TaskId};
 use schedlab_workload::{FutexOp, WakeCmp, WakeOpKind};
 
 /// `MAX_RT_PRIO`: plist priorities of waiters are `min(normal_prio, MAX_RT_PRIO)`.
-pub(crate) const MAX_RT_PRIO: u32 = 100;
+pub(crate) const MAX_RT_PRIO: i32 = 100;
 /// Plist rank of a VIP waiter: after every real-time waiter, before normal ones.
-pub(crate) const RANK_VIP: u32 = MAX_RT_PRIO;
+pub(crate) const RANK_VIP: i32 = MAX_RT_PRIO;
 /// Plist rank of a normal waiter.
-pub(crate) const RANK_NORMAL: u32 = MAX_RT_PRIO + 1;
+pub(crate) const RANK_NORMAL: i32 = MAX_RT_PRIO + 1;
 
 /// Kernel-side futex switches (`--set futex.NAME=VALUE`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,14 +150,17 @@ pub(crate) fn tid(t: TaskId) -> u32 {
 }
 
 impl Kernel<'_> {
-    /// Task `t`'s `normal_prio` (kernel scale: 0..=99 real-time, 100..=139 = 120 + nice).
-    /// Every task class the simulator has today is a normal one.
-    pub(crate) fn normal_prio(&self, t: TaskId) -> u32 {
-        (120 + self.info[t].nice) as u32
+    /// `core.c:normal_prio` (v6.12): task `t`'s priority from the policy it set, kernel
+    /// scale, lower is better: −1 for `SCHED_DEADLINE` (ahead of every real-time task),
+    /// 0..=99 = 99 − `rt_priority` for FIFO/RR, 100..=139 = 120 + nice otherwise.
+    /// `TaskInfo::policy` is the set policy: a PI boost lives in `FutexTask::pi_boost`
+    /// and the class, never in it.
+    pub(crate) fn normal_prio(&self, t: TaskId) -> i32 {
+        self.info[t].policy.kernel_prio(self.info[t].nice)
     }
 
     /// `p->prio`: the normal priority, or a better one a PI boost gives.
-    pub(crate) fn eff_prio(&self, t: TaskId) -> u32 {
+    pub(crate) fn eff_prio(&self, t: TaskId) -> i32 {
         let own = self.normal_prio(t);
         self.objs.ft_ref(t).and_then(|f| f.pi_boost).map_or(own, |b| b.min(own))
     }
@@ -170,7 +173,7 @@ impl Kernel<'_> {
 
     /// The plist rank `t` queues at on `key` now: real-time by priority, then VIP, then
     /// normal — unless the starvation guard holds the VIP back (`docs/futex.md`).
-    fn waiter_rank(&mut self, t: TaskId, key: FutexKey) -> u32 {
+    fn waiter_rank(&mut self, t: TaskId, key: FutexKey) -> i32 {
         let p = self.normal_prio(t).min(MAX_RT_PRIO);
         if p < MAX_RT_PRIO {
             return p;

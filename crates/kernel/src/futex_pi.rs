@@ -32,7 +32,7 @@ impl Kernel<'_> {
 
     /// rt_mutex waiter order: real-time by priority, then VIP, then normal by priority
     /// (nice), FIFO among equals (`rt_waiter_node_less`, v6.x; VIP: `docs/futex.md`).
-    fn pi_order(&self, t: TaskId, seq: u64) -> (u32, u32, u64) {
+    fn pi_order(&self, t: TaskId, seq: u64) -> (u32, i32, u64) {
         let p = self.eff_prio(t);
         let class = if p < MAX_RT_PRIO {
             0

@@ -131,11 +131,10 @@ pub(crate) struct Task {
     /// Index of the workload template this task runs (for explanations).
     #[allow(dead_code)]
     pub template: usize,
-    /// The policy the task set (`p->policy` and its params); `TaskInfo::policy` is the
-    /// effective one, which differs while a PI boost holds (`boosted`).
+    /// The policy the task set (`p->policy` and its params). A PI boost never changes it
+    /// nor `TaskInfo::policy`: the kernel passes the boost to the class (`pi_setprio`),
+    /// which runs the task boosted and applies a policy set meanwhile when the boost ends.
     pub normal_policy: schedlab_sched_api::TaskPolicy,
-    /// A priority-inheritance boost holds the effective policy (`rt_mutex_setprio`).
-    pub boosted: bool,
     pub state: TState,
     pub on_rq: bool,
     /// A `try_to_wake_up` has claimed this task (`p->pi_lock` + `TASK_WAKING`).

@@ -60,9 +60,10 @@ pub(crate) enum FutexKey {
 pub(crate) struct FutexQ {
     pub key: FutexKey,
     pub task: TaskId,
-    /// Plist priority: real-time waiters by priority (< 100), then VIP (100), then normal
-    /// (101), FIFO within a rank (`core.c:__futex_queue`, v6.x; VIP: `docs/futex.md`).
-    pub rank: u32,
+    /// Plist priority: deadline (−1) and real-time waiters by priority (0..=99), then VIP
+    /// (100), then normal (101), FIFO within a rank (`core.c:__futex_queue`, v6.x; VIP:
+    /// `docs/futex.md`).
+    pub rank: i32,
     pub seq: u64,
     /// When it queued (the VIP starvation guard compares against it).
     pub since: Ns,
@@ -78,7 +79,7 @@ pub(crate) struct FutexTask {
     /// VIP treatment inherited from a VIP waiting on a lock it holds.
     pub vip_inherited: bool,
     /// The priority a PI boost gives it (`p->pi_top_task`'s prio), if better than its own.
-    pub pi_boost: Option<u32>,
+    pub pi_boost: Option<i32>,
     /// The PI futex words it owns.
     pub pi_held: Vec<usize>,
 }

@@ -58,7 +58,7 @@ pub enum ProbeEvent {
     Span { time: Ns, task: TaskId, span: usize, start: Ns },
     /// `sched_pi_setprio`: priority inheritance changed the task's effective priority
     /// (`prio`, kernel scale, lower is better; `None`: back to its own).
-    PiSetprio { time: Ns, task: TaskId, prio: Option<u32> },
+    PiSetprio { time: Ns, task: TaskId, prio: Option<i32> },
     /// The task's inherited VIP treatment began (`on`) or ended (simulation only).
     VipInherit { time: Ns, task: TaskId, on: bool },
 }

@@ -37,12 +37,30 @@ fn check_spec(spec: &RunSpec) -> Result<(), RunError> {
             m.nr_cpus()
         )));
     }
+    simulation_only_switches(spec)?;
     if let Some((k, _)) = spec.sets.first() {
         return Err(RunError::Input(format!(
             "--set {k}: a host run uses the kernel's own scheduler, whose tunables schedlab does not change"
         )));
     }
     Ok(())
+}
+
+/// The kernel-model switches change what the *simulated* kernel does; a host run uses this
+/// machine's own kernel, so asking for them is refused rather than silently ignored.
+fn simulation_only_switches(spec: &RunSpec) -> Result<(), RunError> {
+    let asked = [
+        (spec.kernel != schedlab_kernel::KernelVersion::V5_15, format!("--kernel {}", spec.kernel.name())),
+        (spec.delayed_wakeup, "--delayed-wakeup".into()),
+        (spec.lb_narrow_lock, "--lb-narrow-lock".into()),
+        (!spec.ttwu_queue, "--no-ttwu-queue".into()),
+    ];
+    match asked.into_iter().find(|(on, _)| *on) {
+        Some((_, flag)) => Err(RunError::Input(format!(
+            "{flag} is simulation-only: it changes the simulated kernel, and a host run uses this machine's own kernel"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Runs `spec` on the host kernel; `keep_going` is polled with the elapsed run time.

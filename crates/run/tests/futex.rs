@@ -394,7 +394,7 @@ start = "500us"
 program = [ { lock_pi = "X" }, { run = "1ms" }, { unlock_pi = "X" } ]
 "#;
     let (ev, c) = events(w, "smp4", "eevdf", &[]);
-    let prio: Vec<(TaskId, Option<u32>)> = ev
+    let prio: Vec<(TaskId, Option<i32>)> = ev
         .iter()
         .filter_map(|e| if let ProbeEvent::PiSetprio { task, prio, .. } = e { Some((*task, *prio)) } else { None })
         .collect();
@@ -445,4 +445,116 @@ fn futex_switches_are_validated() {
         let err = spec(&w, "smp2", "cfs", &[(k, v)]).run(&mut |_| true).unwrap_err();
         assert!(matches!(err, schedlab_run::RunError::Input(_)), "{k}={v}: {err}");
     }
+}
+
+/// `__futex_queue` ranks waiters by `min(normal_prio, MAX_RT_PRIO)`: a deadline waiter
+/// (prio −1) first, then real-time ones by priority (FIFO 50 = 49 before FIFO 10 = 89),
+/// then normal ones in arrival order — whatever order they queued in.
+#[test]
+fn futex_wakes_deadline_then_rt_by_priority_then_normal_waiters() {
+    let wait = r#"program = [ { futex_wait = "f", expected = 0 } ]"#;
+    let w = format!(
+        r#"
+[[futex]]
+name = "f"
+[[task]]
+name = "n0"
+start = "0us"
+{wait}
+[[task]]
+name = "r10"
+policy = "fifo"
+rt_priority = 10
+start = "100us"
+{wait}
+[[task]]
+name = "r50"
+policy = "rr"
+rt_priority = 50
+start = "200us"
+{wait}
+[[task]]
+name = "d"
+policy = "deadline"
+runtime = "1ms"
+period = "10ms"
+start = "300us"
+{wait}
+[[task]]
+name = "n1"
+nice = -20
+start = "400us"
+{wait}
+[[task]]
+name = "main"
+start = "1ms"
+program = [ {{ futex_set = "f", value = 1 }}, {{ loop = 5, do = [ {{ futex_wake = "f", count = 1 }}, {{ sleep = "1ms" }} ] }} ]
+"#
+    );
+    let (ev, _) = events(&w, "smp4", "eevdf", &[]);
+    let woken: Vec<TaskId> = ev
+        .iter()
+        .filter_map(|e| if let ProbeEvent::Waking { task, .. } = e { Some(*task).filter(|&t| t < 5) } else { None })
+        .collect();
+    // n0 = 0, r10 = 1, r50 = 2, d = 3, n1 = 4; nice does not rank normal waiters.
+    assert_eq!(woken, [3, 2, 1, 0, 4]);
+}
+
+/// PI boosts a low-priority real-time owner (`rt_mutex_adjust_prio_chain`): L (FIFO 10)
+/// holds X on CPU 0; H (FIFO 50, CPU 1) blocks on X, so L runs at H's priority and the FIFO
+/// 30 hog M that wakes on CPU 0 at 1 ms cannot preempt it until L unlocks; then L drops back
+/// to 10 and M runs. When H waits on another word, nothing boosts L and M preempts it at 1 ms.
+#[test]
+fn pi_boosts_a_low_priority_rt_owner_over_a_middle_priority_hog() {
+    let world = |h_word: &str| {
+        format!(
+            r#"
+[[futex]]
+name = "X"
+[[futex]]
+name = "Y"
+[[task]]
+name = "L"
+policy = "fifo"
+rt_priority = 10
+affinity = "0"
+program = [ {{ lock_pi = "X" }}, {{ run = "3ms" }}, {{ unlock_pi = "X" }}, {{ run = "1ms" }} ]
+[[task]]
+name = "H"
+policy = "fifo"
+rt_priority = 50
+affinity = "1"
+start = "500us"
+program = [ {{ lock_pi = "{h_word}" }}, {{ run = "100us" }}, {{ unlock_pi = "{h_word}" }} ]
+[[task]]
+name = "M"
+policy = "fifo"
+rt_priority = 30
+affinity = "0"
+program = [ {{ sleep = "1ms" }}, {{ run = "5ms" }} ]
+[[task]]
+name = "Y-holder"
+affinity = "2"
+program = [ {{ lock_pi = "Y" }}, {{ run = "20ms" }}, {{ unlock_pi = "Y" }} ]
+"#
+        )
+    };
+    let (ev, _) = events(&world("X"), "smp4", "eevdf", &[]);
+    let boosts: Vec<(TaskId, Option<i32>)> = ev
+        .iter()
+        .filter_map(|e| if let ProbeEvent::PiSetprio { task, prio, .. } = e { Some((*task, *prio)) } else { None })
+        .collect();
+    // L (task 0) runs at FIFO 50's kernel prio 99 − 50 = 49 until it unlocks.
+    let l = 0;
+    assert_eq!(boosts, [(l, Some(49)), (l, None)]);
+    let r = run(&world("X"), "smp4", "eevdf", &[]);
+    let (l, h, m) = (exit_ns(&r, "L"), exit_ns(&r, "H"), exit_ns(&r, "M"));
+    // M starts at 1 ms and needs 5 ms: H got X (at L's unlock, ~3 ms) before M could end,
+    // and L's last 1 ms ran after M.
+    assert!(h < 6_000_000 && h < m && m < l, "L {l} H {h} M {m}");
+    // Unboosted (H waits on Y, held by a normal task elsewhere): M preempts L at 1 ms.
+    let r = run(&world("Y"), "smp4", "eevdf", &[]);
+    let l_unboosted = exit_ns(&r, "L");
+    let (l_ran, m) = (task(&r, "L").runtime_ns, exit_ns(&r, "M"));
+    assert!(m < 6_200_000 && l_unboosted > m && l_ran >= 4_000_000, "L {l_unboosted} M {m}");
 }

@@ -37,6 +37,32 @@ fn a_host_run_on_a_machine_of_another_size_is_an_input_error() {
     assert!(matches!(err, RunError::Input(_)) && err.to_string().contains("--machine host"), "{err}");
 }
 
+/// The kernel-model switches are simulation-only: a host run refuses each of them up
+/// front, naming the flag, instead of running the host's own kernel as if obeyed.
+#[test]
+fn a_host_run_refuses_the_simulated_kernel_switches() {
+    let text = "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n";
+    let host = |f: &dyn Fn(&mut RunSpec)| {
+        let mut s = RunSpec::load("w.toml", text, Some("host"), &[], None).unwrap();
+        s.sched = "host".into();
+        f(&mut s);
+        s.run(&mut |_| true).unwrap_err()
+    };
+    type Switch<'a> = &'a dyn Fn(&mut RunSpec);
+    let cases: [(Switch, &str); 5] = [
+        (&|s| s.kernel = schedlab_run::KernelVersion::V3_4, "--kernel 3.4"),
+        (&|s| s.kernel = schedlab_run::KernelVersion::V2_6_32, "--kernel 2.6.32"),
+        (&|s| s.delayed_wakeup = true, "--delayed-wakeup"),
+        (&|s| s.lb_narrow_lock = true, "--lb-narrow-lock"),
+        (&|s| s.ttwu_queue = false, "--no-ttwu-queue"),
+    ];
+    for (set, flag) in cases {
+        let err = host(set);
+        let msg = err.to_string();
+        assert!(matches!(err, RunError::Input(_)) && msg.contains(flag) && msg.contains("simulation-only"), "{msg}");
+    }
+}
+
 #[test]
 fn a_simulated_run_records_its_inputs_and_ends_when_all_exit() {
     let r = spec("cfs").run(&mut |_| true).unwrap();

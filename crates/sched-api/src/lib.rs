@@ -93,9 +93,9 @@ pub enum BalanceKind {
 /// Scheduling policy of a task (`SCHED_NORMAL`, `SCHED_BATCH`, `SCHED_IDLE`, `SCHED_FIFO`,
 /// `SCHED_RR`, `SCHED_DEADLINE`; `include/uapi/linux/sched.h`).
 ///
-/// [`TaskInfo::policy`] is the task's *effective* policy: a priority-inheritance boost
-/// (`core.c:rt_mutex_setprio`) replaces it with the donor's, and the kernel keeps the normal
-/// one to restore; either way the policy is told through [`SchedClass::policy_changed`].
+/// [`TaskInfo::policy`] is the policy the task set (`sched_setattr`), told through
+/// [`SchedClass::policy_changed`]. A priority-inheritance boost (`core.c:rt_mutex_setprio`)
+/// does not change it: it reaches the class through [`SchedClass::pi_setprio`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskPolicy {
     Normal,
@@ -461,8 +461,8 @@ pub trait SchedClass {
         Ok(())
     }
 
-    /// The task's effective policy changed (`__sched_setscheduler`, or a PI boost or its end
-    /// through `core.c:rt_mutex_setprio`): `cx.task(p).policy` holds the new one, `old` the
+    /// The task's policy changed (`__sched_setscheduler`; PI boosts come through
+    /// [`SchedClass::pi_setprio`] instead): `cx.task(p).policy` holds the new one, `old` the
     /// previous. Called with the task's runqueue locked, whether it is queued, running or
     /// asleep; the policy moves it between its classes and requests a reschedule if the
     /// change calls for one (`check_class_changed`). Default: a fair-only policy treats
@@ -497,10 +497,10 @@ pub trait SchedClass {
 
     /// The task's effective priority changed through priority inheritance
     /// (`rt_mutex_setprio`, `kernel/sched/core.c` v6.x): `prio` is the kernel priority it
-    /// runs at (0..=99 real-time, 100..=139 normal; lower is better), `None` when the boost
+    /// runs at (−1 deadline, 0..=99 real-time, 100..=139 normal; lower is better), `None` when the boost
     /// ends. Upstream only the real-time and deadline classes act on it (a fair task's
     /// weight stays that of its nice value); default: ignore.
-    fn pi_setprio(&mut self, _cx: &mut Ctx, _p: TaskId, _prio: Option<u32>) {}
+    fn pi_setprio(&mut self, _cx: &mut Ctx, _p: TaskId, _prio: Option<i32>) {}
 
     /// Whether the task gets VIP treatment changed (its own `vip`, or inherited through a
     /// lock a VIP waits on; `docs/futex.md`). A class may prefer VIP tasks; default: ignore.

@@ -289,15 +289,16 @@ impl SchedClass for Chain {
     /// the task in the rt class at `rt_priority` 99 − prio (a deadline donor is seen as the
     /// best rt priority); a boost to a normal prio leaves fair tasks as they are, as
     /// upstream; `None` ends the boost.
-    fn pi_setprio(&mut self, cx: &mut Ctx, p: TaskId, prio: Option<u32>) {
+    fn pi_setprio(&mut self, cx: &mut Ctx, p: TaskId, prio: Option<i32>) {
         self.grow(p);
         let old = self.eff(cx, p);
         self.boost[p] = match prio {
             Some(k) if k < 100 => {
-                let rp = (99 - k).max(1) as u8;
+                // A deadline donor (−1) is seen as rt priority 99.
+                let rp = (99 - k).clamp(1, 99) as u8;
                 // Never lower an rt or deadline task below its own priority.
                 let own = cx.task(p).policy;
-                let better = own.kernel_prio(0) > i32::try_from(k).unwrap_or(i32::MAX);
+                let better = own.kernel_prio(0) > k;
                 better.then_some(TaskPolicy::Fifo { prio: rp })
             }
             _ => None,
