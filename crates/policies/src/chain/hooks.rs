@@ -213,7 +213,10 @@ impl SchedClass for Chain {
         }
         match (pc, cc) {
             (Class::Dl, Class::Dl) if self.dl.preempts(cpu, p, &self.curr) => cx.resched_curr(cpu),
-            (Class::Rt, Class::Rt) => self.rt.wakeup_preempt(cx, cpu, p, c),
+            (Class::Rt, Class::Rt) => {
+                let dl = &self.dl;
+                self.rt.wakeup_preempt(cx, cpu, p, c, &|x| dl.busy(x))
+            }
             (Class::Fair, Class::Fair) => self.fair_call(cx, |f, cx| f.wakeup_preempt(cx, cpu, p, wf)),
             _ => {}
         }
