@@ -287,6 +287,13 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Study { common, sched, validate } if is_validate(&common) => {
             schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
         }
+        Cmd::Study { common, sched, .. } if is_named(&common, "edf-simso") => schedlab::edf_simso::run(
+            &common.params,
+            sched,
+            common.seed,
+            common.duration.as_deref(),
+            common.out.as_deref(),
+        ),
         Cmd::Study { common, sched, .. } if suite_named(&common).is_some() => {
             let suite = suite_named(&common).expect("checked");
             // Each experiment names its own schedulers and tunables: refuse what would be ignored.
@@ -336,7 +343,12 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
 
 /// `study validate` (and no file of that name).
 fn is_validate(common: &Common) -> bool {
-    common.workload.as_os_str() == "validate" && !common.workload.exists()
+    is_named(common, "validate")
+}
+
+/// The workload argument is `name` and no file of that name exists.
+fn is_named(common: &Common, name: &str) -> bool {
+    common.workload.as_os_str() == name && !common.workload.exists()
 }
 
 fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<schedlab::validate::Opts, CliError> {
@@ -725,6 +737,7 @@ fn list() -> Result<(), CliError> {
         outln!("  {n:<24} {d}")?;
     }
     outln!("  {:<24} {}", "validate", schedlab_run::validate::DESCRIPTION)?;
+    outln!("  {:<24} {}", "edf-simso", schedlab_run::edf_simso::DESCRIPTION)?;
     for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
         outln!("  {n:<24} {d}")?;
