@@ -32,6 +32,7 @@ pub mod edf_simso;
 pub mod fuzz;
 pub mod memlimit;
 pub mod output;
+pub mod perf_sched;
 pub mod signals;
 pub mod validate;
 

@@ -175,6 +175,24 @@ enum Cmd {
         #[arg(short, long, default_value = "plots")]
         output: PathBuf,
     },
+    /// A `perf sched timehist`-style listing of one run: a line per context switch for the
+    /// task switched out (time, CPU, task, wait time, scheduling delay, run time).
+    Timehist {
+        #[command(flatten)]
+        common: Common,
+        /// Scheduler, as for `run`.
+        #[arg(long, default_value = schedlab_run::DEFAULT_SCHEDULER)]
+        sched: String,
+    },
+    /// A `perf sched latency`-style table of one run: per task run time, switches, average
+    /// and maximum scheduling delay, and when the maximum began and ended.
+    Latency {
+        #[command(flatten)]
+        common: Common,
+        /// Scheduler, as for `run`.
+        #[arg(long, default_value = schedlab_run::DEFAULT_SCHEDULER)]
+        sched: String,
+    },
     /// List schedulers with their tunables, machine presets and example workloads.
     List,
     /// Run random worlds (workload + machine from a seed) under every scheduler with all
@@ -331,6 +349,8 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
+        Cmd::Timehist { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Timehist),
+        Cmd::Latency { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Latency),
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
@@ -339,6 +359,13 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
         }
     }
+}
+
+/// `timehist` / `latency`: one run with its events recorded, then the view.
+fn perf_sched(c: &Common, sched: &str, view: schedlab::perf_sched::View) -> Result<(), CliError> {
+    let mut job = prepare(c, sched, &c.sets)?;
+    job.trace = true;
+    schedlab::perf_sched::print(&run_with_progress(&job)?, view)
 }
 
 /// `study validate` (and no file of that name).

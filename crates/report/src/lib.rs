@@ -3,6 +3,7 @@
 //! Architecture Invariant: renderers take records and return strings; they do no I/O.
 
 pub mod html;
+pub mod perf_sched;
 pub mod perfetto;
 pub mod plots;
 mod study;

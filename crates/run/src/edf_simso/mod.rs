@@ -103,7 +103,8 @@ impl Params {
         if self.periods_ms.is_empty() || self.periods_ms.iter().any(|&p| !(1..=1000).contains(&p)) {
             return Err("periods are 1..=1000 ms".into());
         }
-        if self.duration < Ns::from_ms(*self.periods_ms.iter().max().unwrap_or(&1)) || self.duration > Ns::from_secs(60) {
+        if self.duration < Ns::from_ms(*self.periods_ms.iter().max().unwrap_or(&1)) || self.duration > Ns::from_secs(60)
+        {
             return Err("the duration must cover the longest period and stay within 60 s".into());
         }
         Ok(())
@@ -154,7 +155,8 @@ pub fn generate(p: &Params, seed: u64) -> Vec<(u64, Vec<Vec<PeriodicTask>>)> {
                         .into_iter()
                         .map(|u| {
                             let period = p.periods_ms[rng.random_range(0..p.periods_ms.len())] * 1_000_000;
-                            let wcet = ((u * period as f64 / step as f64).round() as u64).clamp(1, period / step) * step;
+                            let wcet =
+                                ((u * period as f64 / step as f64).round() as u64).clamp(1, period / step) * step;
                             PeriodicTask { period, wcet }
                         })
                         .collect()

@@ -30,11 +30,9 @@ pub fn simso_python() -> Result<PathBuf, String> {
     if let Ok(cwd) = std::env::current_dir() {
         roots.push(cwd.join("target"));
     }
-    roots
-        .iter()
-        .map(|r| r.join("test-venv/bin/python"))
-        .find(|p| p.exists())
-        .ok_or_else(|| "no target/test-venv/bin/python (run scripts/setup-test-deps.sh) and SCHEDLAB_SIMSO_PYTHON unset".into())
+    roots.iter().map(|r| r.join("test-venv/bin/python")).find(|p| p.exists()).ok_or_else(|| {
+        "no target/test-venv/bin/python (run scripts/setup-test-deps.sh) and SCHEDLAB_SIMSO_PYTHON unset".into()
+    })
 }
 
 /// Runs `sets` under SimSo's global EDF for `p.duration` each.
@@ -77,7 +75,8 @@ fn try_run(p: &Params, sets: &[&Vec<PeriodicTask>]) -> Result<(Vec<Responses>, S
 
 /// SimSo's answer: per set, per task, response times in ns (−1: unfinished).
 fn parse(stdout: &[u8], sets: &[&Vec<PeriodicTask>]) -> Result<(Vec<Responses>, String), String> {
-    let v: serde_json::Value = serde_json::from_slice(stdout).map_err(|e| format!("SimSo's output is not JSON: {e}"))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(stdout).map_err(|e| format!("SimSo's output is not JSON: {e}"))?;
     let version = v["simso"].as_str().unwrap_or("?").to_string();
     let bad = || "SimSo's output has the wrong shape".to_string();
     let arr = v["sets"].as_array().ok_or_else(bad)?;
