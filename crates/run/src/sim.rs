@@ -46,6 +46,18 @@ pub fn run_with_probe(
     simulate(spec, make_policy(spec)?, probe, keep_going)
 }
 
+/// Simulates `spec` under a policy the caller built (a sched_ext policy of its own,
+/// `schedlab_policies::ext::build`) instead of the one `spec.sched` names.
+pub fn run_with_policy(
+    spec: &RunSpec,
+    policy: Box<dyn SchedClass>,
+    probe: &mut dyn Probe,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<RunSummary, RunError> {
+    spec.check_limits()?;
+    simulate(spec, policy, probe, keep_going)
+}
+
 fn make_policy(spec: &RunSpec) -> Result<Box<dyn SchedClass>, RunError> {
     let sets: Vec<(String, String)> = spec.sets.iter().filter(|(k, _)| !is_kernel_switch(k)).cloned().collect();
     schedlab_policies::make_policy(&spec.sched, &spec.machine, &sets).map_err(RunError::Input)
