@@ -186,6 +186,9 @@ pub fn text(r: &RunRecord) -> String {
     if !r.deadlock.is_empty() {
         s += &deadlock_text(r);
     }
+    if let Some(why) = &r.scheduler.exit {
+        let _ = writeln!(s, "scheduler {} was ejected, its tasks ran in fair from then on: {why}\n", r.scheduler.name);
+    }
     s += &kernel_text(r);
     let group = r.tasks.len() > 24;
     let mut rows = vec![vec![

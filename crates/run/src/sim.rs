@@ -12,15 +12,17 @@ use schedlab_sim::Ns;
 /// Simulates `spec` and assembles its record.
 pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
     let policy = make_policy(spec)?;
-    let scheduler = SchedulerInfo {
+    let mut scheduler = SchedulerInfo {
         name: spec.sched.clone(),
         tunables: policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect(),
+        exit: None,
     };
     let mut metrics = record::metrics(spec);
     #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
     let wall = std::time::Instant::now();
     let summary = simulate(spec, policy, &mut metrics, keep_going)?;
     let wall_s = wall.elapsed().as_secs_f64();
+    scheduler.exit = summary.policy_exit.clone();
     let kernel = KernelInfo {
         ttwu_queue: Some(spec.ttwu_queue && spec.kernel.has_wake_list()),
         version: Some(spec.kernel.name().to_string()),
@@ -42,6 +44,18 @@ pub fn run_with_probe(
 ) -> Result<RunSummary, RunError> {
     spec.check_limits()?;
     simulate(spec, make_policy(spec)?, probe, keep_going)
+}
+
+/// Simulates `spec` under a policy the caller built (a sched_ext policy of its own,
+/// `schedlab_policies::ext::build`) instead of the one `spec.sched` names.
+pub fn run_with_policy(
+    spec: &RunSpec,
+    policy: Box<dyn SchedClass>,
+    probe: &mut dyn Probe,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<RunSummary, RunError> {
+    spec.check_limits()?;
+    simulate(spec, policy, probe, keep_going)
 }
 
 fn make_policy(spec: &RunSpec) -> Result<Box<dyn SchedClass>, RunError> {
