@@ -21,7 +21,7 @@ use schedlab_sim::{CpuId, Ns, SimRng, TaskId};
 pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
 
 pub mod why;
-pub use why::{Cause, Decision, Moment, Why};
+pub use why::{fmt_ns, Cause, Decision, Moment, Why};
 
 /// `enqueue_task` flags (`ENQUEUE_*` in `kernel/sched/sched.h`).
 pub mod enqueue {

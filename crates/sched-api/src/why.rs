@@ -23,6 +23,10 @@ pub enum Cause {
     FairShare,
     /// EEVDF: the waiting task has negative lag (`!entity_eligible`).
     NotEligible,
+    /// The woken task would go first, but the policy's preemption rule lets the running
+    /// task go on until it blocks or its slice ends (ULE's `preempt_thresh`, a port where
+    /// only kernel threads preempt).
+    NoPreempt,
     /// The policy gave no reason.
     Other,
 }
@@ -81,4 +85,31 @@ pub enum Decision {
     Sleep { task: TaskId, on: String },
     /// The task's affinity is now `cpus` (creation, `sched_setaffinity`); by the kernel.
     Affinity { task: TaskId, cpus: CpuSet },
+}
+
+/// A duration (or a difference of virtual times) in words: `850 ns`, `12.5 µs`, `3.20 ms`,
+/// `1.250 s`; negative values keep their sign. For decision texts; integers only.
+pub fn fmt_ns(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    let (whole, frac, digits, unit) = match a {
+        0..=999 => return format!("{sign}{a} ns"),
+        1_000..=999_999 => (a / 1_000, a % 1_000 / 100, 1, "µs"),
+        1_000_000..=999_999_999 => (a / 1_000_000, a % 1_000_000 / 10_000, 2, "ms"),
+        _ => (a / 1_000_000_000, a % 1_000_000_000 / 1_000_000, 3, "s"),
+    };
+    format!("{sign}{whole}.{frac:0digits$} {unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_ns;
+
+    #[test]
+    fn durations_read_in_their_unit() {
+        assert_eq!(fmt_ns(850), "850 ns");
+        assert_eq!(fmt_ns(12_540), "12.5 µs");
+        assert_eq!(fmt_ns(3_204_000), "3.20 ms");
+        assert_eq!(fmt_ns(-1_250_000_000), "-1.250 s");
+    }
 }
