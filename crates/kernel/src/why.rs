@@ -109,7 +109,8 @@ impl Kernel<'_> {
     pub(crate) fn record_affinity(&mut self, task: TaskId) {
         if self.recording() {
             let cpus = self.info[task].affinity.clone();
-            self.push_decision(Decision::Affinity { task, cpus });
+            let name = self.info[task].name.clone();
+            self.push_decision(Decision::Task { task, name, cpus });
         }
     }
 

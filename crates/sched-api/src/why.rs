@@ -83,8 +83,9 @@ pub enum Decision {
     },
     /// The task blocked on `on` (`mutex`, `timer`, `pipe 3`, …); recorded by the kernel.
     Sleep { task: TaskId, on: String },
-    /// The task's affinity is now `cpus` (creation, `sched_setaffinity`); by the kernel.
-    Affinity { task: TaskId, cpus: CpuSet },
+    /// The task exists with this name, and its affinity is now `cpus` (creation,
+    /// `sched_setaffinity`); recorded by the kernel.
+    Task { task: TaskId, name: String, cpus: CpuSet },
 }
 
 /// A duration (or a difference of virtual times) in words: `850 ns`, `12.5 µs`, `3.20 ms`,
