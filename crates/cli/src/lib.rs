@@ -28,6 +28,7 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
+pub mod explain;
 pub mod fuzz;
 pub mod memlimit;
 pub mod output;

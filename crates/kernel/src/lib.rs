@@ -25,6 +25,7 @@ mod hrtimer;
 mod invariants;
 mod objects;
 mod version;
+mod why;
 mod waits;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
@@ -240,6 +241,8 @@ pub struct Kernel<'p> {
     pub(crate) in_newidle: bool,
     /// Fork-to-first-run time of forked tasks: count, sum, max.
     pub(crate) first_run: (u64, u64, u64),
+    /// Decision records (`why.rs`): `Some` only when the probe wants them.
+    pub(crate) why: Option<Vec<schedlab_sched_api::Decision>>,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -321,6 +324,7 @@ impl<'p> Kernel<'p> {
             machine,
             wl,
             cfg,
+            why: probe.wants_decisions().then(Vec::new),
             policy,
             probe,
         };

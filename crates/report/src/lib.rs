@@ -2,6 +2,7 @@
 //!
 //! Architecture Invariant: renderers take records and return strings; they do no I/O.
 
+pub mod explain;
 pub mod html;
 pub mod perfetto;
 pub mod plots;

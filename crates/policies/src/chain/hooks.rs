@@ -427,6 +427,10 @@ impl SchedClass for Chain {
             e.queued(cpu, out);
         }
     }
+    fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: schedlab_sched_api::Moment) -> schedlab_sched_api::Why {
+        self.why_chain(cx, cpu, first, second, at)
+    }
+
     fn task_stats(&self, p: TaskId) -> Vec<Stat> {
         match self.queued_in.get(p).copied().flatten() {
             Some(Class::Dl) => {
