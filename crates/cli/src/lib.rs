@@ -29,6 +29,7 @@ macro_rules! note {
 pub mod bench;
 pub mod calibrate;
 pub mod fuzz;
+pub mod many;
 pub mod memlimit;
 pub mod output;
 pub mod signals;

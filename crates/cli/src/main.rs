@@ -444,17 +444,13 @@ fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
         return Err(CliError::input(format!("--sched `{sched}` names no scheduler (see `schedlab list`)")));
     }
     let targeted = targeted_sets(&common.sets, &scheds)?;
-    let mut out = Vec::new();
+    let mut jobs = Vec::new();
     for s in scheds {
         let sets: Vec<String> =
             targeted.iter().filter(|(t, _)| t.is_none_or(|t| aims_at(t, s))).map(|(_, kv)| kv.clone()).collect();
-        let job = prepare(common, s, &sets)?;
-        out.push(run_with_progress(&job)?);
-        if stop_requested() {
-            break;
-        }
+        jobs.push(prepare(common, s, &sets)?);
     }
-    Ok(out)
+    schedlab::many::run_jobs(&jobs)
 }
 
 /// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. A
@@ -634,13 +630,7 @@ fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
         note!("interrupted: writing what was measured so far");
     }
     let r = r?;
-    if !r.deadlock.is_empty() && !matches!(job.backend(), schedlab_run::Backend::Host) {
-        note!("{}", schedlab_report::deadlock_text(&r).trim_end());
-    }
-    // A real run says what it could not measure, and anything else worth knowing.
-    for n in r.host.real.iter().flat_map(|h| &h.notes) {
-        note!("host run: {n}");
-    }
+    schedlab::many::notes(job, &r);
     Ok(r)
 }
 

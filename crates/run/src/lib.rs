@@ -26,6 +26,7 @@ pub mod fuzz;
 pub mod fuzz_input;
 mod host;
 mod input;
+pub mod parallel;
 pub mod record;
 pub mod sim;
 pub mod suite;
