@@ -33,6 +33,7 @@ pub mod many;
 pub mod memlimit;
 pub mod output;
 pub mod signals;
+pub mod sweep;
 pub mod validate;
 
 use schedlab_run::RunError;

@@ -202,6 +202,18 @@ enum Cmd {
         #[arg(long)]
         parser: bool,
     },
+    /// Run a sweep file: a grid or list of machines × schedulers × workload parameters ×
+    /// tunables × seeds on every local core, written as one tidy CSV table (docs/sweep.md).
+    Sweep {
+        /// The sweep file (TOML).
+        spec: PathBuf,
+        /// Runs in parallel (default: every CPU). The table does not depend on this.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Write the table to this file instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Measure this host (topology, HZ, every cost of the cost model) and write a machine
     /// file for it.
     Calibrate {
@@ -324,6 +336,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
+        Cmd::Sweep { spec, jobs, output } => schedlab::sweep::run(&spec, jobs, output.as_deref()),
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),

@@ -2,13 +2,16 @@
 //! first (a bad name fails before anything runs), then simulations in parallel on the local
 //! cores (`schedlab_run::parallel`), one progress bar per run.
 
-use crate::{note, signals, CliError};
+use crate::{signals, CliError};
 use schedlab_run::{Backend, RunRecord, RunSpec};
 use schedlab_sim::Ns;
 
 /// Runs `jobs` (simulations in parallel, host runs after them one at a time) and returns
 /// their records in order. Ctrl-C ends every run early with what it measured.
 pub fn run_jobs(jobs: &[RunSpec]) -> Result<Vec<RunRecord>, CliError> {
+    for j in jobs {
+        j.validate()?;
+    }
     let bars = indicatif::MultiProgress::new();
     let style = indicatif::ProgressStyle::with_template("{prefix:>12} [{bar:40}] {pos}/{len} ms simulated ({elapsed})")
         .expect("valid template");

@@ -181,6 +181,17 @@ impl RunSpec {
         }
     }
 
+    /// Everything checkable without running: the limits and, for a simulation, the
+    /// scheduler's name, its tunables and the kernel switches. Callers that start several
+    /// runs check them all first, so a bad one fails before any starts.
+    pub fn validate(&self) -> Result<(), RunError> {
+        self.check_limits()?;
+        match self.backend() {
+            Backend::Sim => sim::validate(self),
+            Backend::Host => Ok(()),
+        }
+    }
+
     /// Limits that do not depend on the backend, checked before anything runs.
     pub fn check_limits(&self) -> Result<(), RunError> {
         if self.end > MAX_SIM_TIME {

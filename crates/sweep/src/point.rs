@@ -46,7 +46,7 @@ impl Point {
         if let Some(k) = &self.kernel {
             spec.kernel = schedlab_run::KernelVersion::parse(k).map_err(RunError::Input)?;
         }
-        spec.check_limits()?;
+        spec.validate()?;
         Ok(spec)
     }
 
