@@ -30,9 +30,11 @@ pub mod bench;
 pub mod calibrate;
 pub mod explain;
 pub mod fuzz;
+pub mod many;
 pub mod memlimit;
 pub mod output;
 pub mod signals;
+pub mod sweep;
 pub mod validate;
 
 use schedlab_run::RunError;

@@ -202,6 +202,18 @@ enum Cmd {
         #[arg(long)]
         parser: bool,
     },
+    /// Run a sweep file: a grid or list of machines × schedulers × workload parameters ×
+    /// tunables × seeds on every local core, written as one tidy CSV table (docs/sweep.md).
+    Sweep {
+        /// The sweep file (TOML).
+        spec: PathBuf,
+        /// Runs in parallel (default: every CPU). The table does not depend on this.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Write the table to this file instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Measure this host (topology, HZ, every cost of the cost model) and write a machine
     /// file for it.
     Calibrate {
@@ -355,6 +367,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Explain { common, sched, task, at, worst, between, summary, svg } => {
             run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg })
         }
+        Cmd::Sweep { spec, jobs, output } => schedlab::sweep::run(&spec, jobs, output.as_deref()),
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
@@ -475,17 +488,13 @@ fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
         return Err(CliError::input(format!("--sched `{sched}` names no scheduler (see `schedlab list`)")));
     }
     let targeted = targeted_sets(&common.sets, &scheds)?;
-    let mut out = Vec::new();
+    let mut jobs = Vec::new();
     for s in scheds {
         let sets: Vec<String> =
             targeted.iter().filter(|(t, _)| t.is_none_or(|t| aims_at(t, s))).map(|(_, kv)| kv.clone()).collect();
-        let job = prepare(common, s, &sets)?;
-        out.push(run_with_progress(&job)?);
-        if stop_requested() {
-            break;
-        }
+        jobs.push(prepare(common, s, &sets)?);
     }
-    Ok(out)
+    schedlab::many::run_jobs(&jobs)
 }
 
 /// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. A
@@ -665,13 +674,7 @@ fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
         note!("interrupted: writing what was measured so far");
     }
     let r = r?;
-    if !r.deadlock.is_empty() && !matches!(job.backend(), schedlab_run::Backend::Host) {
-        note!("{}", schedlab_report::deadlock_text(&r).trim_end());
-    }
-    // A real run says what it could not measure, and anything else worth knowing.
-    for n in r.host.real.iter().flat_map(|h| &h.notes) {
-        note!("host run: {n}");
-    }
+    schedlab::many::notes(job, &r);
     Ok(r)
 }
 

@@ -123,6 +123,14 @@ pub fn run_with_policy(
     simulate(spec, policy, probe, keep_going)
 }
 
+/// Checks what a run would refuse at its start (the scheduler's name, its tunables, the
+/// kernel switches) without running it.
+pub(crate) fn validate(spec: &RunSpec) -> Result<(), RunError> {
+    make_policy(spec)?;
+    futex_config(spec)?;
+    Ok(())
+}
+
 fn make_policy(spec: &RunSpec) -> Result<Box<dyn SchedClass>, RunError> {
     let sets: Vec<(String, String)> = spec.sets.iter().filter(|(k, _)| !is_kernel_switch(k)).cloned().collect();
     schedlab_policies::make_policy(&spec.sched, &spec.machine, &sets).map_err(RunError::Input)
