@@ -308,6 +308,8 @@ impl Kernel<'_> {
             op_phase: 0,
             op_aux: 0,
             timers: Vec::new(),
+            rt_timers: Vec::new(),
+            started: self.now,
             live_children: 0,
             timer_cpu: cpu,
             rewarm: Ns(0),
