@@ -31,6 +31,7 @@ pub mod calibrate;
 pub mod fuzz;
 pub mod memlimit;
 pub mod output;
+pub mod replay;
 pub mod signals;
 pub mod validate;
 

@@ -5,6 +5,7 @@
 pub mod html;
 pub mod perfetto;
 pub mod plots;
+pub mod replay;
 mod study;
 pub mod timeline;
 

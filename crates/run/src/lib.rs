@@ -27,6 +27,7 @@ pub mod fuzz_input;
 mod host;
 mod input;
 pub mod record;
+pub mod replay;
 pub mod sim;
 pub mod suite;
 pub mod suites;
