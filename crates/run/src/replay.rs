@@ -62,7 +62,8 @@ fn task_info(m: &Model, i: usize, nr_cpus: usize) -> TaskInfo {
         _ => (0, TaskPolicy::Normal),
     };
     TaskInfo {
-        name: t.name.clone(),
+        // The simulator names a forked template's instance `name.0`.
+        name: if t.parent.is_some() { format!("{}.0", t.name) } else { t.name.clone() },
         nice,
         policy,
         affinity: CpuSet::full(nr_cpus),

@@ -202,6 +202,7 @@ pub fn build(trace: &Trace, opts: &Options) -> Model {
     let used_waking = trace.events.iter().any(|e| matches!(e.kind, Kind::Wake { waking: true, .. }));
     for e in &trace.events {
         let r = e.time - t0;
+        b.current(e.current, r);
         match e.kind {
             Kind::Switch { prev, prev_prio, prev_state, next, next_prio } => {
                 b.switch_out(prev, prev_prio, prev_state, e.cpu, r);
@@ -248,6 +249,20 @@ impl Builder {
             }
         }
         s.seen = true;
+    }
+
+    /// The thread current where an event was recorded runs, whatever the switches said:
+    /// a trace may miss a switch-in (events enabled per CPU at slightly different times).
+    fn current(&mut self, pid: i32, r: u64) {
+        let Some(i) = self.get(pid) else { return };
+        if self.st[i].on_cpu.is_some() || self.st[i].dead {
+            return;
+        }
+        self.first_seen(i, true, false);
+        if let Some(b) = self.st[i].blocked.take() {
+            self.external(i, b, r);
+        }
+        self.st[i].on_cpu.get_or_insert(r);
     }
 
     fn flush(&mut self, i: usize) {

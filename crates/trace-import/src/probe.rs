@@ -24,6 +24,7 @@ enum Seen {
     Other,
     Blocked,
     Waking,
+    Dead,
 }
 
 struct Conv<'a> {
@@ -31,6 +32,8 @@ struct Conv<'a> {
     /// Tasks announced (`TaskNew`) so far: ids are announced in order.
     announced: usize,
     seen: Vec<Seen>,
+    /// Running, as far as the events emitted so far tell.
+    on: Vec<bool>,
     out: Vec<ProbeEvent>,
     m: &'a Model,
 }
@@ -56,7 +59,7 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
     let idx: BTreeMap<i32, usize> = m.threads.iter().enumerate().map(|(i, t)| (t.tid, i)).collect();
     let first_born = m.threads.iter().position(|t| t.parent.is_some()).unwrap_or(m.threads.len());
     let n = m.threads.len();
-    let mut c = Conv { idx, announced: 0, seen: vec![Seen::Other; n], out: Vec::new(), m };
+    let mut c = Conv { idx, announced: 0, seen: vec![Seen::Other; n], on: vec![false; n], out: Vec::new(), m };
     c.announce(first_born.saturating_sub(1), Ns(0), 0);
     let nr = trace.nr_cpus as usize;
     let mut cur: Vec<Option<i32>> = vec![None; nr];
@@ -71,6 +74,7 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
             if cur[cpu].is_none() {
                 cur[cpu] = Some(prev);
                 if let Some(t) = c.task(prev) {
+                    c.on[t] = true;
                     c.out.push(ProbeEvent::Switch {
                         time: Ns(0),
                         cpu,
@@ -85,6 +89,13 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
     for e in &trace.events {
         let time = Ns(e.time - m.t0);
         let cpu = e.cpu as usize;
+        if let Some(t) = c.task(e.current).filter(|&t| !c.on[t] && c.seen[t] != Seen::Dead) {
+            // Running without a recorded switch-in (see `model`): it is switched in now.
+            c.on[t] = true;
+            c.seen[t] = Seen::Other;
+            let sw = ProbeEvent::Switch { time, cpu, prev: None, prev_state: PrevState::Runnable, next: Some(t) };
+            c.out.push(sw);
+        }
         match e.kind {
             Kind::Switch { prev, prev_state, next, .. } => {
                 let bucket = match c.task(prev) {
@@ -97,11 +108,18 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
                 cur[cpu] = Some(next);
                 let (p, nx) = (c.task(prev), c.task(next));
                 if let Some(p) = p {
+                    c.on[p] = false;
                     match prev_state {
                         PrevState::Blocked => c.seen[p] = Seen::Blocked,
-                        PrevState::Dead => exit_times[p] = Some(time),
+                        PrevState::Dead => {
+                            exit_times[p] = Some(time);
+                            c.seen[p] = Seen::Dead;
+                        }
                         PrevState::Runnable => {}
                     }
+                }
+                if let Some(n) = nx {
+                    c.on[n] = true;
                 }
                 if p.is_some() || nx.is_some() {
                     c.out.push(ProbeEvent::Switch { time, cpu, prev: p, prev_state, next: nx });
@@ -120,7 +138,7 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
                         c.out.push(ProbeEvent::Wakeup { time, task: t, cpu: target, new: false });
                         c.seen[t] = Seen::Other;
                     }
-                } else if !waking && c.seen[t] != Seen::Other {
+                } else if !waking && matches!(c.seen[t], Seen::Blocked | Seen::Waking) {
                     c.out.push(ProbeEvent::Wakeup { time, task: t, cpu: target, new: false });
                     c.seen[t] = Seen::Other;
                 }
