@@ -33,6 +33,7 @@ pub mod fuzz;
 pub mod many;
 pub mod memlimit;
 pub mod output;
+pub mod replay;
 pub mod signals;
 pub mod sweep;
 pub mod validate;

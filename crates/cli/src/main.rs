@@ -175,6 +175,30 @@ enum Cmd {
         #[arg(short, long, default_value = "plots")]
         output: PathBuf,
     },
+    /// Turn a scheduling trace (perf.data from `perf sched record`, ftrace/trace-cmd text,
+    /// a Perfetto trace such as `--trace` writes) into a workload file (docs/replay.md).
+    Import {
+        /// The trace file.
+        trace: PathBuf,
+        /// The workload file to write (default: stdout).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Keep only threads whose name starts with this (repeatable), and their children.
+        #[arg(long)]
+        only: Vec<String>,
+    },
+    /// Import a trace (the positional argument) and simulate it under several schedulers,
+    /// beside the trace's own measurements ("as it happened"; docs/replay.md).
+    Replay {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: eevdf,cfs,ule.
+        #[arg(long)]
+        sched: Option<String>,
+        /// Keep only threads whose name starts with this (repeatable), and their children.
+        #[arg(long)]
+        only: Vec<String>,
+    },
     /// List schedulers with their tunables, machine presets and example workloads.
     List,
     /// Run random worlds (workload + machine from a seed) under every scheduler with all
@@ -368,6 +392,8 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg })
         }
         Cmd::Sweep { spec, jobs, output } => schedlab::sweep::run(&spec, jobs, output.as_deref()),
+        Cmd::Import { trace, output, only } => schedlab::replay::import(&trace, output.as_deref(), only),
+        Cmd::Replay { common, sched, only } => replay(common, sched, only),
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
@@ -379,6 +405,23 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
 }
 
 /// `study validate` (and no file of that name).
+/// `schedlab replay`: the imported workload run like `compare`, the trace's record first.
+fn replay(mut common: Common, sched: Option<String>, only: Vec<String>) -> Result<(), CliError> {
+    let rp = schedlab::replay::Replay::import(&common.workload, only)?;
+    common.workload = rp.workload().to_path_buf();
+    let mut out = run_many(&common, sched.as_deref().unwrap_or("eevdf,cfs,ule"))?;
+    out.insert(0, rp.as_happened(&prepare(&common, schedlab_run::DEFAULT_SCHEDULER, &[])?));
+    match (&common.out, common.format) {
+        (None, Format::Text) => rp.report(&out, None)?,
+        (None, _) => emit(&common, &out, true)?,
+        (Some(dir), _) => {
+            emit(&common, &out, true)?;
+            rp.report(&out, Some(dir))?;
+        }
+    }
+    extras(&common, &out)
+}
+
 fn is_validate(common: &Common) -> bool {
     common.workload.as_os_str() == "validate" && !common.workload.exists()
 }

@@ -6,6 +6,7 @@ pub mod explain;
 pub mod html;
 pub mod perfetto;
 pub mod plots;
+pub mod replay;
 mod study;
 pub mod timeline;
 
