@@ -28,10 +28,12 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
+pub mod flags;
 pub mod fuzz;
 pub mod memlimit;
 pub mod output;
 pub mod signals;
+pub mod study;
 pub mod validate;
 
 use schedlab_run::RunError;

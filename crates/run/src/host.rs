@@ -102,6 +102,7 @@ fn scheduler_info(hr: &HostRun) -> SchedulerInfo {
     SchedulerInfo {
         name: Backend::HOST_SCHEDULER.into(),
         tunables: hr.info.settings.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        ..SchedulerInfo::default()
     }
 }
 

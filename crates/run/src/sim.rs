@@ -15,6 +15,7 @@ pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Res
     let scheduler = SchedulerInfo {
         name: spec.sched.clone(),
         tunables: policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect(),
+        sets: spec.sets.clone(),
     };
     let mut metrics = record::metrics(spec);
     #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
@@ -26,6 +27,7 @@ pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Res
         version: Some(spec.kernel.name().to_string()),
         delayed_wakeup: Some(spec.delayed_wakeup),
         lb_narrow_lock: Some(spec.lb_narrow_lock),
+        invariants_checked: spec.check,
         counters: summary.kernel_counters.clone(),
         ..KernelInfo::default()
     };
