@@ -175,6 +175,30 @@ enum Cmd {
         #[arg(short, long, default_value = "plots")]
         output: PathBuf,
     },
+    /// Turn a scheduling trace (perf.data from `perf sched record`, ftrace/trace-cmd text,
+    /// a Perfetto trace such as `--trace` writes) into a workload file (docs/replay.md).
+    Import {
+        /// The trace file.
+        trace: PathBuf,
+        /// The workload file to write (default: stdout).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Keep only threads whose name starts with this (repeatable), and their children.
+        #[arg(long)]
+        only: Vec<String>,
+    },
+    /// Import a trace (the positional argument) and simulate it under several schedulers,
+    /// beside the trace's own measurements ("as it happened"; docs/replay.md).
+    Replay {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: eevdf,cfs,ule.
+        #[arg(long)]
+        sched: Option<String>,
+        /// Keep only threads whose name starts with this (repeatable), and their children.
+        #[arg(long)]
+        only: Vec<String>,
+    },
     /// List schedulers with their tunables, machine presets and example workloads.
     List,
     /// Run random worlds (workload + machine from a seed) under every scheduler with all
@@ -226,6 +250,34 @@ enum Cmd {
         /// The machine's name (default: the host name).
         #[arg(long)]
         name: Option<String>,
+    },
+    /// Explain the waits of a task: who ran instead and why (the comparison, with its
+    /// numbers), why no other CPU took it, how it was woken; and where every task's waiting
+    /// went, by cause (docs/explain.md). Simulator only.
+    Explain {
+        #[command(flatten)]
+        common: Common,
+        /// Scheduler (default: the workload's first, else the default).
+        #[arg(long)]
+        sched: Option<String>,
+        /// The task (a name, or a template's name for all its instances).
+        #[arg(long)]
+        task: Option<String>,
+        /// Explain the wait in progress at this time (e.g. 7.5s).
+        #[arg(long, conflicts_with_all = ["worst", "between"])]
+        at: Option<String>,
+        /// Explain the N longest waits (default 3).
+        #[arg(long)]
+        worst: Option<usize>,
+        /// Explain the waits overlapping T1..T2.
+        #[arg(long, num_args = 2, value_names = ["T1", "T2"], conflicts_with = "worst")]
+        between: Option<Vec<String>>,
+        /// Also print the table of wait time by cause per task.
+        #[arg(long)]
+        summary: bool,
+        /// Write the wait-by-cause stacked-bar figure (SVG) here.
+        #[arg(long)]
+        svg: Option<PathBuf>,
     },
     /// Measure simulator speed (events per second, heap bytes per thread) and its scaling
     /// with threads (10 … 100 000) and CPUs (opteron-32, numa-1024); eevdf beside cfs, with
@@ -336,7 +388,12 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
+        Cmd::Explain { common, sched, task, at, worst, between, summary, svg } => {
+            run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg })
+        }
         Cmd::Sweep { spec, jobs, output } => schedlab::sweep::run(&spec, jobs, output.as_deref()),
+        Cmd::Import { trace, output, only } => schedlab::replay::import(&trace, output.as_deref(), only),
+        Cmd::Replay { common, sched, only } => replay(common, sched, only),
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
@@ -348,6 +405,23 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
 }
 
 /// `study validate` (and no file of that name).
+/// `schedlab replay`: the imported workload run like `compare`, the trace's record first.
+fn replay(mut common: Common, sched: Option<String>, only: Vec<String>) -> Result<(), CliError> {
+    let rp = schedlab::replay::Replay::import(&common.workload, only)?;
+    common.workload = rp.workload().to_path_buf();
+    let mut out = run_many(&common, sched.as_deref().unwrap_or("eevdf,cfs,ule"))?;
+    out.insert(0, rp.as_happened(&prepare(&common, schedlab_run::DEFAULT_SCHEDULER, &[])?));
+    match (&common.out, common.format) {
+        (None, Format::Text) => rp.report(&out, None)?,
+        (None, _) => emit(&common, &out, true)?,
+        (Some(dir), _) => {
+            emit(&common, &out, true)?;
+            rp.report(&out, Some(dir))?;
+        }
+    }
+    extras(&common, &out)
+}
+
 fn is_validate(common: &Common) -> bool {
     common.workload.as_os_str() == "validate" && !common.workload.exists()
 }
@@ -750,4 +824,38 @@ fn run_bench(max_tasks: u64, sweep: &str, tiny: bool) -> Result<(), CliError> {
     outln!("{}", bench::header())?;
     bench::run(&plan, &mut |row| outln!("{}", bench::format_row(row)))?;
     Ok(())
+}
+
+struct ExplainArgs {
+    task: Option<String>,
+    at: Option<String>,
+    worst: Option<usize>,
+    between: Option<Vec<String>>,
+    summary: bool,
+    svg: Option<PathBuf>,
+}
+
+fn run_explain(common: &Common, sched: Option<String>, a: ExplainArgs) -> Result<(), CliError> {
+    use schedlab::explain::{Ask, Select};
+    let dur = |flag: &str, v: &str| parse_duration(v).map_err(|m| CliError::input(format!("{flag}: {m}")));
+    let select = match (&a.at, &a.between, a.worst) {
+        (Some(t), _, _) => Select::At(dur("--at", t)?),
+        (_, Some(b), _) => Select::Between(dur("--between", &b[0])?, dur("--between", &b[1])?),
+        (_, _, n) => Select::Worst(n.unwrap_or(3)),
+    };
+    let json = match common.format {
+        Format::Text => false,
+        Format::Json => true,
+        Format::Csv => return Err(CliError::input("explain: --format is text or json")),
+    };
+    let sched = schedulers(common, sched, None)?;
+    let sched = sched.split(',').next().unwrap_or(schedlab_run::DEFAULT_SCHEDULER).trim().to_string();
+    let job = prepare(common, &sched, &common.sets)?;
+    let ask = Ask { task: a.task, select, summary: a.summary, json, svg: a.svg };
+    let (_, ex) = schedlab::explain::run(&job, &ask, &mut |_| !stop_requested())?;
+    if let Some(path) = &ask.svg {
+        let tasks = schedlab::explain::summary_tasks(&ex, &ask);
+        write_atomic(path, &schedlab_report::explain::waits_svg(&tasks))?;
+    }
+    out!("{}", schedlab::explain::render(&ex, &ask)?)
 }

@@ -28,6 +28,7 @@ mod host;
 mod input;
 pub mod parallel;
 pub mod record;
+pub mod replay;
 pub mod sim;
 pub mod suite;
 pub mod suites;
