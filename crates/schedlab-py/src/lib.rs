@@ -40,6 +40,15 @@ pub(crate) fn to_py(e: schedlab_run::RunError) -> PyErr {
     }
 }
 
+/// The exception for an error of the CLI library (exit status 2: bad input).
+pub(crate) fn from_cli(e: schedlab::CliError) -> PyErr {
+    if e.code == 2 {
+        InputError::new_err(e.message)
+    } else {
+        SimulationError::new_err(e.message)
+    }
+}
+
 /// An input error with `message`.
 pub(crate) fn input(message: String) -> PyErr {
     InputError::new_err(message)

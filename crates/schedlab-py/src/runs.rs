@@ -230,3 +230,44 @@ pub fn sweep_local(py: Python<'_>, file: &str, text: &str, base_dir: &str, jobs:
             .map_err(to_py)?;
     Ok(table.to_csv())
 }
+
+/// What `explain` is asked (a dict from the wrapper): the task, and which of its waits.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub struct ExplainOpts {
+    task: Option<String>,
+    at: Option<String>,
+    worst: Option<usize>,
+    between: Option<(String, String)>,
+    summary: bool,
+}
+
+/// `schedlab explain`: one simulated run with decision records; returns the text and the
+/// JSON the command prints.
+#[pyfunction]
+pub fn explain(
+    py: Python<'_>,
+    name: &str,
+    text: &str,
+    is_json: bool,
+    sched: &str,
+    opts: Opts,
+    ask: ExplainOpts,
+) -> PyResult<(String, String)> {
+    use schedlab::explain::{Ask, Select};
+    let text = workload_text(text, is_json)?;
+    let job = spec(name, &text, sched, opts.sets.clone(), &opts)?;
+    let at = |what: &str, v: &str| duration(what, Some(v)).map(|d| d.expect("given"));
+    let select = match (&ask.at, &ask.between, ask.worst) {
+        (Some(t), _, _) => Select::At(at("at", t)?),
+        (_, Some((a, b)), _) => Select::Between(at("between", a)?, at("between", b)?),
+        (_, _, n) => Select::Worst(n.unwrap_or(3)),
+    };
+    let mut q = Ask { task: ask.task, select, summary: ask.summary, json: false, svg: None };
+    let (_, ex) = with_interrupts(py, |stop| schedlab::explain::run(&job, &q, &mut |_| until(stop)()))?
+        .map_err(crate::from_cli)?;
+    let text = schedlab::explain::render(&ex, &q).map_err(crate::from_cli)?;
+    q.json = true;
+    let json = schedlab::explain::render(&ex, &q).map_err(crate::from_cli)?;
+    Ok((text, json))
+}
