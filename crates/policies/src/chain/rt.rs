@@ -278,7 +278,7 @@ impl Rt {
         let busy = match cls {
             Class::Dl => true,
             Class::Rt => cx.task(c).affinity.count() < 2 || self.tasks[c].prio <= self.tasks[p].prio,
-            Class::Fair => false,
+            Class::Fair | Class::Ext => false,
         };
         if !busy {
             return prev;
@@ -324,7 +324,7 @@ impl Rt {
                     cx.resched_curr(cpu);
                     return;
                 }
-                Some((_, Class::Fair)) | None => return, // it runs here at the next pick
+                Some((_, Class::Fair | Class::Ext)) | None => return, // it runs here at the next pick
                 _ => {}
             }
             let Some(t) = self.find_lowest_rq(cx, next, dl_busy, &planned) else { return };
@@ -359,7 +359,7 @@ impl Rt {
             if matches!(curr[src], Some((c, Class::Rt)) if prio < self.tasks[c].prio) {
                 continue;
             }
-            if matches!(curr[src], Some((_, Class::Fair)) | None) {
+            if matches!(curr[src], Some((_, Class::Fair | Class::Ext)) | None) {
                 continue;
             }
             if best.is_none_or(|(b, _, _)| prio < b) {
