@@ -28,21 +28,15 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
-<<<<<<< HEAD
 pub mod edf_simso;
-=======
 pub mod explain;
 pub mod flags;
->>>>>>> main
 pub mod fuzz;
 pub mod many;
 pub mod memlimit;
 pub mod output;
-<<<<<<< HEAD
 pub mod perf_sched;
-=======
 pub mod replay;
->>>>>>> main
 pub mod signals;
 pub mod sweep;
 pub mod study;

@@ -179,7 +179,6 @@ enum Cmd {
         #[arg(short, long, default_value = "plots")]
         output: PathBuf,
     },
-<<<<<<< HEAD
     /// A `perf sched timehist`-style listing of one run: a line per context switch for the
     /// task switched out (time, CPU, task, wait time, scheduling delay, run time).
     Timehist {
@@ -197,7 +196,7 @@ enum Cmd {
         /// Scheduler, as for `run`.
         #[arg(long, default_value = schedlab_run::DEFAULT_SCHEDULER)]
         sched: String,
-=======
+    },
     /// Turn a scheduling trace (perf.data from `perf sched record`, ftrace/trace-cmd text,
     /// a Perfetto trace such as `--trace` writes) into a workload file (docs/replay.md).
     Import {
@@ -221,7 +220,6 @@ enum Cmd {
         /// Keep only threads whose name starts with this (repeatable), and their children.
         #[arg(long)]
         only: Vec<String>,
->>>>>>> main
     },
     /// List schedulers with their tunables, machine presets and example workloads.
     List,
@@ -443,17 +441,15 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
-<<<<<<< HEAD
         Cmd::Timehist { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Timehist),
         Cmd::Latency { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Latency),
-=======
+    },
         Cmd::Explain { common, sched, task, at, worst, between, summary, svg } => {
             run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg })
         }
         Cmd::Sweep { spec, jobs, output } => schedlab::sweep::run(&spec, jobs, output.as_deref()),
         Cmd::Import { trace, output, only } => schedlab::replay::import(&trace, output.as_deref(), only),
         Cmd::Replay { common, sched, only } => replay(common, sched, only),
->>>>>>> main
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
