@@ -443,7 +443,6 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         }
         Cmd::Timehist { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Timehist),
         Cmd::Latency { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Latency),
-    },
         Cmd::Explain { common, sched, task, at, worst, between, summary, svg } => {
             run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg })
         }
