@@ -38,8 +38,8 @@ pub mod output;
 pub mod perf_sched;
 pub mod replay;
 pub mod signals;
-pub mod sweep;
 pub mod study;
+pub mod sweep;
 pub mod validate;
 
 use schedlab_run::RunError;
