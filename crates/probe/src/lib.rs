@@ -11,7 +11,7 @@
 //! types of `sim`, `machine` and `sched-api`.
 
 use schedlab_machine::{KernelPath, LockSite};
-use schedlab_sched_api::{CpuView, Stat, TaskInfo};
+use schedlab_sched_api::{CpuView, Decision, Stat, TaskInfo};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use serde::Serialize;
 
@@ -74,6 +74,14 @@ pub trait Probe {
     }
     /// About `n` tasks will exist (a hint for sizing per-task state exactly).
     fn reserve_tasks(&mut self, _n: usize) {}
+    /// Whether this probe wants decision records ([`Probe::decision`]). Asked once, at the
+    /// start of a run; `false` (the default) keeps recording off and free.
+    fn wants_decisions(&self) -> bool {
+        false
+    }
+    /// A decision the policy or the kernel made at `time` (`schedlab_sched_api::why`),
+    /// delivered right after the hook that made it, before the events it causes.
+    fn decision(&mut self, _time: Ns, _d: &Decision) {}
 }
 
 /// A probe that ignores everything.

@@ -2,9 +2,11 @@
 //!
 //! Architecture Invariant: renderers take records and return strings; they do no I/O.
 
+pub mod explain;
 pub mod html;
 pub mod perfetto;
 pub mod plots;
+pub mod replay;
 mod study;
 pub mod timeline;
 

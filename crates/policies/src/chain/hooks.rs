@@ -247,7 +247,10 @@ impl SchedClass for Chain {
         }
         match (pc, cc) {
             (Class::Dl, Class::Dl) if self.dl.preempts(cpu, p, &self.curr) => cx.resched_curr(cpu),
-            (Class::Rt, Class::Rt) => self.rt.wakeup_preempt(cx, cpu, p, c),
+            (Class::Rt, Class::Rt) => {
+                let dl = &self.dl;
+                self.rt.wakeup_preempt(cx, cpu, p, c, &|x| dl.busy(x))
+            }
             (Class::Fair, Class::Fair) => self.fair_call(cx, |f, cx| f.wakeup_preempt(cx, cpu, p, wf)),
             _ => {}
         }
@@ -424,6 +427,10 @@ impl SchedClass for Chain {
             e.queued(cpu, out);
         }
     }
+    fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: schedlab_sched_api::Moment) -> schedlab_sched_api::Why {
+        self.why_chain(cx, cpu, first, second, at)
+    }
+
     fn task_stats(&self, p: TaskId) -> Vec<Stat> {
         match self.queued_in.get(p).copied().flatten() {
             Some(Class::Dl) => {

@@ -15,6 +15,7 @@ mod bw;
 mod dl;
 mod hooks;
 mod rt;
+mod why;
 
 use crate::fair::Fair;
 use bw::{Mode, Phase, Server, Throttle};
