@@ -50,7 +50,9 @@ mod _native {
     use super::*;
 
     #[pymodule_export]
-    use super::runs::{compare, machines, run, schedulers, study, suites, sweep_csv, sweep_local, sweep_points, sweep_run};
+    use super::runs::{
+        compare, machines, run, schedulers, study, suites, sweep_csv, sweep_local, sweep_points, sweep_run,
+    };
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
