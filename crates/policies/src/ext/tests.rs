@@ -87,7 +87,7 @@ mod tutorial {
 
     #[test]
     fn builds_a_scheduler() {
-        let m = schedlab_machine::presets::preset("smp2").unwrap();
+        let m = schedlab_machine::preset("smp2").unwrap();
         let s = crate::ext::build(&m, &[], Box::<Mine>::default()).unwrap();
         assert_eq!(s.name(), "ext:mine");
         assert!(s.tunables().iter().any(|t| t.name == "watchdog_timeout_ms" && t.value == "30000"));
