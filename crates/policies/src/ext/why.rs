@@ -28,13 +28,14 @@ impl Ext {
     }
 
     /// `first` (just picked, or running when `second` woke) before `second`, both ext.
-    pub fn why(&self, _cx: &Ctx, _cpu: CpuId, first: TaskId, second: TaskId, at: Moment) -> Why {
+    pub fn why(&self, cx: &Ctx, _cpu: CpuId, first: TaskId, second: TaskId, at: Moment) -> Why {
         let name = self.ops_name();
+        let other = &cx.task(second).name;
         match at {
             Moment::Pick => Why::new(
                 Cause::Other,
                 format!(
-                    "{name} put it first in this CPU's local DSQ (dispatch / select_cpu); task {second} is {}",
+                    "{name} put it first in this CPU's local DSQ (dispatch / select_cpu); {other} is {}",
                     self.where_is(second)
                 ),
             ),
@@ -48,7 +49,7 @@ impl Ext {
                 Why::new(
                     Cause::NoPreempt,
                     format!(
-                        "sched_ext has no wakeup preemption (wakeup_preempt_scx): the running task keeps the CPU with {slice} unless {name} kicks it; task {second} is {}",
+                        "sched_ext has no wakeup preemption (wakeup_preempt_scx): the running task keeps the CPU with {slice} unless {name} kicks it; {other} is {}",
                         self.where_is(second)
                     ),
                 )
