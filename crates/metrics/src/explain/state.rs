@@ -306,6 +306,9 @@ impl Explainer {
                 self.reseg(*task, now);
             }
             Decision::Pick { cpu, chosen, passed } => {
+                // `schedule()` is picking: a pending reschedule is being served (the pick
+                // may keep the same task, with no switch).
+                self.cpus[*cpu].resched = false;
                 for (w, why) in passed {
                     self.tasks[*w].reason = Some((*chosen, why.cause, why.text.clone()));
                 }
