@@ -92,6 +92,10 @@ struct Common {
     /// Write a self-contained HTML report to this file (records time series).
     #[arg(long)]
     html: Option<PathBuf>,
+    /// With --plots or --html: every figure, also those that carry no information (by
+    /// default a figure whose every series is one constant, e.g. all zero, is left out).
+    #[arg(long)]
+    all_figures: bool,
 }
 
 /// Options of `study validate` (simulation vs this host).
@@ -175,6 +179,30 @@ enum Cmd {
         #[arg(short, long, default_value = "plots")]
         output: PathBuf,
     },
+    /// Turn a scheduling trace (perf.data from `perf sched record`, ftrace/trace-cmd text,
+    /// a Perfetto trace such as `--trace` writes) into a workload file (docs/replay.md).
+    Import {
+        /// The trace file.
+        trace: PathBuf,
+        /// The workload file to write (default: stdout).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Keep only threads whose name starts with this (repeatable), and their children.
+        #[arg(long)]
+        only: Vec<String>,
+    },
+    /// Import a trace (the positional argument) and simulate it under several schedulers,
+    /// beside the trace's own measurements ("as it happened"; docs/replay.md).
+    Replay {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: eevdf,cfs,ule.
+        #[arg(long)]
+        sched: Option<String>,
+        /// Keep only threads whose name starts with this (repeatable), and their children.
+        #[arg(long)]
+        only: Vec<String>,
+    },
     /// List schedulers with their tunables, machine presets and example workloads.
     List,
     /// Run random worlds (workload + machine from a seed) under every scheduler with all
@@ -201,6 +229,18 @@ enum Cmd {
         /// command-line values, each checked for no panic and bounded memory (1 GiB).
         #[arg(long)]
         parser: bool,
+    },
+    /// Run a sweep file: a grid or list of machines × schedulers × workload parameters ×
+    /// tunables × seeds on every local core, written as one tidy CSV table (docs/sweep.md).
+    Sweep {
+        /// The sweep file (TOML).
+        spec: PathBuf,
+        /// Runs in parallel (default: every CPU). The table does not depend on this.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Write the table to this file instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
     },
     /// Measure this host (topology, HZ, every cost of the cost model) and write a machine
     /// file for it.
@@ -282,7 +322,31 @@ fn stop_requested() -> bool {
     signals::stop_requested()
 }
 
+/// Warns about flags of `c` that would change nothing.
+fn warn_ignored(c: &Common) {
+    let given = schedlab::flags::Given {
+        sample: c.sample.is_some(),
+        text_to_stdout: matches!(c.format, Format::Text) && c.out.is_none(),
+        json_somewhere: matches!(c.format, Format::Json) || c.out.is_some(),
+        plots: c.plots.is_some(),
+        html: c.html.is_some(),
+        png: c.png,
+        all_figures: c.all_figures,
+        timeline: c.timeline,
+        timeline_options: c.timeline_width != 100 || c.timeline_from.is_some() || c.timeline_to.is_some(),
+    };
+    for w in schedlab::flags::ignored(&given) {
+        note!("warning: {w}");
+    }
+}
+
 fn real_main(cli: Cli) -> Result<(), CliError> {
+    match &cli.cmd {
+        Cmd::Run { common, .. } | Cmd::Compare { common, .. } | Cmd::Report { common, .. } => warn_ignored(common),
+        Cmd::Study { common, .. } if !is_validate(common) => warn_ignored(common),
+        Cmd::Plot { common, .. } => warn_ignored(&Common { plots: Some("plots".into()), ..common.clone() }),
+        _ => {}
+    }
     match cli.cmd {
         Cmd::Run { mut common, sched } => {
             host_default(&mut common, &sched);
@@ -336,7 +400,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
             let out = run_many(&common, &sched)?;
-            let text = schedlab_report::study_text(&title, &out);
+            let text = schedlab_report::study_text_with(&title, schedlab_run::study_paper(&title), &out);
             extras_with(&common, &out, Some(&text))?;
             match (&common.out, common.format) {
                 (Some(dir), _) => {
@@ -355,6 +419,9 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Explain { common, sched, task, at, worst, between, summary, svg } => {
             run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg })
         }
+        Cmd::Sweep { spec, jobs, output } => schedlab::sweep::run(&spec, jobs, output.as_deref()),
+        Cmd::Import { trace, output, only } => schedlab::replay::import(&trace, output.as_deref(), only),
+        Cmd::Replay { common, sched, only } => replay(common, sched, only),
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
@@ -366,6 +433,23 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
 }
 
 /// `study validate` (and no file of that name).
+/// `schedlab replay`: the imported workload run like `compare`, the trace's record first.
+fn replay(mut common: Common, sched: Option<String>, only: Vec<String>) -> Result<(), CliError> {
+    let rp = schedlab::replay::Replay::import(&common.workload, only)?;
+    common.workload = rp.workload().to_path_buf();
+    let mut out = run_many(&common, sched.as_deref().unwrap_or("eevdf,cfs,ule"))?;
+    out.insert(0, rp.as_happened(&prepare(&common, schedlab_run::DEFAULT_SCHEDULER, &[])?));
+    match (&common.out, common.format) {
+        (None, Format::Text) => rp.report(&out, None)?,
+        (None, _) => emit(&common, &out, true)?,
+        (Some(dir), _) => {
+            emit(&common, &out, true)?;
+            rp.report(&out, Some(dir))?;
+        }
+    }
+    extras(&common, &out)
+}
+
 fn is_validate(common: &Common) -> bool {
     common.workload.as_os_str() == "validate" && !common.workload.exists()
 }
@@ -427,26 +511,15 @@ fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliEr
     note!("study {}: {} experiments in parallel…", suite.name, suite.experiments.len());
     let results = suite.run(c.seed, duration, sample)?;
     let text = schedlab_run::suite::suite_text(suite, &results);
-    for r in &results {
-        let figs = if c.plots.is_some() || c.html.is_some() {
-            schedlab_report::plots::figures(&r.records).map_err(|m| CliError { message: m, code: 1 })?
-        } else {
-            Vec::new()
-        };
-        if let Some(dir) = &c.plots {
-            ensure_dir(&dir.join(r.name))?;
-            for f in &figs {
-                write_atomic(&dir.join(r.name).join(&f.name), &f.svg)?;
-            }
-        }
-        if let Some(path) = &c.html {
-            let table = schedlab_run::suite::suite_text(suite, std::slice::from_ref(r));
-            let html = schedlab_report::html::report_with(r.title, &r.records, &figs, Some(&table))
-                .map_err(|m| CliError { message: m, code: 1 })?;
-            let stem = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
-            write_atomic(&path.with_file_name(format!("{stem}.{}.html", r.name)), &html)?;
-        }
-        if let Some(dir) = &c.out {
+    let outputs = schedlab::study::Outputs {
+        plots: c.plots.as_deref(),
+        html: c.html.as_deref(),
+        png: c.png,
+        all_figures: c.all_figures,
+    };
+    schedlab::study::write(suite, &results, &outputs)?;
+    if let Some(dir) = &c.out {
+        for r in &results {
             for rec in &r.records {
                 let label = format!("{}-{}", r.name, rec.scheduler.name);
                 write_atomic(&dir.join(format!("{label}.json")), &schedlab_report::json(rec))?;
@@ -475,17 +548,13 @@ fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
         return Err(CliError::input(format!("--sched `{sched}` names no scheduler (see `schedlab list`)")));
     }
     let targeted = targeted_sets(&common.sets, &scheds)?;
-    let mut out = Vec::new();
+    let mut jobs = Vec::new();
     for s in scheds {
         let sets: Vec<String> =
             targeted.iter().filter(|(t, _)| t.is_none_or(|t| aims_at(t, s))).map(|(_, kv)| kv.clone()).collect();
-        let job = prepare(common, s, &sets)?;
-        out.push(run_with_progress(&job)?);
-        if stop_requested() {
-            break;
-        }
+        jobs.push(prepare(common, s, &sets)?);
     }
-    Ok(out)
+    schedlab::many::run_jobs(&jobs)
 }
 
 /// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. A
@@ -612,7 +681,9 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
         }
     }
     let need_figs = c.plots.is_some() || c.html.is_some();
-    let figs = if need_figs {
+    let figs = if need_figs && c.all_figures {
+        schedlab_report::plots::figures_all(rs).map_err(|m| CliError { message: m, code: 1 })?
+    } else if need_figs {
         schedlab_report::plots::figures(rs).map_err(|m| CliError { message: m, code: 1 })?
     } else {
         Vec::new()
@@ -665,13 +736,7 @@ fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
         note!("interrupted: writing what was measured so far");
     }
     let r = r?;
-    if !r.deadlock.is_empty() && !matches!(job.backend(), schedlab_run::Backend::Host) {
-        note!("{}", schedlab_report::deadlock_text(&r).trim_end());
-    }
-    // A real run says what it could not measure, and anything else worth knowing.
-    for n in r.host.real.iter().flat_map(|h| &h.notes) {
-        note!("host run: {n}");
-    }
+    schedlab::many::notes(job, &r);
     Ok(r)
 }
 

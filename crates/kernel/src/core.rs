@@ -308,6 +308,8 @@ impl Kernel<'_> {
             op_phase: 0,
             op_aux: 0,
             timers: Vec::new(),
+            rt_timers: Vec::new(),
+            started: self.now,
             live_children: 0,
             timer_cpu: cpu,
             rewarm: Ns(0),
@@ -346,8 +348,13 @@ impl Kernel<'_> {
         self.check_preempt(target, target, t, wf::FORK);
         // No CPU runs this creation: its hooks' work is not charged.
         self.pending_work.clear();
-        // A resched of an idle CPU was requested as a local flag; deliver it.
-        if self.cpus[target].curr.is_none() {
+        // The check above ran as if on `target`, so a resched it asked for is only a flag
+        // there. In Linux the creator runs elsewhere and `resched_curr` sends `target` an
+        // IPI (`core.c:wake_up_new_task` → `wakeup_preempt` → `resched_curr`, v6.12); with
+        // no creator in the workload, deliver it at once, to an idle CPU as to one running
+        // user code (kernel work in progress sees the flag when it returns).
+        let user = self.cpus[target].busy == crate::cpu::Busy::User;
+        if self.cpus[target].curr.is_none() || (self.cpus[target].need_resched && user) {
             self.interrupt(target, []);
         }
     }

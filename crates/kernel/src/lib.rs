@@ -24,6 +24,7 @@ mod futex_pi;
 mod hrtimer;
 mod invariants;
 mod objects;
+mod rt_timer;
 mod version;
 mod why;
 mod waits;
@@ -152,7 +153,12 @@ pub(crate) struct Task {
     pub op_left: Option<Ns>,
     pub op_phase: u8,
     pub op_aux: u64,
+    /// Unnamed `timer` ops' next expiries, by op index.
     pub timers: Vec<(usize, Ns)>,
+    /// This task's own rt-app timers' next expiries, by `NamedTimer::id`.
+    pub rt_timers: Vec<(usize, Ns)>,
+    /// When the task came to life (rt-app's `t_first`, where its timers count from).
+    pub started: Ns,
     pub live_children: u64,
     pub timer_cpu: CpuId,
     pub rewarm: Ns,
@@ -490,6 +496,7 @@ impl<'p> Kernel<'p> {
             tasks: std::mem::take(&mut self.info),
             exit_times: std::mem::take(&mut self.exit_times),
             policy_counters: self.policy.counters(),
+            policy_exit: self.policy.exit_info(),
             kernel_counters: self.kernel_counters().into_iter().chain(self.futex_counters()).collect(),
             deadlock,
         }

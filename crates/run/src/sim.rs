@@ -71,9 +71,11 @@ fn run_observed(
     keep_going: &mut dyn FnMut(Ns) -> bool,
 ) -> Result<(RunRecord, Option<RunSummary>), RunError> {
     let policy = make_policy(spec)?;
-    let scheduler = SchedulerInfo {
+    let mut scheduler = SchedulerInfo {
         name: spec.sched.clone(),
         tunables: policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect(),
+        exit: None,
+        sets: spec.sets.clone(),
     };
     let mut metrics = record::metrics(spec);
     #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
@@ -84,11 +86,13 @@ fn run_observed(
         Some(b) => simulate(spec, policy, &mut Tee { a: &mut metrics, b }, keep_going)?,
     };
     let wall_s = wall.elapsed().as_secs_f64();
+    scheduler.exit = summary.policy_exit.clone();
     let kernel = KernelInfo {
         ttwu_queue: Some(spec.ttwu_queue && spec.kernel.has_wake_list()),
         version: Some(spec.kernel.name().to_string()),
         delayed_wakeup: Some(spec.delayed_wakeup),
         lb_narrow_lock: Some(spec.lb_narrow_lock),
+        invariants_checked: spec.check,
         counters: summary.kernel_counters.clone(),
         ..KernelInfo::default()
     };
@@ -107,6 +111,26 @@ pub fn run_with_probe(
 ) -> Result<RunSummary, RunError> {
     spec.check_limits()?;
     simulate(spec, make_policy(spec)?, probe, keep_going)
+}
+
+/// Simulates `spec` under a policy the caller built (a sched_ext policy of its own,
+/// `schedlab_policies::ext::build`) instead of the one `spec.sched` names.
+pub fn run_with_policy(
+    spec: &RunSpec,
+    policy: Box<dyn SchedClass>,
+    probe: &mut dyn Probe,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<RunSummary, RunError> {
+    spec.check_limits()?;
+    simulate(spec, policy, probe, keep_going)
+}
+
+/// Checks what a run would refuse at its start (the scheduler's name, its tunables, the
+/// kernel switches) without running it.
+pub(crate) fn validate(spec: &RunSpec) -> Result<(), RunError> {
+    make_policy(spec)?;
+    futex_config(spec)?;
+    Ok(())
 }
 
 fn make_policy(spec: &RunSpec) -> Result<Box<dyn SchedClass>, RunError> {

@@ -114,6 +114,9 @@ pub enum TaskPolicy {
     },
     /// `SCHED_DEADLINE` with its reservation.
     Deadline(DlParams),
+    /// `SCHED_EXT` (v6.12, `include/uapi/linux/sched.h`): run by a loaded sched_ext
+    /// scheduler; in the fair class when none is loaded (`core.c:__setscheduler_class`).
+    Ext,
 }
 
 /// Lowest and highest `sched_priority` of `SCHED_FIFO`/`SCHED_RR` (`MAX_RT_PRIO - 1` = 99).
@@ -577,6 +580,13 @@ pub trait SchedClass {
     /// stable order.
     fn counters(&self) -> Vec<(String, u64)> {
         Vec::new()
+    }
+
+    /// Why the policy stopped governing tasks during the run, if it did (a sched_ext
+    /// scheduler ejected by its watchdog or an error, `ext.c:scx_ops_disable_workfn`), for
+    /// the report. Default: never.
+    fn exit_info(&self) -> Option<String> {
+        None
     }
 
     /// Whether a remote wakeup may be handed to the target CPU's wake list
