@@ -70,8 +70,7 @@ pub enum Param {
 }
 
 /// The scheduler: a simulated policy's name, or `host` for the real kernel.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-#[derive(Default)]
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
 pub struct SchedulerInfo {
     pub name: String,
     /// Effective tunables (after CPU-count scaling and `--set`) in the policy's order; on
