@@ -28,6 +28,9 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
+pub mod completions;
+pub mod convert;
+pub mod examples;
 pub mod fuzz;
 pub mod memlimit;
 pub mod output;

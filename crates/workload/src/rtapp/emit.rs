@@ -46,8 +46,13 @@ fn us(n: i64) -> String {
     format!("\"{n}us\"")
 }
 
+/// Nanoseconds, in µs when whole.
 fn ns(n: i64) -> String {
-    format!("\"{n}ns\"")
+    if n % 1000 == 0 {
+        us(n / 1000)
+    } else {
+        format!("\"{n}ns\"")
+    }
 }
 
 /// Resources the events name, and how each timer behaves.
@@ -154,13 +159,22 @@ pub(super) fn emit(cx: &mut Cx, name: &str, g: &Global, threads: &[Thread]) -> R
         task(cx, &mut o, g, &r, t, &pi)?;
     }
     // Each pushed entry may hold several lines: expand the origins to one per line.
+    // Programs are indented by loop depth.
     let mut text = String::new();
     let mut origin = Vec::new();
+    let mut depth = 0usize;
     for (l, at) in o.lines.iter().zip(&o.origin) {
         for part in l.split('\n') {
+            if part == "] }," || part == "]" {
+                depth = depth.saturating_sub(1);
+            }
+            text.push_str(&"    ".repeat(depth));
             text.push_str(part);
             text.push('\n');
             origin.push(*at);
+            if part.ends_with('[') {
+                depth += 1;
+            }
         }
     }
     Ok((text, origin))
