@@ -102,7 +102,7 @@ fn scan(cx: &Cx, threads: &[Thread]) -> R<Resources> {
                 Ev::Suspend(s) | Ev::Resume(s) => {
                     let n = suspend_name(t, s);
                     if n.is_empty() {
-                        return Err(cx.err(e.at, &t.name, "`resume` names the thread to wake; it is empty"));
+                        return Err(cx.err(e.at, &e.path, "`resume` names the thread to wake; it is empty"));
                     }
                     r.mutexes.insert(n.clone());
                     r.cond_mutexes.insert(n.clone());
@@ -110,7 +110,7 @@ fn scan(cx: &Cx, threads: &[Thread]) -> R<Resources> {
                 }
                 Ev::Barrier(b) => *r.barriers.entry(b.clone()).or_default() += t.instance,
                 Ev::Fork(f) if !threads.iter().any(|x| x.name == *f) => {
-                    return Err(cx.err(e.at, &t.name, format!("`fork` of `{f}`: no task of that name")));
+                    return Err(cx.err(e.at, &e.path, format!("`fork` of `{f}`: no task of that name")));
                 }
                 Ev::Timer { name, unique, absolute, .. } => {
                     let key = (unique.then(|| t.name.clone()), name.clone());

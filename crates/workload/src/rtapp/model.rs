@@ -73,6 +73,8 @@ pub enum Ev {
 pub struct Event {
     pub ev: Ev,
     pub at: usize,
+    /// The JSON path of the event's key.
+    pub path: String,
 }
 
 #[derive(Clone, Debug)]
@@ -200,7 +202,7 @@ impl Cx<'_> {
             let Some(kind) = event_kind(k) else {
                 return Err(self.unknown(*kat, &f, k, "a phase property or an event"));
             };
-            events.push(Event { ev: self.event(kind, ev, &f)?, at: *kat });
+            events.push(Event { ev: self.event(kind, ev, &f)?, at: *kat, path: f });
         }
         if events.is_empty() {
             return Err(self.err(v.at, path, "no events found: a phase needs at least one event"));
