@@ -31,10 +31,16 @@ pub mod calibrate;
 pub mod completions;
 pub mod convert;
 pub mod examples;
+pub mod explain;
+pub mod flags;
 pub mod fuzz;
+pub mod many;
 pub mod memlimit;
 pub mod output;
+pub mod replay;
 pub mod signals;
+pub mod sweep;
+pub mod study;
 pub mod validate;
 
 use schedlab_run::RunError;

@@ -43,6 +43,9 @@ fn policy_number(p: Policy) -> u32 {
         Policy::Fifo { .. } => libc::SCHED_FIFO as u32,
         Policy::Rr { .. } => libc::SCHED_RR as u32,
         Policy::Deadline(_) => 6,
+        // `SCHED_EXT` (v6.12): the kernel runs it in the fair class while no sched_ext
+        // scheduler is loaded; older kernels refuse it (EINVAL).
+        Policy::Ext => 7,
     }
 }
 

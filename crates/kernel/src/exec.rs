@@ -455,6 +455,7 @@ impl Kernel<'_> {
     /// Marks the running task as going to sleep; `schedule()` follows.
     pub(crate) fn block(&mut self, cpu: CpuId, t: TaskId, on: crate::BlockedOn) {
         self.tasks[t].state = TState::Sleeping;
+        self.record_sleep(t, &on);
         self.tasks[t].blocked_on = on;
         let s = self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true });
         self.push_steps(cpu, [s]);

@@ -26,6 +26,7 @@ mod invariants;
 mod objects;
 mod rt_timer;
 mod version;
+mod why;
 mod waits;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
@@ -246,6 +247,8 @@ pub struct Kernel<'p> {
     pub(crate) in_newidle: bool,
     /// Fork-to-first-run time of forked tasks: count, sum, max.
     pub(crate) first_run: (u64, u64, u64),
+    /// Decision records (`why.rs`): `Some` only when the probe wants them.
+    pub(crate) why: Option<Vec<schedlab_sched_api::Decision>>,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -327,6 +330,7 @@ impl<'p> Kernel<'p> {
             machine,
             wl,
             cfg,
+            why: probe.wants_decisions().then(Vec::new),
             policy,
             probe,
         };
@@ -492,6 +496,7 @@ impl<'p> Kernel<'p> {
             tasks: std::mem::take(&mut self.info),
             exit_times: std::mem::take(&mut self.exit_times),
             policy_counters: self.policy.counters(),
+            policy_exit: self.policy.exit_info(),
             kernel_counters: self.kernel_counters().into_iter().chain(self.futex_counters()).collect(),
             deadlock,
         }

@@ -70,13 +70,21 @@ pub enum Param {
 }
 
 /// The scheduler: a simulated policy's name, or `host` for the real kernel.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct SchedulerInfo {
     pub name: String,
     /// Effective tunables (after CPU-count scaling and `--set`) in the policy's order; on
     /// the host, the scheduler settings the kernel exposes.
     #[serde(serialize_with = "as_map")]
     pub tunables: Vec<(String, String)>,
+    /// Why the policy stopped governing tasks during the run (a sched_ext scheduler
+    /// ejected by its watchdog or an error; its tasks ran in fair from then on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit: Option<String>,
+    /// The `--set KEY=VALUE` overrides as given, in order (omitted when none), so every
+    /// output can say what differed from the defaults.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<(String, String)>,
 }
 
 /// The machine the run describes.
@@ -118,6 +126,10 @@ pub struct KernelInfo {
     /// The narrower `load_balance` critical-section switch (simulator only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lb_narrow_lock: Option<bool>,
+    /// Whether the kernel and policy invariants were checked after every event (`--check`)
+    /// and all held (a violation ends the run with an error instead); omitted when off.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub invariants_checked: bool,
     /// The kernel model's counters: `forks_run`, `fork_to_first_run_ns_mean`/`_max`, and
     /// with the delayed wakeup `delayed_wakeups` and `delayed_overflows`.
     #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
@@ -257,7 +269,11 @@ mod tests {
     /// from a simulated run's record.
     #[test]
     fn ordered_maps_keep_order_and_host_keys_are_optional() {
-        let s = SchedulerInfo { name: "x".into(), tunables: vec![("z".into(), "1".into()), ("a".into(), "2".into())] };
+        let s = SchedulerInfo {
+            name: "x".into(),
+            tunables: vec![("z".into(), "1".into()), ("a".into(), "2".into())],
+            ..Default::default()
+        };
         assert_eq!(serde_json::to_string(&s).unwrap(), r#"{"name":"x","tunables":{"z":"1","a":"2"}}"#);
         let k = KernelInfo { ttwu_queue: Some(true), ..KernelInfo::default() };
         assert_eq!(serde_json::to_string(&k).unwrap(), r#"{"ttwu_queue":true}"#);

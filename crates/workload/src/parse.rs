@@ -257,12 +257,12 @@ impl<'a> P<'a> {
         let take: &[&str] = match name.as_str() {
             "fifo" | "rr" => &["rt_priority"],
             "deadline" => &["runtime", "deadline", "period"],
-            "normal" | "batch" | "idle" => &[],
+            "normal" | "batch" | "idle" | "ext" => &[],
             o => {
                 return Err(self.err(
                     v.span().start,
                     field,
-                    format!("unknown policy `{o}`; expected normal, batch, idle, fifo, rr or deadline"),
+                    format!("unknown policy `{o}`; expected normal, batch, idle, ext, fifo, rr or deadline"),
                 ))
             }
         };
@@ -276,6 +276,7 @@ impl<'a> P<'a> {
             "normal" => Policy::Normal,
             "batch" => Policy::Batch,
             "idle" => Policy::Idle,
+            "ext" => Policy::Ext,
             "fifo" | "rr" => {
                 let f = join(table, "rt_priority");
                 let x = self.require(t, "rt_priority", at, table)?;
