@@ -304,9 +304,7 @@ enum Cmd {
         file: PathBuf,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    Completions {
-        shell: clap_complete::Shell,
-    },
+    Completions { shell: clap_complete::Shell },
     /// Print the man page (roff; `schedlab man > schedlab.1`).
     Man,
 }

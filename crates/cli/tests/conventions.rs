@@ -70,7 +70,8 @@ fn convert_prints_toml_that_runs_like_the_rt_app_file() {
 #[test]
 fn rt_app_notes_are_reported_once_per_command() {
     let dir = tempfile::tempdir().unwrap();
-    let out = schedlab(&["compare", "example:rt-app/periodic.json", "--sched", "eevdf,cfs", "--duration", "5ms"], dir.path());
+    let out =
+        schedlab(&["compare", "example:rt-app/periodic.json", "--sched", "eevdf,cfs", "--duration", "5ms"], dir.path());
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(err.matches("global `logdir`").count(), 1, "{err}");
@@ -112,7 +113,8 @@ fn completions_and_man_page_come_from_the_clap_definitions() {
 #[test]
 fn exit_statuses_are_as_documented() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("bad.json"), "{ \"tasks\": {\n  \"t\": { \"run\": 10, \"colour\": \"red\" } } }").unwrap();
+    std::fs::write(dir.path().join("bad.json"), "{ \"tasks\": {\n  \"t\": { \"run\": 10, \"colour\": \"red\" } } }")
+        .unwrap();
     let ok = schedlab(&["run", "example:nice-pair", "--duration", "2ms"], dir.path());
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
     let bad = schedlab(&["run", "bad.json"], dir.path());
@@ -120,7 +122,8 @@ fn exit_statuses_are_as_documented() {
     let err = text(&bad.stderr);
     assert!(err.contains("bad.json:2:") && err.contains("tasks.t.colour"), "{err}");
     assert_eq!(schedlab(&["run", "--no-such-flag", "x"], dir.path()).status.code(), Some(2));
-    let doc = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md")).unwrap();
+    let doc =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md")).unwrap();
     for code in ["| 0 |", "| 1 |", "| 2 |", "| 130 |", "| 143 |", "| 141 |"] {
         assert!(doc.contains(code), "docs/cli.md lacks {code}");
     }

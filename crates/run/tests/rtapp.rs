@@ -11,11 +11,15 @@ fn corpus() -> Vec<(String, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rt-app");
     let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
-    files.iter().map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(p).unwrap())).collect()
+    files
+        .iter()
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(p).unwrap()))
+        .collect()
 }
 
 fn run(name: &str, text: &str, sched: &str, ms: u64) -> RunRecord {
-    let mut j = RunSpec::load(name, text, Some("smp2"), &[], Some(Ns::from_ms(ms))).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut j =
+        RunSpec::load(name, text, Some("smp2"), &[], Some(Ns::from_ms(ms))).unwrap_or_else(|e| panic!("{name}: {e}"));
     j.sched = sched.into();
     j.check = true;
     j.run(&mut |_| true).unwrap_or_else(|e| panic!("{name} under {sched}: {e}"))
@@ -109,7 +113,11 @@ fn a_named_timer_counts_from_the_task_start() {
 /// again 30 ms later: 3 + 9 sleeps. With `unique` timers each instance sleeps 10 times.
 #[test]
 fn a_shared_timer_is_advanced_by_every_task_naming_it() {
-    let text = |r: &str| format!(r#"{{ "tasks": {{ "t": {{ "instance": 3, "run": 100, "timer": {{ "ref": "{r}", "period": 10000 }} }} }} }}"#);
+    let text = |r: &str| {
+        format!(
+            r#"{{ "tasks": {{ "t": {{ "instance": 3, "run": 100, "timer": {{ "ref": "{r}", "period": 10000 }} }} }} }}"#
+        )
+    };
     let wakeups = |r: &RunRecord| r.tasks.iter().map(|t| t.switches_voluntary).sum::<u64>();
     let shared = run("s.json", &text("tick"), "eevdf", 100);
     let unique = run("u.json", &text("unique"), "eevdf", 100);

@@ -337,7 +337,10 @@ impl<'a> P<'a> {
         };
         let name = self.string(rv, &join(field, "ref"))?;
         let shared = match self.get(t, "shared") {
-            Some(v) => v.get_ref().as_bool().ok_or_else(|| self.err(v.span().start, &join(field, "shared"), "expected true or false"))?,
+            Some(v) => v
+                .get_ref()
+                .as_bool()
+                .ok_or_else(|| self.err(v.span().start, &join(field, "shared"), "expected true or false"))?,
             None => false,
         };
         let absolute = match self.get(t, "mode") {

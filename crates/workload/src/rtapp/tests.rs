@@ -21,6 +21,7 @@ fn malformed_input_gets_the_json_path_and_line() {
         ("{ \"tasks\": { \"t\": { \"run\": 1, \"fork\":\n \"nobody\" } } }", 1, "tasks.t", "no task of that name"),
         ("{ \"tasks\": { \"t\": {\n \"loop\": 3 } } }", 1, "tasks.t", "no events"),
         ("{ \"tasks\": { \"t\": { \"run\": 1 },\n } }", 2, "(syntax)", "expected a key"),
+        ("{ \"tasks\": { \"t\": { \"run\": 1, \"loop\": 2,\n \"loop\": 3 } } }", 2, "tasks.t.loop", "given twice"),
         ("{ \"tasks\": { \"t\": { \"policy\": \"SCHED_FIFO\",\n \"priority\": 100, \"run\": 1 } } }", 2, "tasks.t.priority", "outside 1..=99"),
         ("{ \"tasks\": { \"t\": { \"policy\": \"SCHED_DEADLINE\", \"run\": 1,\n \"dl-runtime\": 1, \"dl-period\": 10 } } }", 1, "tasks.t", "invalid deadline parameters"),
         ("{ \"tasks\": { \"t\": { \"run\": 1,\n \"cpus\": [7] } } }", 2, "tasks.t.cpus", "outside the machine"),
@@ -90,8 +91,11 @@ fn pi_enabled_makes_plain_mutexes_pi_futexes() {
 
 #[test]
 fn calibration_rounds_run_to_whole_loops() {
-    let c = convert("t.json", r#"{ "global": { "calibration": 300 }, "tasks": { "a": { "run": 1000, "runtime": 1000 } } }"#)
-        .unwrap();
+    let c = convert(
+        "t.json",
+        r#"{ "global": { "calibration": 300 }, "tasks": { "a": { "run": 1000, "runtime": 1000 } } }"#,
+    )
+    .unwrap();
     // floor(1000 µs · 1000 / 300) loops of 300 ns; `runtime` is wall-clock busy time.
     assert!(c.toml.contains("{ run = \"999900ns\" }"), "{}", c.toml);
     assert!(c.toml.contains("{ spin = \"1000us\" }"), "{}", c.toml);
@@ -107,4 +111,18 @@ fn unmodelled_settings_are_noted_once() {
     .unwrap();
     let n = |s: &str| c.notes.iter().filter(|x| x.contains(s)).count();
     assert_eq!((n("logdir"), n("ftrace"), n("lock_pages"), n("`util_min`"), n("`util_max`")), (1, 1, 1, 1, 1));
+}
+
+#[test]
+fn thread_level_legacy_keys_and_numa_binding_beside_phases() {
+    let w = wl(r#"{ "tasks": { "t": {
+        "policy": "SCHED_DEADLINE", "runtime": 1000, "period": 10000, "membind_nodes": [0],
+        "phases": { "p": { "run": 500, "timer": { "ref": "unique", "period": 10000 } } }
+    } } }"#);
+    let Policy::Deadline(dl) = w.templates[0].policy else { panic!("deadline") };
+    assert_eq!((dl.runtime, dl.period, dl.deadline), (1_000_000, 10_000_000, 10_000_000));
+    assert!(w.notes.iter().any(|n| n.contains("membind_nodes")), "{:?}", w.notes);
+    let e = err(r#"{ "tasks": { "t": { "phases": { "p": { "run": 1 } },
+        "sleep": 5 } } }"#);
+    assert!(e.message.contains("beside `phases`") && e.line == 2, "{e}");
 }
