@@ -1,4 +1,4 @@
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use schedlab::output::ensure_dir;
 use schedlab::{bench, note, out, outln, parse_kv, signals, write_atomic, write_atomic_bytes, CliError};
 use schedlab_run::{RunRecord, RunSpec};
@@ -22,7 +22,8 @@ enum Format {
 
 #[derive(clap::Args, Clone)]
 struct Common {
-    /// Workload file (TOML).
+    /// Workload file: native TOML or rt-app JSON (told apart by content), or an embedded
+    /// example (`example:hackbench`, `example:rt-app/periodic.json`; see `schedlab list`).
     workload: PathBuf,
     /// Machine: a preset (see `schedlab list`) or a machine file. Default: the workload's
     /// `machine`, else smp4.
@@ -315,13 +316,23 @@ enum Cmd {
         #[arg(long)]
         tiny: bool,
     },
+    /// Print an rt-app JSON file as the equivalent native workload TOML (both run alike).
+    Convert {
+        /// The rt-app file (or `example:rt-app/NAME.json`).
+        file: PathBuf,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff; `schedlab man > schedlab.1`).
+    Man,
 }
 
 #[global_allocator]
 static ALLOC: schedlab::memlimit::Watching = schedlab::memlimit::Watching;
 
-/// Exit status: 0; 1 or 2 on an error (`CliError::code`); 128 + the signal's number after
-/// SIGINT or SIGTERM (the partial outputs written); 141 when stdout's reader went away.
+/// Exit status (`docs/cli.md`): 0; 1 when a run or an output failed, 2 on bad input
+/// (`CliError::code`; clap's usage errors are 2 too); 128 + the signal's number after SIGINT
+/// or SIGTERM, 130 and 143 (the partial outputs written); 141 when stdout's reader went away.
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(e) = signals::install() {
@@ -452,6 +463,9 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
+        Cmd::Convert { file } => schedlab::convert::run(&file, &read_workload(&file)?),
+        Cmd::Completions { shell } => schedlab::completions::completions(&mut Cli::command(), shell),
+        Cmd::Man => schedlab::completions::man(Cli::command()),
         Cmd::Fuzz { seeds, from, parser: true, .. } => schedlab::fuzz::parsers(from, seeds),
         Cmd::Fuzz { seeds, from, duration, jobs, all_configs, parser: false } => {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
@@ -622,8 +636,12 @@ fn aims_at(t: &str, s: &str) -> bool {
     t == s || s.split_once('@').is_some_and(|(base, _)| base == t)
 }
 
-/// A workload file's text, or a built-in study's when no such file exists.
+/// A workload file's text, an embedded example's (`example:NAME`), or a built-in study's
+/// when no such file exists.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
+    if let Some(t) = schedlab::examples::lookup(&path.to_string_lossy()) {
+        return Ok(t.to_string());
+    }
     match schedlab_run::read_input(path) {
         Ok(t) => Ok(t),
         Err(e @ schedlab_run::RunError::Io { .. }) => match schedlab_run::builtin_study(&path.to_string_lossy()) {
@@ -657,6 +675,7 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError
         .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
         .transpose()?;
     let mut job = RunSpec::load(&path, &text, c.machine.as_deref(), &params, duration)?;
+    schedlab::convert::report_notes(&job.workload);
     job.sched = sched.to_string();
     job.sets = sets.iter().map(|s| parse_kv(s, "--set")).collect::<Result<Vec<_>, _>>()?;
     job.seed = c.seed;
@@ -796,18 +815,7 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
     let out = match (c.format, compare) {
         (Format::Json, false) => schedlab_report::json(&rs[0]),
         (Format::Json, true) => schedlab_report::json_many(rs),
-        (Format::Csv, _) => rs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let s = schedlab_report::csv(r);
-                if i == 0 {
-                    s
-                } else {
-                    s.lines().skip(1).map(|l| format!("{l}\n")).collect()
-                }
-            })
-            .collect(),
+        (Format::Csv, _) => schedlab_report::csv_many(rs),
         (Format::Text, false) => schedlab_report::text(&rs[0]),
         (Format::Text, true) => schedlab_report::compare_text(rs),
     };
@@ -865,14 +873,9 @@ fn list() -> Result<(), CliError> {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
         outln!("  {n:<24} {d}")?;
     }
-    outln!("\nExample workloads (examples/workloads/):")?;
-    if let Ok(rd) = std::fs::read_dir("examples/workloads") {
-        let mut names: Vec<String> =
-            rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        for n in names {
-            outln!("  {n}")?;
-        }
+    outln!("\nExample workloads (built in; examples/workloads/ and examples/rt-app/):")?;
+    for n in schedlab::examples::names() {
+        outln!("  {n}")?;
     }
     Ok(())
 }
