@@ -82,7 +82,14 @@ fn round_trip_keeps_run_time_and_dependencies() {
         let orig = &r1.tasks[t.tid as usize - 1];
         let again = sim_task(&r2, &t.name);
         let err = (again.runtime_ns as f64 - orig.runtime_ns as f64).abs() / orig.runtime_ns as f64;
-        assert!(err < 0.01, "{}: run time {} then {} ({:.3} %)", orig.name, orig.runtime_ns, again.runtime_ns, err * 100.0);
+        assert!(
+            err < 0.01,
+            "{}: run time {} then {} ({:.3} %)",
+            orig.name,
+            orig.runtime_ns,
+            again.runtime_ns,
+            err * 100.0
+        );
     }
     // Every receiver still waits for its sender: each pipe's writer → reader wakeups became
     // dependencies, and survive a second round trip (the replay's own export).
@@ -97,7 +104,8 @@ fn round_trip_keeps_run_time_and_dependencies() {
         let s = s.strip_suffix(".0").unwrap_or(s);
         imp.model.threads.iter().find(|t| t.name == s).map(|t| t.comm.clone()).unwrap_or_default()
     };
-    let second: BTreeSet<(String, String)> = edges(&again.model).iter().map(|(a, b)| (by_name(a), by_name(b))).collect();
+    let second: BTreeSet<(String, String)> =
+        edges(&again.model).iter().map(|(a, b)| (by_name(a), by_name(b))).collect();
     for n in 0..2 {
         assert!(second.contains(&(format!("client{n}"), format!("server{n}"))), "{second:?}");
         assert!(second.contains(&(format!("server{n}"), format!("client{n}"))), "{second:?}");
@@ -129,7 +137,12 @@ fn another_scheduler_changes_the_schedule_not_the_demand() {
         for r in &runs {
             let got = sim_task(r, &t.name).runtime_ns;
             // The replay adds only its own kernel work (futex calls, switches) to the demand.
-            assert!(got >= demand && got - demand <= demand / 100 + 100_000, "{} under {}: {got} for {demand}", t.name, r.scheduler.name);
+            assert!(
+                got >= demand && got - demand <= demand / 100 + 100_000,
+                "{} under {}: {got} for {demand}",
+                t.name,
+                r.scheduler.name
+            );
         }
     }
     let switches = |r: &RunRecord| r.tasks.iter().map(|t| (t.switches_involuntary, t.migrations)).collect::<Vec<_>>();
@@ -152,4 +165,3 @@ fn a_truncated_perfetto_trace_is_an_error() {
     let e = import_bytes("cut.pftrace", &bytes[..bytes.len() / 2 + 1], &Options::default());
     assert!(e.is_err() || bytes.len() < 4, "a cut inside a packet is refused");
 }
-

@@ -74,7 +74,10 @@ fn split_line(l: &str) -> Option<Line<'_>> {
     let time = parse_time(ts.trim())?;
     let after = after.trim_start();
     // `sched_switch:` or perf script's `sched:sched_switch:`: the colon before a blank.
-    let colon = after.char_indices().find(|&(i, c)| c == ':' && after[i + 1..].chars().next().is_none_or(char::is_whitespace))?.0;
+    let colon = after
+        .char_indices()
+        .find(|&(i, c)| c == ':' && after[i + 1..].chars().next().is_none_or(char::is_whitespace))?
+        .0;
     let (event, body) = (&after[..colon], &after[colon + 1..]);
     let event = event.trim();
     let event = event.strip_prefix("sched:").unwrap_or(event);
@@ -140,7 +143,8 @@ fn field<'a>(body: &'a str, key: &str) -> Option<(&'a str, usize)> {
     for (j, _) in rest.match_indices(' ') {
         let next = &rest[j + 1..];
         let word_eq = next.split_whitespace().next().is_some_and(|w| {
-            w.split_once('=').is_some_and(|(k, _)| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+            w.split_once('=')
+                .is_some_and(|(k, _)| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
         });
         if next.starts_with("==>") || word_eq {
             end = j;

@@ -17,8 +17,11 @@ fn check_messaging(file: &str, format: TraceFormat) {
     assert_eq!(t.format, format);
     assert_eq!(t.nr_cpus, 2, "recorded on the 2-CPU machine");
     let m = build(&t, &Options::default());
-    let kids: Vec<_> =
-        m.threads.iter().filter(|x| x.comm == "sched-messaging" && x.parent.is_some_and(|p| m.threads[p].comm == "sched-messaging")).collect();
+    let kids: Vec<_> = m
+        .threads
+        .iter()
+        .filter(|x| x.comm == "sched-messaging" && x.parent.is_some_and(|p| m.threads[p].comm == "sched-messaging"))
+        .collect();
     assert_eq!(kids.len(), 40, "20 senders + 20 receivers forked by the benchmark's main thread");
     assert!(kids.iter().all(|k| k.exited), "every worker exits within the recording");
     // Wakeups between the workers became dependencies, not sleeps.
@@ -84,7 +87,10 @@ fn foreign_formats_are_refused_by_name() {
         ("png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
         ("toml", b"name = \"w\"\n[[task]]\nname = \"a\"\nprogram = [ { run = \"1ms\" } ]\n"),
         ("elf", b"\x7fELF\x02\x01\x01\0\0\0\0\0"),
-        ("ftrace-without-switches", b"# tracer: nop\n  a-1 [000] 1.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n"),
+        (
+            "ftrace-without-switches",
+            b"# tracer: nop\n  a-1 [000] 1.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n",
+        ),
     ];
     for (name, bytes) in foreign {
         let e = read(name, bytes).unwrap_err().to_string();
