@@ -28,11 +28,14 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
+pub mod explain;
 pub mod fuzz;
+pub mod many;
 pub mod memlimit;
 pub mod output;
 pub mod replay;
 pub mod signals;
+pub mod sweep;
 pub mod validate;
 
 use schedlab_run::RunError;

@@ -71,12 +71,17 @@ pub enum Param {
 
 /// The scheduler: a simulated policy's name, or `host` for the real kernel.
 #[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Default)]
 pub struct SchedulerInfo {
     pub name: String,
     /// Effective tunables (after CPU-count scaling and `--set`) in the policy's order; on
     /// the host, the scheduler settings the kernel exposes.
     #[serde(serialize_with = "as_map")]
     pub tunables: Vec<(String, String)>,
+    /// Why the policy stopped governing tasks during the run (a sched_ext scheduler
+    /// ejected by its watchdog or an error; its tasks ran in fair from then on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit: Option<String>,
 }
 
 /// The machine the run describes.
@@ -257,7 +262,11 @@ mod tests {
     /// from a simulated run's record.
     #[test]
     fn ordered_maps_keep_order_and_host_keys_are_optional() {
-        let s = SchedulerInfo { name: "x".into(), tunables: vec![("z".into(), "1".into()), ("a".into(), "2".into())] };
+        let s = SchedulerInfo {
+            name: "x".into(),
+            tunables: vec![("z".into(), "1".into()), ("a".into(), "2".into())],
+            ..Default::default()
+        };
         assert_eq!(serde_json::to_string(&s).unwrap(), r#"{"name":"x","tunables":{"z":"1","a":"2"}}"#);
         let k = KernelInfo { ttwu_queue: Some(true), ..KernelInfo::default() };
         assert_eq!(serde_json::to_string(&k).unwrap(), r#"{"ttwu_queue":true}"#);
