@@ -29,6 +29,7 @@ macro_rules! note {
 pub mod bench;
 pub mod calibrate;
 pub mod explain;
+pub mod flags;
 pub mod fuzz;
 pub mod many;
 pub mod memlimit;
@@ -36,6 +37,7 @@ pub mod output;
 pub mod replay;
 pub mod signals;
 pub mod sweep;
+pub mod study;
 pub mod validate;
 
 use schedlab_run::RunError;

@@ -92,6 +92,10 @@ struct Common {
     /// Write a self-contained HTML report to this file (records time series).
     #[arg(long)]
     html: Option<PathBuf>,
+    /// With --plots or --html: every figure, also those that carry no information (by
+    /// default a figure whose every series is one constant, e.g. all zero, is left out).
+    #[arg(long)]
+    all_figures: bool,
 }
 
 /// Options of `study validate` (simulation vs this host).
@@ -318,7 +322,31 @@ fn stop_requested() -> bool {
     signals::stop_requested()
 }
 
+/// Warns about flags of `c` that would change nothing.
+fn warn_ignored(c: &Common) {
+    let given = schedlab::flags::Given {
+        sample: c.sample.is_some(),
+        text_to_stdout: matches!(c.format, Format::Text) && c.out.is_none(),
+        json_somewhere: matches!(c.format, Format::Json) || c.out.is_some(),
+        plots: c.plots.is_some(),
+        html: c.html.is_some(),
+        png: c.png,
+        all_figures: c.all_figures,
+        timeline: c.timeline,
+        timeline_options: c.timeline_width != 100 || c.timeline_from.is_some() || c.timeline_to.is_some(),
+    };
+    for w in schedlab::flags::ignored(&given) {
+        note!("warning: {w}");
+    }
+}
+
 fn real_main(cli: Cli) -> Result<(), CliError> {
+    match &cli.cmd {
+        Cmd::Run { common, .. } | Cmd::Compare { common, .. } | Cmd::Report { common, .. } => warn_ignored(common),
+        Cmd::Study { common, .. } if !is_validate(common) => warn_ignored(common),
+        Cmd::Plot { common, .. } => warn_ignored(&Common { plots: Some("plots".into()), ..common.clone() }),
+        _ => {}
+    }
     match cli.cmd {
         Cmd::Run { mut common, sched } => {
             host_default(&mut common, &sched);
@@ -372,7 +400,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
             let out = run_many(&common, &sched)?;
-            let text = schedlab_report::study_text(&title, &out);
+            let text = schedlab_report::study_text_with(&title, schedlab_run::study_paper(&title), &out);
             extras_with(&common, &out, Some(&text))?;
             match (&common.out, common.format) {
                 (Some(dir), _) => {
@@ -483,26 +511,15 @@ fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliEr
     note!("study {}: {} experiments in parallel…", suite.name, suite.experiments.len());
     let results = suite.run(c.seed, duration, sample)?;
     let text = schedlab_run::suite::suite_text(suite, &results);
-    for r in &results {
-        let figs = if c.plots.is_some() || c.html.is_some() {
-            schedlab_report::plots::figures(&r.records).map_err(|m| CliError { message: m, code: 1 })?
-        } else {
-            Vec::new()
-        };
-        if let Some(dir) = &c.plots {
-            ensure_dir(&dir.join(r.name))?;
-            for f in &figs {
-                write_atomic(&dir.join(r.name).join(&f.name), &f.svg)?;
-            }
-        }
-        if let Some(path) = &c.html {
-            let table = schedlab_run::suite::suite_text(suite, std::slice::from_ref(r));
-            let html = schedlab_report::html::report_with(r.title, &r.records, &figs, Some(&table))
-                .map_err(|m| CliError { message: m, code: 1 })?;
-            let stem = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
-            write_atomic(&path.with_file_name(format!("{stem}.{}.html", r.name)), &html)?;
-        }
-        if let Some(dir) = &c.out {
+    let outputs = schedlab::study::Outputs {
+        plots: c.plots.as_deref(),
+        html: c.html.as_deref(),
+        png: c.png,
+        all_figures: c.all_figures,
+    };
+    schedlab::study::write(suite, &results, &outputs)?;
+    if let Some(dir) = &c.out {
+        for r in &results {
             for rec in &r.records {
                 let label = format!("{}-{}", r.name, rec.scheduler.name);
                 write_atomic(&dir.join(format!("{label}.json")), &schedlab_report::json(rec))?;
@@ -664,7 +681,9 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
         }
     }
     let need_figs = c.plots.is_some() || c.html.is_some();
-    let figs = if need_figs {
+    let figs = if need_figs && c.all_figures {
+        schedlab_report::plots::figures_all(rs).map_err(|m| CliError { message: m, code: 1 })?
+    } else if need_figs {
         schedlab_report::plots::figures(rs).map_err(|m| CliError { message: m, code: 1 })?
     } else {
         Vec::new()

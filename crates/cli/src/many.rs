@@ -44,6 +44,13 @@ pub fn run_jobs(jobs: &[RunSpec]) -> Result<Vec<RunRecord>, CliError> {
 /// What a finished run says beside its outputs: a simulated deadlock's wait-for graph, and
 /// what a real run could not measure.
 pub fn notes(job: &RunSpec, r: &RunRecord) {
+    if job.check {
+        note!(
+            "{}: --check: kernel and policy invariants checked after every event ({} events): all held",
+            job.sched,
+            r.events
+        );
+    }
     if !r.deadlock.is_empty() && job.backend() != Backend::Host {
         note!("{}", schedlab_report::deadlock_text(r).trim_end());
     }

@@ -70,8 +70,7 @@ pub enum Param {
 }
 
 /// The scheduler: a simulated policy's name, or `host` for the real kernel.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-#[derive(Default)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct SchedulerInfo {
     pub name: String,
     /// Effective tunables (after CPU-count scaling and `--set`) in the policy's order; on
@@ -82,6 +81,10 @@ pub struct SchedulerInfo {
     /// ejected by its watchdog or an error; its tasks ran in fair from then on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit: Option<String>,
+    /// The `--set KEY=VALUE` overrides as given, in order (omitted when none), so every
+    /// output can say what differed from the defaults.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<(String, String)>,
 }
 
 /// The machine the run describes.
@@ -123,6 +126,10 @@ pub struct KernelInfo {
     /// The narrower `load_balance` critical-section switch (simulator only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lb_narrow_lock: Option<bool>,
+    /// Whether the kernel and policy invariants were checked after every event (`--check`)
+    /// and all held (a violation ends the run with an error instead); omitted when off.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub invariants_checked: bool,
     /// The kernel model's counters: `forks_run`, `fork_to_first_run_ns_mean`/`_max`, and
     /// with the delayed wakeup `delayed_wakeups` and `delayed_overflows`.
     #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]

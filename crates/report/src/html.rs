@@ -69,6 +69,11 @@ fn number(s: &str) -> Option<f64> {
     t.parse().ok()
 }
 
+/// The kernel model's version and switches, for the parameters table.
+fn switches(r: &RunRecord) -> String {
+    crate::header::switches(r)
+}
+
 fn run_of(r: &RunRecord) -> Run {
     let tunables = r.scheduler.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
     let tasks = r
@@ -128,13 +133,42 @@ pub fn report(title: &str, rs: &[RunRecord], figures: &[Figure]) -> Result<Strin
     report_with(title, rs, figures, None)
 }
 
-/// [`report`] with a preformatted comparison (a study's table) shown after the parameters.
+/// A study's finding, shown first in its report: the paper it reproduces, a one-line
+/// conclusion from this run's numbers, its comparison table and its own figures.
+#[derive(Default)]
+pub struct StudySection<'a> {
+    pub paper: Option<&'a str>,
+    pub conclusion: Option<&'a str>,
+    pub table: &'a str,
+    pub figures: &'a [Figure],
+}
+
+/// [`report`] for a study: its finding first, then the runs' report.
+pub fn report_study(title: &str, rs: &[RunRecord], figures: &[Figure], study: &StudySection) -> Result<String, String> {
+    render(title, rs, figures, Some(study))
+}
+
+/// [`report`] with a preformatted comparison (a study's table) shown first.
 pub fn report_with(
     title: &str,
     rs: &[RunRecord],
     figures: &[Figure],
     comparison: Option<&str>,
 ) -> Result<String, String> {
+    let study = comparison.map(|table| StudySection { table, ..StudySection::default() });
+    render(title, rs, figures, study.as_ref())
+}
+
+fn inline(figures: &[Figure]) -> Vec<Fig> {
+    // Inline SVG in HTML needs no namespace declaration; dropping it leaves the file with
+    // no URL at all.
+    figures
+        .iter()
+        .map(|f| Fig { title: f.title.clone(), svg: f.svg.replace(" xmlns=\"http://www.w3.org/2000/svg\"", "") })
+        .collect()
+}
+
+fn render(title: &str, rs: &[RunRecord], figures: &[Figure], study: Option<&StudySection>) -> Result<String, String> {
     let Some(r0) = rs.first() else { return Err("no runs to report".into()) };
     let rows = crate::compare_rows(rs);
     let header = rows.first().cloned().unwrap_or_default();
@@ -175,12 +209,7 @@ pub fn report_with(
     let mut env = Environment::new();
     env.add_template("report.html", TEMPLATE).map_err(|e| e.to_string())?;
     let tpl = env.get_template("report.html").map_err(|e| e.to_string())?;
-    // Inline SVG in HTML needs no namespace declaration; dropping it leaves the file with
-    // no URL at all.
-    let figs: Vec<Fig> = figures
-        .iter()
-        .map(|f| Fig { title: f.title.clone(), svg: f.svg.replace(" xmlns=\"http://www.w3.org/2000/svg\"", "") })
-        .collect();
+    let figs = inline(figures);
     let runs: Vec<Run> = rs.iter().map(run_of).collect();
     tpl.render(context! {
         title => title,
@@ -196,7 +225,11 @@ pub fn report_with(
         summary_header => header,
         summary => minijinja::value::Serde(&summary),
         figures => minijinja::value::Serde(&figs),
-        comparison => comparison,
+        comparison => study.map(|s| s.table),
+        paper => study.and_then(|s| s.paper),
+        conclusion => study.and_then(|s| s.conclusion),
+        study_figures => minijinja::value::Serde(&study.map(|s| inline(s.figures)).unwrap_or_default()),
+        switches => switches(r0),
     })
     .map_err(|e| format!("report template: {e}"))
 }

@@ -3,6 +3,7 @@
 //! Architecture Invariant: renderers take records and return strings; they do no I/O.
 
 pub mod explain;
+pub mod header;
 pub mod html;
 pub mod perfetto;
 pub mod plots;
@@ -10,7 +11,7 @@ pub mod replay;
 mod study;
 pub mod timeline;
 
-pub use study::{completion, group_of, overlap, runtime_between, study_text};
+pub use study::{completion, group_of, overlap, runtime_between, study_conclusion, study_text, study_text_with};
 
 use schedlab_metrics::RunRecord;
 use std::fmt::Write;
@@ -177,6 +178,7 @@ pub fn text(r: &RunRecord) -> String {
         hz(r),
         r.seed
     );
+    s += &header::line(r);
     let _ = writeln!(
         s,
         "simulated {} ms ({}), {} events, trace hash {}\n",
@@ -197,7 +199,7 @@ pub fn text(r: &RunRecord) -> String {
         if group { "task group".to_string() } else { "task".to_string() },
         "n".into(),
         "run ms".into(),
-        "share".into(),
+        "run %".into(),
         "wait ms".into(),
         "sleep ms".into(),
         "vol sw".into(),
@@ -225,7 +227,7 @@ pub fn text(r: &RunRecord) -> String {
         ]);
     }
     s.push_str(&table(&rows));
-    s.push('\n');
+    s.push_str("run %: the task's (group's) share of all tasks' run time; wait: runnable but not running\n\n");
     if let Some(spans) = span_table(r) {
         s.push_str(&spans);
         s.push('\n');
@@ -365,6 +367,15 @@ pub fn compare_text(rs: &[RunRecord]) -> String {
         first.seed,
         ms(first.sim_ns)
     );
+    for r in rs {
+        let sw = header::switches(r);
+        if !sw.is_empty() {
+            let _ = writeln!(s, "{}: {sw}", r.scheduler.name);
+        }
+    }
+    if rs.iter().any(|r| !header::switches(r).is_empty()) {
+        s.push('\n');
+    }
     let mut rows = compare_rows(rs);
     if rs.len() == 2 {
         add_difference(&mut rows);

@@ -8,10 +8,35 @@
 //! per series, the name, number of points and last value), so tests and tools can check a
 //! figure without parsing its drawing.
 
+//! SVG figures from runs with a recorded series, modelled on the ULE-vs-CFS paper's:
+//! cumulative run time per thread (Fig. 1, 3), the interactivity penalty per thread
+//! (Fig. 2, 4), threads per core (Fig. 6, 7; a per-CPU heat map beyond 8 CPUs); plus every
+//! other per-task policy statistic (CFS vruntime, lag, slice), per-CPU utilisation and the
+//! wakeup-latency CDF (log time axis). With several runs, each figure has one panel per
+//! scheduler, side by side, on one x and one y scale. Studies draw their papers' figures
+//! with [`Chart`] (lines over a swept parameter, or grouped bars).
+//!
+//! Style rules every figure follows: durations labelled in ns/µs/ms/s (never raw ns); label
+//! areas sized to their labels; the legend in a column right of the data; crowded
+//! per-thread panels draw groups faded and the few tasks of their own group on top; by
+//! default only figures that carry information ([`figures`] skips those whose every series
+//! is one constant, e.g. all zero; [`figures_all`] keeps them).
+//!
+//! Every SVG carries its data's summary in `<metadata id="schedlab-data">` (JSON: per panel,
+//! its title as `scheduler`, the axes' scales and units, and per series the name, number of
+//! points and last value in the axis' unit — ns for durations), so tests and tools can check
+//! a figure without parsing its drawing.
+
+pub mod axis;
+mod draw;
+mod heatmap;
+
+pub use axis::{Axis, Unit};
+
 use crate::study::group_of;
-use plotters::coord::Shift;
+use heatmap::Heat;
 use plotters::prelude::*;
-use schedlab_metrics::{RunRecord, Series};
+use schedlab_metrics::RunRecord;
 use serde::Serialize;
 
 /// One figure: file name (`runtime.svg`), title and SVG text; [`Figure::png`] renders the
@@ -20,9 +45,7 @@ pub struct Figure {
     pub name: String,
     pub title: String,
     pub svg: String,
-    xdesc: String,
-    ydesc: String,
-    panels: Vec<Panel>,
+    body: Body,
 }
 
 /// The font PNGs are drawn with (DejaVu Sans, vendored: no system fonts, the same pixels on
@@ -33,11 +56,11 @@ impl Figure {
     /// The figure as a PNG image.
     pub fn png(&self) -> Result<Vec<u8>, String> {
         register_font();
-        let (w, h) = size(self.panels.len());
+        let (w, h) = size(self.body.panels.len());
         let mut rgb = vec![0u8; (w * h * 3) as usize];
         {
             let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-            draw(root, &self.title, &self.xdesc, &self.ydesc, &self.panels)?;
+            draw::figure(root, &self.body)?;
         }
         let mut out = Vec::new();
         {
@@ -54,6 +77,21 @@ impl Figure {
     pub fn png_name(&self) -> String {
         self.name.trim_end_matches(".svg").to_string() + ".png"
     }
+
+    /// Whether the figure shows anything: some series is not one constant shared by all.
+    pub fn informative(&self) -> bool {
+        let mut seen: Option<f64> = None;
+        for p in &self.body.panels {
+            for v in p.content.values() {
+                match seen {
+                    None => seen = Some(v),
+                    Some(s) if (s - v).abs() > 1e-12 * s.abs().max(1.0) => return true,
+                    _ => {}
+                }
+            }
+        }
+        false
+    }
 }
 
 /// Registers the vendored font once; text is measured with it for SVG and PNG alike.
@@ -69,21 +107,130 @@ fn size(panels: usize) -> (u32, u32) {
     ((640 * panels.max(1)).min(1920) as u32, 480)
 }
 
-/// Draws a figure's panels side by side under its title on any plotters backend.
-fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
-    title: &str,
-    xdesc: &str,
-    ydesc: &str,
-    panels: &[Panel],
-) -> Result<(), String> {
-    root.fill(&WHITE).map_err(err)?;
-    let root = root.titled(title, ("sans-serif", 20)).map_err(err)?;
-    let areas = root.split_evenly((1, panels.len().max(1)));
-    for (area, p) in areas.iter().zip(panels) {
-        draw_panel(area, p, xdesc, ydesc)?;
+/// What a figure draws: title, an optional note under it, the axes all panels share, panels.
+pub(crate) struct Body {
+    title: String,
+    note: Option<String>,
+    x: Axis,
+    y: Axis,
+    panels: Vec<Panel>,
+}
+
+/// One panel (usually one scheduler's run).
+pub(crate) struct Panel {
+    title: String,
+    content: Content,
+}
+
+pub(crate) enum Content {
+    Lines(Vec<Line>),
+    Heat(Heat),
+    /// Grouped bars: categories along x, one bar per series in each.
+    Bars { categories: Vec<String>, series: Vec<(String, Vec<Option<f64>>)> },
+}
+
+/// A line to draw: name, group (for colouring many lines), points in the axes' units, and
+/// whether it is drawn on top (thick) in a crowded panel.
+pub(crate) struct Line {
+    name: String,
+    group: String,
+    pts: Vec<(f64, f64)>,
+    highlight: bool,
+}
+
+impl Line {
+    fn new(name: &str, group: &str, pts: Vec<(f64, f64)>) -> Line {
+        Line { name: name.to_string(), group: group.to_string(), pts, highlight: false }
     }
-    root.present().map_err(err)
+}
+
+impl Content {
+    /// Drawing positions of the data (for the shared ranges).
+    fn positions(&self, x: &Axis, y: &Axis) -> Vec<(f64, f64)> {
+        match self {
+            Content::Lines(ls) => {
+                ls.iter().flat_map(|l| l.pts.iter()).filter_map(|&(a, b)| Some((x.pos(a)?, y.pos(b)?))).collect()
+            }
+            Content::Heat(h) => h.positions(x),
+            Content::Bars { series, .. } => {
+                series.iter().flat_map(|(_, v)| v.iter().flatten()).filter_map(|&b| Some((0.0, y.pos(b)?))).collect()
+            }
+        }
+    }
+
+    /// Every data value (for [`Figure::informative`]).
+    fn values(&self) -> Vec<f64> {
+        match self {
+            Content::Lines(ls) => ls.iter().flat_map(|l| l.pts.iter().map(|p| p.1)).collect(),
+            Content::Heat(h) => h.rows.iter().flat_map(|r| r.iter().map(|c| c.2)).collect(),
+            Content::Bars { series, .. } => series.iter().flat_map(|(_, v)| v.iter().flatten().copied()).collect(),
+        }
+    }
+
+    fn legend(&self) -> Vec<draw::Entry> {
+        match self {
+            Content::Lines(ls) => line_legend(ls),
+            Content::Heat(h) => h.legend(),
+            Content::Bars { series, .. } => series
+                .iter()
+                .enumerate()
+                .map(|(i, (n, _))| draw::Entry { text: n.clone(), color: Palette99::pick(i).to_rgba(), swatch: true })
+                .collect(),
+        }
+    }
+}
+
+/// Above this many lines a panel colours by group, lists groups in the legend and
+/// highlights the tasks of small groups.
+const MAX_LEGEND: usize = 12;
+/// A group of at most this many tasks is highlighted in a crowded panel (fibo among 80
+/// sysbench workers).
+const HIGHLIGHT_MAX: usize = 3;
+/// Above this many CPUs, threads per CPU is a heat map.
+pub const HEAT_MAP_CPUS: usize = 8;
+/// Points kept per line; lines of crowded panels keep fewer.
+const MAX_POINTS: usize = 600;
+const MAX_POINTS_CROWDED: usize = 120;
+
+/// A line's colour: by its index, or by its group's in a crowded panel.
+fn line_color(lines: &[Line], l: &Line) -> RGBAColor {
+    let crowded = lines.len() > MAX_LEGEND;
+    let idx = if crowded {
+        let mut groups: Vec<&str> = Vec::new();
+        for x in lines {
+            if !groups.contains(&x.group.as_str()) {
+                groups.push(&x.group);
+            }
+        }
+        groups.iter().position(|g| *g == l.group).unwrap_or(0)
+    } else {
+        lines.iter().position(|x| std::ptr::eq(x, l)).unwrap_or(0)
+    };
+    Palette99::pick(idx).to_rgba()
+}
+
+/// Legend entries: every line, or in a crowded panel the highlighted lines by name and the
+/// other groups once each (with their size); lines that are each their own group (one per
+/// CPU) get a single entry saying how many there are.
+fn line_legend(lines: &[Line]) -> Vec<draw::Entry> {
+    let entry = |text: String, l: &Line| draw::Entry { text, color: line_color(lines, l), swatch: false };
+    if lines.len() <= MAX_LEGEND {
+        return lines.iter().map(|l| entry(l.name.clone(), l)).collect();
+    }
+    let count = |g: &str| lines.iter().filter(|x| x.group == g).count();
+    if lines.iter().all(|l| count(&l.group) == 1) {
+        return vec![entry(format!("{} lines", lines.len()), &lines[0])];
+    }
+    let mut out: Vec<draw::Entry> = lines.iter().filter(|l| l.highlight).map(|l| entry(l.name.clone(), l)).collect();
+    let mut done: Vec<&str> = Vec::new();
+    for l in lines.iter().filter(|l| !l.highlight) {
+        if !done.contains(&l.group.as_str()) {
+            done.push(&l.group);
+            let n = count(&l.group);
+            out.push(entry(if n > 1 { format!("{} (×{n})", l.group) } else { l.group.clone() }, l));
+        }
+    }
+    out
 }
 
 #[derive(Serialize)]
@@ -96,28 +243,13 @@ struct MetaSeries {
 #[derive(Serialize)]
 struct MetaPanel {
     scheduler: String,
+    kind: &'static str,
+    x_scale: &'static str,
+    y_scale: &'static str,
+    x_unit: &'static str,
+    y_unit: &'static str,
     series: Vec<MetaSeries>,
 }
-
-/// A line to draw: name, group (for colouring many lines), points.
-struct Line {
-    name: String,
-    group: String,
-    pts: Vec<(f64, f64)>,
-}
-
-struct Panel {
-    scheduler: String,
-    lines: Vec<Line>,
-    /// Fixed y range (utilisation is 0–100 %).
-    y_range: Option<(f64, f64)>,
-}
-
-/// Above this many lines a panel colours by group and lists groups in the legend.
-const MAX_LEGEND: usize = 12;
-/// Points kept per line; lines of crowded panels keep fewer.
-const MAX_POINTS: usize = 600;
-const MAX_POINTS_CROWDED: usize = 120;
 
 fn sched(r: &RunRecord) -> String {
     r.scheduler.name.clone()
@@ -141,97 +273,137 @@ fn thin(pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     thin_to(pts, MAX_POINTS)
 }
 
-/// Crowded panels (legend by group) get fewer points per line.
-fn thin_panel(mut p: Panel) -> Panel {
-    if p.lines.len() > MAX_LEGEND {
-        for l in &mut p.lines {
-            l.pts = thin_to(std::mem::take(&mut l.pts), MAX_POINTS_CROWDED);
+/// Crowded panels get fewer points per line, and the tasks of small groups highlighted.
+fn crowded(mut p: Panel) -> Panel {
+    if let Content::Lines(lines) = &mut p.content {
+        if lines.len() > MAX_LEGEND {
+            let sizes: Vec<usize> =
+                lines.iter().map(|l| lines.iter().filter(|x| x.group == l.group).count()).collect();
+            // Only when some groups are big: one line per CPU has nothing to single out.
+            let big = sizes.iter().any(|&n| n > HIGHLIGHT_MAX);
+            for (l, n) in lines.iter_mut().zip(sizes) {
+                l.pts = thin_to(std::mem::take(&mut l.pts), MAX_POINTS_CROWDED);
+                l.highlight = big && n <= HIGHLIGHT_MAX;
+            }
         }
     }
     p
 }
 
-fn secs(ns: u64) -> f64 {
-    ns as f64 / 1e9
+fn t(ns: u64) -> f64 {
+    ns as f64
 }
 
-/// All figures the runs support (runs without a series give only the latency CDF).
+/// The figures of the runs that carry information (see [`Figure::informative`]).
 pub fn figures(rs: &[RunRecord]) -> Result<Vec<Figure>, String> {
+    Ok(figures_all(rs)?.into_iter().filter(Figure::informative).collect())
+}
+
+/// Every figure the runs support (runs without a series give only the latency CDF).
+pub fn figures_all(rs: &[RunRecord]) -> Result<Vec<Figure>, String> {
     register_font();
     let mut out = Vec::new();
     let with: Vec<&RunRecord> = rs.iter().filter(|r| r.series.is_some()).collect();
+    let time = || Axis::new("time", Unit::Ns);
     if !with.is_empty() {
         let panels = with.iter().map(|r| runtime_panel(r)).collect();
-        out.push(figure("runtime.svg", "Cumulative run time per thread", "time (s)", "run time (ms)", panels)?);
-        let panels = with
-            .iter()
-            .map(|r| cpu_panel(r, |s, c| s.cpu_runnable[c].iter().map(|&x| f64::from(x)).collect()))
-            .collect();
-        out.push(figure(
-            "threads-per-cpu.svg",
-            "Threads per CPU (runnable, incl. running)",
-            "time (s)",
-            "threads",
-            panels,
-        )?);
+        let y = Axis::new("run time", Unit::Ns);
+        out.push(figure("runtime.svg", "Cumulative run time per thread", time(), y, panels)?);
+        out.push(threads_per_cpu(&with)?);
         let panels = with.iter().map(|r| lock_panel(r)).collect();
-        out.push(figure(
-            "rq-lock-contention.svg",
-            "Runqueue-lock contention over time",
-            "time (s)",
-            "contended acquisitions (%)",
-            panels,
-        )?);
+        let y = Axis::new("contended acquisitions", Unit::Percent);
+        out.push(figure("rq-lock-contention.svg", "Runqueue-lock contention over time", time(), y, panels)?);
         let panels = with.iter().map(|r| util_panel(r)).collect();
-        out.push(figure("cpu-utilisation.svg", "CPU utilisation", "time (s)", "busy (%)", panels)?);
-        let mut names: Vec<String> = Vec::new();
-        for r in &with {
-            for n in &r.series.as_ref().expect("filtered").stat_names {
-                if !names.contains(n) {
-                    names.push(n.clone());
-                }
-            }
-        }
-        for n in names {
-            // Only the runs whose policy has this statistic.
-            let panels = with.iter().map(|r| stat_panel(r, &n)).filter(|p| !p.lines.is_empty()).collect();
-            let (title, unit) = stat_title(&n);
-            out.push(figure(&format!("stat-{n}.svg"), &title, "time (s)", unit, panels)?);
-        }
+        let y = Axis::new("busy", Unit::Percent).fixed(0.0, 100.0);
+        out.push(figure("cpu-utilisation.svg", "CPU utilisation", time(), y, panels)?);
+        out.extend(stat_figures(&with)?);
     }
-    let cdf = Panel {
-        scheduler: "all".into(),
-        lines: rs
-            .iter()
-            .filter(|r| !r.latency_cdf.is_empty())
-            .map(|r| Line {
-                name: sched(r),
-                group: sched(r),
-                pts: r.latency_cdf.iter().map(|&(ns, q)| (ns as f64 / 1e3, q * 100.0)).collect(),
-            })
-            .collect(),
-        y_range: Some((0.0, 100.0)),
-    };
-    if !cdf.lines.is_empty() {
-        out.push(figure(
-            "latency-cdf.svg",
-            "Wakeup latency CDF (waking → running)",
-            "latency (µs)",
-            "tasks woken (%)",
-            vec![cdf],
-        )?);
+    let lines: Vec<Line> = rs
+        .iter()
+        .filter(|r| !r.latency_cdf.is_empty())
+        .map(|r| Line::new(&sched(r), &sched(r), r.latency_cdf.iter().map(|&(ns, q)| (t(ns), q * 100.0)).collect()))
+        .collect();
+    if !lines.is_empty() {
+        let panel = Panel { title: "all schedulers".into(), content: Content::Lines(lines) };
+        let x = Axis::new("latency (log scale)", Unit::Ns).log();
+        let y = Axis::new("wakeups within", Unit::Percent).fixed(0.0, 100.0);
+        out.push(figure("latency-cdf.svg", "Wakeup latency CDF (waking → running)", x, y, vec![panel])?);
     }
     Ok(out)
+}
+
+/// Threads per CPU: one line per CPU up to [`HEAT_MAP_CPUS`] CPUs, a heat map beyond.
+fn threads_per_cpu(with: &[&RunRecord]) -> Result<Figure, String> {
+    let title = "Threads per CPU (runnable, incl. running)";
+    let x = Axis::new("time", Unit::Ns);
+    if with.iter().all(|r| r.machine.cpus <= HEAT_MAP_CPUS) {
+        let panels = with.iter().map(|r| cpu_panel(r)).collect();
+        return figure("threads-per-cpu.svg", title, x, Axis::new("threads", Unit::Plain), panels);
+    }
+    let panels = with
+        .iter()
+        .map(|r| {
+            let s = r.series.as_ref().expect("filtered");
+            let per_cpu: Vec<Vec<f64>> =
+                s.cpu_runnable.iter().map(|v| v.iter().map(|&x| f64::from(x)).collect()).collect();
+            Panel { title: sched(r), content: Content::Heat(Heat::new(&s.times_ns, &per_cpu, r.sim_ns)) }
+        })
+        .collect();
+    figure("threads-per-cpu.svg", &format!("{title}, per CPU"), x, Axis::new("CPU", Unit::Plain), panels)
+}
+
+/// One figure per policy statistic and unit: only the runs whose policy has it, and a
+/// statistic whose unit differs between policies (CFS's slice in ns, ULE's in stat ticks)
+/// gets one figure per unit, so panels side by side share a scale.
+fn stat_figures(with: &[&RunRecord]) -> Result<Vec<Figure>, String> {
+    let mut names: Vec<String> = Vec::new();
+    for r in with {
+        for n in &r.series.as_ref().expect("filtered").stat_names {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for n in names {
+        for unit in [Unit::Ns, Unit::Plain] {
+            let panels: Vec<Panel> = with
+                .iter()
+                .filter(|r| stat_unit(&r.scheduler.name, &n) == unit)
+                .map(|r| stat_panel(r, &n))
+                .filter(|p| matches!(&p.content, Content::Lines(l) if !l.is_empty()))
+                .collect();
+            if panels.is_empty() {
+                continue;
+            }
+            let (title, desc) = stat_title(&n);
+            let file = if unit == Unit::Plain && n == "slice" { "stat-slice-ticks.svg".into() } else { format!("stat-{n}.svg") };
+            let desc = if unit == Unit::Plain && n == "slice" { "stat ticks" } else { desc };
+            out.push(figure(&file, &title, Axis::new("time", Unit::Ns), Axis::new(desc, unit), panels)?);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a policy statistic is a duration in ns or a plain number (scores, priorities,
+/// ticks, weights).
+fn stat_unit(sched: &str, n: &str) -> Unit {
+    let base = sched.split('@').next().unwrap_or(sched);
+    match n {
+        "vruntime" | "lag" | "sum_exec_runtime" | "dl_runtime" | "dl_deadline" | "sleep_avg" => Unit::Ns,
+        "slice" if base != "ule" => Unit::Ns,
+        _ => Unit::Plain,
+    }
 }
 
 fn stat_title(n: &str) -> (String, &'static str) {
     match n {
         "score" => ("Interactivity penalty (ULE score; < 30 is interactive)".into(), "score"),
         "priority" => ("Priority (ULE td_priority; lower is better)".into(), "priority"),
-        "vruntime" => ("vruntime per thread (CFS)".into(), "ns"),
-        "lag" => ("Lag against min_vruntime (CFS; > 0 is owed CPU)".into(), "ns"),
-        "slice" => ("Slice per thread".into(), "ns / stat ticks"),
-        _ => (format!("{n} per thread"), ""),
+        "vruntime" => ("vruntime per thread (CFS/EEVDF)".into(), "vruntime"),
+        "lag" => ("Lag per thread (> 0 is owed CPU)".into(), "lag"),
+        "slice" => ("Slice per thread".into(), "slice"),
+        _ => (format!("{n} per thread"), "value"),
     }
 }
 
@@ -240,30 +412,30 @@ fn runtime_panel(r: &RunRecord) -> Panel {
     let lines = r
         .tasks
         .iter()
-        .map(|t| {
-            let first = s.first.get(t.tid).copied().unwrap_or(0);
+        .map(|tk| {
+            let first = s.first.get(tk.tid).copied().unwrap_or(0);
             let mut pts: Vec<(f64, f64)> = s
                 .runtime_ns
-                .get(t.tid)
-                .map(|v| v.iter().enumerate().map(|(i, &x)| (secs(s.times_ns[first + i]), x as f64 / 1e6)).collect())
+                .get(tk.tid)
+                .map(|v| v.iter().enumerate().map(|(i, &x)| (t(s.times_ns[first + i]), x as f64)).collect())
                 .unwrap_or_default();
             // End at the exact total (the last sample may precede the end or the exit).
-            pts.push((secs(t.exit_ns.unwrap_or(r.sim_ns)), t.runtime_ns as f64 / 1e6));
-            Line { name: t.name.clone(), group: group_of(&t.name).to_string(), pts: thin(pts) }
+            pts.push((t(tk.exit_ns.unwrap_or(r.sim_ns)), tk.runtime_ns as f64));
+            Line::new(&tk.name, group_of(&tk.name), thin(pts))
         })
         .collect();
-    Panel { scheduler: sched(r), lines, y_range: None }
+    Panel { title: sched(r), content: Content::Lines(lines) }
 }
 
-fn cpu_panel(r: &RunRecord, f: impl Fn(&Series, usize) -> Vec<f64>) -> Panel {
+fn cpu_panel(r: &RunRecord) -> Panel {
     let s = r.series.as_ref().expect("series");
     let lines = (0..s.cpu_runnable.len())
         .map(|c| {
-            let pts = s.times_ns.iter().zip(f(s, c)).map(|(&t, v)| (secs(t), v)).collect();
-            Line { name: format!("cpu{c}"), group: format!("cpu{c}"), pts: thin(pts) }
+            let pts = s.times_ns.iter().zip(&s.cpu_runnable[c]).map(|(&tm, &v)| (t(tm), f64::from(v))).collect();
+            Line::new(&format!("cpu{c}"), &format!("cpu{c}"), thin(pts))
         })
         .collect();
-    Panel { scheduler: sched(r), lines, y_range: None }
+    Panel { title: sched(r), content: Content::Lines(lines) }
 }
 
 /// Busy fraction per CPU, averaged over windows of 1/100 of the run.
@@ -277,13 +449,13 @@ fn util_panel(r: &RunRecord) -> Panel {
                 .enumerate()
                 .map(|(i, ch)| {
                     let busy = ch.iter().map(|&b| f64::from(b)).sum::<f64>() / ch.len() as f64;
-                    (secs(s.times_ns[(i * w).min(s.times_ns.len() - 1)]), busy * 100.0)
+                    (t(s.times_ns[(i * w).min(s.times_ns.len() - 1)]), busy * 100.0)
                 })
                 .collect();
-            Line { name: format!("cpu{c}"), group: format!("cpu{c}"), pts }
+            Line::new(&format!("cpu{c}"), &format!("cpu{c}"), pts)
         })
         .collect();
-    Panel { scheduler: sched(r), lines, y_range: Some((0.0, 100.0)) }
+    Panel { title: sched(r), content: Content::Lines(lines) }
 }
 
 /// Contended fraction of runqueue-lock acquisitions per window of 1/100 of the run.
@@ -296,11 +468,10 @@ fn lock_panel(r: &RunRecord) -> Panel {
         let acq = s.rq_lock_acquisitions[i + w] - s.rq_lock_acquisitions[i];
         let cont = s.rq_lock_contended[i + w] - s.rq_lock_contended[i];
         let pct = if acq == 0 { 0.0 } else { cont as f64 * 100.0 / acq as f64 };
-        pts.push((secs(s.times_ns[i + w]), pct));
+        pts.push((t(s.times_ns[i + w]), pct));
         i += w;
     }
-    let lines = vec![Line { name: "rq locks".into(), group: "rq locks".into(), pts }];
-    Panel { scheduler: sched(r), lines, y_range: None }
+    Panel { title: sched(r), content: Content::Lines(vec![Line::new("rq locks", "rq locks", pts)]) }
 }
 
 fn stat_panel(r: &RunRecord, name: &str) -> Panel {
@@ -308,136 +479,98 @@ fn stat_panel(r: &RunRecord, name: &str) -> Panel {
     let lines = r
         .tasks
         .iter()
-        .filter_map(|t| {
-            let pts: Vec<(f64, f64)> =
-                s.stat(t.tid, name).into_iter().map(|(time, v)| (secs(time), v as f64)).collect();
-            (!pts.is_empty()).then(|| Line {
-                name: t.name.clone(),
-                group: group_of(&t.name).to_string(),
-                pts: thin(pts),
-            })
+        .filter_map(|tk| {
+            let pts: Vec<(f64, f64)> = s.stat(tk.tid, name).into_iter().map(|(tm, v)| (t(tm), v as f64)).collect();
+            (!pts.is_empty()).then(|| Line::new(&tk.name, group_of(&tk.name), thin(pts)))
         })
         .collect();
-    Panel { scheduler: sched(r), lines, y_range: None }
+    Panel { title: sched(r), content: Content::Lines(lines) }
 }
 
-fn figure(file: &str, title: &str, xdesc: &str, ydesc: &str, panels: Vec<Panel>) -> Result<Figure, String> {
-    let panels: Vec<Panel> = panels.into_iter().map(thin_panel).collect();
-    let (w, h) = size(panels.len());
+fn figure(file: &str, title: &str, x: Axis, y: Axis, panels: Vec<Panel>) -> Result<Figure, String> {
+    let body = Body { title: title.to_string(), note: None, x, y, panels: panels.into_iter().map(crowded).collect() };
+    render(file, body)
+}
+
+/// Draws `body` as SVG with its data summary.
+fn render(file: &str, body: Body) -> Result<Figure, String> {
+    register_font();
+    let (w, h) = size(body.panels.len());
     let mut svg = String::new();
-    draw(SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(), title, xdesc, ydesc, &panels)?;
-    let meta: Vec<MetaPanel> = panels
-        .iter()
-        .map(|p| MetaPanel {
-            scheduler: p.scheduler.clone(),
-            series: p
-                .lines
-                .iter()
-                .map(|l| MetaSeries {
-                    name: l.name.clone(),
-                    points: l.pts.len(),
-                    last: l.pts.last().map_or(0.0, |x| x.1),
-                })
-                .collect(),
-        })
-        .collect();
+    draw::figure(SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(), &body)?;
+    let meta: Vec<MetaPanel> = body.panels.iter().map(|p| meta_panel(p, &body)).collect();
     let json = serde_json::to_string(&meta).map_err(|e| e.to_string())?;
     let json = json.replace('&', "&amp;").replace('<', "&lt;");
     if let Some(end) = svg.find('>') {
         svg.insert_str(end + 1, &format!("\n<metadata id=\"schedlab-data\">{json}</metadata>"));
     }
-    Ok(Figure {
-        name: file.to_string(),
-        title: title.to_string(),
-        svg,
-        xdesc: xdesc.to_string(),
-        ydesc: ydesc.to_string(),
-        panels,
-    })
+    Ok(Figure { name: file.to_string(), title: body.title.clone(), svg, body })
 }
 
-fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("plot: {e:?}")
-}
-
-fn draw_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    p: &Panel,
-    xdesc: &str,
-    ydesc: &str,
-) -> Result<(), String> {
-    let pts = p.lines.iter().flat_map(|l| l.pts.iter());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in pts {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if x0 > x1 {
-        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
-    }
-    if let Some((a, b)) = p.y_range {
-        (y0, y1) = (a, b);
-    }
-    if y1 - y0 < 1e-9 {
-        y1 = y0 + 1.0;
-    }
-    if x1 - x0 < 1e-9 {
-        x1 = x0 + 1.0;
-    }
-    let pad = if p.y_range.is_some() { 0.0 } else { (y1 - y0) * 0.05 };
-    let mut chart = ChartBuilder::on(area)
-        .caption(&p.scheduler, ("sans-serif", 16))
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, (y0 - if y0 < 0.0 { pad } else { 0.0 })..(y1 + pad))
-        .map_err(err)?;
-    chart.configure_mesh().x_desc(xdesc).y_desc(ydesc).light_line_style(WHITE.mix(0.0)).draw().map_err(err)?;
-    let many = p.lines.len() > MAX_LEGEND;
-    let mut groups: Vec<&str> = Vec::new();
-    for (i, l) in p.lines.iter().enumerate() {
-        let gi = match groups.iter().position(|g| *g == l.group) {
-            Some(g) => g,
-            None => {
-                groups.push(&l.group);
-                groups.len() - 1
-            }
-        };
-        let color = Palette99::pick(if many { gi } else { i }).to_rgba();
-        let style = ShapeStyle {
-            color: if many { color.mix(0.5) } else { color },
-            filled: false,
-            stroke_width: if many { 1 } else { 2 },
-        };
-        let s = chart.draw_series(LineSeries::new(l.pts.iter().copied(), style)).map_err(err)?;
-        // Many lines: one legend entry per group (its first line); when every line is its
-        // own group (one per CPU), a single entry says how many there are.
-        let singletons = many && p.lines.iter().all(|x| p.lines.iter().filter(|y| y.group == x.group).count() == 1);
-        let first_of_group = p.lines.iter().find(|x| x.group == l.group).is_some_and(|x| std::ptr::eq(x, l));
-        let label = if !many {
-            Some(l.name.clone())
-        } else if singletons {
-            (i == 0).then(|| format!("one line per series ({})", p.lines.len()))
-        } else if first_of_group {
-            let n = p.lines.iter().filter(|x| x.group == l.group).count();
-            Some(if n > 1 { format!("{} (×{n})", l.group) } else { l.group.clone() })
-        } else {
-            None
-        };
-        if let Some(label) = label {
-            s.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+fn meta_panel(p: &Panel, body: &Body) -> MetaPanel {
+    let one = |name: &str, v: &[f64]| MetaSeries { name: name.to_string(), points: v.len(), last: v.last().copied().unwrap_or(0.0) };
+    let (kind, series) = match &p.content {
+        Content::Lines(ls) => {
+            ("lines", ls.iter().map(|l| one(&l.name, &l.pts.iter().map(|x| x.1).collect::<Vec<_>>())).collect())
         }
+        Content::Heat(h) => (
+            "heatmap",
+            h.rows.iter().enumerate().map(|(c, r)| one(&format!("cpu{c}"), &r.iter().map(|x| x.2).collect::<Vec<_>>())).collect(),
+        ),
+        Content::Bars { series, .. } => {
+            ("bars", series.iter().map(|(n, v)| one(n, &v.iter().map(|x| x.unwrap_or(0.0)).collect::<Vec<_>>())).collect())
+        }
+    };
+    MetaPanel {
+        scheduler: p.title.clone(),
+        kind,
+        x_scale: body.x.scale(),
+        y_scale: body.y.scale(),
+        x_unit: body.x.unit.name(),
+        y_unit: body.y.unit.name(),
+        series,
     }
-    if !p.lines.is_empty() {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK.mix(0.4))
-            .draw()
-            .map_err(err)?;
+}
+
+/// A study's figure: lines over a swept parameter, or grouped bars over categories; one
+/// panel per experiment (or machine, kernel…), all on one scale.
+pub struct Chart {
+    /// File name (`gain.svg`).
+    pub name: String,
+    pub title: String,
+    /// A line under the title (what was held fixed, where the scales differ).
+    pub note: Option<String>,
+    pub x: Axis,
+    pub y: Axis,
+    pub panels: Vec<ChartPanel>,
+}
+
+pub struct ChartPanel {
+    pub title: String,
+    pub data: ChartData,
+}
+
+pub enum ChartData {
+    /// Named series of `(x, y)` points.
+    Lines(Vec<(String, Vec<(f64, f64)>)>),
+    /// Categories along x; one bar per series in each (`None`: no value).
+    Bars { categories: Vec<String>, series: Vec<(String, Vec<Option<f64>>)> },
+}
+
+impl Chart {
+    /// Draws the chart (the x axis of bar charts is the categories).
+    pub fn render(self) -> Result<Figure, String> {
+        let panels = self
+            .panels
+            .into_iter()
+            .map(|p| Panel {
+                title: p.title,
+                content: match p.data {
+                    ChartData::Lines(v) => Content::Lines(v.into_iter().map(|(n, pts)| Line::new(&n, &n, pts)).collect()),
+                    ChartData::Bars { categories, series } => Content::Bars { categories, series },
+                },
+            })
+            .collect();
+        render(&self.name, Body { title: self.title, note: self.note, x: self.x, y: self.y, panels })
     }
-    Ok(())
 }

@@ -56,6 +56,49 @@ fn ms(ns: u64) -> String {
 
 /// The study report: one column per scheduler.
 pub fn study_text(title: &str, rs: &[RunRecord]) -> String {
+    study_text_with(title, None, rs)
+}
+
+/// The study's one-line finding from its runs: with several task groups, the first group's
+/// CPU share while they overlap under each scheduler (the ULE-vs-CFS paper's fibo); with one,
+/// how its run time spreads over its threads. `None` without runs.
+pub fn study_conclusion(rs: &[RunRecord]) -> Option<String> {
+    let r0 = rs.first()?;
+    let gs = groups(r0);
+    if gs.len() >= 2 {
+        let g = &gs[0].0;
+        let shares: Vec<String> = rs.iter().map(|r| format!("{} {}", r.scheduler.name, overlap_share(r, g))).collect();
+        return Some(format!("{g}'s CPU share while the task groups overlap: {}", shares.join(", ")));
+    }
+    let (g, _) = gs.into_iter().next()?;
+    let spread: Vec<String> = rs
+        .iter()
+        .map(|r| {
+            let ts = group_tasks(r, &g);
+            let never = ts.iter().filter(|t| t.runtime_ns == 0).count();
+            let mut v: Vec<u64> = ts.iter().map(|t| t.runtime_ns).collect();
+            v.sort_unstable();
+            let (lo, hi) = (v.first().copied().unwrap_or(0), v.last().copied().unwrap_or(0));
+            format!("{} {}–{} ms, {never} never ran", r.scheduler.name, ms(lo), ms(hi))
+        })
+        .collect();
+    Some(format!("run time per {g} thread: {}", spread.join("; ")))
+}
+
+/// Group `g`'s share of the CPUs within the overlap window (`-` without a series).
+fn overlap_share(r: &RunRecord, g: &str) -> String {
+    let (a, b) = overlap(r);
+    let ts = group_tasks(r, g);
+    let run: Option<u64> = ts.iter().map(|t| runtime_between(r, t.tid, a, b)).sum();
+    match run {
+        Some(x) if b > a => format!("{:.2}%", 100.0 * x as f64 / ((b - a) as f64 * cpus(r))),
+        _ => "-".into(),
+    }
+}
+
+/// [`study_text`] with the paper the study reproduces: the header, then the finding (paper,
+/// conclusion), then the comparison.
+pub fn study_text_with(title: &str, paper: Option<&str>, rs: &[RunRecord]) -> String {
     let mut s = String::new();
     let Some(r0) = rs.first() else { return s };
     let _ = writeln!(
@@ -66,6 +109,18 @@ pub fn study_text(title: &str, rs: &[RunRecord]) -> String {
         r0.seed,
         ms(r0.sim_ns)
     );
+    for r in rs {
+        let sw = crate::header::switches(r);
+        if !sw.is_empty() {
+            let _ = writeln!(s, "{}: {sw}", r.scheduler.name);
+        }
+    }
+    if let Some(p) = paper {
+        let _ = writeln!(s, "paper: {p}");
+    }
+    if let Some(c) = study_conclusion(rs) {
+        let _ = writeln!(s, "finding: {c}");
+    }
     let names: Vec<String> = rs.iter().map(|r| r.scheduler.name.clone()).collect();
     let mut rows: Vec<(String, Vec<String>)> = Vec::new();
     let row = |rows: &mut Vec<(String, Vec<String>)>, label: String, f: &dyn Fn(&RunRecord) -> String| {
@@ -81,15 +136,7 @@ pub fn study_text(title: &str, rs: &[RunRecord]) -> String {
         });
     }
     for (g, _) in groups(r0) {
-        row(&mut rows, format!("{g}: CPU share in overlap"), &|r| {
-            let (a, b) = overlap(r);
-            let Some((_, ts)) = groups(r).into_iter().find(|(n, _)| *n == g) else { return "-".into() };
-            let run: Option<u64> = ts.iter().map(|t| runtime_between(r, t.tid, a, b)).sum();
-            match run {
-                Some(x) if b > a => format!("{:.2}%", 100.0 * x as f64 / ((b - a) as f64 * cpus(r))),
-                _ => "-".into(),
-            }
-        });
+        row(&mut rows, format!("{g}: CPU share in overlap"), &|r| overlap_share(r, &g));
     }
     for (g, ts) in groups(r0) {
         if ts.len() < 2 {

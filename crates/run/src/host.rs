@@ -103,6 +103,7 @@ fn scheduler_info(hr: &HostRun) -> SchedulerInfo {
         exit: None,
         name: Backend::HOST_SCHEDULER.into(),
         tunables: hr.info.settings.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        ..SchedulerInfo::default()
     }
 }
 

@@ -103,6 +103,15 @@ pub const STUDIES: &[(&str, &str)] = &[
     ("ule-cfs-unpin512", include_str!("../../../examples/studies/ule-cfs-unpin512.toml")),
 ];
 
+/// The paper the ULE-vs-CFS studies (`ule-cfs-*`) reproduce, for their finding.
+pub const BOURON: &str = "Bouron, Chevalley, Lepers, Zwaenepoel, Gouicem, Lawall, Muller, Sopena: \"The Battle of the Schedulers: FreeBSD ULE vs. Linux CFS\", USENIX ATC 2018";
+
+/// The paper a single-workload study reproduces, by its name (`ule-cfs-*`: [`BOURON`]).
+pub fn study_paper(name: &str) -> Option<&'static str> {
+    let stem = std::path::Path::new(name).file_stem().map_or(name.into(), |s| s.to_string_lossy());
+    stem.starts_with("ule-cfs-").then_some(BOURON)
+}
+
 /// The workload text of built-in study `name` (a trailing `.toml` is ignored).
 pub fn builtin_study(name: &str) -> Option<&'static str> {
     let stem = name.trim_end_matches(".toml");

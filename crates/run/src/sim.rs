@@ -75,6 +75,7 @@ fn run_observed(
         name: spec.sched.clone(),
         tunables: policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect(),
         exit: None,
+        sets: spec.sets.clone(),
     };
     let mut metrics = record::metrics(spec);
     #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
@@ -91,6 +92,7 @@ fn run_observed(
         version: Some(spec.kernel.name().to_string()),
         delayed_wakeup: Some(spec.delayed_wakeup),
         lb_narrow_lock: Some(spec.lb_narrow_lock),
+        invariants_checked: spec.check,
         counters: summary.kernel_counters.clone(),
         ..KernelInfo::default()
     };

@@ -167,6 +167,9 @@ impl Experiment {
 pub fn suite_text(suite: &Suite, results: &[ExperimentResult]) -> String {
     use std::fmt::Write;
     let mut s = format!("study {} · {}\n", suite.name, suite.description);
+    if let Some(f) = crate::suites::finding(suite.name, results) {
+        s += &f.text();
+    }
     for r in results {
         let _ = writeln!(s, "\n{} — {}", r.name, r.title);
         let w0 = r.rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max(6);

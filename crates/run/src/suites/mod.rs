@@ -7,7 +7,10 @@ mod lock_sites;
 mod lock_wakeup_granularity;
 mod lockstat;
 mod o1_bottlenecks;
+mod present;
 mod rt_latency;
+
+pub use present::{figures, finding, Finding};
 
 use crate::suite::Suite;
 

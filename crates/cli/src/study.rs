@@ -1,0 +1,78 @@
+//! A built-in multi-experiment study's outputs beyond its text: the study's own figures (its
+//! paper's), each experiment's run figures, and one HTML report per experiment with the
+//! study's finding first.
+
+use crate::output::ensure_dir;
+use crate::{write_atomic, write_atomic_bytes, CliError};
+use schedlab_report::plots::Figure;
+use schedlab_run::suite::{suite_text, ExperimentResult, Suite};
+use std::path::Path;
+
+/// Where the outputs go and which.
+pub struct Outputs<'a> {
+    pub plots: Option<&'a Path>,
+    pub html: Option<&'a Path>,
+    pub png: bool,
+    /// Every figure, also those that carry no information.
+    pub all_figures: bool,
+}
+
+fn plot_err(message: String) -> CliError {
+    CliError { message, code: 1 }
+}
+
+/// The study's figures (drawn from its tables).
+pub fn study_figures(suite: &Suite, results: &[ExperimentResult]) -> Result<Vec<Figure>, CliError> {
+    schedlab_run::suites::figures(suite.name, results).into_iter().map(|c| c.render().map_err(plot_err)).collect()
+}
+
+fn write_figures(dir: &Path, figs: &[Figure], png: bool) -> Result<(), CliError> {
+    ensure_dir(dir)?;
+    for f in figs {
+        write_atomic(&dir.join(&f.name), &f.svg)?;
+        if png {
+            write_atomic_bytes(&dir.join(f.png_name()), &f.png().map_err(plot_err)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// `--plots DIR`: the study's figures in `DIR/`, each experiment's run figures in
+/// `DIR/<experiment>/`; `--html FILE`: `FILE` with each experiment's name inserted, the
+/// study's finding, table and figures first.
+pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result<(), CliError> {
+    if o.plots.is_none() && o.html.is_none() {
+        return Ok(());
+    }
+    let study_figs = study_figures(suite, results)?;
+    let finding = schedlab_run::suites::finding(suite.name, results);
+    if let Some(dir) = o.plots {
+        write_figures(dir, &study_figs, o.png)?;
+        note!("wrote {} study figures to {}", study_figs.len(), dir.display());
+    }
+    for r in results {
+        let figs = if o.all_figures {
+            schedlab_report::plots::figures_all(&r.records)
+        } else {
+            schedlab_report::plots::figures(&r.records)
+        }
+        .map_err(plot_err)?;
+        if let Some(dir) = o.plots {
+            write_figures(&dir.join(r.name), &figs, o.png)?;
+        }
+        if let Some(path) = o.html {
+            let table = suite_text(suite, std::slice::from_ref(r));
+            let section = schedlab_report::html::StudySection {
+                paper: finding.as_ref().map(|f| f.paper),
+                conclusion: finding.as_ref().map(|f| f.conclusion.as_str()),
+                table: &table,
+                figures: &study_figs,
+            };
+            let html =
+                schedlab_report::html::report_study(r.title, &r.records, &figs, &section).map_err(plot_err)?;
+            let stem = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
+            write_atomic(&path.with_file_name(format!("{stem}.{}.html", r.name)), &html)?;
+        }
+    }
+    Ok(())
+}
