@@ -51,8 +51,7 @@ fn shared_ranges(body: &Body) -> ((f64, f64), (f64, f64)) {
             (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
         }
     }
-    if let Content::Bars { categories, .. } = &body.panels.first().map_or(&Content::Lines(Vec::new()), |p| &p.content)
-    {
+    if let Content::Bars { categories, .. } = &body.panels.first().map_or(&Content::Lines(Vec::new()), |p| &p.content) {
         (x0, x1) = (0.0, categories.len().max(1) as f64);
         y0 = y0.min(0.0);
     }

@@ -46,10 +46,15 @@ pub(super) fn delayed_wakeup(rs: &[ExperimentResult]) -> Vec<Chart> {
         .collect();
     let gain = rs
         .iter()
-        .map(|r| line(&panel_title(r.name), row(r, "gain %").into_iter().zip(&r.labels).filter_map(|(v, l)| {
-            let g = l.strip_suffix(" dw")?.parse::<f64>().ok()?;
-            Some((g, v))
-        })))
+        .map(|r| {
+            line(
+                &panel_title(r.name),
+                row(r, "gain %").into_iter().zip(&r.labels).filter_map(|(v, l)| {
+                    let g = l.strip_suffix(" dw")?.parse::<f64>().ok()?;
+                    Some((g, v))
+                }),
+            )
+        })
         .collect();
     let sites = ["schedule", "load_balance", "try_to_wake_up", "wake_up_new_task"];
     let contention = rs
@@ -236,7 +241,13 @@ pub(super) fn granularity(rs: &[ExperimentResult]) -> Vec<Chart> {
             "apache-rq-locks.svg",
             "Runqueue-lock traffic against the wakeup granularity",
             Axis::new("count over the run", Unit::Plain),
-            over(a, &[("schedule() rq locks", "schedule() rq locks", 1.0), ("involuntary switches", "involuntary switches", 1.0)]),
+            over(
+                a,
+                &[
+                    ("schedule() rq locks", "schedule() rq locks", 1.0),
+                    ("involuntary switches", "involuntary switches", 1.0),
+                ],
+            ),
         ));
     }
     if let Some(h) = experiment(rs, "hackbench") {
