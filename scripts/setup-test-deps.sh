@@ -13,6 +13,18 @@ if ! command -v chromium >/dev/null 2>&1; then
     fi
 fi
 
+# perf (Debian's linux-perf): scripts/record-trace-fixtures.sh records the trace fixtures of
+# crates/trace-import with `perf sched record`; the tests read the committed fixtures.
+if ! command -v perf >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends linux-perf >/dev/null
+    else
+        echo "setup-test-deps: perf missing and not root; install it with: sudo apt-get install linux-perf" >&2
+    fi
+fi
+
 # Perfetto's official protobuf definitions (PyPI `perfetto`), to decode our traces with the
 # real schema in tests/see_inside.rs. Kept under target/ (not committed).
 venv="$(dirname "$0")/../target/test-venv"
