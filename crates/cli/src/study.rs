@@ -68,8 +68,7 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
                 table: &table,
                 figures: &study_figs,
             };
-            let html =
-                schedlab_report::html::report_study(r.title, &r.records, &figs, &section).map_err(plot_err)?;
+            let html = schedlab_report::html::report_study(r.title, &r.records, &figs, &section).map_err(plot_err)?;
             let stem = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
             write_atomic(&path.with_file_name(format!("{stem}.{}.html", r.name)), &html)?;
         }

@@ -126,7 +126,10 @@ pub(crate) enum Content {
     Lines(Vec<Line>),
     Heat(Heat),
     /// Grouped bars: categories along x, one bar per series in each.
-    Bars { categories: Vec<String>, series: Vec<(String, Vec<Option<f64>>)> },
+    Bars {
+        categories: Vec<String>,
+        series: Vec<(String, Vec<Option<f64>>)>,
+    },
 }
 
 /// A line to draw: name, group (for colouring many lines), points in the axes' units, and
@@ -136,11 +139,13 @@ pub(crate) struct Line {
     group: String,
     pts: Vec<(f64, f64)>,
     highlight: bool,
+    /// A marker at every point (study figures: each point is a run).
+    markers: bool,
 }
 
 impl Line {
     fn new(name: &str, group: &str, pts: Vec<(f64, f64)>) -> Line {
-        Line { name: name.to_string(), group: group.to_string(), pts, highlight: false }
+        Line { name: name.to_string(), group: group.to_string(), pts, highlight: false, markers: false }
     }
 }
 
@@ -248,6 +253,10 @@ struct MetaPanel {
     y_scale: &'static str,
     x_unit: &'static str,
     y_unit: &'static str,
+    /// The drawn ranges, in drawing positions (log10 of the value on a log axis): the same
+    /// for every panel of a figure.
+    x_range: (f64, f64),
+    y_range: (f64, f64),
     series: Vec<MetaSeries>,
 }
 
@@ -277,8 +286,7 @@ fn thin(pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
 fn crowded(mut p: Panel) -> Panel {
     if let Content::Lines(lines) = &mut p.content {
         if lines.len() > MAX_LEGEND {
-            let sizes: Vec<usize> =
-                lines.iter().map(|l| lines.iter().filter(|x| x.group == l.group).count()).collect();
+            let sizes: Vec<usize> = lines.iter().map(|l| lines.iter().filter(|x| x.group == l.group).count()).collect();
             // Only when some groups are big: one line per CPU has nothing to single out.
             let big = sizes.iter().any(|&n| n > HIGHLIGHT_MAX);
             for (l, n) in lines.iter_mut().zip(sizes) {
@@ -377,7 +385,11 @@ fn stat_figures(with: &[&RunRecord]) -> Result<Vec<Figure>, String> {
                 continue;
             }
             let (title, desc) = stat_title(&n);
-            let file = if unit == Unit::Plain && n == "slice" { "stat-slice-ticks.svg".into() } else { format!("stat-{n}.svg") };
+            let file = if unit == Unit::Plain && n == "slice" {
+                "stat-slice-ticks.svg".into()
+            } else {
+                format!("stat-{n}.svg")
+            };
             let desc = if unit == Unit::Plain && n == "slice" { "stat ticks" } else { desc };
             out.push(figure(&file, &title, Axis::new("time", Unit::Ns), Axis::new(desc, unit), panels)?);
         }
@@ -508,18 +520,28 @@ fn render(file: &str, body: Body) -> Result<Figure, String> {
 }
 
 fn meta_panel(p: &Panel, body: &Body) -> MetaPanel {
-    let one = |name: &str, v: &[f64]| MetaSeries { name: name.to_string(), points: v.len(), last: v.last().copied().unwrap_or(0.0) };
+    let ranges = draw::shared_ranges(body);
+    let one = |name: &str, v: &[f64]| MetaSeries {
+        name: name.to_string(),
+        points: v.len(),
+        last: v.last().copied().unwrap_or(0.0),
+    };
     let (kind, series) = match &p.content {
         Content::Lines(ls) => {
             ("lines", ls.iter().map(|l| one(&l.name, &l.pts.iter().map(|x| x.1).collect::<Vec<_>>())).collect())
         }
         Content::Heat(h) => (
             "heatmap",
-            h.rows.iter().enumerate().map(|(c, r)| one(&format!("cpu{c}"), &r.iter().map(|x| x.2).collect::<Vec<_>>())).collect(),
+            h.rows
+                .iter()
+                .enumerate()
+                .map(|(c, r)| one(&format!("cpu{c}"), &r.iter().map(|x| x.2).collect::<Vec<_>>()))
+                .collect(),
         ),
-        Content::Bars { series, .. } => {
-            ("bars", series.iter().map(|(n, v)| one(n, &v.iter().map(|x| x.unwrap_or(0.0)).collect::<Vec<_>>())).collect())
-        }
+        Content::Bars { series, .. } => (
+            "bars",
+            series.iter().map(|(n, v)| one(n, &v.iter().map(|x| x.unwrap_or(0.0)).collect::<Vec<_>>())).collect(),
+        ),
     };
     MetaPanel {
         scheduler: p.title.clone(),
@@ -528,6 +550,8 @@ fn meta_panel(p: &Panel, body: &Body) -> MetaPanel {
         y_scale: body.y.scale(),
         x_unit: body.x.unit.name(),
         y_unit: body.y.unit.name(),
+        x_range: ranges.0,
+        y_range: ranges.1,
         series,
     }
 }
@@ -566,7 +590,9 @@ impl Chart {
             .map(|p| Panel {
                 title: p.title,
                 content: match p.data {
-                    ChartData::Lines(v) => Content::Lines(v.into_iter().map(|(n, pts)| Line::new(&n, &n, pts)).collect()),
+                    ChartData::Lines(v) => Content::Lines(
+                        v.into_iter().map(|(n, pts)| Line { markers: true, ..Line::new(&n, &n, pts) }).collect(),
+                    ),
                     ChartData::Bars { categories, series } => Content::Bars { categories, series },
                 },
             })

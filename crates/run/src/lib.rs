@@ -34,8 +34,8 @@ pub mod validate;
 
 pub use error::RunError;
 pub use input::{
-    builtin_study, default_schedulers, load_machine, machine_for, read_input, workload_machine_hint, DEFAULT_COMPARE,
-    DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES, study_paper,
+    builtin_study, default_schedulers, load_machine, machine_for, read_input, study_paper, workload_machine_hint,
+    DEFAULT_COMPARE, DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES,
 };
 pub use record::deterministic_json;
 pub use schedlab_kernel::KernelVersion;

@@ -30,7 +30,8 @@ impl Finding {
 const ZHANG: &str =
     "Zhang, Gu, Su: \"Research on Decreasing Lock Contention for Linux Scheduler\", Journal of Chinese Computer Systems, 2017";
 const FUTEX: &str = "\"futex and its optimisations\", an Android systems write-up (futex_swap, WF_CURRENT_CPU, VIP)";
-const EEVDF: &str = "Stoica, Abdel-Wahab: \"Earliest Eligible Virtual Deadline First\" (1995), as merged in Linux 6.6–6.18";
+const EEVDF: &str =
+    "Stoica, Abdel-Wahab: \"Earliest Eligible Virtual Deadline First\" (1995), as merged in Linux 6.6–6.18";
 const O1: &str = "\"Linux 2.6 bottlenecks\", a 2005 industry talk on the O(1) scheduler";
 const CYCLICTEST: &str = "cyclictest (rt-tests) practice: wakeup latency of a periodic real-time thread";
 

@@ -5,7 +5,10 @@ use crate::suite::ExperimentResult;
 
 /// The values of row `metric`, one per configuration (`None` where not a number, e.g. `-`).
 pub(super) fn row(r: &ExperimentResult, metric: &str) -> Vec<Option<f64>> {
-    r.rows.iter().find(|(n, _)| n == metric).map_or_else(|| vec![None; r.labels.len()], |(_, v)| v.iter().map(|c| number(c)).collect())
+    r.rows
+        .iter()
+        .find(|(n, _)| n == metric)
+        .map_or_else(|| vec![None; r.labels.len()], |(_, v)| v.iter().map(|c| number(c)).collect())
 }
 
 /// The leading number of a cell (`12.5`, `46.80%`).
