@@ -20,3 +20,22 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import perfetto, goog
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q "perfetto==0.59.1" "protobuf>=4,<7"
 fi
+
+# The Python package (crates/schedlab-py, docs/python.md) and what its tests use: maturin
+# builds it, pandas holds its tables, Ray runs sweeps as tasks, pytest runs the tests. The
+# wheel is rebuilt and reinstalled only when a Rust or Python source changed (a stamp of
+# their hashes), so this step is quick when nothing did.
+py="$venv/bin/python"
+if ! "$py" -c "import maturin, pandas, pytest, ray" 2>/dev/null; then
+    "$py" -m pip install -q "maturin==1.16.0" "pandas==3.1.1" "pytest==9.2.0" "ray==2.60.0"
+fi
+root="$(cd "$(dirname "$0")/.." && pwd)"
+stamp="$venv/schedlab-py.stamp"
+sum="$(cd "$root" && find crates -path '*/target' -prune -o \( -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name '*.toml' \) -type f -print \
+    | LC_ALL=C sort | xargs sha256sum | cat - Cargo.lock Cargo.toml | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ] || ! "$py" -c "import schedlab" 2>/dev/null; then
+    rm -rf "$root/target/wheels"
+    (cd "$root" && "$py" -m maturin build --release --quiet -m crates/schedlab-py/Cargo.toml -i "$py" -o target/wheels)
+    "$py" -m pip install -q --force-reinstall --no-deps "$root"/target/wheels/schedlab-*.whl
+    echo "$sum" > "$stamp"
+fi

@@ -28,12 +28,16 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
+pub mod explain;
 pub mod flags;
 pub mod fuzz;
+pub mod many;
 pub mod memlimit;
 pub mod output;
+pub mod replay;
 pub mod signals;
 pub mod study;
+pub mod sweep;
 pub mod validate;
 
 use schedlab_run::RunError;

@@ -179,6 +179,30 @@ enum Cmd {
         #[arg(short, long, default_value = "plots")]
         output: PathBuf,
     },
+    /// Turn a scheduling trace (perf.data from `perf sched record`, ftrace/trace-cmd text,
+    /// a Perfetto trace such as `--trace` writes) into a workload file (docs/replay.md).
+    Import {
+        /// The trace file.
+        trace: PathBuf,
+        /// The workload file to write (default: stdout).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Keep only threads whose name starts with this (repeatable), and their children.
+        #[arg(long)]
+        only: Vec<String>,
+    },
+    /// Import a trace (the positional argument) and simulate it under several schedulers,
+    /// beside the trace's own measurements ("as it happened"; docs/replay.md).
+    Replay {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated schedulers (`NAME@VERSION` picks a version). Default: eevdf,cfs,ule.
+        #[arg(long)]
+        sched: Option<String>,
+        /// Keep only threads whose name starts with this (repeatable), and their children.
+        #[arg(long)]
+        only: Vec<String>,
+    },
     /// List schedulers with their tunables, machine presets and example workloads.
     List,
     /// Run random worlds (workload + machine from a seed) under every scheduler with all
@@ -206,6 +230,18 @@ enum Cmd {
         #[arg(long)]
         parser: bool,
     },
+    /// Run a sweep file: a grid or list of machines × schedulers × workload parameters ×
+    /// tunables × seeds on every local core, written as one tidy CSV table (docs/sweep.md).
+    Sweep {
+        /// The sweep file (TOML).
+        spec: PathBuf,
+        /// Runs in parallel (default: every CPU). The table does not depend on this.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Write the table to this file instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Measure this host (topology, HZ, every cost of the cost model) and write a machine
     /// file for it.
     Calibrate {
@@ -218,6 +254,34 @@ enum Cmd {
         /// The machine's name (default: the host name).
         #[arg(long)]
         name: Option<String>,
+    },
+    /// Explain the waits of a task: who ran instead and why (the comparison, with its
+    /// numbers), why no other CPU took it, how it was woken; and where every task's waiting
+    /// went, by cause (docs/explain.md). Simulator only.
+    Explain {
+        #[command(flatten)]
+        common: Common,
+        /// Scheduler (default: the workload's first, else the default).
+        #[arg(long)]
+        sched: Option<String>,
+        /// The task (a name, or a template's name for all its instances).
+        #[arg(long)]
+        task: Option<String>,
+        /// Explain the wait in progress at this time (e.g. 7.5s).
+        #[arg(long, conflicts_with_all = ["worst", "between"])]
+        at: Option<String>,
+        /// Explain the N longest waits (default 3).
+        #[arg(long)]
+        worst: Option<usize>,
+        /// Explain the waits overlapping T1..T2.
+        #[arg(long, num_args = 2, value_names = ["T1", "T2"], conflicts_with = "worst")]
+        between: Option<Vec<String>>,
+        /// Also print the table of wait time by cause per task.
+        #[arg(long)]
+        summary: bool,
+        /// Write the wait-by-cause stacked-bar figure (SVG) here.
+        #[arg(long)]
+        svg: Option<PathBuf>,
     },
     /// Measure simulator speed (events per second, heap bytes per thread) and its scaling
     /// with threads (10 … 100 000) and CPUs (opteron-32, numa-1024); eevdf beside cfs, with
@@ -352,6 +416,12 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
+        Cmd::Explain { common, sched, task, at, worst, between, summary, svg } => {
+            run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg })
+        }
+        Cmd::Sweep { spec, jobs, output } => schedlab::sweep::run(&spec, jobs, output.as_deref()),
+        Cmd::Import { trace, output, only } => schedlab::replay::import(&trace, output.as_deref(), only),
+        Cmd::Replay { common, sched, only } => replay(common, sched, only),
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
@@ -363,6 +433,23 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
 }
 
 /// `study validate` (and no file of that name).
+/// `schedlab replay`: the imported workload run like `compare`, the trace's record first.
+fn replay(mut common: Common, sched: Option<String>, only: Vec<String>) -> Result<(), CliError> {
+    let rp = schedlab::replay::Replay::import(&common.workload, only)?;
+    common.workload = rp.workload().to_path_buf();
+    let mut out = run_many(&common, sched.as_deref().unwrap_or("eevdf,cfs,ule"))?;
+    out.insert(0, rp.as_happened(&prepare(&common, schedlab_run::DEFAULT_SCHEDULER, &[])?));
+    match (&common.out, common.format) {
+        (None, Format::Text) => rp.report(&out, None)?,
+        (None, _) => emit(&common, &out, true)?,
+        (Some(dir), _) => {
+            emit(&common, &out, true)?;
+            rp.report(&out, Some(dir))?;
+        }
+    }
+    extras(&common, &out)
+}
+
 fn is_validate(common: &Common) -> bool {
     common.workload.as_os_str() == "validate" && !common.workload.exists()
 }
@@ -461,17 +548,13 @@ fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
         return Err(CliError::input(format!("--sched `{sched}` names no scheduler (see `schedlab list`)")));
     }
     let targeted = targeted_sets(&common.sets, &scheds)?;
-    let mut out = Vec::new();
+    let mut jobs = Vec::new();
     for s in scheds {
         let sets: Vec<String> =
             targeted.iter().filter(|(t, _)| t.is_none_or(|t| aims_at(t, s))).map(|(_, kv)| kv.clone()).collect();
-        let job = prepare(common, s, &sets)?;
-        out.push(run_with_progress(&job)?);
-        if stop_requested() {
-            break;
-        }
+        jobs.push(prepare(common, s, &sets)?);
     }
-    Ok(out)
+    schedlab::many::run_jobs(&jobs)
 }
 
 /// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. A
@@ -653,20 +736,7 @@ fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
         note!("interrupted: writing what was measured so far");
     }
     let r = r?;
-    if job.check {
-        note!(
-            "{}: --check: kernel and policy invariants checked after every event ({} events): all held",
-            job.sched,
-            r.events
-        );
-    }
-    if !r.deadlock.is_empty() && !matches!(job.backend(), schedlab_run::Backend::Host) {
-        note!("{}", schedlab_report::deadlock_text(&r).trim_end());
-    }
-    // A real run says what it could not measure, and anything else worth knowing.
-    for n in r.host.real.iter().flat_map(|h| &h.notes) {
-        note!("host run: {n}");
-    }
+    schedlab::many::notes(job, &r);
     Ok(r)
 }
 
@@ -773,4 +843,38 @@ fn run_bench(max_tasks: u64, sweep: &str, tiny: bool) -> Result<(), CliError> {
     outln!("{}", bench::header())?;
     bench::run(&plan, &mut |row| outln!("{}", bench::format_row(row)))?;
     Ok(())
+}
+
+struct ExplainArgs {
+    task: Option<String>,
+    at: Option<String>,
+    worst: Option<usize>,
+    between: Option<Vec<String>>,
+    summary: bool,
+    svg: Option<PathBuf>,
+}
+
+fn run_explain(common: &Common, sched: Option<String>, a: ExplainArgs) -> Result<(), CliError> {
+    use schedlab::explain::{Ask, Select};
+    let dur = |flag: &str, v: &str| parse_duration(v).map_err(|m| CliError::input(format!("{flag}: {m}")));
+    let select = match (&a.at, &a.between, a.worst) {
+        (Some(t), _, _) => Select::At(dur("--at", t)?),
+        (_, Some(b), _) => Select::Between(dur("--between", &b[0])?, dur("--between", &b[1])?),
+        (_, _, n) => Select::Worst(n.unwrap_or(3)),
+    };
+    let json = match common.format {
+        Format::Text => false,
+        Format::Json => true,
+        Format::Csv => return Err(CliError::input("explain: --format is text or json")),
+    };
+    let sched = schedulers(common, sched, None)?;
+    let sched = sched.split(',').next().unwrap_or(schedlab_run::DEFAULT_SCHEDULER).trim().to_string();
+    let job = prepare(common, &sched, &common.sets)?;
+    let ask = Ask { task: a.task, select, summary: a.summary, json, svg: a.svg };
+    let (_, ex) = schedlab::explain::run(&job, &ask, &mut |_| !stop_requested())?;
+    if let Some(path) = &ask.svg {
+        let tasks = schedlab::explain::summary_tasks(&ex, &ask);
+        write_atomic(path, &schedlab_report::explain::waits_svg(&tasks))?;
+    }
+    out!("{}", schedlab::explain::render(&ex, &ask)?)
 }

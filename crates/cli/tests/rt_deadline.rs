@@ -40,6 +40,60 @@ fn waking_fifo_preempts_fair_at_once() {
     }
 }
 
+/// The first run of `t` on `cpu` at or after `from`.
+fn first_run(sw: &Switches, cpu: usize, t: usize, from: u64) -> Option<u64> {
+    sw.0.iter().find(|&&(time, c, _, next)| c == cpu && next == Some(t) && time.0 >= from).map(|s| s.0 .0)
+}
+
+/// A task the workload starts (no fork, no wakeup) preempts a lower class at once:
+/// `wake_up_new_task` → `wakeup_preempt` → `resched_curr`, an IPI to the busy CPU
+/// (`kernel/sched/core.c`, v6.12). Started between ticks (HZ = 250: 4 ms apart), an rt
+/// task beside a fair hog and a deadline task beside a FIFO hog run within the wakeup
+/// path, not at the next tick.
+#[test]
+fn a_started_task_preempts_a_lower_class_in_the_wakeup_path() {
+    let rt = rt_task("new", "fifo", 10, "0", "1ms", "{ run = \"1ms\" }");
+    let dl = "[[task]]\nname = \"new\"\npolicy = \"deadline\"\nruntime = \"2ms\"\nperiod = \"10ms\"\naffinity = \"0\"\nstart = \"1ms\"\nprogram = [ { run = \"1ms\" } ]\n";
+    let cases = [
+        ("cfs", fair_hog("hog", "0") + &rt),
+        ("eevdf", fair_hog("hog", "0") + &rt),
+        ("eevdf", rt_task("hog", "fifo", 99, "0", "0", "{ run = \"100s\" }") + dl),
+    ];
+    for (sched, w) in &cases {
+        for start in ["1ms", "2300us", "3100us"] {
+            let w = w.replace("start = \"1ms\"", &format!("start = \"{start}\""));
+            let at = schedlab_sim::parse_duration(start).unwrap().0;
+            let mut sw = Switches::default();
+            run_with_probe(&job(&w, "smp2", sched, 1, &[("rt_bandwidth", "none")]), &mut sw);
+            let first = first_run(&sw, 0, 1, 0).expect("the started task ran");
+            assert!(first >= at && first - at < 50_000, "{sched}: started at {at} ns, first ran at {first} ns");
+        }
+    }
+}
+
+/// `check_preempt_equal_prio` (`rt.c`, v6.12): a FIFO task woken at the running task's
+/// priority, pinned to this CPU, while the running one could run on a CPU with only fair
+/// work, takes this CPU and the running one is pushed there; both run. With the running
+/// task pinned as well, the wakee waits (FIFO never round-robins).
+#[test]
+fn equal_priority_wakee_pinned_here_pushes_the_running_task_away() {
+    let body = "{ sleep = \"5ms\" }, { run = \"100s\" }";
+    let w = |running_cpus: &str| {
+        rt_task("running", "fifo", 10, running_cpus, "1ms", "{ run = \"100s\" }")
+            + &rt_task("wakee", "fifo", 10, "0", "0", body)
+            + &fair_hog("fair", "1")
+    };
+    let r = run(&job(&w("0-1"), "smp2", "eevdf", 1, &[("rt_bandwidth", "none")]));
+    for t in ["running", "wakee"] {
+        assert!(task(&r, t).runtime_ns > 950 * MS, "{t} ran {} ns", task(&r, t).runtime_ns);
+    }
+    assert!(task(&r, "wakee").wakeup_latency_ns.max < 100_000);
+    assert!(counter(&r, "rt_pushes") >= 1);
+    let r = run(&job(&w("0"), "smp2", "eevdf", 1, &[("rt_bandwidth", "none")]));
+    let w = task(&r, "wakee").runtime_ns;
+    assert!(w < MS, "a pinned running task keeps its CPU; the wakee ran {w} ns");
+}
+
 /// A waking deadline task preempts a FIFO hog (deadline is above rt), and the FIFO hog
 /// runs whenever the deadline task does not.
 #[test]
@@ -59,7 +113,7 @@ fn deadline_preempts_fifo() {
 /// 1 000 000 before v6.12; the fair server's 50 ms per second from v6.12).
 #[test]
 fn fair_runs_only_when_no_rt_is_runnable_up_to_the_bandwidth_limit() {
-    // The hog wakes from a sleep (a started task's preemption waits for a tick).
+    // The hog sleeps first, so the fair task has run before it: a 10 ms head start.
     let hog = "{ sleep = \"10ms\" }, { run = \"100s\" }";
     let w = fair_hog("fair", "0") + &rt_task("hog", "fifo", 50, "0", "0", hog);
     let none = run(&job(&w, "smp2", "eevdf", 3, &[("rt_bandwidth", "none")]));

@@ -43,6 +43,9 @@ fn policy_number(p: Policy) -> u32 {
         Policy::Fifo { .. } => libc::SCHED_FIFO as u32,
         Policy::Rr { .. } => libc::SCHED_RR as u32,
         Policy::Deadline(_) => 6,
+        // `SCHED_EXT` (v6.12): the kernel runs it in the fair class while no sched_ext
+        // scheduler is loaded; older kernels refuse it (EINVAL).
+        Policy::Ext => 7,
     }
 }
 
@@ -92,7 +95,18 @@ pub fn task_main(run: &Arc<Run>, idx: usize, prog: &Program) {
     slot.tid.store(tid, SeqCst);
     run.registered();
     let end = match set_attributes(run, slot, tid) {
-        Ok(()) => Interp { run, idx, prog, pc: 0, loops: Vec::new(), timers: Vec::new(), poll_next: Vec::new() }.run(),
+        Ok(()) => Interp {
+            run,
+            idx,
+            prog,
+            pc: 0,
+            loops: Vec::new(),
+            timers: Vec::new(),
+            rt_timers: Vec::new(),
+            started: sys::monotonic_ns(),
+            poll_next: Vec::new(),
+        }
+        .run(),
         Err(m) => Err(End::Failed(m)),
     };
     let natural = match end {
@@ -148,6 +162,10 @@ struct Interp<'a> {
     loops: Vec<u64>,
     /// `(pc of a timer op, its next absolute expiry)`.
     timers: Vec<(usize, u64)>,
+    /// `(NamedTimer::id, next absolute expiry)` of the task's own rt-app timers.
+    rt_timers: Vec<(usize, u64)>,
+    /// When the task started (rt-app's `t_first`, where its named timers count from).
+    started: u64,
     /// Per `poll` set: where its next scan starts.
     poll_next: Vec<usize>,
 }
@@ -204,7 +222,7 @@ impl Interp<'_> {
             Op::Run(d) => self.run_cpu(self.draw(d))?,
             Op::Spin(d) => self.spin(self.draw(d))?,
             Op::Sleep(d) => self.sleep_until(sys::monotonic_ns() + self.draw(d))?,
-            Op::Timer { period } => self.timer(period.0)?,
+            Op::Timer { period, named } => self.timer(period.0, named.map(|n| (n.id, n.relative)))?,
             Op::Yield => {
                 // SAFETY: no arguments.
                 unsafe { libc::sched_yield() };
@@ -314,9 +332,22 @@ impl Interp<'_> {
     }
 
     /// rt-app periodic timer: the next absolute multiple of the period counted from the first
-    /// call; no sleep when already late.
-    fn timer(&mut self, period: u64) -> Result<(), End> {
+    /// call; no sleep when already late. `named` (id, relative): one of the task's rt-app
+    /// timers, counted from the task's start; after an overrun a relative one restarts now.
+    fn timer(&mut self, period: u64, named: Option<(usize, bool)>) -> Result<(), End> {
         let now = sys::monotonic_ns();
+        if let Some((id, relative)) = named {
+            let i = match self.rt_timers.iter().position(|(t, _)| *t == id) {
+                Some(i) => i,
+                None => {
+                    self.rt_timers.push((id, self.started));
+                    self.rt_timers.len() - 1
+                }
+            };
+            let next = self.rt_timers[i].1 + period;
+            self.rt_timers[i].1 = if next <= now && relative { now } else { next };
+            return if next > now { self.sleep_until(next) } else { Ok(()) };
+        }
         let pc = self.pc;
         let next = match self.timers.iter_mut().find(|(p, _)| *p == pc) {
             Some((_, n)) => {

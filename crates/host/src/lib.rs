@@ -379,6 +379,7 @@ fn finish(
         tasks: infos,
         exit_times,
         policy_counters: Vec::new(),
+        policy_exit: None,
         kernel_counters: Vec::new(),
         deadlock: Vec::new(),
     };

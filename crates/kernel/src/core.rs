@@ -30,12 +30,14 @@ macro_rules! hook {
                 rng: &mut $k.policy_rng,
                 requests: &mut reqs,
                 work: Default::default(),
+                decisions: $k.why.as_mut(),
             };
             let $p = &mut $k.policy;
             let r = $body;
             (r, $cx.work)
         };
         $k.requests = reqs;
+        $k.deliver_decisions();
         $k.charge_work($path, &work);
         $k.apply_requests($cpu);
         r
@@ -213,7 +215,11 @@ impl Kernel<'_> {
         match self.cpus[cpu].curr {
             None => self.resched_curr(this, cpu),
             Some(c) if c == t => {}
-            Some(_) => hook!(self, this, |p, cx| p.wakeup_preempt(&mut cx, cpu, t, wake_flags)),
+            Some(c) => {
+                let was = self.cpus[cpu].need_resched;
+                hook!(self, this, |p, cx| p.wakeup_preempt(&mut cx, cpu, t, wake_flags));
+                self.record_preempt(cpu, c, t, was);
+            }
         }
     }
 
@@ -302,6 +308,8 @@ impl Kernel<'_> {
             op_phase: 0,
             op_aux: 0,
             timers: Vec::new(),
+            rt_timers: Vec::new(),
+            started: self.now,
             live_children: 0,
             timer_cpu: cpu,
             rewarm: Ns(0),
@@ -319,6 +327,7 @@ impl Kernel<'_> {
             self.tasks[p].live_children += 1;
         }
         self.probe.event(&ProbeEvent::TaskNew { time: self.now, task: id, parent, cpu });
+        self.record_affinity(id);
         Some(id)
     }
 
@@ -339,8 +348,13 @@ impl Kernel<'_> {
         self.check_preempt(target, target, t, wf::FORK);
         // No CPU runs this creation: its hooks' work is not charged.
         self.pending_work.clear();
-        // A resched of an idle CPU was requested as a local flag; deliver it.
-        if self.cpus[target].curr.is_none() {
+        // The check above ran as if on `target`, so a resched it asked for is only a flag
+        // there. In Linux the creator runs elsewhere and `resched_curr` sends `target` an
+        // IPI (`core.c:wake_up_new_task` → `wakeup_preempt` → `resched_curr`, v6.12); with
+        // no creator in the workload, deliver it at once, to an idle CPU as to one running
+        // user code (kernel work in progress sees the flag when it returns).
+        let user = self.cpus[target].busy == crate::cpu::Busy::User;
+        if self.cpus[target].curr.is_none() || (self.cpus[target].need_resched && user) {
             self.interrupt(target, []);
         }
     }
@@ -366,6 +380,7 @@ impl Kernel<'_> {
             }
             if let Some(set) = &c.affinity {
                 self.info[t].affinity = set.clone();
+                self.record_affinity(t);
                 if set.contains(cpu) || self.tasks[t].in_transit {
                     continue;
                 }
@@ -411,7 +426,9 @@ impl Kernel<'_> {
                     self.set_need_resched(cpu, true);
                 }
                 if let Some(t) = self.cpus[cpu].curr {
+                    let was = self.cpus[cpu].need_resched;
                     hook!(self, cpu, |p, cx| p.task_tick(&mut cx, cpu, t));
+                    self.record_tick(cpu, t, was);
                 }
                 hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
             }
@@ -536,6 +553,7 @@ impl Kernel<'_> {
             Action::SetAffinity { task, set } => {
                 let here = self.info[task].cpu;
                 self.info[task].affinity = set;
+                self.record_affinity(task);
                 if !self.info[task].affinity.contains(here) {
                     // `affine_move_task`: the stopper pushes the running task off this CPU.
                     self.tasks[task].migrate_pending = true;
@@ -760,6 +778,7 @@ impl Kernel<'_> {
                 ));
                 return Ns(0);
             }
+            self.record_pick(cpu, n);
         }
         self.hash.write_u64(0x5c4e_d000 + cpu as u64);
         self.hash.write_u64(next.map_or(u64::MAX, |n| n as u64));

@@ -228,19 +228,8 @@ impl Kernel<'_> {
                     self.next_op(t);
                     steps.extend(self.sleep_steps(t, until));
                 }
-                Op::Timer { period } => {
-                    let task = &mut self.tasks[t];
-                    let next = match task.timers.iter_mut().find(|(p, _)| *p == pc) {
-                        Some((_, n)) => {
-                            *n += *period;
-                            *n
-                        }
-                        None => {
-                            let n = self.now + *period;
-                            push_small(&mut task.timers, (pc, n));
-                            n
-                        }
-                    };
+                Op::Timer { period, named } => {
+                    let next = self.timer_next(t, pc, *period, *named);
                     self.next_op(t);
                     self.objs.stats.timers += 1;
                     if next <= self.now {
@@ -466,6 +455,7 @@ impl Kernel<'_> {
     /// Marks the running task as going to sleep; `schedule()` follows.
     pub(crate) fn block(&mut self, cpu: CpuId, t: TaskId, on: crate::BlockedOn) {
         self.tasks[t].state = TState::Sleeping;
+        self.record_sleep(t, &on);
         self.tasks[t].blocked_on = on;
         let s = self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true });
         self.push_steps(cpu, [s]);

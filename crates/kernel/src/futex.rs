@@ -359,6 +359,7 @@ impl Kernel<'_> {
         self.vip_waits_on(key, task);
         self.tasks[task].state = TState::Sleeping;
         self.tasks[task].blocked_on = BlockedOn::Futex;
+        self.record_sleep(task, &BlockedOn::Futex);
         match next {
             Some(n) if direct => {
                 let a = Action::Futex(FAction::DirectSwitch { prev: task, next: n, wf: wake_flags });

@@ -134,6 +134,7 @@ impl Kernel<'_> {
             rng,
             requests: &mut reqs,
             work: Default::default(),
+            decisions: None,
         };
         match only {
             None => self.policy.check_invariants(&cx),

@@ -24,7 +24,9 @@ mod futex_pi;
 mod hrtimer;
 mod invariants;
 mod objects;
+mod rt_timer;
 mod version;
+mod why;
 mod waits;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
@@ -151,7 +153,12 @@ pub(crate) struct Task {
     pub op_left: Option<Ns>,
     pub op_phase: u8,
     pub op_aux: u64,
+    /// Unnamed `timer` ops' next expiries, by op index.
     pub timers: Vec<(usize, Ns)>,
+    /// This task's own rt-app timers' next expiries, by `NamedTimer::id`.
+    pub rt_timers: Vec<(usize, Ns)>,
+    /// When the task came to life (rt-app's `t_first`, where its timers count from).
+    pub started: Ns,
     pub live_children: u64,
     pub timer_cpu: CpuId,
     pub rewarm: Ns,
@@ -240,6 +247,8 @@ pub struct Kernel<'p> {
     pub(crate) in_newidle: bool,
     /// Fork-to-first-run time of forked tasks: count, sum, max.
     pub(crate) first_run: (u64, u64, u64),
+    /// Decision records (`why.rs`): `Some` only when the probe wants them.
+    pub(crate) why: Option<Vec<schedlab_sched_api::Decision>>,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -321,6 +330,7 @@ impl<'p> Kernel<'p> {
             machine,
             wl,
             cfg,
+            why: probe.wants_decisions().then(Vec::new),
             policy,
             probe,
         };
@@ -486,6 +496,7 @@ impl<'p> Kernel<'p> {
             tasks: std::mem::take(&mut self.info),
             exit_times: std::mem::take(&mut self.exit_times),
             policy_counters: self.policy.counters(),
+            policy_exit: self.policy.exit_info(),
             kernel_counters: self.kernel_counters().into_iter().chain(self.futex_counters()).collect(),
             deadlock,
         }

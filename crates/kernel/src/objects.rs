@@ -135,6 +135,8 @@ pub(crate) struct Objects {
     /// Queueing order of waiters (FIFO within a plist priority).
     pub seq: u64,
     pub stats: FutexStats,
+    /// rt-app timers shared by every task naming them: the next expiry, once first used.
+    pub shared_timers: Vec<Option<Ns>>,
     /// `futex_hashsize` = roundup_pow_of_two(256 × CPUs) (`futex_init`).
     pub nbuckets: usize,
     pub bucket_locks: BTreeMap<usize, LockId>,
@@ -155,6 +157,7 @@ impl Objects {
                     writers: VecDeque::new(),
                 })
                 .collect(),
+            shared_timers: vec![None; wl.timers.len()],
             mutexes: wl.mutexes.iter().map(|_| Mutex::default()).collect(),
             conds: wl.conds.iter().map(|_| Cond::default()).collect(),
             barriers: wl

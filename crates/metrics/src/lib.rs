@@ -4,6 +4,7 @@
 //! Architecture Invariant: metrics observe; they never change a result. A run with
 //! `Metrics` attached has the same trace hash as one with `NoProbe`.
 
+pub mod explain;
 mod hist;
 mod record;
 mod series;

@@ -81,6 +81,10 @@ pub struct SchedulerInfo {
     /// output can say what differed from the defaults.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sets: Vec<(String, String)>,
+    /// Why the policy stopped governing tasks during the run (a sched_ext scheduler
+    /// ejected by its watchdog or an error; its tasks ran in fair from then on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit: Option<String>,
 }
 
 /// The machine the run describes.
@@ -268,7 +272,7 @@ mod tests {
         let s = SchedulerInfo {
             name: "x".into(),
             tunables: vec![("z".into(), "1".into()), ("a".into(), "2".into())],
-            ..SchedulerInfo::default()
+            ..Default::default()
         };
         assert_eq!(serde_json::to_string(&s).unwrap(), r#"{"name":"x","tunables":{"z":"1","a":"2"}}"#);
         let k = KernelInfo { ttwu_queue: Some(true), ..KernelInfo::default() };

@@ -46,6 +46,24 @@ pub const REGISTRY: &[PolicyEntry] = &[
         versions: &[],
     },
     PolicyEntry {
+        name: "ext:simple",
+        doc: "sched_ext (ext.c v6.12) with scx_simple: one shared DSQ, weighted vtime (fifo=1: FIFO), idle CPUs filled at wakeup; fair 6.12 below/fallback",
+        make: |m, s| crate::ext::build(m, s, Box::<crate::ext::examples::simple::Simple>::default()),
+        versions: &[],
+    },
+    PolicyEntry {
+        name: "ext:central",
+        doc: "sched_ext with scx_central: CPU 0 decides for all CPUs, infinite slices ended by a 1 ms timer",
+        make: |m, s| crate::ext::build(m, s, Box::<crate::ext::examples::central::Central>::default()),
+        versions: &[],
+    },
+    PolicyEntry {
+        name: "ext:locality",
+        doc: "sched_ext with per-LLC vtime DSQs: wakeups stay in their cache, idle CPUs steal from the nearest LLC",
+        make: |m, s| crate::ext::build(m, s, Box::<crate::ext::examples::locality::Locality>::default()),
+        versions: &[],
+    },
+    PolicyEntry {
         name: "fifo",
         doc: "reference policy: per-CPU FIFO queues, no preemption; optional round-robin timeslice",
         make: |m, s| Ok(Box::new(crate::fifo::Fifo::new(m, s)?)),

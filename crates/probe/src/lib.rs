@@ -11,7 +11,7 @@
 //! types of `sim`, `machine` and `sched-api`.
 
 use schedlab_machine::{KernelPath, LockSite};
-use schedlab_sched_api::{CpuView, Stat, TaskInfo};
+use schedlab_sched_api::{CpuView, Decision, Stat, TaskInfo};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use serde::Serialize;
 
@@ -74,6 +74,14 @@ pub trait Probe {
     }
     /// About `n` tasks will exist (a hint for sizing per-task state exactly).
     fn reserve_tasks(&mut self, _n: usize) {}
+    /// Whether this probe wants decision records ([`Probe::decision`]). Asked once, at the
+    /// start of a run; `false` (the default) keeps recording off and free.
+    fn wants_decisions(&self) -> bool {
+        false
+    }
+    /// A decision the policy or the kernel made at `time` (`schedlab_sched_api::why`),
+    /// delivered right after the hook that made it, before the events it causes.
+    fn decision(&mut self, _time: Ns, _d: &Decision) {}
 }
 
 /// A probe that ignores everything.
@@ -171,6 +179,8 @@ pub struct RunSummary {
     pub exit_times: Vec<Option<Ns>>,
     /// The policy's own counters (`SchedClass::counters`).
     pub policy_counters: Vec<(String, u64)>,
+    /// Why the policy stopped governing tasks, if it did (`SchedClass::exit_info`).
+    pub policy_exit: Option<String>,
     /// The kernel model's own counters (delayed new-task wakeups, fork-to-first-run time);
     /// empty for a host run.
     pub kernel_counters: Vec<(String, u64)>,

@@ -2,10 +2,12 @@
 //!
 //! Architecture Invariant: renderers take records and return strings; they do no I/O.
 
+pub mod explain;
 pub mod header;
 pub mod html;
 pub mod perfetto;
 pub mod plots;
+pub mod replay;
 mod study;
 pub mod timeline;
 
@@ -187,6 +189,9 @@ pub fn text(r: &RunRecord) -> String {
     );
     if !r.deadlock.is_empty() {
         s += &deadlock_text(r);
+    }
+    if let Some(why) = &r.scheduler.exit {
+        let _ = writeln!(s, "scheduler {} was ejected, its tasks ran in fair from then on: {why}\n", r.scheduler.name);
     }
     s += &kernel_text(r);
     let group = r.tasks.len() > 24;

@@ -100,6 +100,7 @@ pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Res
 
 fn scheduler_info(hr: &HostRun) -> SchedulerInfo {
     SchedulerInfo {
+        exit: None,
         name: Backend::HOST_SCHEDULER.into(),
         tunables: hr.info.settings.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         ..SchedulerInfo::default()

@@ -26,7 +26,9 @@ pub mod fuzz;
 pub mod fuzz_input;
 mod host;
 mod input;
+pub mod parallel;
 pub mod record;
+pub mod replay;
 pub mod sim;
 pub mod suite;
 pub mod suites;
@@ -177,6 +179,17 @@ impl RunSpec {
         match self.backend() {
             Backend::Sim => sim::run(self, keep_going),
             Backend::Host => host::run(self, keep_going),
+        }
+    }
+
+    /// Everything checkable without running: the limits and, for a simulation, the
+    /// scheduler's name, its tunables and the kernel switches. Callers that start several
+    /// runs check them all first, so a bad one fails before any starts.
+    pub fn validate(&self) -> Result<(), RunError> {
+        self.check_limits()?;
+        match self.backend() {
+            Backend::Sim => sim::validate(self),
+            Backend::Host => Ok(()),
         }
     }
 

@@ -4,6 +4,7 @@
 use crate::record::{self, Measured};
 use crate::{RunError, RunRecord, RunSpec};
 use schedlab_kernel::{FutexConfig, Kernel, KernelConfig};
+use schedlab_metrics::explain::{Explained, Explainer};
 use schedlab_metrics::{KernelInfo, SchedulerInfo};
 use schedlab_probe::{Probe, RunSummary};
 use schedlab_sched_api::SchedClass;
@@ -11,17 +12,81 @@ use schedlab_sim::Ns;
 
 /// Simulates `spec` and assembles its record.
 pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
+    Ok(run_observed(spec, None, keep_going)?.0)
+}
+
+/// Simulates `spec` with decision records on, explained by an [`Explainer`] focused on the
+/// tasks whose names `focus` accepts, keeping each task's `worst` longest waits. The record
+/// is the one [`RunSpec::run`] returns: recording changes no result.
+pub fn run_explained(
+    spec: &RunSpec,
+    worst: usize,
+    focus: Box<dyn Fn(&str) -> bool>,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<(RunRecord, Explained), RunError> {
+    spec.check_limits()?;
+    if spec.backend() != crate::Backend::Sim {
+        return Err(RunError::Input("explanations need the simulator: the real kernel records no decisions".into()));
+    }
+    let mut ex = Some(Explainer::new(spec.machine.nr_cpus(), worst, focus));
+    let rec = run_observed(spec, ex.as_mut().map(|e| e as &mut dyn Probe), keep_going)?;
+    let ex = ex.take().expect("still here");
+    let explained = ex.finish(rec.1.as_ref().expect("kept when explaining"));
+    Ok((rec.0, explained))
+}
+
+/// Metrics plus a second probe, each seeing every event and decision.
+struct Tee<'a> {
+    a: &'a mut dyn Probe,
+    b: &'a mut dyn Probe,
+}
+
+impl Probe for Tee<'_> {
+    fn event(&mut self, ev: &schedlab_probe::ProbeEvent) {
+        self.a.event(ev);
+        self.b.event(ev);
+    }
+    fn sample(&mut self, view: &schedlab_probe::SampleView) {
+        self.a.sample(view);
+    }
+    fn sample_every(&self) -> Option<Ns> {
+        self.a.sample_every()
+    }
+    fn reserve_tasks(&mut self, n: usize) {
+        self.a.reserve_tasks(n);
+        self.b.reserve_tasks(n);
+    }
+    fn wants_decisions(&self) -> bool {
+        self.a.wants_decisions() || self.b.wants_decisions()
+    }
+    fn decision(&mut self, time: Ns, d: &schedlab_sched_api::Decision) {
+        self.a.decision(time, d);
+        self.b.decision(time, d);
+    }
+}
+
+fn run_observed(
+    spec: &RunSpec,
+    extra: Option<&mut dyn Probe>,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<(RunRecord, Option<RunSummary>), RunError> {
     let policy = make_policy(spec)?;
-    let scheduler = SchedulerInfo {
+    let mut scheduler = SchedulerInfo {
         name: spec.sched.clone(),
         tunables: policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect(),
         sets: spec.sets.clone(),
+        exit: None,
     };
     let mut metrics = record::metrics(spec);
     #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
     let wall = std::time::Instant::now();
-    let summary = simulate(spec, policy, &mut metrics, keep_going)?;
+    let explaining = extra.is_some();
+    let summary = match extra {
+        None => simulate(spec, policy, &mut metrics, keep_going)?,
+        Some(b) => simulate(spec, policy, &mut Tee { a: &mut metrics, b }, keep_going)?,
+    };
     let wall_s = wall.elapsed().as_secs_f64();
+    scheduler.exit = summary.policy_exit.clone();
     let kernel = KernelInfo {
         ttwu_queue: Some(spec.ttwu_queue && spec.kernel.has_wake_list()),
         version: Some(spec.kernel.name().to_string()),
@@ -32,7 +97,9 @@ pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Res
         ..KernelInfo::default()
     };
     let machine = record::machine_info(&spec.machine);
-    Ok(record::assemble(spec, Measured { scheduler, machine, kernel, summary, metrics, wall_s }))
+    // Only an explanation needs the summary afterwards (task names, the end).
+    let keep = explaining.then(|| summary.clone());
+    Ok((record::assemble(spec, Measured { scheduler, machine, kernel, summary, metrics, wall_s }), keep))
 }
 
 /// Simulates `spec` with a caller's probe instead of `Metrics`: for tests and tools that
@@ -44,6 +111,26 @@ pub fn run_with_probe(
 ) -> Result<RunSummary, RunError> {
     spec.check_limits()?;
     simulate(spec, make_policy(spec)?, probe, keep_going)
+}
+
+/// Simulates `spec` under a policy the caller built (a sched_ext policy of its own,
+/// `schedlab_policies::ext::build`) instead of the one `spec.sched` names.
+pub fn run_with_policy(
+    spec: &RunSpec,
+    policy: Box<dyn SchedClass>,
+    probe: &mut dyn Probe,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<RunSummary, RunError> {
+    spec.check_limits()?;
+    simulate(spec, policy, probe, keep_going)
+}
+
+/// Checks what a run would refuse at its start (the scheduler's name, its tunables, the
+/// kernel switches) without running it.
+pub(crate) fn validate(spec: &RunSpec) -> Result<(), RunError> {
+    make_policy(spec)?;
+    futex_config(spec)?;
+    Ok(())
 }
 
 fn make_policy(spec: &RunSpec) -> Result<Box<dyn SchedClass>, RunError> {

@@ -20,6 +20,9 @@ use schedlab_sim::{CpuId, Ns, SimRng, TaskId};
 
 pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
 
+pub mod why;
+pub use why::{fmt_ns, Cause, Decision, Moment, Why};
+
 /// `enqueue_task` flags (`ENQUEUE_*` in `kernel/sched/sched.h`).
 pub mod enqueue {
     /// The task is waking up (`ENQUEUE_WAKEUP`): placement may give sleeper credit.
@@ -111,6 +114,9 @@ pub enum TaskPolicy {
     },
     /// `SCHED_DEADLINE` with its reservation.
     Deadline(DlParams),
+    /// `SCHED_EXT` (v6.12, `include/uapi/linux/sched.h`): run by a loaded sched_ext
+    /// scheduler; in the fair class when none is loaded (`core.c:__setscheduler_class`).
+    Ext,
 }
 
 /// Lowest and highest `sched_priority` of `SCHED_FIFO`/`SCHED_RR` (`MAX_RT_PRIO - 1` = 99).
@@ -304,6 +310,9 @@ pub struct Ctx<'a> {
     /// What this hook has done so far, for the cost model: a policy adds to it as it
     /// compares entities and scans CPUs, groups and tasks. Starts at zero for every hook.
     pub work: Work,
+    /// Where the hook records its decisions (see [`why`]); `None` (the default) when
+    /// nobody asked for them, so recording costs nothing then.
+    pub decisions: Option<&'a mut Vec<Decision>>,
 }
 
 impl Ctx<'_> {
@@ -360,6 +369,16 @@ impl Ctx<'_> {
     /// Report `n` scheduling groups or domains whose statistics were gathered.
     pub fn scanned_groups(&mut self, n: u64) {
         self.work.groups += n;
+    }
+    /// Whether decisions are being recorded (build costly records only then).
+    pub fn recording(&self) -> bool {
+        self.decisions.is_some()
+    }
+    /// Records the decision `f` builds, only if recording.
+    pub fn record(&mut self, f: impl FnOnce() -> Decision) {
+        if let Some(d) = self.decisions.as_deref_mut() {
+            d.push(f());
+        }
     }
     /// Report `n` tasks the balancer examined for migration.
     pub fn examined_tasks(&mut self, n: u64) {
@@ -512,6 +531,14 @@ pub trait SchedClass {
     /// The tasks this policy has on `cpu`'s runqueue, `curr` included, in any order.
     fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>);
 
+    /// Why `first` goes before `second` (both queued on `cpu`; `first` just picked, or
+    /// running when `second` was woken there): the rule and the keys compared, for decision
+    /// records. Called only while decisions are recorded; must not change any state.
+    fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: Moment) -> Why {
+        let _ = (cx, cpu, first, second, at);
+        Why::new(Cause::Other, "the policy records no reason")
+    }
+
     /// Per-task internals for time series and explanations.
     fn task_stats(&self, p: TaskId) -> Vec<Stat>;
 
@@ -553,6 +580,13 @@ pub trait SchedClass {
     /// stable order.
     fn counters(&self) -> Vec<(String, u64)> {
         Vec::new()
+    }
+
+    /// Why the policy stopped governing tasks during the run, if it did (a sched_ext
+    /// scheduler ejected by its watchdog or an error, `ext.c:scx_ops_disable_workfn`), for
+    /// the report. Default: never.
+    fn exit_info(&self) -> Option<String> {
+        None
     }
 
     /// Whether a remote wakeup may be handed to the target CPU's wake list

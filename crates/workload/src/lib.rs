@@ -10,10 +10,11 @@ mod expr;
 mod futex;
 mod lower;
 mod parse;
+pub mod rtapp;
 
 pub use expr::MAX_EXPR_DEPTH;
 pub use futex::{FutexDef, FutexOp, WakeCmp, WakeOpKind};
-pub use lower::{Op, PollSet, Program, MAX_POLL_PIPES};
+pub use lower::{NamedTimer, Op, PollSet, Program, MAX_POLL_PIPES};
 pub use parse::daemons::{DaemonPreset, DAEMON_PRESETS};
 pub use parse::{parse_workload, FUTEX_ALL, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN};
 pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
@@ -56,6 +57,17 @@ pub struct BarrierDef {
     pub name: String,
     /// Number of tasks that must arrive before all are released.
     pub parties: u64,
+}
+
+/// An rt-app timer (`timer` with `ref`, `docs/rt-app.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimerDef {
+    pub name: String,
+    /// One timer for every task naming it (`shared = true`; rt-app's names not starting
+    /// with `unique`), else one per task.
+    pub shared: bool,
+    /// `mode = "absolute"`: an overrun keeps the period grid (catch-up).
+    pub absolute: bool,
 }
 
 /// Scheduling policy of a task: the one the scheduler API defines (normal, batch, idle,
@@ -130,6 +142,12 @@ pub struct Workload {
     pub groups: TaskGroups,
     /// `[[change]]`s, in file order.
     pub changes: Vec<Change>,
+    /// rt-app timers the programs name, in order of first mention.
+    pub timers: Vec<TimerDef>,
+    /// What an rt-app file asked that the simulation does not model (empty for TOML).
+    pub notes: Vec<String>,
+    /// For an rt-app file: where lines of its converted TOML came from, for errors.
+    pub(crate) origin: Option<std::sync::Arc<rtapp::Origin>>,
 }
 
 /// At `at`, set the affinity and/or nice of every live task of `template`.
@@ -145,12 +163,19 @@ impl Workload {
     /// The program of instance `n` of template `t` (`n` counts that template's instances,
     /// whether started or forked).
     pub fn program(&self, t: usize, n: u64) -> Result<Program, SourceError> {
-        lower::lower(self, t, n)
+        lower::lower(self, t, n).map_err(|e| self.relocate(e))
+    }
+    /// An error in the workload's text, re-located in the rt-app file it was converted from.
+    fn relocate(&self, e: SourceError) -> SourceError {
+        match &self.origin {
+            Some(o) => o.relocate(e),
+            None => e,
+        }
     }
     /// A located error at byte `offset` of the workload text (a run-time refusal of
     /// something the file asked for, such as a deadline reservation admission refused).
     pub fn error_at(&self, offset: usize, field: &str, msg: impl Into<String>) -> SourceError {
-        SourceError::at(&self.file, &self.text, offset, field, msg)
+        self.relocate(SourceError::at(&self.file, &self.text, offset, field, msg))
     }
     pub fn template_index(&self, name: &str) -> Option<usize> {
         self.templates.iter().position(|t| t.name == name)

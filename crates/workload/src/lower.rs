@@ -81,9 +81,14 @@ pub enum Op {
         id: u64,
     },
     /// rt-app style periodic timer: sleep until the next absolute multiple of the period,
-    /// counted from the first time this op runs.
+    /// counted from the first time this op runs; no sleep when already late. `named`: one
+    /// of rt-app's named timers (`rt-app.c:run_event`, `rtapp_timer`), counted from the
+    /// task's start (a shared one: from the start of the first task using it), advancing
+    /// by the period of each op that names it; on an overrun a relative timer restarts
+    /// from now, an absolute one keeps its grid.
     Timer {
         period: Ns,
+        named: Option<NamedTimer>,
     },
     SetNice(i32),
     SetAffinity(CpuSet),
@@ -97,6 +102,17 @@ pub enum Op {
     },
     /// An operation on `[[futex]]` words.
     Futex(crate::FutexOp),
+}
+
+/// An rt-app timer a `timer` op names (`ref`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NamedTimer {
+    /// Index into `Workload::timers`.
+    pub id: usize,
+    /// One timer for the whole workload (else one per task).
+    pub shared: bool,
+    /// After an overrun the next period counts from now (else from the missed expiry).
+    pub relative: bool,
 }
 
 /// The pipes of a `poll` and, for each, where its arm starts.
@@ -238,7 +254,13 @@ impl L<'_> {
                 AstOp::Yield => Op::Yield,
                 AstOp::Wait => Op::Wait,
                 AstOp::Exit => Op::Exit,
-                AstOp::Timer(p) => Op::Timer { period: *p },
+                AstOp::Timer { period, named } => Op::Timer {
+                    period: *period,
+                    named: named.map(|id| {
+                        let d = &self.wl.timers[id];
+                        NamedTimer { id, shared: d.shared, relative: !d.absolute }
+                    }),
+                },
                 AstOp::SetAffinity(s) => Op::SetAffinity(s.clone()),
                 AstOp::SetSlice(s) => Op::SetSlice(*s),
                 AstOp::SetPolicy(p) => Op::SetPolicy { policy: *p, at: node.offset },

@@ -94,7 +94,11 @@ pub(crate) enum AstOp {
         span: usize,
         id: IntSrc,
     },
-    Timer(Ns),
+    /// `timer`; `named`: an rt-app timer (`ref`), an index into `Workload::timers`.
+    Timer {
+        period: Ns,
+        named: Option<usize>,
+    },
     SetNice(IntSrc),
     SetAffinity(CpuSet),
     /// `sched_setattr(sched_runtime)`: a custom slice, or `None` for the base slice.
@@ -113,6 +117,8 @@ struct P<'a> {
     nesting: std::cell::Cell<usize>,
     /// Span names in order of first mention.
     spans: std::cell::RefCell<Vec<String>>,
+    /// Named (rt-app) timers in order of first mention.
+    timers: std::cell::RefCell<Vec<crate::TimerDef>>,
 }
 
 /// Deepest nesting of `loop` and `for` bodies. Parsing and lowering recurse once per
@@ -251,12 +257,12 @@ impl<'a> P<'a> {
         let take: &[&str] = match name.as_str() {
             "fifo" | "rr" => &["rt_priority"],
             "deadline" => &["runtime", "deadline", "period"],
-            "normal" | "batch" | "idle" => &[],
+            "normal" | "batch" | "idle" | "ext" => &[],
             o => {
                 return Err(self.err(
                     v.span().start,
                     field,
-                    format!("unknown policy `{o}`; expected normal, batch, idle, fifo, rr or deadline"),
+                    format!("unknown policy `{o}`; expected normal, batch, idle, ext, fifo, rr or deadline"),
                 ))
             }
         };
@@ -270,6 +276,7 @@ impl<'a> P<'a> {
             "normal" => Policy::Normal,
             "batch" => Policy::Batch,
             "idle" => Policy::Idle,
+            "ext" => Policy::Ext,
             "fifo" | "rr" => {
                 let f = join(table, "rt_priority");
                 let x = self.require(t, "rt_priority", at, table)?;
@@ -311,6 +318,52 @@ impl<'a> P<'a> {
             }
         }
         Ok(())
+    }
+    /// `{ timer = "10ms" }`, or an rt-app timer `{ timer = "10ms", ref = "t", mode =
+    /// "relative" | "absolute", shared = bool }`: every op naming the same (`ref`, `shared`)
+    /// must give the same `mode`. A named timer's period may be 0 (rt-app's default: always
+    /// late, never sleeps).
+    fn timer(&self, t: &DeTable<'a>, val: &V, at: usize, field: &str) -> R<AstOp> {
+        let f = join(field, "timer");
+        let period = self.duration(val, &f)?;
+        let Some(rv) = self.get(t, "ref") else {
+            if let Some((k, _)) = t.iter().find(|(k, _)| k.get_ref() != "timer") {
+                return Err(self.err(k.span().start, &join(field, k.get_ref()), "`mode` and `shared` need a `ref`"));
+            }
+            if period.0 == 0 {
+                return Err(self.err(val.span().start, &f, "a timer period must be > 0"));
+            }
+            return Ok(AstOp::Timer { period, named: None });
+        };
+        let name = self.string(rv, &join(field, "ref"))?;
+        let shared = match self.get(t, "shared") {
+            Some(v) => v.get_ref().as_bool().ok_or_else(|| self.err(v.span().start, &join(field, "shared"), "expected true or false"))?,
+            None => false,
+        };
+        let absolute = match self.get(t, "mode") {
+            None => false,
+            Some(v) => match self.string(v, &join(field, "mode"))?.as_str() {
+                "relative" => false,
+                "absolute" => true,
+                o => {
+                    let m = format!("unknown timer mode `{o}`; expected relative or absolute");
+                    return Err(self.err(v.span().start, &join(field, "mode"), m));
+                }
+            },
+        };
+        let mut timers = self.timers.borrow_mut();
+        let id = match timers.iter().position(|d| d.name == name && d.shared == shared) {
+            Some(i) if timers[i].absolute != absolute => {
+                let m = format!("timer `{name}` is {} elsewhere: one timer has one mode", if absolute { "relative" } else { "absolute" });
+                return Err(self.err(at, &join(field, "mode"), m));
+            }
+            Some(i) => i,
+            None => {
+                timers.push(crate::TimerDef { name, shared, absolute });
+                timers.len() - 1
+            }
+        };
+        Ok(AstOp::Timer { period, named: Some(id) })
     }
     fn int(&self, v: &V, field: &str) -> R<i64> {
         match self.int_src(v, field)? {
@@ -435,6 +488,7 @@ impl<'a> P<'a> {
     fn cpuset(&self, v: &V, field: &str) -> R<CpuSet> {
         let at = v.span().start;
         let set = match v.get_ref() {
+            DeValue::String(s) if self.subst_text(s) == "all" => CpuSet::full(self.nr_cpus),
             DeValue::String(s) => CpuSet::parse_list(&self.subst_text(s)).map_err(|m| self.err(at, field, m))?,
             DeValue::Integer(_) => CpuSet::single(1, self.nonneg(v, field)? as usize),
             DeValue::Array(a) => {
@@ -519,6 +573,7 @@ impl<'a> P<'a> {
                 futex::FUTEX_VERBS.iter().find(|(n, _)| *n == v).map(|(_, e)| *e).unwrap_or(&[])
             }
             "cond_wait" => &["mutex"],
+            "timer" => &["ref", "mode", "shared"],
             "set_policy" => POLICY_PARAMS,
             _ => &[],
         };
@@ -614,13 +669,7 @@ impl<'a> P<'a> {
                 };
                 AstOp::Mark { begin: verb == "mark_begin", span, id }
             }
-            "timer" => {
-                let p = self.duration(val, &f)?;
-                if p.0 == 0 {
-                    return Err(self.err(val.span().start, &f, "a timer period must be > 0"));
-                }
-                AstOp::Timer(p)
-            }
+            "timer" => self.timer(t, val, at, field)?,
             "set_nice" => {
                 let n = self.int(val, &f)?;
                 check_nice(n).map_err(|m| self.err(val.span().start, &f, m))?;
@@ -756,6 +805,20 @@ pub fn parse_workload(
     overrides: &[(String, String)],
     nr_cpus: usize,
 ) -> Result<Workload, SourceError> {
+    if !crate::rtapp::looks_like_json(text) {
+        return parse_toml(file, text, overrides, nr_cpus);
+    }
+    // An rt-app file: converted to TOML, whose errors point back into the JSON.
+    let c = crate::rtapp::convert(file, text)?;
+    let origin = c.origin(text);
+    let mut wl = parse_toml(file, &c.toml, overrides, nr_cpus).map_err(|e| origin.relocate(e))?;
+    wl.notes = c.notes;
+    wl.origin = Some(std::sync::Arc::new(origin));
+    Ok(wl)
+}
+
+/// [`parse_workload`] of native TOML.
+fn parse_toml(file: &str, text: &str, overrides: &[(String, String)], nr_cpus: usize) -> Result<Workload, SourceError> {
     let doc = DeTable::parse(text).map_err(|e| {
         SourceError::at(file, text, e.span().map_or(0, |s| s.start), "(syntax)", e.message().trim().to_string())
     })?;
@@ -768,6 +831,7 @@ pub fn parse_workload(
         task_names: Vec::new(),
         nesting: Default::default(),
         spans: Default::default(),
+        timers: Default::default(),
     };
     p.check_keys(
         root,
@@ -1077,6 +1141,9 @@ pub fn parse_workload(
 
     let wl = Workload {
         spans: p.spans.take(),
+        timers: p.timers.take(),
+        notes: Vec::new(),
+        origin: None,
         schedulers,
         changes,
         groups,

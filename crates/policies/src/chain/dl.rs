@@ -92,7 +92,10 @@ impl Dl {
     /// `enqueue_task_dl`. A new task (or one that just became deadline) starts an instance;
     /// a waking one follows the CBS wakeup rule (`update_dl_entity`): it keeps its runtime
     /// and deadline unless the deadline passed or they would overflow its bandwidth; a
-    /// throttled one waits for its `dl_timer`.
+    /// throttled one waits for its `dl_timer`. Constrained deadlines (D < P) have two more
+    /// rules: woken between the deadline and the next period, the task is throttled until
+    /// that period (`dl_check_constrained_dl`); woken before the deadline with too much
+    /// runtime left, it keeps the deadline with a reduced runtime (`update_dl_revised_wakeup`).
     pub fn enqueue(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, pol: &TaskPolicy, fresh: bool, wakeup: bool) {
         self.grow(p);
         let now = cx.now;
@@ -112,10 +115,49 @@ impl Dl {
             }
             self.tasks[p].throttled = false;
             self.replenish(p, now);
-        } else if wakeup && (self.tasks[p].deadline <= now || Self::overflow(&self.tasks[p], &d, now)) {
-            self.new_instance(p, now);
+        } else if wakeup && self.constrained_late(p, &d, now) {
+            self.throttle_until_next_period(cx, cpu, p, &d);
+            return;
+        } else if wakeup && (self.tasks[p].deadline < now || Self::overflow(&self.tasks[p], &d, now)) {
+            if d.deadline != d.period && self.tasks[p].deadline >= now {
+                self.revised_wakeup(p, &d, now);
+            } else {
+                self.new_instance(p, now);
+            }
         }
         self.ready[cpu].insert((self.tasks[p].deadline, p));
+    }
+
+    /// `dl_check_constrained_dl` (`deadline.c`, v6.12), its condition: a constrained-deadline
+    /// task (D < P) waking after its deadline but before its next period starts. A fresh
+    /// instance now would let it run `runtime / D`, more than its `runtime / P`.
+    fn constrained_late(&self, p: TaskId, d: &DlParams, now: Ns) -> bool {
+        let t = &self.tasks[p];
+        let next_period = Ns((t.deadline.0 + d.period).saturating_sub(d.deadline));
+        d.deadline != d.period && t.deadline < now && now < next_period
+    }
+
+    /// `dl_check_constrained_dl`'s action: throttled (runtime at most zero) with the
+    /// `dl_timer` at the next period, whose replenishment starts the next instance.
+    fn throttle_until_next_period(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, d: &DlParams) {
+        let t = &mut self.tasks[p];
+        t.runtime = t.runtime.min(0);
+        t.throttled = true;
+        t.replenish_at = Ns((t.deadline.0 + d.period).saturating_sub(d.deadline));
+        let at = t.replenish_at;
+        self.throttles += 1;
+        self.waiting[cpu].insert((at, p));
+        cx.timer(cpu, at);
+    }
+
+    /// `update_dl_revised_wakeup` (`deadline.c`, v6.12): a constrained-deadline task woken
+    /// before its deadline with more runtime than its density allows keeps its deadline and
+    /// gets `runtime = density × laxity`, `density = runtime / D` in 20-bit fixed point.
+    fn revised_wakeup(&mut self, p: TaskId, d: &DlParams, now: Ns) {
+        let t = &mut self.tasks[p];
+        let laxity = t.deadline.0 - now.0;
+        let density = schedlab_sched_api::to_ratio(d.deadline, d.runtime);
+        t.runtime = ((u128::from(density) * u128::from(laxity)) >> 20) as i64;
     }
 
     /// `dequeue_task_dl`: off the ready or the throttled set (a throttled task that blocks
@@ -358,3 +400,7 @@ impl Dl {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "dl_tests.rs"]
+mod tests;

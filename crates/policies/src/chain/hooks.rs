@@ -1,7 +1,7 @@
 //! [`SchedClass`] for the chain: each hook routed to the class it concerns.
 
 use super::bw::Mode;
-use super::{class_of, Chain, Class};
+use super::{Chain, Class};
 use schedlab_sched_api::{
     dequeue, enqueue, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable,
 };
@@ -11,7 +11,7 @@ impl Chain {
     /// Queues `p` in the class of its policy on `cpu`.
     fn enqueue_class(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32, head: bool) {
         let pol = self.eff(cx, p);
-        let cls = class_of(&pol);
+        let cls = self.cls(&pol);
         let delayed_requeue = flags & enqueue::DELAYED != 0 && self.queued_in[p] == Some(Class::Fair);
         self.queued_in[p] = Some(cls);
         match cls {
@@ -28,6 +28,11 @@ impl Chain {
                     }
                 }
                 self.fair_call(cx, |f, cx| f.enqueue_task(cx, cpu, p, flags));
+            }
+            Class::Ext => {
+                if let Some(e) = self.ext.as_mut() {
+                    e.enqueue(cx, cpu, p, flags);
+                }
             }
         }
         self.server_sync(cx, cpu);
@@ -53,6 +58,12 @@ impl Chain {
                     self.fair_left(cx, cpu);
                 }
                 done
+            }
+            Some(Class::Ext) => {
+                if let Some(e) = self.ext.as_mut() {
+                    e.dequeue(cx, cpu, p, flags);
+                }
+                true
             }
             None => true,
         };
@@ -120,18 +131,28 @@ impl Chain {
             self.fair_call(cx, |f, cx| f.put_prev_fair(cx, cpu));
             return dl.map(|p| (p, Class::Dl));
         }
-        self.fair_call(cx, |f, cx| f.pick_next_task(cx, cpu)).map(|p| (p, Class::Fair))
+        if let Some(p) = self.fair_call(cx, |f, cx| f.pick_next_task(cx, cpu)) {
+            return Some((p, Class::Fair));
+        }
+        // `balance_scx` + `pick_task_scx`: ext runs only when no higher class has work.
+        self.ext.as_mut().filter(|e| e.enabled()).and_then(|e| e.pick(cx, cpu)).map(|p| (p, Class::Ext))
     }
 }
 
 impl SchedClass for Chain {
     fn name(&self) -> &'static str {
-        self.fair.name()
+        self.ext.as_ref().map_or_else(|| self.fair.name(), |e| e.name())
     }
     fn tunables(&self) -> Vec<Tunable> {
         let mut v = self.fair.tunables();
         v.extend(self.t.list());
+        if let Some(e) = &self.ext {
+            v.extend(e.tunables());
+        }
         v
+    }
+    fn exit_info(&self) -> Option<String> {
+        self.ext.as_ref().and_then(|e| e.exit_info())
     }
     fn set_task_groups(&mut self, groups: &TaskGroups) -> Result<(), String> {
         self.fair.set_task_groups(groups)
@@ -144,8 +165,15 @@ impl SchedClass for Chain {
     fn task_new(&mut self, cx: &mut Ctx, p: TaskId, parent: Option<TaskId>) {
         self.grow(p);
         self.fair_call(cx, |f, cx| f.task_new(cx, p, parent));
+        if let Some(e) = self.ext.as_mut() {
+            e.task_new(cx, p);
+        }
+        self.ext_settle(cx);
     }
     fn task_dead(&mut self, cx: &mut Ctx, p: TaskId) {
+        if let Some(e) = self.ext.as_mut() {
+            e.task_dead(cx, p);
+        }
         self.dl.total_bw -= self.dl.tasks[p].admitted_bw;
         self.dl.tasks[p].admitted_bw = 0;
         self.fair_call(cx, |f, cx| f.task_dead(cx, p));
@@ -177,26 +205,32 @@ impl SchedClass for Chain {
     fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, kind: SelectKind, wf: u32) -> CpuId {
         self.grow(p);
         let pol = self.eff(cx, p);
-        match class_of(&pol) {
+        let cpu = match self.cls(&pol) {
             Class::Dl => self.dl.select(cx, p, prev, &self.curr),
             Class::Rt => {
                 let dl = &self.dl;
                 self.rt.select(cx, p, &pol, prev, &self.curr, &|c| dl.busy(c))
             }
             Class::Fair => self.fair_call(cx, |f, cx| f.select_task_rq(cx, p, prev, kind, wf)),
-        }
+            Class::Ext => self.ext.as_mut().map_or(prev, |e| e.select(cx, p, prev, kind, wf)),
+        };
+        self.ext_settle(cx);
+        cpu
     }
     fn migrate_task_rq(&mut self, cx: &mut Ctx, p: TaskId, new_cpu: CpuId) {
-        if class_of(&self.eff(cx, p)) == Class::Fair {
+        if self.cls(&self.eff(cx, p)) == Class::Fair {
             self.fair_call(cx, |f, cx| f.migrate_task_rq(cx, p, new_cpu));
         }
     }
     fn enqueue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) {
         self.grow(p);
         self.enqueue_class(cx, cpu, p, flags, false);
+        self.ext_settle(cx);
     }
     fn dequeue_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) -> bool {
-        self.dequeue_class(cx, cpu, p, flags)
+        let done = self.dequeue_class(cx, cpu, p, flags);
+        self.ext_settle(cx);
+        done
     }
     /// `core.c:wakeup_preempt`: a higher class preempts at once; the same class decides;
     /// a lower one waits (and an rt or deadline task that cannot run here is pushed).
@@ -205,7 +239,7 @@ impl SchedClass for Chain {
             cx.resched_curr(cpu);
             return;
         };
-        let pc = class_of(&self.eff(cx, p));
+        let pc = self.cls(&self.eff(cx, p));
         let blocked = pc == Class::Rt && !self.rt_runnable(cpu);
         if self.unpicked[cpu] || (pc < cc && !blocked) {
             cx.resched_curr(cpu);
@@ -213,11 +247,14 @@ impl SchedClass for Chain {
         }
         match (pc, cc) {
             (Class::Dl, Class::Dl) if self.dl.preempts(cpu, p, &self.curr) => cx.resched_curr(cpu),
-            (Class::Rt, Class::Rt) => self.rt.wakeup_preempt(cx, cpu, p, c),
+            (Class::Rt, Class::Rt) => {
+                let dl = &self.dl;
+                self.rt.wakeup_preempt(cx, cpu, p, c, &|x| dl.busy(x))
+            }
             (Class::Fair, Class::Fair) => self.fair_call(cx, |f, cx| f.wakeup_preempt(cx, cpu, p, wf)),
             _ => {}
         }
-        if pc != Class::Fair {
+        if matches!(pc, Class::Rt | Class::Dl) {
             // `task_woken_rt` / `task_woken_dl`: push what cannot run here.
             self.push(cx, cpu);
         }
@@ -227,6 +264,11 @@ impl SchedClass for Chain {
         let cls = self.curr[cpu].map(|(_, c)| c);
         if cls == Some(Class::Fair) && !self.unpicked[cpu] {
             self.fair_call(cx, |f, cx| f.put_prev_task(cx, cpu, prev));
+        }
+        if cls == Some(Class::Ext) {
+            if let Some(e) = self.ext.as_mut() {
+                e.put_prev(cx, cpu, prev);
+            }
         }
         self.prev_class[cpu] = cls;
         self.curr[cpu] = None;
@@ -239,8 +281,19 @@ impl SchedClass for Chain {
         if matches!(self.prev_class[cpu].take(), Some(Class::Rt | Class::Dl)) {
             self.pull(cx, cpu);
         }
-        let next = self.pick_class(cx, cpu);
+        let mut next = self.pick_class(cx, cpu);
+        if let Some(e) = self.ext.as_mut() {
+            if !matches!(next, Some((_, Class::Ext))) {
+                e.not_picked(cx, cpu, next.is_some());
+            }
+            e.update_idle(cpu, next.is_none());
+        }
         self.curr[cpu] = next;
+        if self.ext_settle(cx) && next.is_none() {
+            // The ext class was ejected while picking: its tasks are fair's now.
+            next = self.pick_class(cx, cpu);
+            self.curr[cpu] = next;
+        }
         self.exec_start[cpu] = cx.now;
         if next.is_some() && (self.rt.nr(cpu) > 1 || self.dl.nr(cpu) > 1) {
             // `rt_queue_push_tasks` / `deadline_queue_push_tasks`: a balance callback, run
@@ -259,8 +312,14 @@ impl SchedClass for Chain {
                 self.rt.tick(cx, cpu, curr, rr)
             }
             Some((_, Class::Fair)) if !self.unpicked[cpu] => self.fair_call(cx, |f, cx| f.task_tick(cx, cpu, curr)),
+            Some((_, Class::Ext)) => {
+                if let Some(e) = self.ext.as_mut() {
+                    e.tick(cx, cpu, curr);
+                }
+            }
             _ => {}
         }
+        self.ext_settle(cx);
     }
     fn yield_task(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
         match self.queued_in[curr] {
@@ -270,11 +329,22 @@ impl SchedClass for Chain {
                 self.dl.yield_task(cx, cpu, curr);
             }
             Some(Class::Fair) if !self.unpicked[cpu] => self.fair_call(cx, |f, cx| f.yield_task(cx, cpu, curr)),
+            Some(Class::Ext) => {
+                if let Some(e) = self.ext.as_mut() {
+                    e.yield_task(cx, cpu, curr);
+                }
+            }
             _ => {}
         }
     }
     fn reweight_task(&mut self, cx: &mut Ctx, p: TaskId) {
         self.fair_call(cx, |f, cx| f.reweight_task(cx, p));
+        if self.cls(&self.eff(cx, p)) == Class::Ext {
+            if let Some(e) = self.ext.as_mut() {
+                e.set_weight(cx, p);
+            }
+            self.ext_settle(cx);
+        }
     }
     fn slice_changed(&mut self, cx: &mut Ctx, p: TaskId) {
         self.fair_call(cx, |f, cx| f.slice_changed(cx, p));
@@ -329,6 +399,10 @@ impl SchedClass for Chain {
     }
     fn timer(&mut self, cx: &mut Ctx, cpu: CpuId) {
         self.timer_fired(cx, cpu);
+        if let Some(e) = self.ext.as_mut() {
+            e.timer(cx, cpu);
+        }
+        self.ext_settle(cx);
     }
     fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
         match kind {
@@ -349,7 +423,14 @@ impl SchedClass for Chain {
         self.dl.queued(cpu, out);
         self.rt.queued(cpu, out);
         self.fair.queued(cpu, out);
+        if let Some(e) = &self.ext {
+            e.queued(cpu, out);
+        }
     }
+    fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: schedlab_sched_api::Moment) -> schedlab_sched_api::Why {
+        self.why_chain(cx, cpu, first, second, at)
+    }
+
     fn task_stats(&self, p: TaskId) -> Vec<Stat> {
         match self.queued_in.get(p).copied().flatten() {
             Some(Class::Dl) => {
@@ -360,6 +441,7 @@ impl SchedClass for Chain {
                 ]
             }
             Some(Class::Rt) => vec![Stat { name: "rt_prio", value: self.rt.prio_of(p) as i64 }],
+            Some(Class::Ext) => self.ext.as_ref().map_or_else(Vec::new, |e| e.task_stats(p)),
             _ => self.fair.task_stats(p),
         }
     }
@@ -394,6 +476,9 @@ impl SchedClass for Chain {
             ("dl_deadline_misses".to_string(), self.dl.misses),
             ("fair_server_activations".to_string(), act),
         ]);
+        if let Some(e) = &self.ext {
+            v.extend(e.counters());
+        }
         v
     }
 }
@@ -412,6 +497,10 @@ impl Chain {
                         self.queued_in[p]
                     ));
                 }
+            }
+            if let Some(e) = &self.ext {
+                let curr = self.curr[c].and_then(|(p, k)| (k == Class::Ext).then_some(p));
+                e.check(c, curr)?;
             }
             let mut fair = Vec::new();
             self.fair.queued(c, &mut fair);
@@ -469,7 +558,7 @@ impl Chain {
         self.grow(p);
         let new = self.eff(cx, p);
         let cpu = cx.task(p).cpu;
-        let (oc, nc) = (class_of(&old), class_of(&new));
+        let (oc, nc) = (self.cls(&old), self.cls(&new));
         if oc == Class::Fair && nc == Class::Fair {
             self.fair_call(cx, |f, cx| f.policy_changed(cx, p, old));
             return;
@@ -495,7 +584,40 @@ impl Chain {
         if running {
             self.curr[cpu] = Some((p, nc));
             self.unpicked[cpu] = nc == Class::Fair;
+            if nc == Class::Ext {
+                if let Some(e) = self.ext.as_mut() {
+                    e.set_running(cx, cpu, p);
+                }
+            }
         }
         cx.resched_curr(cpu);
+    }
+
+    /// Acts on an error the ext class raised during the hook (`scx_ops_error` →
+    /// `scx_ops_disable_workfn`): the class is disabled and every task it had queued moves
+    /// to fair where it is, a running one keeps running until the reschedule. `true` if
+    /// the class was ejected now.
+    pub(crate) fn ext_settle(&mut self, cx: &mut Ctx) -> bool {
+        let Some(e) = self.ext.as_mut() else { return false };
+        if !e.take_error() {
+            return false;
+        }
+        for (p, cpu, running) in e.disable() {
+            self.queued_in[p] = None;
+            self.enqueue_class(cx, cpu, p, 0, false);
+            if running {
+                self.curr[cpu] = Some((p, Class::Fair));
+                self.unpicked[cpu] = true;
+            }
+            cx.resched_curr(cpu);
+        }
+        for c in 0..self.curr.len() {
+            if let Some((p, Class::Ext)) = self.curr[c] {
+                // Running, but no longer queued (it is going to sleep): idle's until the switch.
+                let _ = p;
+                self.curr[c] = None;
+            }
+        }
+        true
     }
 }

@@ -8,12 +8,14 @@
 //! The fair slot is the fair class (`cfs`, `eevdf`); rt and deadline are `rt.rs` and
 //! `dl.rs`. What keeps rt from starving fair depends on the version (`bw.rs`): rt
 //! throttling before v6.12, the fair server from v6.12. The stop class is not modelled
-//! (the kernel's stopper work is its `ActiveBalance`), nor sched_ext.
+//! (the kernel's stopper work is its `ActiveBalance`). sched_ext (`crate::ext`) joins as
+//! the lowest class when an `ext:*` scheduler is built (`Chain::attach_ext`).
 
 mod bw;
 mod dl;
 mod hooks;
 mod rt;
+mod why;
 
 use crate::fair::Fair;
 use bw::{Mode, Phase, Server, Throttle};
@@ -27,6 +29,8 @@ pub enum Class {
     Dl,
     Rt,
     Fair,
+    /// sched_ext, below fair (`include/asm-generic/vmlinux.lds.h:SCHED_DATA`, v6.12).
+    Ext,
 }
 
 /// What a CPU runs, and in which class (`None`: the idle task).
@@ -209,6 +213,8 @@ pub struct Chain {
     /// Per CPU: a push queued by the last pick (a balance callback).
     push_pending: Vec<bool>,
     rt_throttles: u64,
+    /// The sched_ext class, when an `ext:*` scheduler is loaded.
+    ext: Option<crate::ext::Ext>,
 }
 
 impl Chain {
@@ -245,7 +251,22 @@ impl Chain {
             fair_kick: vec![false; n],
             push_pending: vec![false; n],
             rt_throttles: 0,
+            ext: None,
         })
+    }
+
+    /// Loads a sched_ext scheduler below fair (`scx_ops_enable`).
+    pub fn attach_ext(&mut self, ext: crate::ext::Ext) {
+        self.ext = Some(ext);
+    }
+
+    /// `core.c:__setscheduler_class` (v6.12) with sched_ext: the ext class for the
+    /// policies the loaded scheduler claims (`task_should_scx`), else [`class_of`].
+    pub(crate) fn cls(&self, pol: &TaskPolicy) -> Class {
+        match &self.ext {
+            Some(e) if e.claims(pol) => Class::Ext,
+            _ => class_of(pol),
+        }
     }
 
     /// Whether `--set` key `k` is the chain's (not the fair class's).
@@ -320,6 +341,8 @@ impl Chain {
                     self.arm_rt_period(cx, cpu);
                 }
             }
+            // sched_ext tasks are not covered by the fair server (v6.12).
+            Some((_, Class::Ext)) => {}
             Some((_, Class::Fair)) | None => {
                 if self.t.mode == Mode::FairServer && self.server[cpu].consume(delta) {
                     cx.resched_curr(cpu);

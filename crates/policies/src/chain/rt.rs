@@ -172,11 +172,40 @@ impl Rt {
         }
     }
 
-    /// `wakeup_preempt_rt`: only a strictly better priority preempts.
-    pub fn wakeup_preempt(&self, cx: &mut Ctx, cpu: CpuId, p: TaskId, curr: TaskId) {
+    /// `wakeup_preempt_rt` (`rt.c`, v6.12): a strictly better priority preempts; an equal
+    /// one only through `check_preempt_equal_prio`, unless a reschedule is already due.
+    pub fn wakeup_preempt(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, curr: TaskId, dl_busy: &Busy) {
         if self.tasks[p].prio < self.tasks[curr].prio {
             cx.resched_curr(cpu);
+        } else if self.tasks[p].prio == self.tasks[curr].prio && !cx.cpus[cpu].need_resched {
+            self.check_preempt_equal_prio(cx, cpu, p, curr, dl_busy);
         }
+    }
+
+    /// `check_preempt_equal_prio` (`rt.c`, v6.12): a woken task of the running task's
+    /// priority that can run nowhere else, while the running one could, goes to the head
+    /// of its list and the CPU reschedules, so the running task is pushed away instead of
+    /// both waiting here. A migratable wakee is left to push/pull.
+    fn check_preempt_equal_prio(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, curr: TaskId, dl_busy: &Busy) {
+        if cx.task(curr).affinity.count() < 2 || !self.cpupri_find(cx, curr, dl_busy) {
+            return;
+        }
+        if cx.task(p).affinity.count() > 1 && self.cpupri_find(cx, p, dl_busy) {
+            return;
+        }
+        let prio = self.tasks[p].prio;
+        if self.rq[cpu].remove(prio, p) {
+            self.rq[cpu].push(prio, p, true);
+        }
+        cx.resched_curr(cpu);
+    }
+
+    /// `cpupri_find` (`cpupri.c`, v6.12): some CPU `p` may use runs less important work
+    /// than `p`'s priority.
+    fn cpupri_find(&self, cx: &mut Ctx, p: TaskId, dl_busy: &Busy) -> bool {
+        cx.scanned_cpus(cx.nr_cpus() as u64);
+        let prio = self.tasks[p].prio as i32;
+        (0..cx.nr_cpus()).any(|c| cx.allowed(p, c) && self.level0(c, dl_busy) > prio)
     }
 
     /// The `cpupri` level of `cpu`: its best queued rt prio, `LEVEL_NORMAL` without rt
@@ -249,7 +278,7 @@ impl Rt {
         let busy = match cls {
             Class::Dl => true,
             Class::Rt => cx.task(c).affinity.count() < 2 || self.tasks[c].prio <= self.tasks[p].prio,
-            Class::Fair => false,
+            Class::Fair | Class::Ext => false,
         };
         if !busy {
             return prev;
@@ -295,7 +324,7 @@ impl Rt {
                     cx.resched_curr(cpu);
                     return;
                 }
-                Some((_, Class::Fair)) | None => return, // it runs here at the next pick
+                Some((_, Class::Fair | Class::Ext)) | None => return, // it runs here at the next pick
                 _ => {}
             }
             let Some(t) = self.find_lowest_rq(cx, next, dl_busy, &planned) else { return };
@@ -330,7 +359,7 @@ impl Rt {
             if matches!(curr[src], Some((c, Class::Rt)) if prio < self.tasks[c].prio) {
                 continue;
             }
-            if matches!(curr[src], Some((_, Class::Fair)) | None) {
+            if matches!(curr[src], Some((_, Class::Fair | Class::Ext)) | None) {
                 continue;
             }
             if best.is_none_or(|(b, _, _)| prio < b) {

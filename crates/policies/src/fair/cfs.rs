@@ -90,7 +90,7 @@ impl Fair {
     }
 
     /// `wakeup_gran`: the wakeup granularity in the *wakee's* virtual time.
-    fn wakeup_gran(&self, se: Se) -> i64 {
+    pub(super) fn wakeup_gran(&self, se: Se) -> i64 {
         calc_delta_fair(self.t.wakeup_granularity, self.e(se).load) as i64
     }
 

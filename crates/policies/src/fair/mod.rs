@@ -39,6 +39,7 @@ mod tests;
 mod tree;
 mod tunables;
 mod weights;
+mod why;
 
 pub use tunables::{factor, FairTunables, Flavor, Scaling, Version};
 pub use weights::{calc_delta, calc_delta_fair, LoadWeight, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT, SCHED_PRIO_TO_WMULT};
@@ -49,7 +50,7 @@ use domains::Domains;
 use entity::{CfsRq, CpuRq, Entity, RqId, Se, TaskFair};
 use group::TaskGroup;
 use schedlab_machine::Machine;
-use schedlab_sched_api::{BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable};
+use schedlab_sched_api::{BalanceKind, Ctx, Moment, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable, Why};
 use schedlab_sim::{CpuId, TaskId};
 use std::collections::VecDeque;
 
@@ -481,6 +482,10 @@ impl SchedClass for Fair {
 
     fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
         self.queued_tasks(self.root(cpu), out);
+    }
+
+    fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: Moment) -> Why {
+        self.why_fair(cx, cpu, first, second, at)
     }
 
     fn task_stats(&self, p: TaskId) -> Vec<Stat> {

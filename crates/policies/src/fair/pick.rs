@@ -284,7 +284,7 @@ impl Fair {
     }
 
     /// `find_matching_se`: walk both entities up to siblings on one runqueue.
-    fn find_matching_se(&self, mut se: Se, mut pse: Se) -> (Se, Se) {
+    pub(super) fn find_matching_se(&self, mut se: Se, mut pse: Se) -> (Se, Se) {
         while self.e(se).depth > self.e(pse).depth {
             se = self.parent_entity(se).expect("depth > 0");
         }

@@ -52,6 +52,7 @@ impl Harness {
             rng: &mut self.rng,
             requests: &mut self.reqs,
             work: Default::default(),
+            decisions: None,
         };
         f(&mut self.f, &mut cx)
     }

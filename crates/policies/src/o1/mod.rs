@@ -52,6 +52,7 @@
 //! `HZ` (1000 by default) and, as on a 2.6 kernel without dynticks, also on idle CPUs
 //! (`SchedClass::idle_tick`). Deviations are listed in `docs/policies/o1.md`.
 
+mod why;
 mod array;
 mod balance;
 mod params;
@@ -643,6 +644,10 @@ impl SchedClass for O1 {
         for a in &self.rq[cpu].arrays {
             out.extend(a.iter().map(|(_, t)| t));
         }
+    }
+
+    fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: schedlab_sched_api::Moment) -> schedlab_sched_api::Why {
+        self.why_o1(cx, cpu, first, second, at)
     }
 
     fn task_stats(&self, p: TaskId) -> Vec<Stat> {

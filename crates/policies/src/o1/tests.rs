@@ -41,6 +41,7 @@ impl Harness {
             rng: &mut self.rng,
             requests: &mut self.reqs,
             work: Default::default(),
+            decisions: None,
         };
         f(&mut self.o, &mut cx)
     }

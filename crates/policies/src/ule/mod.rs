@@ -51,6 +51,7 @@ mod runq;
 #[cfg(test)]
 mod tests;
 mod topo;
+mod why;
 
 pub use interact::{interact_score, interact_update, user_priority, History};
 pub use params::{Preempt, UleTunables, Version};
@@ -631,12 +632,14 @@ impl Ule {
             }
             if self.tdq[me].load == 0 {
                 if let Some(t) = self.tdq_steal(cx, cpu, me, &[]) {
+                    self.record_idled(cx, me, Some(cpu), thresh, Some(t));
                     self.request_move(cx, t, me);
                     self.stats.steals += 1;
                     return;
                 }
             }
         }
+        self.record_idled(cx, me, None, self.t.steal_thresh, None);
     }
 
     /// `sched_balance` → `sched_balance_group(cpu_top)`: pair the most loaded CPUs with
@@ -687,6 +690,7 @@ impl Ule {
                 } else {
                     None
                 };
+                self.record_pair(cx, high, low, (load[high], load[low]), moved);
                 match moved {
                     Some(t) => {
                         taken.push(t);
@@ -1009,6 +1013,10 @@ impl SchedClass for Ule {
         out.extend(q.realtime.iter().map(|(_, t)| t));
         out.extend(q.timeshare.rq.iter().map(|(_, t)| t));
         out.extend(q.idle.iter().map(|(_, t)| t));
+    }
+
+    fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: schedlab_sched_api::Moment) -> schedlab_sched_api::Why {
+        self.why_ule(cx, cpu, first, second, at)
     }
 
     fn task_stats(&self, p: TaskId) -> Vec<Stat> {

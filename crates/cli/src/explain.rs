@@ -1,0 +1,93 @@
+//! `schedlab explain`: run a workload with decision records on and explain the waits of a
+//! task — who ran instead and why, why no other CPU took it, how it was woken — and where
+//! every task's waiting went, by cause.
+
+use crate::{CliError, RunError};
+use schedlab_metrics::explain::{Explained, TaskWaits, Wait};
+use schedlab_run::{RunRecord, RunSpec};
+use schedlab_sim::Ns;
+
+/// Which waits of the focus task to explain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Select {
+    /// The one in progress at this time.
+    At(Ns),
+    /// The N longest.
+    Worst(usize),
+    /// Those overlapping this window.
+    Between(Ns, Ns),
+}
+
+/// What `schedlab explain` was asked.
+#[derive(Clone, Debug)]
+pub struct Ask {
+    /// Task name: exact, or a template's instances (`worker` matches `worker.3`).
+    pub task: Option<String>,
+    pub select: Select,
+    pub summary: bool,
+    pub json: bool,
+    /// Write the wait-by-cause figure here.
+    pub svg: Option<std::path::PathBuf>,
+}
+
+/// Whether `name` is the task `want` or one of its template's instances.
+pub fn matches(want: &str, name: &str) -> bool {
+    name == want || name.strip_prefix(want).and_then(|r| r.strip_prefix('.')).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Runs `spec` explained; each task keeps its 3 longest waits (for summaries and reports).
+pub fn run(spec: &RunSpec, ask: &Ask, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<(RunRecord, Explained), CliError> {
+    let want = ask.task.clone();
+    let focus: Box<dyn Fn(&str) -> bool> = match want {
+        Some(w) => Box::new(move |n: &str| matches(&w, n)),
+        None => Box::new(|_: &str| false),
+    };
+    schedlab_run::sim::run_explained(spec, 3, focus, keep_going).map_err(|e: RunError| e.into())
+}
+
+/// The waits `ask` selects, in time order (the longest first for `Worst`).
+pub fn select<'a>(ex: &'a Explained, ask: &Ask) -> Vec<&'a Wait> {
+    let mut v: Vec<&Wait> = ex.waits.iter().collect();
+    match ask.select {
+        Select::At(t) => v.retain(|w| w.start_ns <= t.0 && t.0 < w.end_ns.max(w.start_ns + 1)),
+        Select::Between(a, b) => v.retain(|w| w.end_ns > a.0 && w.start_ns < b.0),
+        Select::Worst(n) => {
+            v.sort_by(|a, b| b.len_ns().cmp(&a.len_ns()).then(a.start_ns.cmp(&b.start_ns)));
+            v.truncate(n);
+        }
+    }
+    v
+}
+
+/// The tasks the summary covers: the focus task's instances, or every task that waited.
+pub fn summary_tasks<'a>(ex: &'a Explained, ask: &Ask) -> Vec<&'a TaskWaits> {
+    ex.tasks
+        .iter()
+        .filter(|t| ask.task.as_deref().map_or(t.wait_ns > 0, |w| matches(w, &t.name)))
+        .collect()
+}
+
+/// The text or JSON `schedlab explain` prints.
+pub fn render(ex: &Explained, ask: &Ask) -> Result<String, CliError> {
+    if let Some(w) = &ask.task {
+        if !ex.tasks.iter().any(|t| matches(w, &t.name)) {
+            return Err(CliError::input(format!("--task {w}: no task of that name ran")));
+        }
+    }
+    let waits = if ask.task.is_some() { select(ex, ask) } else { Vec::new() };
+    let tasks = summary_tasks(ex, ask);
+    if ask.json {
+        return Ok(schedlab_report::explain::explain_json(&waits, &tasks));
+    }
+    let mut s = String::new();
+    if ask.task.is_some() {
+        s.push_str(&schedlab_report::explain::explain_text(ex, &waits));
+    }
+    if ask.summary || ask.task.is_none() {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s.push_str(&schedlab_report::explain::summary_text(&tasks));
+    }
+    Ok(s)
+}

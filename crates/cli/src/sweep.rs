@@ -1,0 +1,37 @@
+//! `schedlab sweep SPEC.toml`: every run of a sweep file on the local cores, with a
+//! progress bar, written as one tidy CSV table (`docs/sweep.md`).
+
+use crate::{signals, write_atomic, CliError};
+use std::path::Path;
+
+/// Runs sweep file `spec` on `jobs` threads (default: every core) and writes the table to
+/// `output` (default: stdout). Ctrl-C ends the runs early; their rows say `interrupted`.
+pub fn run(spec: &Path, jobs: Option<usize>, output: Option<&Path>) -> Result<(), CliError> {
+    let text = schedlab_run::read_input(spec)?;
+    let sweep = schedlab_sweep::parse_file(spec, &text)?;
+    if let Some(o) = output {
+        crate::output::check_parent(o)?;
+    }
+    let n = sweep.points.len() as u64;
+    let bar = indicatif::ProgressBar::new(n);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("sweep [{bar:40}] {pos}/{len} runs ({elapsed}, eta {eta})")
+            .expect("valid template"),
+    );
+    let jobs = jobs.unwrap_or(0);
+    let table =
+        schedlab_sweep::run_local(&sweep.points, jobs, &|_, _| !signals::stop_requested(), &|_| bar.inc(1));
+    bar.finish_and_clear();
+    if signals::stop_requested() {
+        note!("interrupted: the table holds what each run measured so far");
+    }
+    let csv = table?.to_csv();
+    match output {
+        Some(path) => {
+            write_atomic(path, &csv)?;
+            note!("wrote {} runs to {}", n, path.display());
+            Ok(())
+        }
+        None => out!("{csv}"),
+    }
+}

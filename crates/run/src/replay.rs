@@ -1,0 +1,119 @@
+//! Trace replay: a recorded trace imported as a workload (`schedlab-trace-import`), and
+//! the trace's own measurements — "as it happened" — as a [`RunRecord`] built by the same
+//! `Metrics` probe and [`record::assemble`] as a simulation's, so the two compare field by
+//! field. `docs/replay.md` describes the import.
+
+use crate::record::{self, Measured};
+use crate::{RunError, RunRecord, RunSpec};
+use schedlab_machine::CpuSet;
+use schedlab_metrics::{KernelInfo, SchedulerInfo};
+use schedlab_probe::{EndReason, Probe, RunSummary};
+use schedlab_sched_api::{TaskInfo, TaskPolicy};
+use schedlab_sim::Ns;
+use schedlab_trace_import::model::{self, Model, Options};
+use schedlab_trace_import::{emit, probe, Trace};
+
+/// The scheduler name of the "as it happened" record.
+pub const AS_HAPPENED: &str = "trace";
+
+/// A trace read and turned into a workload.
+pub struct Imported {
+    pub trace: Trace,
+    pub model: Model,
+    /// The workload file's text.
+    pub text: String,
+}
+
+/// Reads a trace file and infers its workload; `name` becomes the workload's name.
+pub fn import_file(path: &std::path::Path, opts: &Options) -> Result<Imported, RunError> {
+    use std::io::Read;
+    let file = path.display().to_string();
+    let io = |source| RunError::Io { path: file.clone(), source };
+    let f = std::fs::File::open(path).map_err(io)?;
+    if f.metadata().map_err(io)?.is_dir() {
+        return Err(RunError::Input(format!("{file}: is a directory; expected a trace file")));
+    }
+    let max = schedlab_trace_import::MAX_TRACE_BYTES;
+    let mut bytes = Vec::new();
+    f.take(max as u64 + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() > max {
+        return Err(RunError::Limit(format!("{file} is larger than {} MiB", max >> 20)));
+    }
+    import_bytes(&file, &bytes, opts)
+}
+
+/// [`import_file`] of bytes already read.
+pub fn import_bytes(file: &str, bytes: &[u8], opts: &Options) -> Result<Imported, RunError> {
+    let trace = schedlab_trace_import::read(file, bytes).map_err(|e| RunError::Input(e.to_string()))?;
+    let model = model::build(&trace, opts);
+    if model.threads.is_empty() {
+        return Err(RunError::Input(format!("{file}: no thread of the trace is kept (check --only)")));
+    }
+    let name = std::path::Path::new(file).file_stem().map_or("trace".into(), |s| s.to_string_lossy().into_owned());
+    let text = emit::workload(&model, &trace, file, &name).map_err(|e| RunError::Limit(e.to_string()))?;
+    Ok(Imported { trace, model, text })
+}
+
+fn task_info(m: &Model, i: usize, nr_cpus: usize) -> TaskInfo {
+    let t = &m.threads[i];
+    let (nice, policy) = match t.prio {
+        Some(p @ 0..=99) => (0, TaskPolicy::Fifo { prio: (99 - p).clamp(1, 99) as u8 }),
+        Some(p @ 100..=139) => (p - 120, TaskPolicy::Normal),
+        _ => (0, TaskPolicy::Normal),
+    };
+    TaskInfo {
+        // The simulator names a forked template's instance `name.0`.
+        name: if t.parent.is_some() { format!("{}.0", t.name) } else { t.name.clone() },
+        nice,
+        policy,
+        affinity: CpuSet::full(nr_cpus),
+        cpu: t.cpus.first().map_or(0, |&c| c as usize),
+        parent: t.parent,
+        cgroup: None,
+        session: None,
+        slice: None,
+        kthread: false,
+    }
+}
+
+/// The trace's own record: what happened, measured like a run of `spec` (the imported
+/// workload on its machine). CPU time of threads left out counts as `other`.
+pub fn as_happened(spec: &RunSpec, imp: &Imported) -> RunRecord {
+    let obs = probe::observe(&imp.trace, &imp.model);
+    let mut metrics = record::metrics(spec);
+    let n = imp.model.threads.len();
+    metrics.reserve_tasks(n);
+    for e in &obs.events {
+        metrics.event(e);
+    }
+    let all_exited = obs.exit_times.iter().all(Option::is_some);
+    let summary = RunSummary {
+        end: obs.end,
+        reason: if all_exited { EndReason::AllExited } else { EndReason::TimeLimit },
+        events: obs.events.len() as u64,
+        trace_hash: 0,
+        cpu_times: obs.cpu_time.iter().map(|c| [Ns(c[0]), Ns(0), Ns(0), Ns(c[1] + c[2])]).collect(),
+        cpu_paths: Vec::new(),
+        locks: Vec::new(),
+        tasks: (0..n).map(|i| task_info(&imp.model, i, obs.nr_cpus)).collect(),
+        exit_times: obs.exit_times.clone(),
+        policy_counters: Vec::new(),
+        kernel_counters: Vec::new(),
+        deadlock: Vec::new(),
+    };
+    let measured = Measured {
+        scheduler: SchedulerInfo { name: AS_HAPPENED.into(), tunables: Vec::new() },
+        machine: record::machine_info(&spec.machine),
+        kernel: KernelInfo::default(),
+        summary,
+        metrics,
+        wall_s: 0.0,
+    };
+    let mut r = record::assemble(spec, measured);
+    for (c, t) in r.cpus.iter_mut().zip(&obs.cpu_time) {
+        c.idle_ns = t[2];
+        c.other_ns = t[1];
+    }
+    r.trace_hash = "recorded".into();
+    r
+}

@@ -1,0 +1,292 @@
+"""schedlab: a laboratory for multicore CPU schedulers, from Python.
+
+Simulate a workload under Linux's and FreeBSD's schedulers and get the results as pandas
+DataFrames::
+
+    import schedlab
+    r = schedlab.run("examples/workloads/hackbench.toml", sched="cfs", duration="100ms")
+    r.tasks          # one row per task
+    r.cpus           # one row per CPU
+    r.locks          # one row per (lock, site)
+    r.series         # time series, long format (needs sample=...)
+    r.json           # the record, exactly `schedlab run --format json`
+
+The columns are documented in docs/python.md. Errors raise :class:`InputError` (bad
+input; the message names file:line:col and the field, as the command line does) or
+:class:`SimulationError`; both are :class:`SchedlabError`.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import pandas as pd
+
+from . import _native
+from ._frames import cpus_frame, locks_frame, series_frame, spans_frame, tasks_frame
+from ._native import InputError, SchedlabError, SimulationError
+
+__all__ = [
+    "run",
+    "compare",
+    "study",
+    "sweep",
+    "machines",
+    "schedulers",
+    "studies",
+    "Result",
+    "Comparison",
+    "Study",
+    "SchedlabError",
+    "InputError",
+    "SimulationError",
+    "DEFAULT_SCHEDULER",
+    "__version__",
+]
+
+__version__: str = _native.__version__
+
+#: The scheduler of :func:`run` by default: the one Linux runs today.
+DEFAULT_SCHEDULER = "eevdf"
+
+Workload = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+Duration = Union[str, int, None]
+Settings = Union[Mapping[str, Any], Sequence[Tuple[str, Any]], None]
+
+
+class Result:
+    """One run's record, with DataFrames built from its JSON on first use."""
+
+    def __init__(self, record_json: str, record: Optional[Dict[str, Any]] = None) -> None:
+        self.json: str = record_json
+        self.record: Dict[str, Any] = record if record is not None else _json.loads(record_json)
+        self._frames: Dict[str, pd.DataFrame] = {}
+
+    def _frame(self, name: str, make: Any) -> pd.DataFrame:
+        if name not in self._frames:
+            self._frames[name] = make(self.record)
+        return self._frames[name]
+
+    @property
+    def scheduler(self) -> str:
+        return str(self.record["scheduler"]["name"])
+
+    @property
+    def tasks(self) -> pd.DataFrame:
+        """One row per task (see docs/python.md for the columns)."""
+        return self._frame("tasks", tasks_frame)
+
+    @property
+    def cpus(self) -> pd.DataFrame:
+        """One row per CPU: time by mode and kernel time by path."""
+        return self._frame("cpus", cpus_frame)
+
+    @property
+    def locks(self) -> pd.DataFrame:
+        """One row per (lock, site) that was taken."""
+        return self._frame("locks", locks_frame)
+
+    @property
+    def spans(self) -> pd.DataFrame:
+        """One row per named span (mark_begin/mark_end) of the workload."""
+        return self._frame("spans", spans_frame)
+
+    @property
+    def series(self) -> pd.DataFrame:
+        """Sampled time series in long format (empty unless run with ``sample=``)."""
+        return self._frame("series", series_frame)
+
+    def __repr__(self) -> str:
+        r = self.record
+        return (
+            f"<schedlab.Result {r['workload']['name']} under {self.scheduler} on {r['machine']['name']}: "
+            f"{len(r['tasks'])} tasks, {r['sim_ns'] / 1e6:.3f} ms simulated ({r['end_reason']})>"
+        )
+
+
+class Comparison:
+    """Several runs of one workload, one per scheduler, in the order named."""
+
+    def __init__(self, records_json: str) -> None:
+        self.json: str = records_json
+        self.runs: List[Result] = [Result(_json.dumps(r, indent=2), r) for r in _json.loads(records_json)]
+
+    def __getitem__(self, scheduler: str) -> Result:
+        for r in self.runs:
+            if r.scheduler == scheduler:
+                return r
+        raise KeyError(scheduler)
+
+    def __iter__(self) -> Any:
+        return iter(self.runs)
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def _concat(self, attr: str) -> pd.DataFrame:
+        return pd.concat([getattr(r, attr) for r in self.runs], ignore_index=True)
+
+    @property
+    def tasks(self) -> pd.DataFrame:
+        return self._concat("tasks")
+
+    @property
+    def cpus(self) -> pd.DataFrame:
+        return self._concat("cpus")
+
+    @property
+    def locks(self) -> pd.DataFrame:
+        return self._concat("locks")
+
+    @property
+    def spans(self) -> pd.DataFrame:
+        return self._concat("spans")
+
+    @property
+    def series(self) -> pd.DataFrame:
+        return self._concat("series")
+
+    def __repr__(self) -> str:
+        return f"<schedlab.Comparison of {', '.join(r.scheduler for r in self.runs)}>"
+
+
+class Study:
+    """A study's comparison: ``text`` (as ``schedlab study`` prints it), ``tables`` (for a
+    built-in multi-experiment study: one DataFrame per experiment, metrics × configurations)
+    and ``runs`` (every run, as :class:`Result`)."""
+
+    def __init__(self, study_json: str) -> None:
+        data = _json.loads(study_json)
+        self.name: str = data["name"]
+        self.text: str = data["text"]
+        self.tables: Dict[str, pd.DataFrame] = {}
+        self.runs: List[Result] = []
+        for x in data.get("experiments", []):
+            rows = {metric: values for metric, values in x["rows"]}
+            self.tables[x["name"]] = pd.DataFrame.from_dict(rows, orient="index", columns=x["labels"])
+            self.runs += [Result(_json.dumps(r, indent=2), r) for r in x["records"]]
+        self.runs += [Result(_json.dumps(r, indent=2), r) for r in data.get("records", [])]
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"<schedlab.Study {self.name}: {len(self.runs)} runs>"
+
+
+def _workload(workload: Workload) -> Tuple[str, str, bool]:
+    """(name for errors, text, text is JSON) of a path, a TOML string or a dict."""
+    if isinstance(workload, Mapping):
+        return ("<dict>", _json.dumps(workload), True)
+    text = os.fspath(workload)
+    if "\n" not in text and os.path.exists(text):
+        with open(text, encoding="utf-8") as f:
+            return (text, f.read(), False)
+    if "\n" in text or "=" in text:
+        return ("<string>", text, False)
+    raise InputError(f"{text}: no such workload file (pass a path, a TOML string or a dict)")
+
+
+def _duration(value: Duration, what: str) -> Optional[str]:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value}ns"
+    raise InputError(f"{what}: expected a duration such as '100ms' or integer nanoseconds")
+
+
+def _pairs(values: Settings) -> List[Tuple[str, str]]:
+    if values is None:
+        return []
+    items = values.items() if isinstance(values, Mapping) else values
+    return [(str(k), str(v).lower() if isinstance(v, bool) else str(v)) for k, v in items]
+
+
+def _opts(machine: Optional[str], set: Settings, params: Settings, seed: int, duration: Duration,
+          sample: Duration, check: bool) -> Dict[str, Any]:
+    return {
+        "machine": machine,
+        "sets": _pairs(set),
+        "params": _pairs(params),
+        "seed": int(seed),
+        "duration": _duration(duration, "duration"),
+        "sample": _duration(sample, "sample"),
+        "check": bool(check),
+    }
+
+
+def run(workload: Workload, *, machine: Optional[str] = None, sched: str = DEFAULT_SCHEDULER,
+        set: Settings = None, params: Settings = None, seed: int = 1, duration: Duration = None,
+        sample: Duration = None, check: bool = False) -> Result:
+    """Simulates ``workload`` (a path, a TOML string or a dict) under one scheduler.
+
+    ``machine``: a preset (:func:`machines`) or a machine file; default the workload's.
+    ``set``: tunables ``{name: value}``; ``params``: workload parameter overrides.
+    ``duration``/``sample``: ``"100ms"`` or integer ns; ``sample`` records time series.
+    ``check``: verify the kernel's and the policy's invariants after every event (slow).
+    """
+    name, text, is_json = _workload(workload)
+    return Result(_native.run(name, text, is_json, sched, _opts(machine, set, params, seed, duration, sample, check)))
+
+
+def compare(workload: Workload, sched: Union[str, Sequence[str], None] = None, *,
+            machine: Optional[str] = None, set: Settings = None, params: Settings = None, seed: int = 1,
+            duration: Duration = None, sample: Duration = None, check: bool = False) -> Comparison:
+    """Simulates ``workload`` under several schedulers (default: the workload's
+    ``schedulers``, else eevdf, cfs, ule) in parallel on the local cores. A tunable
+    ``"SCHED:name"`` applies to that scheduler only."""
+    name, text, is_json = _workload(workload)
+    scheds = _schedulers(sched)
+    return Comparison(_native.compare(name, text, is_json, scheds,
+                                      _opts(machine, set, params, seed, duration, sample, check)))
+
+
+def _schedulers(sched: Union[str, Sequence[str], None]) -> List[str]:
+    if sched is None:
+        return []
+    if isinstance(sched, str):
+        return [s.strip() for s in sched.split(",") if s.strip()]
+    return list(sched)
+
+
+def study(name: Union[str, "os.PathLike[str]"], sched: Union[str, Sequence[str], None] = None, *,
+          machine: Optional[str] = None, set: Settings = None, params: Settings = None, seed: int = 1,
+          duration: Duration = None, sample: Duration = None) -> Study:
+    """Runs a study: a built-in name (:func:`studies`) or a workload file, under several
+    schedulers, with the comparison ``schedlab study`` prints."""
+    path = os.fspath(name)
+    text: Optional[str] = None
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    opts = _opts(machine, set, params, seed, duration, sample, False)
+    return Study(_native.study(path, text, _schedulers(sched), opts))
+
+
+def machines() -> Dict[str, str]:
+    """Machine presets: name → description."""
+    return dict(_native.machines())
+
+
+def studies() -> Dict[str, str]:
+    """Built-in studies: name → description."""
+    return dict(_native.suites())
+
+
+def schedulers(machine: str = "smp8") -> List[Dict[str, Any]]:
+    """Schedulers: ``name``, ``doc``, ``versions`` (default last) and ``tunables`` (each
+    ``name``, ``value`` (the default on ``machine``), ``doc``)."""
+    return list(_json.loads(_native.schedulers(machine)))
+
+
+def sweep(spec: Union[str, "os.PathLike[str]"], *, ray: bool = False, address: Optional[str] = None,
+          jobs: int = 0) -> pd.DataFrame:
+    """Runs a sweep file (a path or its TOML text; docs/sweep.md) and returns its tidy table,
+    one row per run. Locally on ``jobs`` threads (0: every core), or with ``ray=True`` as one
+    Ray task per run (a local Ray unless ``address`` names a cluster). The table is the
+    same either way (the CSV ``schedlab sweep`` writes)."""
+    from ._sweep import run_sweep
+
+    return run_sweep(spec, ray=ray, address=address, jobs=jobs)

@@ -1,0 +1,61 @@
+"""Sweeps from Python: locally on every core (the same code as `schedlab sweep`), or as one
+Ray task per run. Both end in the same CSV writer, so the tables are identical."""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import List, Optional, Tuple, Union
+
+import pandas as pd
+
+from . import _native
+from ._native import InputError
+
+
+def _source(spec: Union[str, "os.PathLike[str]"]) -> Tuple[str, str, str]:
+    """(name for errors, text, directory the workload path is relative to)."""
+    text = os.fspath(spec)
+    if "\n" not in text and os.path.exists(text):
+        with open(text, encoding="utf-8") as f:
+            return (text, f.read(), os.path.dirname(os.path.abspath(text)))
+    if "\n" in text or "=" in text:
+        return ("<string>", text, os.getcwd())
+    raise InputError(f"{text}: no such sweep file (pass a path or the TOML text)")
+
+
+def _run_point(point: str) -> str:
+    """One run, in a Ray worker: its row as JSON."""
+    from schedlab import _native as native
+
+    return str(native.sweep_run(point))
+
+
+def _ray_rows(points: List[str], address: Optional[str]) -> List[str]:
+    try:
+        import ray
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("schedlab.sweep(ray=True) needs Ray: pip install 'ray>=2.9'") from e
+    if not ray.is_initialized():
+        # A local Ray (or the cluster at `address`), left running for later sweeps;
+        # ray.shutdown() stops it.
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    task = ray.remote(num_cpus=1)(_run_point)
+    return [str(r) for r in ray.get([task.remote(p) for p in points])]
+
+
+def run_sweep(spec: Union[str, "os.PathLike[str]"], *, ray: bool, address: Optional[str], jobs: int) -> pd.DataFrame:
+    name, text, base = _source(spec)
+    if ray:
+        points = _native.sweep_points(name, text, base)
+        csv = _native.sweep_csv(_ray_rows(points, address))
+    else:
+        if address is not None:
+            raise InputError("sweep: address= applies with ray=True only")
+        csv = _native.sweep_local(name, text, base, int(jobs))
+    return read_table(csv)
+
+
+def read_table(csv: str) -> pd.DataFrame:
+    """The sweep's CSV as a DataFrame (empty cells are missing values)."""
+    return pd.read_csv(io.StringIO(csv))

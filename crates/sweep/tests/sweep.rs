@@ -1,0 +1,107 @@
+//! Sweeps: expansion of grids and lists, located errors, and tables that do not depend on
+//! how many threads ran them.
+
+use schedlab_sweep::{parse, run_local, Table};
+
+const WORKLOAD: &str = r#"
+machine = "smp2"
+[params]
+workers = 2
+[[task]]
+name = "w"
+count = "$workers"
+program = [ { loop = 200, do = [ { run = "300us" }, { sleep = "200us" } ] } ]
+"#;
+
+fn sweep(spec: &str) -> Result<schedlab_sweep::Sweep, schedlab_sim::SourceError> {
+    parse("s.toml", spec, &|p| if p == "w.toml" { Ok((p.into(), WORKLOAD.into())) } else { Err(format!("no file {p}")) })
+}
+
+#[test]
+fn a_grid_is_every_combination_in_order() {
+    let s = sweep(
+        "workload = \"w.toml\"\n[grid]\nschedulers = [\"cfs\", \"ule\"]\nseeds = { from = 5, count = 2 }\nparams = { workers = [1, 3] }\n",
+    )
+    .unwrap();
+    let got: Vec<(String, u64, String)> =
+        s.points.iter().map(|p| (p.scheduler.clone(), p.seed, p.params[0].1.clone())).collect();
+    let want: Vec<(String, u64, String)> = ["cfs", "ule"]
+        .iter()
+        .flat_map(|s| ["1", "3"].iter().flat_map(move |w| [5, 6].map(|seed| (s.to_string(), seed, w.to_string()))))
+        .collect();
+    assert_eq!(got, want);
+    assert!(s.points.iter().enumerate().all(|(i, p)| p.run == i));
+}
+
+/// A tunable aimed at one scheduler multiplies only that scheduler's runs.
+#[test]
+fn a_targeted_tunable_varies_only_its_scheduler() {
+    let s = sweep(
+        "workload = \"w.toml\"\n[grid]\nschedulers = [\"cfs\", \"eevdf@6.6\", \"ule\"]\n\
+         set = { \"cfs:sched_min_granularity_ns\" = [\"750000\", \"3000000\"], \"eevdf:base_slice_ns\" = 3000000 }\n\
+         [[run]]\nscheduler = \"o1\"\nseed = 9\n",
+    )
+    .unwrap();
+    let per = |name: &str| s.points.iter().filter(|p| p.scheduler == name).count();
+    assert_eq!((per("cfs"), per("eevdf@6.6"), per("ule"), per("o1")), (2, 1, 1, 1));
+    assert_eq!(s.points.last().unwrap().seed, 9);
+    assert!(s.points.iter().filter(|p| p.scheduler == "ule").all(|p| p.sets.is_empty()));
+}
+
+#[test]
+fn errors_name_file_line_column_and_field() {
+    let e = sweep("workload = \"w.toml\"\n[grid]\nschedulers = [\"cfs\"]\nseed = [1]\n").unwrap_err();
+    assert_eq!((e.line, e.field.as_str()), (4, "grid.seed"), "{e}");
+    let e = sweep("workload = \"w.toml\"\n[grid]\nseeds = [1, -2]\n").unwrap_err();
+    assert_eq!((e.line, e.column, e.field.as_str()), (3, 13, "grid.seeds[1]"), "{e}");
+    let e = sweep("workload = \"nope.toml\"\n[grid]\n").unwrap_err();
+    assert!(e.to_string().starts_with("s.toml:1:12: field `workload`: no file nope.toml"), "{e}");
+    let e = sweep("workload = \"w.toml\"\n").unwrap_err();
+    assert!(e.message.contains("no runs"), "{e}");
+    let e = sweep("workload = \"w.toml\"\n[grid]\nseeds = { from = 1, count = 100001 }\n").unwrap_err();
+    assert_eq!(e.field, "grid.seeds.count", "{e}");
+}
+
+/// A point that cannot run (a tunable one scheduler lacks) fails before any run starts,
+/// naming the run.
+#[test]
+fn a_bad_run_fails_up_front_and_names_the_run() {
+    let s = sweep("workload = \"w.toml\"\n[grid]\nschedulers = [\"cfs\", \"ule\"]\nset = { sched_min_granularity_ns = 1000000 }\n")
+        .unwrap();
+    let e = run_local(&s.points, 2, &|_, _| true, &|_| panic!("no run may start")).unwrap_err();
+    assert!(e.to_string().starts_with("sweep run 1 (scheduler ule"), "{e}");
+}
+
+/// The table is the same on one thread and on several, and has one row per run in order.
+#[test]
+fn tables_do_not_depend_on_the_number_of_threads() {
+    let s = sweep(
+        "workload = \"w.toml\"\nduration = \"30ms\"\n[grid]\nschedulers = [\"eevdf\", \"cfs\", \"ule\"]\nseeds = [1, 2]\nparams = { workers = [1, 3] }\n",
+    )
+    .unwrap();
+    let one = run_local(&s.points, 1, &|_, _| true, &|_| {}).unwrap();
+    let two = run_local(&s.points, 2, &|_, _| true, &|_| {}).unwrap();
+    assert_eq!(one.to_csv(), two.to_csv());
+    assert_eq!(one.rows.len(), 12);
+    let col = |t: &Table, c: &str| t.columns.iter().position(|x| x == c).unwrap();
+    assert_eq!(one.rows.iter().map(|r| r[col(&one, "run")].clone()).collect::<Vec<_>>(), (0..12).map(|i| i.to_string()).collect::<Vec<_>>());
+    // Three workers use more CPU time than one under every scheduler.
+    let runtime = |i: usize| one.rows[i][col(&one, "runtime_ns")].parse::<u64>().unwrap();
+    assert!((0..12).step_by(4).all(|i| runtime(i + 2) > runtime(i)), "{}", one.to_csv());
+}
+
+/// Names with commas, quotes and newlines survive the CSV (read back with the csv crate).
+#[test]
+fn csv_round_trips_awkward_text() {
+    let rows = vec![
+        vec![("run".to_string(), "1".to_string()), ("name".into(), "b \"quoted\"\nline".into())],
+        vec![("run".to_string(), "0".to_string()), ("name".into(), "a, with comma".into()), ("x".into(), "1".into())],
+    ];
+    let t = Table::from_rows(rows);
+    assert_eq!(t.columns, ["run", "name", "x"]);
+    let csv = t.to_csv();
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let back: Vec<Vec<String>> = r.records().map(|x| x.unwrap().iter().map(str::to_string).collect()).collect();
+    assert_eq!(back, t.rows);
+    assert_eq!(back[0][1], "a, with comma");
+}

@@ -1,0 +1,247 @@
+//! `perf.data` (`perf sched record`, `perf record -e sched:*`) through `linux-perf-data`:
+//! samples carry cpu, time and the current tid, and each tracepoint's raw payload, which
+//! the crate does not decode. The payload layouts come from the tracefs `format` texts
+//! embedded in the `TRACING_DATA` feature section; `sched_switch` falls back to its fixed
+//! layout of the v4.x–v6.x kernels when that section is missing.
+
+use crate::event::{prev_state_from_bits, Ev, Kind, Trace, TraceFormat};
+use crate::ImportError;
+use linux_perf_data::linux_perf_event_reader::EventRecord;
+use linux_perf_data::{Feature, PerfFileReader, PerfFileRecord};
+use std::collections::BTreeMap;
+
+/// One field of a tracepoint's `format`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Field {
+    offset: usize,
+    size: usize,
+    signed: bool,
+    /// `__data_loc`: a u32 whose low half is the offset and high half the length.
+    data_loc: bool,
+}
+
+type Format = BTreeMap<String, Field>;
+
+/// The formats of every event in the `TRACING_DATA` section: its format texts are plain
+/// `name: …\nID: …\nformat:\n\tfield:…;\toffset:…;\tsize:…;\tsigned:…;` blocks.
+fn formats(section: &[u8]) -> BTreeMap<String, Format> {
+    let text = String::from_utf8_lossy(section);
+    let mut out = BTreeMap::new();
+    for block in text.split("name: ").skip(1) {
+        let name: String = block.chars().take_while(|c| !c.is_whitespace()).collect();
+        let mut fmt = Format::new();
+        for line in block.lines().skip(1) {
+            let line = line.trim();
+            if line.starts_with("print fmt") {
+                break;
+            }
+            if let Some((n, f)) = field_line(line) {
+                fmt.insert(n, f);
+            }
+        }
+        if !fmt.is_empty() {
+            out.entry(name).or_insert(fmt);
+        }
+    }
+    out
+}
+
+/// `field:pid_t prev_pid;	offset:24;	size:4;	signed:1;`
+fn field_line(line: &str) -> Option<(String, Field)> {
+    let decl = line.strip_prefix("field:")?.split(';').next()?;
+    let mut name = decl.rsplit(' ').next()?.to_string();
+    if let Some(i) = name.find('[') {
+        name.truncate(i);
+    }
+    let num = |key: &str| -> Option<usize> {
+        let i = line.find(key)? + key.len();
+        line[i..].split(';').next()?.trim().parse().ok()
+    };
+    let f = Field {
+        offset: num("offset:")?,
+        size: num("size:")?,
+        signed: num("signed:")? == 1,
+        data_loc: decl.contains("__data_loc"),
+    };
+    Some((name, f))
+}
+
+/// `sched_switch` of kernels v4.x–v6.x, for a file without `TRACING_DATA`.
+fn fixed_switch() -> Format {
+    let f = |offset, size, signed| Field { offset, size, signed, data_loc: false };
+    [
+        ("common_flags", f(2, 1, false)),
+        ("prev_comm", f(8, 16, false)),
+        ("prev_pid", f(24, 4, true)),
+        ("prev_prio", f(28, 4, true)),
+        ("prev_state", f(32, 8, true)),
+        ("next_comm", f(40, 16, false)),
+        ("next_pid", f(56, 4, true)),
+        ("next_prio", f(60, 4, true)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// Reads fields of one payload; errors name the field.
+struct Payload<'a> {
+    raw: &'a [u8],
+    fmt: &'a Format,
+    little: bool,
+}
+
+impl Payload<'_> {
+    fn bytes(&self, name: &'static str) -> Result<(&[u8], Field), String> {
+        let f = *self.fmt.get(name).ok_or_else(|| format!("the event's format has no field `{name}`"))?;
+        let b = self.raw.get(f.offset..f.offset + f.size).ok_or_else(|| format!("payload too short for `{name}`"))?;
+        Ok((b, f))
+    }
+
+    fn int(&self, name: &'static str) -> Result<i64, String> {
+        let (b, f) = self.bytes(name)?;
+        let mut v: u64 = 0;
+        for i in 0..b.len().min(8) {
+            let byte = if self.little { b[b.len() - 1 - i] } else { b[i] };
+            v = (v << 8) | u64::from(byte);
+        }
+        let bits = 8 * b.len().min(8) as u32;
+        Ok(if f.signed && bits < 64 && ((v >> (bits - 1)) & 1) == 1 { (v | (!0u64 << bits)) as i64 } else { v as i64 })
+    }
+
+    fn i32(&self, name: &'static str) -> Result<i32, String> {
+        let v = self.int(name)?;
+        i32::try_from(v).map_err(|_| format!("`{name}` = {v} is out of range"))
+    }
+
+    fn str(&self, name: &'static str) -> Result<String, String> {
+        let (b, f) = self.bytes(name)?;
+        let s = if f.data_loc {
+            let loc = self.int(name)? as u64;
+            let (off, len) = ((loc & 0xffff) as usize, ((loc >> 16) & 0xffff) as usize);
+            self.raw.get(off..off + len).ok_or_else(|| format!("`{name}` points outside the payload"))?
+        } else {
+            b
+        };
+        let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+        Ok(String::from_utf8_lossy(&s[..end]).into_owned())
+    }
+}
+
+/// The parts of the perf header the reader relies on, checked before the crate parses the
+/// file, so that a truncated or corrupt header is an error here rather than in it.
+fn check_header(file: &str, b: &[u8]) -> Result<(), ImportError> {
+    let u64_at = |o: usize| -> Result<u64, ImportError> {
+        let s = b.get(o..o + 8).ok_or_else(|| ImportError::at(file, format!("byte {o}"), "header", "truncated"))?;
+        Ok(u64::from_le_bytes(s.try_into().expect("8 bytes")))
+    };
+    if !b.starts_with(b"PERFILE2") {
+        return Err(ImportError::new(file, "a big-endian perf.data: only little-endian files are read"));
+    }
+    let attr_size = u64_at(16)?;
+    let (attrs_off, attrs_size) = (u64_at(24)?, u64_at(32)?);
+    let (data_off, data_size) = (u64_at(40)?, u64_at(48)?);
+    let len = b.len() as u64;
+    let within = |o: u64, s: u64| o.checked_add(s).is_some_and(|e| e <= len);
+    if attr_size == 0 || attrs_size < attr_size || !within(attrs_off, attrs_size) {
+        return Err(ImportError::at(file, "byte 24", "header.attrs", "the event attributes lie outside the file"));
+    }
+    if !within(data_off, data_size) {
+        return Err(ImportError::at(
+            file,
+            "byte 40",
+            "header.data",
+            format!("the data section ({data_size} bytes at {data_off}) runs past the end of the file ({len} bytes): truncated"),
+        ));
+    }
+    // The feature sections' index follows the data section.
+    let features = b.get(56..88).map_or(0, |f| f.iter().map(|x| x.count_ones()).sum::<u32>());
+    if !within(data_off + data_size, 16 * u64::from(features)) {
+        return Err(ImportError::at(file, "byte 56", "header.features", "the feature section index is truncated"));
+    }
+    Ok(())
+}
+
+pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
+    check_header(file, bytes)?;
+    // A backstop: the perf crate asserts some invariants of well-formed files.
+    std::panic::catch_unwind(|| read_checked(file, bytes))
+        .unwrap_or_else(|_| Err(ImportError::new(file, "a malformed perf.data (the perf reader gave up)")))
+}
+
+fn read_checked(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
+    let perr = |e: linux_perf_data::Error| ImportError::new(file, format!("a malformed perf.data: {e}"));
+    let PerfFileReader { mut perf_file, mut record_iter } =
+        PerfFileReader::parse_file(std::io::Cursor::new(bytes)).map_err(perr)?;
+    let mut fmts = perf_file.feature_section_data(Feature::TRACING_DATA).map(formats).unwrap_or_default();
+    fmts.entry("sched_switch".into()).or_insert_with(fixed_switch);
+    let names: Vec<String> = perf_file
+        .event_attributes()
+        .iter()
+        .map(|a| a.name().unwrap_or("").trim_start_matches("sched:").to_string())
+        .collect();
+    let little = matches!(perf_file.endian(), linux_perf_data::Endianness::LittleEndian);
+    let mut t = Trace::new(TraceFormat::Perf);
+    let mut n = 0u64;
+    while let Some(rec) = record_iter.next_record(&mut perf_file).map_err(perr)? {
+        n += 1;
+        let PerfFileRecord::EventRecord { attr_index, record } = rec else { continue };
+        let Ok(EventRecord::Sample(s)) = record.parse() else { continue };
+        let name = names.get(attr_index).map_or("", String::as_str);
+        let (Some(raw), Some(fmt)) = (s.raw, fmts.get(name)) else {
+            t.skip(if name.is_empty() { "unnamed event" } else { name });
+            continue;
+        };
+        let raw = raw.as_slice();
+        let p = Payload { raw: &raw, fmt, little };
+        let at = |field: &str, m: String| ImportError::at(file, format!("record {n}"), &format!("{name}.{field}"), m);
+        let kind = match decode(&mut t, name, &p) {
+            Ok(Some(k)) => k,
+            Ok(None) => {
+                t.skip(name);
+                continue;
+            }
+            Err(m) => return Err(at("payload", m)),
+        };
+        let time = s.timestamp.ok_or_else(|| at("time", "a sample without PERF_SAMPLE_TIME".into()))?;
+        let cpu = s.cpu.ok_or_else(|| at("cpu", "a sample without PERF_SAMPLE_CPU".into()))?;
+        let irq = p.int("common_flags").is_ok_and(|f| f & 0x18 != 0);
+        t.push(file, Ev { time, cpu, current: s.tid.unwrap_or(0), irq, kind })?;
+    }
+    Ok(t)
+}
+
+/// One tracepoint's payload as a [`Kind`]; `None`: an event the importer does not use.
+fn decode(t: &mut Trace, name: &str, p: &Payload) -> Result<Option<Kind>, String> {
+    let mut named = |comm: &'static str, pid: &'static str| -> Result<i32, String> {
+        let id = p.i32(pid)?;
+        t.name(id, &p.str(comm)?);
+        Ok(id)
+    };
+    Ok(Some(match name {
+        "sched_switch" => Kind::Switch {
+            prev: named("prev_comm", "prev_pid")?,
+            prev_prio: p.i32("prev_prio")?,
+            prev_state: prev_state_from_bits(p.int("prev_state")?),
+            next: named("next_comm", "next_pid")?,
+            next_prio: p.i32("next_prio")?,
+        },
+        "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => Kind::Wake {
+            pid: named("comm", "pid")?,
+            prio: p.i32("prio")?,
+            target_cpu: p.i32("target_cpu")?.max(0) as u32,
+            waking: name == "sched_waking",
+            new: name == "sched_wakeup_new",
+        },
+        "sched_migrate_task" => Kind::Migrate {
+            pid: named("comm", "pid")?,
+            from: p.i32("orig_cpu")?.max(0) as u32,
+            to: p.i32("dest_cpu")?.max(0) as u32,
+        },
+        "sched_process_fork" => {
+            Kind::Fork { parent: named("parent_comm", "parent_pid")?, child: named("child_comm", "child_pid")? }
+        }
+        "sched_process_exit" => Kind::Exit { pid: named("comm", "pid")? },
+        _ => return Ok(None),
+    }))
+}
