@@ -36,8 +36,8 @@ pub mod memlimit;
 pub mod output;
 pub mod replay;
 pub mod signals;
-pub mod study;
 pub mod sweep;
+pub mod study;
 pub mod validate;
 
 use schedlab_run::RunError;

@@ -41,10 +41,10 @@ pub fn run_jobs(jobs: &[RunSpec]) -> Result<Vec<RunRecord>, CliError> {
     Ok(out)
 }
 
-/// What a finished run says beside its outputs: that `--check` checked, a simulated
-/// deadlock's wait-for graph, and what a real run could not measure.
+/// What a finished run says beside its outputs: a simulated deadlock's wait-for graph, and
+/// what a real run could not measure.
 pub fn notes(job: &RunSpec, r: &RunRecord) {
-    if r.kernel.invariants_checked {
+    if job.check {
         note!(
             "{}: --check: kernel and policy invariants checked after every event ({} events): all held",
             job.sched,

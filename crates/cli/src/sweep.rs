@@ -19,8 +19,7 @@ pub fn run(spec: &Path, jobs: Option<usize>, output: Option<&Path>) -> Result<()
             .expect("valid template"),
     );
     let jobs = jobs.unwrap_or(0);
-    let table =
-        schedlab_sweep::run_local(&sweep.points, jobs, &|_, _| !signals::stop_requested(), &|_| bar.inc(1));
+    let table = schedlab_sweep::run_local(&sweep.points, jobs, &|_, _| !signals::stop_requested(), &|_| bar.inc(1));
     bar.finish_and_clear();
     if signals::stop_requested() {
         note!("interrupted: the table holds what each run measured so far");

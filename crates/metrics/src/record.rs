@@ -77,14 +77,14 @@ pub struct SchedulerInfo {
     /// the host, the scheduler settings the kernel exposes.
     #[serde(serialize_with = "as_map")]
     pub tunables: Vec<(String, String)>,
-    /// The `--set KEY=VALUE` overrides as given, in order (omitted when none), so every
-    /// output can say what differed from the defaults.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub sets: Vec<(String, String)>,
     /// Why the policy stopped governing tasks during the run (a sched_ext scheduler
     /// ejected by its watchdog or an error; its tasks ran in fair from then on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit: Option<String>,
+    /// The `--set KEY=VALUE` overrides as given, in order (omitted when none), so every
+    /// output can say what differed from the defaults.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<(String, String)>,
 }
 
 /// The machine the run describes.

@@ -64,8 +64,11 @@ program = [ { loop = 1000, do = [ { run = "700us" }, { sleep = "300us" } ] } ]
         let sequential: Vec<String> =
             specs.iter().map(|s| deterministic_json(&s.run(&mut |_| true).unwrap())).collect();
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
-        let parallel: Vec<String> =
-            pool.install(|| run_all(&specs, &|_, _| true)).into_iter().map(|r| deterministic_json(&r.unwrap())).collect();
+        let parallel: Vec<String> = pool
+            .install(|| run_all(&specs, &|_, _| true))
+            .into_iter()
+            .map(|r| deterministic_json(&r.unwrap()))
+            .collect();
         assert_eq!(sequential, parallel);
         let names: Vec<&str> = specs.iter().map(|s| s.sched.as_str()).collect();
         assert!(parallel.iter().zip(&names).all(|(j, n)| j.contains(&format!("\"name\": \"{n}\""))));

@@ -100,9 +100,10 @@ pub fn as_happened(spec: &RunSpec, imp: &Imported) -> RunRecord {
         policy_counters: Vec::new(),
         kernel_counters: Vec::new(),
         deadlock: Vec::new(),
+        policy_exit: None,
     };
     let measured = Measured {
-        scheduler: SchedulerInfo { name: AS_HAPPENED.into(), tunables: Vec::new() },
+        scheduler: SchedulerInfo { name: AS_HAPPENED.into(), ..SchedulerInfo::default() },
         machine: record::machine_info(&spec.machine),
         kernel: KernelInfo::default(),
         summary,

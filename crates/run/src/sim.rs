@@ -74,8 +74,8 @@ fn run_observed(
     let mut scheduler = SchedulerInfo {
         name: spec.sched.clone(),
         tunables: policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect(),
-        sets: spec.sets.clone(),
         exit: None,
+        sets: spec.sets.clone(),
     };
     let mut metrics = record::metrics(spec);
     #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only

@@ -28,8 +28,12 @@ where
             // The receiver outlives the thread (the loop below waits for this message).
             let _ = tx.send(work(stop));
         });
+        let mut rx = rx;
         loop {
-            match py.detach(|| rx.recv_timeout(SIGNAL_POLL)) {
+            // The receiver is not `Sync`: it moves into the GIL-free closure and back.
+            let (got, back) = py.detach(move || (rx.recv_timeout(SIGNAL_POLL), rx));
+            rx = back;
+            match got {
                 Ok(v) => break Some(v),
                 Err(mpsc::RecvTimeoutError::Disconnected) => break None,
                 Err(mpsc::RecvTimeoutError::Timeout) => {}

@@ -40,6 +40,15 @@ pub(crate) fn to_py(e: schedlab_run::RunError) -> PyErr {
     }
 }
 
+/// The exception for an error of the CLI library (exit status 2: bad input).
+pub(crate) fn from_cli(e: schedlab::CliError) -> PyErr {
+    if e.code == 2 {
+        InputError::new_err(e.message)
+    } else {
+        SimulationError::new_err(e.message)
+    }
+}
+
 /// An input error with `message`.
 pub(crate) fn input(message: String) -> PyErr {
     InputError::new_err(message)
@@ -50,7 +59,9 @@ mod _native {
     use super::*;
 
     #[pymodule_export]
-    use super::runs::{compare, machines, run, schedulers, study, suites, sweep_csv, sweep_local, sweep_points, sweep_run};
+    use super::runs::{
+        compare, machines, run, schedulers, study, suites, sweep_csv, sweep_local, sweep_points, sweep_run,
+    };
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

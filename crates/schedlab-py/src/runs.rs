@@ -83,8 +83,7 @@ fn specs(name: &str, text: &str, scheds: &[String], o: &Opts) -> PyResult<Vec<Ru
 
 /// Runs specs in parallel (simulations on every core, host runs after them).
 fn run_specs(py: Python<'_>, specs: &[RunSpec]) -> PyResult<Vec<RunRecord>> {
-    let results =
-        with_interrupts(py, |stop| schedlab_run::parallel::run_all(specs, &|_, _| until(stop)()))?;
+    let results = with_interrupts(py, |stop| schedlab_run::parallel::run_all(specs, &|_, _| until(stop)()))?;
     results.into_iter().map(|r| r.map_err(to_py)).collect()
 }
 
@@ -107,8 +106,7 @@ pub fn compare(
     opts: Opts,
 ) -> PyResult<String> {
     let text = workload_text(text, is_json)?;
-    let scheds =
-        if scheds.is_empty() { default_scheds(&text) } else { scheds };
+    let scheds = if scheds.is_empty() { default_scheds(&text) } else { scheds };
     let specs = specs(name, &text, &scheds, &opts)?;
     Ok(schedlab_report::json_many(&run_specs(py, &specs)?))
 }
@@ -121,13 +119,7 @@ fn default_scheds(text: &str) -> Vec<String> {
 /// built-in single-workload study's, or the caller's) under several schedulers with the
 /// comparison its paper makes. JSON with the text table and every run's record.
 #[pyfunction]
-pub fn study(
-    py: Python<'_>,
-    name: &str,
-    text: Option<&str>,
-    scheds: Vec<String>,
-    mut opts: Opts,
-) -> PyResult<String> {
+pub fn study(py: Python<'_>, name: &str, text: Option<&str>, scheds: Vec<String>, mut opts: Opts) -> PyResult<String> {
     let builtin = text.is_none().then(|| schedlab_run::suites::suite(name)).flatten();
     if let Some(suite) = builtin {
         if !scheds.is_empty() || opts.machine.is_some() || !opts.sets.is_empty() {
@@ -141,9 +133,9 @@ pub fn study(
         let results = with_interrupts(py, |_| suite.run(opts.seed, d, s))?.map_err(to_py)?;
         let experiments: Vec<serde_json::Value> = results
             .iter()
-            .map(|r| {
-                json!({"name": r.name, "title": r.title, "labels": r.labels, "rows": r.rows, "records": r.records})
-            })
+            .map(
+                |r| json!({"name": r.name, "title": r.title, "labels": r.labels, "rows": r.rows, "records": r.records}),
+            )
             .collect();
         let text = schedlab_run::suite::suite_text(&suite, &results);
         return Ok(json!({"name": suite.name, "text": text, "experiments": experiments}).to_string());
@@ -214,8 +206,7 @@ pub fn sweep_points(file: &str, text: &str, base_dir: &str) -> PyResult<Vec<Stri
 /// Runs one point: its row as JSON `[[column, value], …]`.
 #[pyfunction]
 pub fn sweep_run(py: Python<'_>, point: &str) -> PyResult<String> {
-    let p: schedlab_sweep::Point =
-        serde_json::from_str(point).map_err(|e| input(format!("not a sweep point: {e}")))?;
+    let p: schedlab_sweep::Point = serde_json::from_str(point).map_err(|e| input(format!("not a sweep point: {e}")))?;
     let row = with_interrupts(py, |stop| p.run(&mut |_| until(stop)()))?.map_err(to_py)?;
     Ok(serde_json::to_string(&row).expect("rows serialise"))
 }
@@ -234,9 +225,49 @@ pub fn sweep_csv(rows: Vec<String>) -> PyResult<String> {
 #[pyfunction]
 pub fn sweep_local(py: Python<'_>, file: &str, text: &str, base_dir: &str, jobs: usize) -> PyResult<String> {
     let sweep = parse_sweep(file, text, base_dir)?;
-    let table = with_interrupts(py, |stop| {
-        schedlab_sweep::run_local(&sweep.points, jobs, &|_, _| until(stop)(), &|_| {})
-    })?
-    .map_err(to_py)?;
+    let table =
+        with_interrupts(py, |stop| schedlab_sweep::run_local(&sweep.points, jobs, &|_, _| until(stop)(), &|_| {}))?
+            .map_err(to_py)?;
     Ok(table.to_csv())
+}
+
+/// What `explain` is asked (a dict from the wrapper): the task, and which of its waits.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub struct ExplainOpts {
+    task: Option<String>,
+    at: Option<String>,
+    worst: Option<usize>,
+    between: Option<(String, String)>,
+    summary: bool,
+}
+
+/// `schedlab explain`: one simulated run with decision records; returns the text and the
+/// JSON the command prints.
+#[pyfunction]
+pub fn explain(
+    py: Python<'_>,
+    name: &str,
+    text: &str,
+    is_json: bool,
+    sched: &str,
+    opts: Opts,
+    ask: ExplainOpts,
+) -> PyResult<(String, String)> {
+    use schedlab::explain::{Ask, Select};
+    let text = workload_text(text, is_json)?;
+    let job = spec(name, &text, sched, opts.sets.clone(), &opts)?;
+    let at = |what: &str, v: &str| duration(what, Some(v)).map(|d| d.expect("given"));
+    let select = match (&ask.at, &ask.between, ask.worst) {
+        (Some(t), _, _) => Select::At(at("at", t)?),
+        (_, Some((a, b)), _) => Select::Between(at("between", a)?, at("between", b)?),
+        (_, _, n) => Select::Worst(n.unwrap_or(3)),
+    };
+    let mut q = Ask { task: ask.task, select, summary: ask.summary, json: false, svg: None };
+    let (_, ex) = with_interrupts(py, |stop| schedlab::explain::run(&job, &q, &mut |_| until(stop)()))?
+        .map_err(crate::from_cli)?;
+    let text = schedlab::explain::render(&ex, &q).map_err(crate::from_cli)?;
+    q.json = true;
+    let json = schedlab::explain::render(&ex, &q).map_err(crate::from_cli)?;
+    Ok((text, json))
 }

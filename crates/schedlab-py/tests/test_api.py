@@ -140,3 +140,29 @@ def test_results_are_deterministic(workload_file: pathlib.Path) -> None:
     b = schedlab.run(workload_file, sched="eevdf", seed=7)
     pd.testing.assert_frame_equal(a.tasks, b.tasks)
     assert without_host(a.record) == without_host(b.record)
+
+
+RTAPP = {"global": {"duration": 1}, "tasks": {"worker": {"instance": 2, "loop": -1, "run": 3000, "sleep": 2000}}}
+
+
+def test_rtapp_json_as_dict_string_and_file(tmp_path: pathlib.Path) -> None:
+    f = tmp_path / "rt.json"
+    f.write_text(json.dumps(RTAPP, indent=2))
+    runs = [schedlab.run(w, machine="smp2", duration="30ms") for w in (RTAPP, json.dumps(RTAPP), f)]
+    assert len(runs[0].tasks) == 2 and runs[0].tasks["runtime_ns"].min() > 0
+    assert runs[0].record["trace_hash"] == runs[1].record["trace_hash"] == runs[2].record["trace_hash"]
+
+
+def test_explain_equals_the_cli(workload_file: pathlib.Path) -> None:
+    name = schedlab.run(workload_file).tasks["name"][1]
+    e = schedlab.explain(workload_file, name, worst=2, sched="cfs")
+    out = cli("explain", str(workload_file), "--task", name, "--worst", "2", "--sched", "cfs")
+    assert out.returncode == 0, out.stderr
+    assert e.text == out.stdout
+    out = cli("explain", str(workload_file), "--task", name, "--worst", "2", "--sched", "cfs", "--format", "json")
+    assert e.data == json.loads(out.stdout)
+    assert 0 < len(e.waits) <= 2
+    summary = schedlab.explain(workload_file, sched="cfs").tasks
+    assert len(summary) == 3 and (summary.filter(like="by_cause.").sum(axis=1) == summary["wait_ns"]).all()
+    with pytest.raises(schedlab.InputError, match="no task of that name"):
+        schedlab.explain(workload_file, "nobody")

@@ -13,7 +13,8 @@ pub fn of(r: &RunRecord) -> Vec<(String, String)> {
     // `latency_cdf[q - 1]` is the q-th percentile of every task's wakeups together.
     let pct = |q: usize| r.latency_cdf.get(q - 1).map_or(String::new(), |(ns, _)| ns.to_string());
     let all_exited = r.tasks.iter().all(|t| t.exit_ns.is_some());
-    let makespan = if all_exited { r.tasks.iter().filter_map(|t| t.exit_ns).max().map(|e| e.to_string()) } else { None };
+    let makespan =
+        if all_exited { r.tasks.iter().filter_map(|t| t.exit_ns).max().map(|e| e.to_string()) } else { None };
     let mut out: Vec<(String, String)> = vec![
         ("sim_ns".into(), r.sim_ns.to_string()),
         ("end_reason".into(), r.end_reason.to_string()),

@@ -113,8 +113,13 @@ impl Parser<'_> {
     fn only(&self, t: &DeTable<'_>, keys: &[&str], within: &str) -> R<()> {
         for (k, _) in t.iter() {
             if !keys.contains(&k.get_ref().as_ref()) {
-                let field = if within.is_empty() { k.get_ref().to_string() } else { format!("{within}.{}", k.get_ref()) };
-                return Err(self.err(k.span().start, &field, format!("unknown key; expected one of {}", keys.join(", "))));
+                let field =
+                    if within.is_empty() { k.get_ref().to_string() } else { format!("{within}.{}", k.get_ref()) };
+                return Err(self.err(
+                    k.span().start,
+                    &field,
+                    format!("unknown key; expected one of {}", keys.join(", ")),
+                ));
             }
         }
         Ok(())
@@ -162,7 +167,9 @@ impl Parser<'_> {
     /// A value or an array of values, each turned into text by `one`.
     fn values<T>(&self, v: &V<'_>, field: &str, one: &dyn Fn(&V<'_>, &str) -> R<T>) -> R<Vec<T>> {
         let out = match v.get_ref() {
-            DeValue::Array(a) => a.iter().enumerate().map(|(i, e)| one(e, &format!("{field}[{i}]"))).collect::<R<_>>()?,
+            DeValue::Array(a) => {
+                a.iter().enumerate().map(|(i, e)| one(e, &format!("{field}[{i}]"))).collect::<R<_>>()?
+            }
             _ => vec![one(v, field)?],
         };
         if out.is_empty() {
@@ -191,7 +198,9 @@ impl Parser<'_> {
             let name = k.get_ref().to_string();
             let f = format!("{field}.{name}");
             let (target, key) = match name.split_once(':') {
-                Some((s, key)) if targeted && !s.is_empty() && !key.is_empty() => (Some(s.to_string()), key.to_string()),
+                Some((s, key)) if targeted && !s.is_empty() && !key.is_empty() => {
+                    (Some(s.to_string()), key.to_string())
+                }
                 _ => (None, name.clone()),
             };
             out.push(Dim { key, target, values: self.values(v, &f, &|e, f| self.scalar(e, f))? });
@@ -229,7 +238,8 @@ impl Parser<'_> {
         for machine in &machines {
             for sched in &schedulers {
                 // Tunables aimed at another scheduler do not multiply this one's runs.
-                let aimed: Vec<&Dim> = sets.iter().filter(|d| d.target.as_deref().is_none_or(|t| aims_at(t, sched))).collect();
+                let aimed: Vec<&Dim> =
+                    sets.iter().filter(|d| d.target.as_deref().is_none_or(|t| aims_at(t, sched))).collect();
                 let all: Vec<&Dim> = params.iter().chain(aimed.iter().copied()).collect();
                 for combo in product(&all) {
                     let (p, s) = combo.split_at(params.len());
@@ -244,7 +254,11 @@ impl Parser<'_> {
                         });
                         if out.len() > MAX_RUNS {
                             let at = whole.map_or(0, |v| v.span().start);
-                            return Err(self.err(at, "grid", format!("the sweep expands to more than {MAX_RUNS} runs")));
+                            return Err(self.err(
+                                at,
+                                "grid",
+                                format!("the sweep expands to more than {MAX_RUNS} runs"),
+                            ));
                         }
                     }
                 }
@@ -261,7 +275,10 @@ impl Parser<'_> {
             let Some(v) = get(t, key) else { return Ok(Vec::new()) };
             let field = format!("{f}.{key}");
             let table = self.table(v, &field)?;
-            table.iter().map(|(k, v)| Ok((k.get_ref().to_string(), self.scalar(v, &format!("{field}.{}", k.get_ref()))?))).collect()
+            table
+                .iter()
+                .map(|(k, v)| Ok((k.get_ref().to_string(), self.scalar(v, &format!("{field}.{}", k.get_ref()))?)))
+                .collect()
         };
         Ok(Point {
             machine: get(t, "machine").map(|v| self.string(v, &format!("{f}.machine"))).transpose()?,
@@ -283,7 +300,10 @@ fn get<'v, 'a>(t: &'v DeTable<'a>, key: &str) -> Option<&'v V<'a>> {
 fn product(dims: &[&Dim]) -> Vec<Vec<String>> {
     let mut out: Vec<Vec<String>> = vec![Vec::new()];
     for d in dims {
-        out = out.iter().flat_map(|prefix| d.values.iter().map(move |v| [prefix.clone(), vec![v.clone()]].concat())).collect();
+        out = out
+            .iter()
+            .flat_map(|prefix| d.values.iter().map(move |v| [prefix.clone(), vec![v.clone()]].concat()))
+            .collect();
     }
     out
 }

@@ -27,7 +27,10 @@ impl Table {
         let cells = rows
             .iter()
             .map(|r| {
-                columns.iter().map(|c| r.iter().find(|(k, _)| k == c).map_or(String::new(), |(_, v)| v.clone())).collect()
+                columns
+                    .iter()
+                    .map(|c| r.iter().find(|(k, _)| k == c).map_or(String::new(), |(_, v)| v.clone()))
+                    .collect()
             })
             .collect();
         Table { columns, rows: cells }

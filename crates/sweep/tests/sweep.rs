@@ -14,7 +14,13 @@ program = [ { loop = 200, do = [ { run = "300us" }, { sleep = "200us" } ] } ]
 "#;
 
 fn sweep(spec: &str) -> Result<schedlab_sweep::Sweep, schedlab_sim::SourceError> {
-    parse("s.toml", spec, &|p| if p == "w.toml" { Ok((p.into(), WORKLOAD.into())) } else { Err(format!("no file {p}")) })
+    parse("s.toml", spec, &|p| {
+        if p == "w.toml" {
+            Ok((p.into(), WORKLOAD.into()))
+        } else {
+            Err(format!("no file {p}"))
+        }
+    })
 }
 
 #[test]
@@ -84,7 +90,10 @@ fn tables_do_not_depend_on_the_number_of_threads() {
     assert_eq!(one.to_csv(), two.to_csv());
     assert_eq!(one.rows.len(), 12);
     let col = |t: &Table, c: &str| t.columns.iter().position(|x| x == c).unwrap();
-    assert_eq!(one.rows.iter().map(|r| r[col(&one, "run")].clone()).collect::<Vec<_>>(), (0..12).map(|i| i.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        one.rows.iter().map(|r| r[col(&one, "run")].clone()).collect::<Vec<_>>(),
+        (0..12).map(|i| i.to_string()).collect::<Vec<_>>()
+    );
     // Three workers use more CPU time than one under every scheduler.
     let runtime = |i: usize| one.rows[i][col(&one, "runtime_ns")].parse::<u64>().unwrap();
     assert!((0..12).step_by(4).all(|i| runtime(i + 2) > runtime(i)), "{}", one.to_csv());

@@ -1,4 +1,4 @@
-//! Why one task goes before another in the class chain (deadline > rt > fair), for
+//! Why one task goes before another in the class chain (deadline > rt > fair > ext), for
 //! decision records (`SchedClass::why`).
 
 use super::{class_of, Chain, Class};
@@ -10,6 +10,7 @@ fn class_name(c: Class) -> &'static str {
         Class::Dl => "deadline",
         Class::Rt => "rt",
         Class::Fair => "fair",
+        Class::Ext => "ext",
     }
 }
 
@@ -54,6 +55,9 @@ impl Chain {
                 }
             }
             Class::Fair => self.fair.why(cx, cpu, first, second, at),
+            // The BPF-shaped policy decides by its own dispatch queues; the chain sees only
+            // the order it dispatched in.
+            Class::Ext => Why::new(Cause::Other, "the sched_ext policy dispatched it first (its DSQ order)".to_string()),
         }
     }
 }

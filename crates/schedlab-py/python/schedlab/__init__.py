@@ -33,12 +33,14 @@ __all__ = [
     "compare",
     "study",
     "sweep",
+    "explain",
     "machines",
     "schedulers",
     "studies",
     "Result",
     "Comparison",
     "Study",
+    "Explanation",
     "SchedlabError",
     "InputError",
     "SimulationError",
@@ -176,15 +178,42 @@ class Study:
         return f"<schedlab.Study {self.name}: {len(self.runs)} runs>"
 
 
+class Explanation:
+    """What ``schedlab explain`` prints: ``text``; ``json`` and ``data`` (parsed): the
+    selected waits of the task (``waits``: who ran instead and why, why no other CPU took
+    it, how it was woken) and every task's waiting by cause (``tasks``, also as a DataFrame
+    with columns ``task``, ``tid``, ``wait_ns``, ``waits``, ``by_cause.CAUSE``)."""
+
+    def __init__(self, text: str, data_json: str) -> None:
+        self.text: str = text
+        self.json: str = data_json
+        self.data: Dict[str, Any] = _json.loads(data_json)
+
+    @property
+    def waits(self) -> List[Dict[str, Any]]:
+        return list(self.data["waits"])
+
+    @property
+    def tasks(self) -> pd.DataFrame:
+        rows = [{"task": t["task"], "tid": t["tid"], "wait_ns": t["wait_ns"], "waits": t["waits"],
+                 **{f"by_cause.{c}": v for c, v in t["by_cause"].items()}} for t in self.data["tasks"]]
+        return pd.DataFrame(rows)
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def _workload(workload: Workload) -> Tuple[str, str, bool]:
     """(name for errors, text, text is JSON) of a path, a TOML string or a dict."""
     if isinstance(workload, Mapping):
-        return ("<dict>", _json.dumps(workload), True)
+        # An rt-app description ("tasks" object) is read as JSON; a native one ("task"
+        # array) is written as TOML first.
+        return ("<dict>", _json.dumps(workload), "tasks" not in workload)
     text = os.fspath(workload)
     if "\n" not in text and os.path.exists(text):
         with open(text, encoding="utf-8") as f:
             return (text, f.read(), False)
-    if "\n" in text or "=" in text:
+    if "\n" in text or "=" in text or text.lstrip().startswith("{"):
         return ("<string>", text, False)
     raise InputError(f"{text}: no such workload file (pass a path, a TOML string or a dict)")
 
@@ -263,6 +292,22 @@ def study(name: Union[str, "os.PathLike[str]"], sched: Union[str, Sequence[str],
             text = f.read()
     opts = _opts(machine, set, params, seed, duration, sample, False)
     return Study(_native.study(path, text, _schedulers(sched), opts))
+
+
+def explain(workload: Workload, task: Optional[str] = None, *, at: Duration = None, worst: Optional[int] = None,
+            between: Optional[Tuple[Duration, Duration]] = None, summary: bool = False,
+            sched: str = DEFAULT_SCHEDULER, machine: Optional[str] = None, set: Settings = None,
+            params: Settings = None, seed: int = 1, duration: Duration = None) -> Explanation:
+    """Explains the waits of ``task`` (a name, or a template's: ``worker`` matches
+    ``worker.3``): the one in progress ``at`` a time, those overlapping ``between``, else the
+    ``worst`` (3) longest; with ``task=None`` (or ``summary=True``) every task's waiting by
+    cause. Simulator only (docs/explain.md)."""
+    name, text, is_json = _workload(workload)
+    span = None if between is None else (_duration(between[0], "between"), _duration(between[1], "between"))
+    ask = {"task": task, "at": _duration(at, "at"), "worst": worst, "between": span, "summary": bool(summary)}
+    opts = _opts(machine, set, params, seed, duration, None, False)
+    out_text, out_json = _native.explain(name, text, is_json, sched, opts, ask)
+    return Explanation(out_text, out_json)
 
 
 def machines() -> Dict[str, str]:
