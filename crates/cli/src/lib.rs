@@ -34,6 +34,7 @@ pub mod fuzz;
 pub mod many;
 pub mod memlimit;
 pub mod output;
+pub mod progress;
 pub mod replay;
 pub mod signals;
 pub mod sweep;
