@@ -32,11 +32,19 @@ pub struct Ask {
 
 /// Whether `name` is the task `want` or one of its template's instances.
 pub fn matches(want: &str, name: &str) -> bool {
-    name == want || name.strip_prefix(want).and_then(|r| r.strip_prefix('.')).is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+    name == want
+        || name
+            .strip_prefix(want)
+            .and_then(|r| r.strip_prefix('.'))
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Runs `spec` explained; each task keeps its 3 longest waits (for summaries and reports).
-pub fn run(spec: &RunSpec, ask: &Ask, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<(RunRecord, Explained), CliError> {
+pub fn run(
+    spec: &RunSpec,
+    ask: &Ask,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<(RunRecord, Explained), CliError> {
     let want = ask.task.clone();
     let focus: Box<dyn Fn(&str) -> bool> = match want {
         Some(w) => Box::new(move |n: &str| matches(&w, n)),
@@ -61,10 +69,7 @@ pub fn select<'a>(ex: &'a Explained, ask: &Ask) -> Vec<&'a Wait> {
 
 /// The tasks the summary covers: the focus task's instances, or every task that waited.
 pub fn summary_tasks<'a>(ex: &'a Explained, ask: &Ask) -> Vec<&'a TaskWaits> {
-    ex.tasks
-        .iter()
-        .filter(|t| ask.task.as_deref().map_or(t.wait_ns > 0, |w| matches(w, &t.name)))
-        .collect()
+    ex.tasks.iter().filter(|t| ask.task.as_deref().map_or(t.wait_ns > 0, |w| matches(w, &t.name))).collect()
 }
 
 /// The text or JSON `schedlab explain` prints.

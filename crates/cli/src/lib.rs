@@ -37,8 +37,8 @@ pub mod output;
 pub mod progress;
 pub mod replay;
 pub mod signals;
-pub mod sweep;
 pub mod study;
+pub mod sweep;
 pub mod validate;
 
 use schedlab_run::RunError;

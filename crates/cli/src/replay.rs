@@ -47,7 +47,8 @@ impl Replay {
     pub fn import(trace: &Path, only: Vec<String>) -> Result<Replay, CliError> {
         let imported = replay::import_file(trace, &Options { only })?;
         summary(&imported);
-        let dir = tempfile::tempdir().map_err(|e| CliError { message: format!("temporary directory: {e}"), code: 1 })?;
+        let dir =
+            tempfile::tempdir().map_err(|e| CliError { message: format!("temporary directory: {e}"), code: 1 })?;
         let stem = trace.file_stem().map_or("trace".into(), |s| s.to_string_lossy().into_owned());
         let path = dir.path().join(format!("{stem}.toml"));
         write_atomic(&path, &imported.text)?;

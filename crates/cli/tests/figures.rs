@@ -234,3 +234,57 @@ fn a_study_report_shows_its_finding_first() {
     let line = |p: &str| text.lines().position(|l| l.starts_with(p)).unwrap_or_else(|| panic!("no {p}:\n{text}"));
     assert!(line("paper: ") < line("finding: ") && line("finding: ") < line("----"), "{text}");
 }
+
+fn schedlab(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .unwrap()
+}
+
+/// `--sample` with text output is warned about (the series go only into JSON, figures and
+/// HTML); `--check` says that it checked; a study's text starts with its finding; the study
+/// writes its figures.
+#[test]
+fn the_command_line_warns_checks_and_finds() {
+    let out =
+        schedlab(&["run", "examples/workloads/four-hogs.toml", "--duration", "20ms", "--sample", "1ms", "--check"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("warning: --sample"), "{err}");
+    assert!(err.contains("invariants checked after every event"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().nth(1).is_some_and(|l| l.contains("invariants checked")), "{text}");
+    let out = schedlab(&[
+        "run",
+        "examples/workloads/four-hogs.toml",
+        "--duration",
+        "20ms",
+        "--sample",
+        "1ms",
+        "--format",
+        "json",
+    ]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"), "JSON carries the series");
+    let dir = tempfile::tempdir().unwrap();
+    let plots = dir.path().join("figs");
+    let out = schedlab(&[
+        "study",
+        "lock-sites",
+        "--param",
+        "groups=1",
+        "--param",
+        "loops=2",
+        "--plots",
+        plots.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("paper: Zhang, Gu, Su")), "{text}");
+    assert!(text.lines().nth(2).is_some_and(|l| l.starts_with("finding: 2 CPUs: acquisitions")), "{text}");
+    for f in ["acquisitions.svg", "contended.svg", "spin.svg"] {
+        assert!(plots.join(f).exists(), "{f}");
+    }
+    assert!(plots.join("2-cpus").is_dir());
+}

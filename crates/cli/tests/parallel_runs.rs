@@ -26,7 +26,8 @@ fn parallel_compare_equals_sequential_compare() {
     let d = tempfile::tempdir().unwrap();
     let w = d.path().join("w.toml");
     std::fs::write(&w, WORKLOAD).unwrap();
-    let args = ["compare", w.to_str().unwrap(), "--sched", "eevdf,cfs,ule,o1", "--duration", "40ms", "--format", "json"];
+    let args =
+        ["compare", w.to_str().unwrap(), "--sched", "eevdf,cfs,ule,o1", "--duration", "40ms", "--format", "json"];
     let one = schedlab("1").args(args).output().unwrap();
     let four = schedlab("4").args(args).output().unwrap();
     assert!(one.status.success() && four.status.success(), "{}", String::from_utf8_lossy(&four.stderr));

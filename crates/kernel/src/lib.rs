@@ -26,8 +26,8 @@ mod invariants;
 mod objects;
 mod rt_timer;
 mod version;
-mod why;
 mod waits;
+mod why;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
 pub use version::KernelVersion;

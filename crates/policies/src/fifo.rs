@@ -138,8 +138,18 @@ impl SchedClass for Fifo {
             }
         }
     }
-    fn why(&self, _cx: &Ctx, _cpu: CpuId, _first: TaskId, _second: TaskId, _at: schedlab_sched_api::Moment) -> schedlab_sched_api::Why {
-        schedlab_sched_api::Why::new(schedlab_sched_api::Cause::FairShare, "first come, first served: it was queued earlier and runs until it blocks")
+    fn why(
+        &self,
+        _cx: &Ctx,
+        _cpu: CpuId,
+        _first: TaskId,
+        _second: TaskId,
+        _at: schedlab_sched_api::Moment,
+    ) -> schedlab_sched_api::Why {
+        schedlab_sched_api::Why::new(
+            schedlab_sched_api::Cause::FairShare,
+            "first come, first served: it was queued earlier and runs until it blocks",
+        )
     }
 
     fn task_stats(&self, _p: TaskId) -> Vec<Stat> {

@@ -49,7 +49,8 @@ pub fn wait_text(ex: &Explained, w: &Wait) -> String {
         at(w.end_ns)
     );
     if let Some(k) = &w.wake {
-        let slept = k.blocked_ns.map_or(String::new(), |b| format!(" after sleeping {}", dur(k.waking_ns.saturating_sub(b))));
+        let slept =
+            k.blocked_ns.map_or(String::new(), |b| format!(" after sleeping {}", dur(k.waking_ns.saturating_sub(b))));
         let on = k.on.as_deref().map_or(String::new(), |o| format!(" on {o}"));
         let by = k.waker.map_or("an interrupt (timer)".to_string(), |t| name(ex, t).to_string());
         let _ = writeln!(s, "  it slept{on}{slept}; {by} woke it on CPU {} at {}", k.waker_cpu, at(k.waking_ns));
@@ -66,11 +67,19 @@ pub fn wait_text(ex: &Explained, w: &Wait) -> String {
     }
     for g in w.segments.iter().take(MAX_SEGMENTS) {
         let who = g.ran.map_or(String::new(), |t| format!("{} ran on CPU {}; ", name(ex, t), g.cpu));
-        let _ = writeln!(s, "  {} +{:>9}  {:<16} {who}{}", at(g.start_ns), dur(g.end_ns - g.start_ns), g.cause.name(), g.why);
+        let _ = writeln!(
+            s,
+            "  {} +{:>9}  {:<16} {who}{}",
+            at(g.start_ns),
+            dur(g.end_ns - g.start_ns),
+            g.cause.name(),
+            g.why
+        );
     }
     if w.segments.len() > MAX_SEGMENTS {
         let rest = &w.segments[MAX_SEGMENTS..];
-        let _ = writeln!(s, "  … {} more segments, {}", rest.len(), dur(rest.iter().map(|g| g.end_ns - g.start_ns).sum()));
+        let _ =
+            writeln!(s, "  … {} more segments, {}", rest.len(), dur(rest.iter().map(|g| g.end_ns - g.start_ns).sum()));
     }
     let mut by = [0u64; WaitCause::ALL.len()];
     for g in &w.segments {

@@ -29,6 +29,7 @@ fn the_futex_study_draws_mechanisms_by_scheduler_and_vip_off_and_on() {
     let vip = figs::named(&f, "futex-vip-waits.svg");
     let m = figs::meta(&vip.svg);
     assert_eq!(figs::series(&m, 0), ["max wait", "total wait"]);
+    assert_eq!(m[0]["y_scale"], "log");
     assert!(figs::has_text(&vip.svg, "VIP off") && figs::has_text(&vip.svg, "VIP on"));
     let frames = figs::meta(&figs::named(&f, "futex-vip-frames.svg").svg);
     assert_eq!(figs::series(&frames, 0), ["missed frames", "waits > 100 ms", "waits > 200 ms"]);

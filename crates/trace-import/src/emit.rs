@@ -97,7 +97,11 @@ fn header(m: &Model, trace: &Trace, file: &str, out: &mut String) {
          # - the waker of a wakeup is the thread current on the CPU that recorded `sched_waking`."
     );
     if m.left_out > 0 {
-        let _ = writeln!(out, "# - {} threads of the trace were left out (--only): their wakeups are external.", m.left_out);
+        let _ = writeln!(
+            out,
+            "# - {} threads of the trace were left out (--only): their wakeups are external.",
+            m.left_out
+        );
     }
     if !trace.skipped.is_empty() {
         let s: Vec<String> = trace.skipped.iter().map(|(k, v)| format!("{k} ×{v}")).collect();

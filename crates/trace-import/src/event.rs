@@ -42,12 +42,33 @@ pub struct Ev {
 /// (0..99 real-time, 100..139 = 120 + nice).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Kind {
-    Switch { prev: i32, prev_prio: i32, prev_state: PrevState, next: i32, next_prio: i32 },
+    Switch {
+        prev: i32,
+        prev_prio: i32,
+        prev_state: PrevState,
+        next: i32,
+        next_prio: i32,
+    },
     /// `sched_waking` (`new: false`), or `sched_wakeup` / `sched_wakeup_new`.
-    Wake { pid: i32, prio: i32, target_cpu: u32, waking: bool, new: bool },
-    Migrate { pid: i32, from: u32, to: u32 },
-    Fork { parent: i32, child: i32 },
-    Exit { pid: i32 },
+    Wake {
+        pid: i32,
+        prio: i32,
+        target_cpu: u32,
+        waking: bool,
+        new: bool,
+    },
+    Migrate {
+        pid: i32,
+        from: u32,
+        to: u32,
+    },
+    Fork {
+        parent: i32,
+        child: i32,
+    },
+    Exit {
+        pid: i32,
+    },
 }
 
 /// `prev_state` as the kernel reports it (`__trace_sched_switch_state`,

@@ -138,7 +138,8 @@ fn field<'a>(body: &'a str, key: &str) -> Option<(&'a str, usize)> {
     for (j, _) in rest.match_indices(' ') {
         let next = &rest[j + 1..];
         let word_eq = next.split_whitespace().next().is_some_and(|w| {
-            w.split_once('=').is_some_and(|(k, _)| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+            w.split_once('=')
+                .is_some_and(|(k, _)| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
         });
         if next.starts_with("==>") || word_eq {
             end = j;

@@ -219,17 +219,7 @@ pub fn build(trace: &Trace, opts: &Options) -> Model {
     let end = last - t0;
     b.finish(end);
     let Builder { threads, edges, wakes_by_thread, wakes_external, .. } = b;
-    Model {
-        threads,
-        edges,
-        nr_cpus: trace.nr_cpus,
-        t0,
-        end,
-        wakes_by_thread,
-        wakes_external,
-        left_out,
-        used_waking,
-    }
+    Model { threads, edges, nr_cpus: trace.nr_cpus, t0, end, wakes_by_thread, wakes_external, left_out, used_waking }
 }
 
 impl Builder {

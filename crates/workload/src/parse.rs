@@ -337,7 +337,10 @@ impl<'a> P<'a> {
         };
         let name = self.string(rv, &join(field, "ref"))?;
         let shared = match self.get(t, "shared") {
-            Some(v) => v.get_ref().as_bool().ok_or_else(|| self.err(v.span().start, &join(field, "shared"), "expected true or false"))?,
+            Some(v) => v
+                .get_ref()
+                .as_bool()
+                .ok_or_else(|| self.err(v.span().start, &join(field, "shared"), "expected true or false"))?,
             None => false,
         };
         let absolute = match self.get(t, "mode") {
@@ -354,7 +357,10 @@ impl<'a> P<'a> {
         let mut timers = self.timers.borrow_mut();
         let id = match timers.iter().position(|d| d.name == name && d.shared == shared) {
             Some(i) if timers[i].absolute != absolute => {
-                let m = format!("timer `{name}` is {} elsewhere: one timer has one mode", if absolute { "relative" } else { "absolute" });
+                let m = format!(
+                    "timer `{name}` is {} elsewhere: one timer has one mode",
+                    if absolute { "relative" } else { "absolute" }
+                );
                 return Err(self.err(at, &join(field, "mode"), m));
             }
             Some(i) => i,

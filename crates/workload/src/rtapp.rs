@@ -90,7 +90,10 @@ pub fn convert(file: &str, text: &str) -> R<Converted> {
     };
     if let Some((_, _, r)) = members.iter().find(|(k, _, _)| k == "resources") {
         cx.object(r, "resources")?;
-        cx.note("`resources` is accepted and not needed: rt-app and schedlab create resources where events name them".into());
+        cx.note(
+            "`resources` is accepted and not needed: rt-app and schedlab create resources where events name them"
+                .into(),
+        );
     }
     let Some((_, _, tasks)) = members.iter().find(|(k, _, _)| k == "tasks") else {
         return Err(cx.err(root.at, "tasks", "missing required object `tasks`"));
@@ -156,21 +159,27 @@ impl Cx<'_> {
         match self.member(m, key) {
             None => Ok(None),
             Some(Spanned { at, v: Json::Int(i) }) => Ok(Some((*i, *at))),
-            Some(v) => Err(self.err(v.at, &format!("{path}.{key}"), format!("expected an integer, found {}", v.v.kind()))),
+            Some(v) => {
+                Err(self.err(v.at, &format!("{path}.{key}"), format!("expected an integer, found {}", v.v.kind())))
+            }
         }
     }
     fn opt_str(&self, m: &[(String, usize, Spanned)], key: &str, path: &str) -> R<Option<(String, usize)>> {
         match self.member(m, key) {
             None => Ok(None),
             Some(Spanned { at, v: Json::Str(s) }) => Ok(Some((s.clone(), *at))),
-            Some(v) => Err(self.err(v.at, &format!("{path}.{key}"), format!("expected a string, found {}", v.v.kind()))),
+            Some(v) => {
+                Err(self.err(v.at, &format!("{path}.{key}"), format!("expected a string, found {}", v.v.kind())))
+            }
         }
     }
     fn opt_bool(&self, m: &[(String, usize, Spanned)], key: &str) -> R<Option<bool>> {
         match self.member(m, key) {
             None => Ok(None),
             Some(Spanned { v: Json::Bool(b), .. }) => Ok(Some(*b)),
-            Some(v) => Err(self.err(v.at, &format!("global.{key}"), format!("expected true or false, found {}", v.v.kind()))),
+            Some(v) => {
+                Err(self.err(v.at, &format!("global.{key}"), format!("expected true or false, found {}", v.v.kind())))
+            }
         }
     }
     fn nonneg(&self, n: i64, m: &[(String, usize, Spanned)], key: &str, path: &str) -> R<()> {
@@ -200,7 +209,10 @@ impl Cx<'_> {
         self.check_keys(m, KEYS, "global")?;
         let duration_s = self.opt_int(m, "duration", "global")?.map(|d| d.0).filter(|&d| d > 0);
         if duration_s.is_none() {
-            self.note("`duration` -1 (or none): the run ends when every task exited, or after --duration (default 10s)".into());
+            self.note(
+                "`duration` -1 (or none): the run ends when every task exited, or after --duration (default 10s)"
+                    .into(),
+            );
         }
         let ns_per_loop = match self.member(m, "calibration") {
             None => None,
@@ -210,17 +222,28 @@ impl Cx<'_> {
             Some(Spanned { v: Json::Int(p), .. }) => Some(*p),
             Some(Spanned { v: Json::Str(s), at }) => {
                 if !s.strip_prefix("CPU").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
-                    return Err(self.err(*at, "global.calibration", format!("expected \"CPUn\" or ns per loop, found `{s}`")));
+                    return Err(self.err(
+                        *at,
+                        "global.calibration",
+                        format!("expected \"CPUn\" or ns per loop, found `{s}`"),
+                    ));
                 }
                 self.note(format!("calibration `{s}`: the simulated CPU is the calibrated one, a `run` takes exactly its duration of full-speed work"));
                 None
             }
-            Some(v) => return Err(self.err(v.at, "global.calibration", format!("expected \"CPUn\" or an integer, found {}", v.v.kind()))),
+            Some(v) => {
+                return Err(self.err(
+                    v.at,
+                    "global.calibration",
+                    format!("expected \"CPUn\" or an integer, found {}", v.v.kind()),
+                ))
+            }
         };
         let default_policy = match self.opt_str(m, "default_policy", "global")? {
             None => Pol::Other,
-            Some((s, at)) => Pol::parse(&s)
-                .ok_or_else(|| self.err(at, "global.default_policy", format!("unknown policy `{s}`")))?,
+            Some((s, at)) => {
+                Pol::parse(&s).ok_or_else(|| self.err(at, "global.default_policy", format!("unknown policy `{s}`")))?
+            }
         };
         let pi_enabled = self.opt_bool(m, "pi_enabled")?.unwrap_or(false);
         for k in ["lock_pages", "gnuplot", "cumulative_slack"] {

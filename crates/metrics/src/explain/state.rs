@@ -1,6 +1,6 @@
 //! The [`Explainer`] probe's state machine (see the module above).
 
-use super::{Explained, Segment, TaskWaits, WaitCause, WakeInfo, Wait};
+use super::{Explained, Segment, TaskWaits, Wait, WaitCause, WakeInfo};
 use schedlab_machine::CpuSet;
 use schedlab_probe::{Mode, PrevState, Probe, ProbeEvent, RunSummary};
 use schedlab_sched_api::{Cause, Decision};
@@ -82,16 +82,29 @@ impl Explainer {
             return (WaitCause::LockSpin, cpu.curr, format!("CPU {c} spins on a lock"));
         }
         let Some(x) = cpu.curr else {
-            let what = if cpu.mode == Mode::Idle { "is idle (the wakeup IPI is on its way)" } else { "is in the kernel (wakeup, schedule())" };
+            let what = if cpu.mode == Mode::Idle {
+                "is idle (the wakeup IPI is on its way)"
+            } else {
+                "is in the kernel (wakeup, schedule())"
+            };
             return (WaitCause::WakeupPath, None, format!("CPU {c} {what}"));
         };
         if cpu.resched {
-            return (WaitCause::PreemptionPoint, Some(x), format!("CPU {c} must reschedule: waiting for its next preemption point"));
+            return (
+                WaitCause::PreemptionPoint,
+                Some(x),
+                format!("CPU {c} must reschedule: waiting for its next preemption point"),
+            );
         }
         if self.nr_idle > 0 {
             let aff = t.affinity.as_ref();
-            if let Some(k) = (0..self.cpus.len()).find(|&k| k != c && self.idle(k) && aff.is_none_or(|a| a.contains(k))) {
-                return (WaitCause::BalancerRefused, Some(x), format!("CPU {k} was idle and allowed, but nothing moved it there"));
+            if let Some(k) = (0..self.cpus.len()).find(|&k| k != c && self.idle(k) && aff.is_none_or(|a| a.contains(k)))
+            {
+                return (
+                    WaitCause::BalancerRefused,
+                    Some(x),
+                    format!("CPU {k} was idle and allowed, but nothing moved it there"),
+                );
             }
         }
         match &t.reason {
@@ -150,7 +163,15 @@ impl Explainer {
         t.key = None;
         t.seg_start = now;
         let wake = t.wake.take();
-        t.wait = Some(Wait { task: w, start_ns: now, end_ns: now, preempted, wake, segments: Vec::new(), balance: Vec::new() });
+        t.wait = Some(Wait {
+            task: w,
+            start_ns: now,
+            end_ns: now,
+            preempted,
+            wake,
+            segments: Vec::new(),
+            balance: Vec::new(),
+        });
         self.cpus[c].waiters.push(w);
         self.reseg(w, now);
     }
@@ -425,7 +446,9 @@ impl Probe for Explainer {
                 self.task_new(task);
                 self.tasks[task].cpu = cpu;
             }
-            ProbeEvent::Switch { time, cpu, prev, prev_state, next } => self.switch(cpu, prev, prev_state, next, time.0),
+            ProbeEvent::Switch { time, cpu, prev, prev_state, next } => {
+                self.switch(cpu, prev, prev_state, next, time.0)
+            }
             ProbeEvent::Waking { time, task, waker_cpu } => self.waking(task, waker_cpu, time.0),
             ProbeEvent::Wakeup { time, task, cpu, .. } => self.wakeup(task, cpu, time.0),
             ProbeEvent::Migrate { time, task, from, to } => self.migrate(task, from, to, time.0),

@@ -427,7 +427,14 @@ impl SchedClass for Chain {
             e.queued(cpu, out);
         }
     }
-    fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: schedlab_sched_api::Moment) -> schedlab_sched_api::Why {
+    fn why(
+        &self,
+        cx: &Ctx,
+        cpu: CpuId,
+        first: TaskId,
+        second: TaskId,
+        at: schedlab_sched_api::Moment,
+    ) -> schedlab_sched_api::Why {
         self.why_chain(cx, cpu, first, second, at)
     }
 

@@ -57,7 +57,9 @@ impl Chain {
             Class::Fair => self.fair.why(cx, cpu, first, second, at),
             // The BPF-shaped policy decides by its own dispatch queues; the chain sees only
             // the order it dispatched in.
-            Class::Ext => Why::new(Cause::Other, "the sched_ext policy dispatched it first (its DSQ order)".to_string()),
+            Class::Ext => {
+                Why::new(Cause::Other, "the sched_ext policy dispatched it first (its DSQ order)".to_string())
+            }
         }
     }
 }

@@ -3,8 +3,8 @@
 //! `put_prev_task_scx`, `balance_one` + `pick_task_scx`, `task_tick_scx`, the watchdog).
 
 use super::dsq::{Dsq, Key};
-use super::{ScxCtx, ScxOps, DSP_MAX_LOOPS, SLICE_DFL, SLICE_INF, WATCHDOG_MAX_TIMEOUT_MS};
 use super::{enq, ops_flags};
+use super::{ScxCtx, ScxOps, DSP_MAX_LOOPS, SLICE_DFL, SLICE_INF, WATCHDOG_MAX_TIMEOUT_MS};
 use schedlab_machine::{CpuSet, Machine};
 use schedlab_sched_api::{dequeue, enqueue, Ctx, SelectKind, Stat, TaskPolicy, Tunable};
 use schedlab_sim::{CpuId, Ns, TaskId};
@@ -693,7 +693,9 @@ impl Ext {
             return Err(format!("ext CPU {cpu}: task {p} left between put_prev and pick"));
         }
         for (_, p) in c.local.iter() {
-            if self.core.tasks[p].rq != Some(cpu) || !matches!(self.core.tasks[p].at, At::Dsq(Q::Local(x), _) if x == cpu) {
+            if self.core.tasks[p].rq != Some(cpu)
+                || !matches!(self.core.tasks[p].at, At::Dsq(Q::Local(x), _) if x == cpu)
+            {
                 return Err(format!("ext CPU {cpu}: task {p} in the local DSQ is {:?}", self.core.tasks[p].at));
             }
         }

@@ -2,7 +2,7 @@
 //! names), and the kernel-side moves behind them (`dispatch_enqueue`,
 //! `find_dsq_for_dispatch`, `dispatch_to_local_dsq`, `consume_dispatch_q`).
 
-use super::class::{At, Core, Kf, Q, Verdict};
+use super::class::{At, Core, Kf, Verdict, Q};
 use super::{enq, kick, DSP_MAX_BATCH, DSQ_FLAG_BUILTIN, DSQ_FLAG_LOCAL_ON, DSQ_GLOBAL, DSQ_LOCAL};
 use super::{DSQ_LOCAL_CPU_MASK, SLICE_INF};
 use schedlab_machine::{CpuSet, Machine};
@@ -203,7 +203,9 @@ impl ScxCtx<'_, '_> {
                 self.core.stats.inserts += 1;
                 self.core.tasks[p].ddsp = Some(v);
             }
-            Kf::Select(_) | Kf::Enqueue(..) => self.error("direct dispatch of a task other than the one being enqueued"),
+            Kf::Select(_) | Kf::Enqueue(..) => {
+                self.error("direct dispatch of a task other than the one being enqueued")
+            }
             Kf::Dispatch(cpu) => {
                 if self.core.tasks[p].at != At::Owned {
                     self.core.stats.ignored += 1;
@@ -280,7 +282,10 @@ impl Core {
         };
         if !cx.task(p).affinity.contains(target) {
             let name = &cx.task(p).name;
-            self.raise("invalid dispatch", &format!("SCX_DSQ_LOCAL[_ON] verdict target cpu {target} not allowed for {name}"));
+            self.raise(
+                "invalid dispatch",
+                &format!("SCX_DSQ_LOCAL[_ON] verdict target cpu {target} not allowed for {name}"),
+            );
             return fallback;
         }
         Q::Local(target)
@@ -400,13 +405,17 @@ impl Core {
     /// stall (`SCX_EXIT_ERROR_STALL`).
     pub(crate) fn watchdog(&mut self, cx: &Ctx) {
         let timeout = self.t.timeout_ms * 1_000_000;
-        let stalled = self.tasks.iter().enumerate().find(|(_, t)| {
-            t.rq.is_some() && t.runnable_at.is_some_and(|at| cx.now.0.saturating_sub(at.0) > timeout)
-        });
+        let stalled =
+            self.tasks.iter().enumerate().find(|(_, t)| {
+                t.rq.is_some() && t.runnable_at.is_some_and(|at| cx.now.0.saturating_sub(at.0) > timeout)
+            });
         if let Some((p, t)) = stalled {
             let ms = cx.now.0.saturating_sub(t.runnable_at.map_or(0, |a| a.0)) / 1_000_000;
             let name = cx.task(p).name.clone();
-            self.raise("runnable task stall", &format!("{name}[{p}] failed to run for {}.{:03}s", ms / 1000, ms % 1000));
+            self.raise(
+                "runnable task stall",
+                &format!("{name}[{p}] failed to run for {}.{:03}s", ms / 1000, ms % 1000),
+            );
         }
     }
 }

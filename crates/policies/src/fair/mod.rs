@@ -50,7 +50,9 @@ use domains::Domains;
 use entity::{CfsRq, CpuRq, Entity, RqId, Se, TaskFair};
 use group::TaskGroup;
 use schedlab_machine::Machine;
-use schedlab_sched_api::{BalanceKind, Ctx, Moment, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable, Why};
+use schedlab_sched_api::{
+    BalanceKind, Ctx, Moment, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable, Why,
+};
 use schedlab_sim::{CpuId, TaskId};
 use std::collections::VecDeque;
 

@@ -52,10 +52,10 @@
 //! `HZ` (1000 by default) and, as on a 2.6 kernel without dynticks, also on idle CPUs
 //! (`SchedClass::idle_tick`). Deviations are listed in `docs/policies/o1.md`.
 
-mod why;
 mod array;
 mod balance;
 mod params;
+mod why;
 
 pub use params::{nice_to_prio, O1Tunables, DEFS, MAX_BONUS, MAX_PRIO, MAX_RT_PRIO};
 
@@ -646,7 +646,14 @@ impl SchedClass for O1 {
         }
     }
 
-    fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: schedlab_sched_api::Moment) -> schedlab_sched_api::Why {
+    fn why(
+        &self,
+        cx: &Ctx,
+        cpu: CpuId,
+        first: TaskId,
+        second: TaskId,
+        at: schedlab_sched_api::Moment,
+    ) -> schedlab_sched_api::Why {
         self.why_o1(cx, cpu, first, second, at)
     }
 

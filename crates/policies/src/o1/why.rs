@@ -29,7 +29,9 @@ impl O1 {
         if !e1 && e2 {
             return Why::new(
                 Cause::FairShare,
-                format!("{k2} used its time slice: it waits in the expired array until the arrays swap ({k1} is active)"),
+                format!(
+                    "{k2} used its time slice: it waits in the expired array until the arrays swap ({k1} is active)"
+                ),
             );
         }
         if p1 < p2 {

@@ -1015,7 +1015,14 @@ impl SchedClass for Ule {
         out.extend(q.idle.iter().map(|(_, t)| t));
     }
 
-    fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: schedlab_sched_api::Moment) -> schedlab_sched_api::Why {
+    fn why(
+        &self,
+        cx: &Ctx,
+        cpu: CpuId,
+        first: TaskId,
+        second: TaskId,
+        at: schedlab_sched_api::Moment,
+    ) -> schedlab_sched_api::Why {
         self.why_ule(cx, cpu, first, second, at)
     }
 

@@ -42,7 +42,10 @@ impl Ule {
             );
         }
         if q1 == 0 && p1 < p2 {
-            return Why::new(Cause::Priority, format!("better priority: {} against {}", self.who(first), self.who(second)));
+            return Why::new(
+                Cause::Priority,
+                format!("better priority: {} against {}", self.who(first), self.who(second)),
+            );
         }
         let text = if q1 == 1 {
             format!(
@@ -112,7 +115,14 @@ impl Ule {
     }
 
     /// `tdq_idled` on `me` looked at `victim` with steal threshold `thresh`.
-    pub(super) fn record_idled(&self, cx: &mut Ctx, me: CpuId, victim: Option<CpuId>, thresh: u32, moved: Option<TaskId>) {
+    pub(super) fn record_idled(
+        &self,
+        cx: &mut Ctx,
+        me: CpuId,
+        victim: Option<CpuId>,
+        thresh: u32,
+        moved: Option<TaskId>,
+    ) {
         if !cx.recording() {
             return;
         }
@@ -124,7 +134,14 @@ impl Ule {
             None => format!("tdq_idled on idle CPU {me}: no CPU with load ≥ steal_thresh {thresh}"),
         };
         let moved = moved.into_iter().collect();
-        cx.record(|| Decision::Balance { cpu: me, kind: BalanceKind::NewIdle, src: victim, found, moved, refused: Vec::new() });
+        cx.record(|| Decision::Balance {
+            cpu: me,
+            kind: BalanceKind::NewIdle,
+            src: victim,
+            found,
+            moved,
+            refused: Vec::new(),
+        });
     }
 
     fn queued_on(&self, cpu: CpuId, out: &mut Vec<TaskId>) {

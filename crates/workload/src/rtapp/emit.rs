@@ -139,9 +139,20 @@ pub(super) fn emit(cx: &mut Cx, name: &str, g: &Global, threads: &[Thread]) -> R
         o.line(0, format!("[[cond]]\nname = {}", q(c)));
     }
     for (b, parties) in &r.barriers {
-        let at = threads.iter().flat_map(|t| &t.phases).flat_map(|p| &p.events).find(|e| matches!(&e.ev, Ev::Barrier(x) if x == b)).map_or(0, |e| e.at);
+        let at = threads
+            .iter()
+            .flat_map(|t| &t.phases)
+            .flat_map(|p| &p.events)
+            .find(|e| matches!(&e.ev, Ev::Barrier(x) if x == b))
+            .map_or(0, |e| e.at);
         if *parties <= 0 {
-            return Err(cx.err(at, "barrier", format!("barrier `{b}` has no party: only forked tasks (instance 0) name it, and rt-app counts instances")));
+            return Err(cx.err(
+                at,
+                "barrier",
+                format!(
+                    "barrier `{b}` has no party: only forked tasks (instance 0) name it, and rt-app counts instances"
+                ),
+            ));
         }
         o.line(at, format!("[[barrier]]\nname = {}\nparties = {parties}", q(b)));
     }
@@ -189,7 +200,11 @@ fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<(Vec<(&'static
         Pol::Fifo | Pol::Rr => {
             let (p, pat) = prio(10);
             if !(1..=99).contains(&p) {
-                return Err(cx.err(pat, &format!("{path}.priority"), format!("priority {p} of a {pol:?} task outside 1..=99")));
+                return Err(cx.err(
+                    pat,
+                    &format!("{path}.priority"),
+                    format!("priority {p} of a {pol:?} task outside 1..=99"),
+                ));
             }
             let name = if pol == Pol::Fifo { "fifo" } else { "rr" };
             (vec![("policy", q(name)), ("rt_priority", p.to_string())], None)
@@ -205,7 +220,12 @@ fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<(Vec<(&'static
                     return Err(cx.err(at, &format!("{path}.{k}"), format!("{k} must be > 0 µs")));
                 }
             }
-            let kv = vec![("policy", q("deadline")), ("runtime", us(rt)), ("deadline", us(deadline)), ("period", us(period))];
+            let kv = vec![
+                ("policy", q("deadline")),
+                ("runtime", us(rt)),
+                ("deadline", us(deadline)),
+                ("period", us(period)),
+            ];
             (kv, None)
         }
     })
@@ -223,14 +243,7 @@ fn cpu_list(cpus: &Option<(Vec<i64>, usize)>) -> String {
     }
 }
 
-fn task(
-    cx: &mut Cx,
-    o: &mut Out,
-    g: &Global,
-    r: &Resources,
-    t: &Thread,
-    pi: &dyn Fn(&str) -> bool,
-) -> R<()> {
+fn task(cx: &mut Cx, o: &mut Out, g: &Global, r: &Resources, t: &Thread, pi: &dyn Fn(&str) -> bool) -> R<()> {
     let path = format!("tasks.{}", t.name);
     let (kv, nice) = policy_kv(cx, &t.sched, g.default_policy, &path)?;
     let pol_at = t.sched.policy.map_or(t.at, |p| p.1);
@@ -269,7 +282,8 @@ fn task(
         let ppath = format!("{path}.phases[{i}]");
         if !p.sched.is_empty() {
             let (kv, nice) = policy_kv(cx, &p.sched, pol, &ppath)?;
-            let body: Vec<String> = kv.iter().map(|(k, v)| format!("{} = {v}", if *k == "policy" { "set_policy" } else { k })).collect();
+            let body: Vec<String> =
+                kv.iter().map(|(k, v)| format!("{} = {v}", if *k == "policy" { "set_policy" } else { k })).collect();
             o.line(p.at, format!("{{ {} }},", body.join(", ")));
             if let Some(n) = nice {
                 o.line(p.at, format!("{{ set_nice = {n} }},"));
@@ -339,7 +353,15 @@ fn iorun_ns(g: &Global, bytes: i64) -> i64 {
     writes.saturating_mul(IO_WRITE_NS).saturating_add(copy)
 }
 
-fn phase(cx: &mut Cx, o: &mut Out, g: &Global, r: &Resources, t: &Thread, p: &Phase, pi: &dyn Fn(&str) -> bool) -> R<()> {
+fn phase(
+    cx: &mut Cx,
+    o: &mut Out,
+    g: &Global,
+    r: &Resources,
+    t: &Thread,
+    p: &Phase,
+    pi: &dyn Fn(&str) -> bool,
+) -> R<()> {
     let wrap = p.repeat != 1;
     if wrap {
         o.line(p.at, format!("{{ loop = {}, do = [", repeat(p.repeat)));

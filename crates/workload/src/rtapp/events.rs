@@ -65,7 +65,11 @@ impl Cx<'_> {
             Some((s, _)) if s == "relative" => false,
             Some((s, _)) if s == "absolute" => true,
             Some((s, at)) => {
-                return Err(self.err(at, &format!("{f}.mode"), format!("unknown mode `{s}`; expected relative or absolute")))
+                return Err(self.err(
+                    at,
+                    &format!("{f}.mode"),
+                    format!("unknown mode `{s}`; expected relative or absolute"),
+                ))
             }
         };
         Ok(Ev::Timer { unique: name.starts_with("unique"), name, period, absolute })

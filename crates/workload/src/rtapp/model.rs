@@ -103,8 +103,8 @@ pub struct Thread {
 /// rt-app's event keys, matched as prefixes in this order (`obj_is_event`): `runtime0`
 /// is a runtime event, `run1` a run event.
 pub const EVENTS: &[&str] = &[
-    "lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend", "resume", "mem",
-    "iorun", "yield", "barrier", "fork",
+    "lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend", "resume",
+    "mem", "iorun", "yield", "barrier", "fork",
 ];
 
 /// Properties a phase (or a thread without `phases`) may carry besides events.
