@@ -39,6 +39,7 @@ pub mod many;
 pub mod memlimit;
 pub mod output;
 pub mod perf_sched;
+pub mod progress;
 pub mod replay;
 pub mod signals;
 pub mod study;

@@ -779,17 +779,12 @@ fn per_scheduler(path: &std::path::Path, r: &RunRecord) -> PathBuf {
 }
 
 fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
-    let bar = indicatif::ProgressBar::new(job.end.0 / 1_000_000);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} ms simulated ({elapsed})")
-            .expect("valid template"),
-    );
-    bar.set_prefix(job.sched.clone());
+    let bar = schedlab::progress::Bar::new(job, indicatif::ProgressBar::new(0));
     let r = job.run(&mut |now: Ns| {
-        bar.set_position(now.0 / 1_000_000);
+        bar.tick(now);
         !stop_requested()
     });
-    bar.finish_and_clear();
+    bar.finish();
     if stop_requested() {
         note!("interrupted: writing what was measured so far");
     }

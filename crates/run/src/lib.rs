@@ -41,7 +41,7 @@ pub use input::{
     DEFAULT_COMPARE, DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES,
 };
 pub use record::deterministic_json;
-pub use schedlab_kernel::KernelVersion;
+pub use schedlab_kernel::{KernelVersion, PROGRESS_EVENTS};
 pub use schedlab_metrics::RunRecord;
 
 use schedlab_machine::Machine;
