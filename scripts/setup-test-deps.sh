@@ -51,3 +51,17 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ] || ! "$py" -c "import schedlab" 2
     "$py" -m pip install -q --force-reinstall --no-deps "$root"/target/wheels/schedlab-*.whl
     echo "$sum" > "$stamp"
 fi
+
+# SimSo (PyPI `simso` 0.8.5, with SimPy 2.3.1 and numpy), the real-time scheduling simulator
+# whose global EDF the `edf-simso` study runs beside SCHED_DEADLINE. If pip cannot install
+# it (no network, no wheel), the reason goes to $venv/simso-unavailable and that study's test
+# skips SimSo's side, saying so; it is removed again once SimSo imports.
+if ! "$venv/bin/python" -c "import simso" 2>/dev/null; then
+    if ! log=$("$venv/bin/python" -m pip install -q "simso==0.8.5" "SimPy==2.3.1" 2>&1); then
+        printf 'pip install simso==0.8.5 SimPy==2.3.1 failed: %s\n' "$(printf '%s' "$log" | tail -n 1)" >"$venv/simso-unavailable"
+        echo "setup-test-deps: $(cat "$venv/simso-unavailable")" >&2
+    fi
+fi
+if "$venv/bin/python" -c "import simso" 2>/dev/null; then
+    rm -f "$venv/simso-unavailable"
+fi
