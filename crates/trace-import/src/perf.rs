@@ -46,7 +46,7 @@ fn formats(section: &[u8]) -> BTreeMap<String, Format> {
     out
 }
 
-/// `field:pid_t prev_pid;	offset:24;	size:4;	signed:1;`
+/// `field:pid_t prev_pid;    offset:24;    size:4;    signed:1;`
 fn field_line(line: &str) -> Option<(String, Field)> {
     let decl = line.strip_prefix("field:")?.split(';').next()?;
     let mut name = decl.rsplit(' ').next()?.to_string();
