@@ -180,6 +180,24 @@ enum Cmd {
         #[arg(short, long, default_value = "plots")]
         output: PathBuf,
     },
+    /// A `perf sched timehist`-style listing of one run: a line per context switch for the
+    /// task switched out (time, CPU, task, wait time, scheduling delay, run time).
+    Timehist {
+        #[command(flatten)]
+        common: Common,
+        /// Scheduler, as for `run`.
+        #[arg(long, default_value = schedlab_run::DEFAULT_SCHEDULER)]
+        sched: String,
+    },
+    /// A `perf sched latency`-style table of one run: per task run time, switches, average
+    /// and maximum scheduling delay, and when the maximum began and ended.
+    Latency {
+        #[command(flatten)]
+        common: Common,
+        /// Scheduler, as for `run`.
+        #[arg(long, default_value = schedlab_run::DEFAULT_SCHEDULER)]
+        sched: String,
+    },
     /// Turn a scheduling trace (perf.data from `perf sched record`, ftrace/trace-cmd text,
     /// a Perfetto trace such as `--trace` writes) into a workload file (docs/replay.md).
     Import {
@@ -390,6 +408,13 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Study { common, sched, validate } if is_validate(&common) => {
             schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
         }
+        Cmd::Study { common, sched, .. } if is_named(&common, "edf-simso") => schedlab::edf_simso::run(
+            &common.params,
+            sched,
+            common.seed,
+            common.duration.as_deref(),
+            common.out.as_deref(),
+        ),
         Cmd::Study { common, sched, .. } if suite_named(&common).is_some() => {
             let suite = suite_named(&common).expect("checked");
             // Each experiment names its own schedulers and tunables: refuse what would be ignored.
@@ -427,6 +452,8 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
+        Cmd::Timehist { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Timehist),
+        Cmd::Latency { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Latency),
         Cmd::Explain { common, sched, task, at, worst, between, summary, svg } => {
             run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg })
         }
@@ -444,6 +471,13 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
         }
     }
+}
+
+/// `timehist` / `latency`: one run with its events recorded, then the view.
+fn perf_sched(c: &Common, sched: &str, view: schedlab::perf_sched::View) -> Result<(), CliError> {
+    let mut job = prepare(c, sched, &c.sets)?;
+    job.trace = true;
+    schedlab::perf_sched::print(&run_with_progress(&job)?, view)
 }
 
 /// `study validate` (and no file of that name).
@@ -465,7 +499,12 @@ fn replay(mut common: Common, sched: Option<String>, only: Vec<String>) -> Resul
 }
 
 fn is_validate(common: &Common) -> bool {
-    common.workload.as_os_str() == "validate" && !common.workload.exists()
+    is_named(common, "validate")
+}
+
+/// The workload argument is `name` and no file of that name exists.
+fn is_named(common: &Common, name: &str) -> bool {
+    common.workload.as_os_str() == name && !common.workload.exists()
 }
 
 fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<schedlab::validate::Opts, CliError> {
@@ -740,17 +779,12 @@ fn per_scheduler(path: &std::path::Path, r: &RunRecord) -> PathBuf {
 }
 
 fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
-    let bar = indicatif::ProgressBar::new(job.end.0 / 1_000_000);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} ms simulated ({elapsed})")
-            .expect("valid template"),
-    );
-    bar.set_prefix(job.sched.clone());
+    let bar = schedlab::progress::Bar::new(job, indicatif::ProgressBar::new(0));
     let r = job.run(&mut |now: Ns| {
-        bar.set_position(now.0 / 1_000_000);
+        bar.tick(now);
         !stop_requested()
     });
-    bar.finish_and_clear();
+    bar.finish();
     if stop_requested() {
         note!("interrupted: writing what was measured so far");
     }
@@ -829,6 +863,7 @@ fn list() -> Result<(), CliError> {
         outln!("  {n:<24} {d}")?;
     }
     outln!("  {:<24} {}", "validate", schedlab_run::validate::DESCRIPTION)?;
+    outln!("  {:<24} {}", "edf-simso", schedlab_run::edf_simso::DESCRIPTION)?;
     for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
         outln!("  {n:<24} {d}")?;

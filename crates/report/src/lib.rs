@@ -5,6 +5,7 @@
 pub mod explain;
 pub mod header;
 pub mod html;
+pub mod perf_sched;
 pub mod perfetto;
 pub mod plots;
 pub mod replay;

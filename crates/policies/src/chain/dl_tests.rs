@@ -34,6 +34,7 @@ fn at(dl: &mut Dl, m: &Machine, pol: TaskPolicy, now: u64, f: impl FnOnce(&mut D
         rng: &mut rng,
         requests: &mut reqs,
         work: Default::default(),
+        decisions: None,
     };
     f(dl, &mut cx);
     reqs

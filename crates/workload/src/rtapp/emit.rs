@@ -194,13 +194,13 @@ pub(super) fn emit(cx: &mut Cx, name: &str, g: &Global, threads: &[Thread]) -> R
     Ok((text, origin))
 }
 
-/// `sched_attr` keys and their TOML values.
-type AttrKeys = Vec<(&'static str, String)>;
+/// A policy's keys for the task table and its nice value, if it sets one.
+type PolicyKv = (Vec<(&'static str, String)>, Option<i64>);
 
 /// A policy as `sched_attr` keys (`policy`, `rt_priority`, `runtime`, …) and the nice
 /// value for normal/batch/idle: `s`'s own policy, else `inherited`, with rt-app's default
 /// priority (`parse_sched_data`: nice 0, rt priority 10).
-fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<(AttrKeys, Option<i64>)> {
+fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<PolicyKv> {
     let (pol, at) = s.policy.unwrap_or((inherited, s.prio.map_or(0, |p| p.1)));
     let prio = |def: i64| s.prio.unwrap_or((def, at));
     Ok(match pol {
