@@ -33,6 +33,9 @@ const WORKLOADS: &[&str] = &[
     include_str!("../../../examples/workloads/hackbench.toml"),
     include_str!("../../../examples/workloads/cpu-io-mix.toml"),
     include_str!("../../../examples/workloads/nice-pair.toml"),
+    // rt-app JSON (the second front end).
+    include_str!("../../../examples/rt-app/phases.json"),
+    include_str!("../../../examples/rt-app/condvar.json"),
 ];
 
 /// Fragments spliced into inputs: TOML structure, extreme numbers and durations,

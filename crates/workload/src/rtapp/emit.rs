@@ -108,7 +108,10 @@ fn scan(cx: &Cx, threads: &[Thread]) -> R<Resources> {
                     r.cond_mutexes.insert(n.clone());
                     r.conds.insert(n);
                 }
-                Ev::Barrier(b) => *r.barriers.entry(b.clone()).or_default() += t.instance,
+                Ev::Barrier(b) => {
+                    let p = r.barriers.entry(b.clone()).or_default();
+                    *p = p.saturating_add(t.instance);
+                }
                 Ev::Fork(f) if !threads.iter().any(|x| x.name == *f) => {
                     return Err(cx.err(e.at, &e.path, format!("`fork` of `{f}`: no task of that name")));
                 }
@@ -191,12 +194,12 @@ pub(super) fn emit(cx: &mut Cx, name: &str, g: &Global, threads: &[Thread]) -> R
     Ok((text, origin))
 }
 
-/// A policy as `sched_attr` keys (`policy`, `rt_priority`, `runtime`, …) and the nice
-/// value for normal/batch/idle: `s`'s own policy, else `inherited`, with rt-app's default
-/// priority (`parse_sched_data`: nice 0, rt priority 10).
 /// A policy's keys for the task table and its nice value, if it sets one.
 type PolicyKv = (Vec<(&'static str, String)>, Option<i64>);
 
+/// A policy as `sched_attr` keys (`policy`, `rt_priority`, `runtime`, …) and the nice
+/// value for normal/batch/idle: `s`'s own policy, else `inherited`, with rt-app's default
+/// priority (`parse_sched_data`: nice 0, rt priority 10).
 fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<PolicyKv> {
     let (pol, at) = s.policy.unwrap_or((inherited, s.prio.map_or(0, |p| p.1)));
     let prio = |def: i64| s.prio.unwrap_or((def, at));
@@ -359,13 +362,18 @@ fn run_ns(g: &Global, us: i64) -> i64 {
     let Some(p) = g.ns_per_loop else { return us.saturating_mul(1000) };
     let secs = us / 1_000_000;
     let rem = us % 1_000_000;
-    (secs.saturating_mul(1_000_000_000 / p) + rem * 1000 / p).saturating_mul(p)
+    secs.saturating_mul(1_000_000_000 / p).saturating_add(rem * 1000 / p).saturating_mul(p)
+}
+
+/// `a / b` rounded up, for `a >= 0`, `b > 0`.
+fn ceil_div(a: i64, b: i64) -> i64 {
+    a / b + i64::from(a % b != 0)
 }
 
 /// `iorun`: `write(2)`s of at most `mem_buffer_size` bytes each (`rt-app.c:ioload`); to
 /// `/dev/null` each costs the syscall, to a file also the copy.
 fn iorun_ns(g: &Global, bytes: i64) -> i64 {
-    let writes = (bytes + g.mem_buffer - 1) / g.mem_buffer;
+    let writes = ceil_div(bytes, g.mem_buffer);
     let copy = if g.io_null { 0 } else { bytes / MEM_BYTES_PER_NS };
     writes.saturating_mul(IO_WRITE_NS).saturating_add(copy)
 }
@@ -390,7 +398,7 @@ fn phase(
             Ev::Sleep(n) => vec![format!("sleep = {}", us(*n))],
             Ev::Mem(b) => {
                 cx.note(format!("`mem`: user work of bytes / {MEM_BYTES_PER_NS} ns (a 10 GB/s memset); caches and memory are not modelled"));
-                vec![format!("run = {}", ns((b + MEM_BYTES_PER_NS - 1) / MEM_BYTES_PER_NS))]
+                vec![format!("run = {}", ns(ceil_div(*b, MEM_BYTES_PER_NS)))]
             }
             Ev::Iorun(b) => {
                 cx.note(format!("`iorun`: {IO_WRITE_NS} ns per write(2) of mem_buffer_size bytes (plus the copy for a file), as CPU work; no device is modelled"));
