@@ -67,6 +67,7 @@ fn apache_serves_every_request() {
 /// The mixes run both applications to completion; the study text names the paper.
 #[test]
 fn mixes_run_both_applications() {
+    #[allow(clippy::type_complexity)] // (study, sets, columns, seconds) per case
     let cases: [(&str, &[(&str, &str)], &[&str], u64); 2] = [
         ("ule-cfs-mix-cray-ep", &[("threads", "64"), ("cray_work", "20ms"), ("ep_work", "100ms")], &["cray", "ep"], 2),
         ("ule-cfs-mix-apache-sysbench", &[("requests", "1000"), ("threads", "10")], &["ab", "worker"], 8),

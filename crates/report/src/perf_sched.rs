@@ -189,8 +189,8 @@ pub fn latency(trace: &Trace) -> String {
     let mut s = rule.clone();
     let _ = writeln!(
         s,
-        "  {:<22} | {:>13} | {:>8} | {:>17} | {:>17} | {:<25} | {}",
-        "Task", "Runtime ms", "Switches", "Avg delay ms", "Max delay ms", "Max delay start", "Max delay end"
+        "  {:<22} | {:>13} | {:>8} | {:>17} | {:>17} | {:<25} | Max delay end",
+        "Task", "Runtime ms", "Switches", "Avg delay ms", "Max delay ms", "Max delay start"
     );
     s += &rule;
     let (mut rt, mut sw) = (0, 0);
