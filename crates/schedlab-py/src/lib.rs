@@ -60,7 +60,7 @@ mod _native {
 
     #[pymodule_export]
     use super::runs::{
-        compare, machines, run, schedulers, study, suites, sweep_csv, sweep_local, sweep_points, sweep_run,
+        compare, explain, machines, run, schedulers, study, suites, sweep_csv, sweep_local, sweep_points, sweep_run,
     };
 
     #[pymodule_init]
