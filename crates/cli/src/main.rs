@@ -758,8 +758,19 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     }
     if let Some(path) = &c.html {
         let title = c.workload.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
-        let html = schedlab_report::html::report_with(&title, rs, &figs, comparison)
-            .map_err(|m| CliError { message: m, code: 1 })?;
+        // A study's report starts with its finding: the paper, the conclusion, the table.
+        let conclusion = comparison.and_then(|_| schedlab_report::study_conclusion(rs));
+        let study = comparison.map(|table| schedlab_report::html::StudySection {
+            paper: schedlab_run::study_paper(&title),
+            conclusion: conclusion.as_deref(),
+            table,
+            figures: &[],
+        });
+        let html = match &study {
+            Some(s) => schedlab_report::html::report_study(&title, rs, &figs, s),
+            None => schedlab_report::html::report(&title, rs, &figs),
+        }
+        .map_err(|m| CliError { message: m, code: 1 })?;
         write_atomic(path, &html)?;
         note!("wrote {}", path.display());
     }
