@@ -99,17 +99,12 @@ fn explained_waits_sum_to_wait_ns_and_recording_changes_nothing() {
     scheds.extend(["cfs@4.9", "ule@11.1-linux", "eevdf@6.6"].map(String::from));
     for f in &files {
         for s in &scheds {
-            // hackbench's 400 tasks with checks on every event take seconds: 2 groups here.
+            // hackbench's 400 tasks explained take seconds: 2 groups here.
             let params = if f == "hackbench.toml" { vec![("groups".to_string(), "2".to_string())] } else { Vec::new() };
-            let mut j = RunSpec::load(f, &example(f), None, &params, Some(Ns::from_ms(100))).unwrap();
+            let mut j = RunSpec::load(f, &example(f), None, &params, Some(Ns::from_ms(60))).unwrap();
             j.sched = s.clone();
             let plain = j.run(&mut |_| true).unwrap();
-            // The explained run checks the invariants too (checks change no result either).
-            j.check = true;
-            let (mut rec, ex) = explain(&j, None);
-            // The record says that it checked (`kernel.invariants_checked`); nothing else differs.
-            assert!(rec.kernel.invariants_checked);
-            rec.kernel.invariants_checked = plain.kernel.invariants_checked;
+            let (rec, ex) = explain(&j, None);
             assert_eq!(
                 schedlab_run::deterministic_json(&plain),
                 schedlab_run::deterministic_json(&rec),

@@ -450,7 +450,13 @@ impl Ule {
         if let Some(c) = crate::placement::wake_on_current_cpu(cx, p, kind, wf) {
             return c;
         }
-        self.pickcpu(cx, p, cx.this_cpu)
+        let prev = self.td[p].cpu;
+        let (cpu, why) = self.pickcpu(cx, p, cx.this_cpu);
+        if cx.recording() {
+            let why = format!("{why} (priority {})", self.td[p].priority);
+            cx.record(|| schedlab_sched_api::Decision::Place { task: p, prev, cpu, path: "sched_pickcpu", why });
+        }
+        cpu
     }
 
     /// Adds to the current hook's work.
@@ -514,12 +520,12 @@ impl Ule {
     }
 
     /// `sched_pickcpu(td, flags)` on CPU `me` (11.1 procedure; §A.13.1).
-    fn pickcpu(&mut self, cx: &Ctx, p: TaskId, me: CpuId) -> CpuId {
+    fn pickcpu(&mut self, cx: &Ctx, p: TaskId, me: CpuId) -> (CpuId, &'static str) {
         let mask = cx.task(p).affinity.clone();
         let pri = i32::from(self.td[p].priority);
         let ts_cpu = self.td[p].cpu;
         if self.tdq.len() == 1 {
-            return 0;
+            return (0, "the only CPU");
         }
         // Idle-affinity fast path: the last CPU is idle and the cache still warm.
         let leaf = self.groups.leaf[ts_cpu];
@@ -527,7 +533,7 @@ impl Ule {
             let g = &self.groups.groups[leaf];
             let siblings_idle = !g.thread || g.mask.iter().all(|c| self.tdq[c].lowpri >= PRI_MIN_IDLE);
             if siblings_idle {
-                return ts_cpu;
+                return (ts_cpu, "its last CPU is idle and its cache still warm (SCHED_AFFINITY)");
             }
         }
         // The largest cache group the thread is still warm in (skipping SMT groups).
@@ -558,9 +564,9 @@ impl Ule {
         // Stay local if we would run at once here and this CPU is not much busier.
         let (s, c) = (&self.tdq[me], &self.tdq[cpu]);
         if mask.contains(me) && i32::from(s.lowpri) > pri && c.lowpri < PRI_MIN_IDLE && s.load <= c.load + 1 {
-            return me;
+            return (me, "the waking CPU: it would run at once here and this CPU is not busier than the best found");
         }
-        cpu
+        (cpu, "the least loaded CPU that runs nothing better (cpu_search_lowest, cache-warm group first)")
     }
 
     // ----- stealing and balancing ---------------------------------------------------
