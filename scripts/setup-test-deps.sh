@@ -13,6 +13,18 @@ if ! command -v chromium >/dev/null 2>&1; then
     fi
 fi
 
+# perf (Debian's linux-perf): scripts/record-trace-fixtures.sh records the trace fixtures of
+# crates/trace-import with `perf sched record`; the tests read the committed fixtures.
+if ! command -v perf >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends linux-perf >/dev/null
+    else
+        echo "setup-test-deps: perf missing and not root; install it with: sudo apt-get install linux-perf" >&2
+    fi
+fi
+
 # Perfetto's official protobuf definitions (PyPI `perfetto`), to decode our traces with the
 # real schema in tests/see_inside.rs. Kept under target/ (not committed).
 venv="$(dirname "$0")/../target/test-venv"
@@ -38,4 +50,18 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ] || ! "$py" -c "import schedlab" 2
     (cd "$root" && "$py" -m maturin build --release --quiet -m crates/schedlab-py/Cargo.toml -i "$py" -o target/wheels)
     "$py" -m pip install -q --force-reinstall --no-deps "$root"/target/wheels/schedlab-*.whl
     echo "$sum" > "$stamp"
+fi
+
+# SimSo (PyPI `simso` 0.8.5, with SimPy 2.3.1 and numpy), the real-time scheduling simulator
+# whose global EDF the `edf-simso` study runs beside SCHED_DEADLINE. If pip cannot install
+# it (no network, no wheel), the reason goes to $venv/simso-unavailable and that study's test
+# skips SimSo's side, saying so; it is removed again once SimSo imports.
+if ! "$venv/bin/python" -c "import simso" 2>/dev/null; then
+    if ! log=$("$venv/bin/python" -m pip install -q "simso==0.8.5" "SimPy==2.3.1" 2>&1); then
+        printf 'pip install simso==0.8.5 SimPy==2.3.1 failed: %s\n' "$(printf '%s' "$log" | tail -n 1)" >"$venv/simso-unavailable"
+        echo "setup-test-deps: $(cat "$venv/simso-unavailable")" >&2
+    fi
+fi
+if "$venv/bin/python" -c "import simso" 2>/dev/null; then
+    rm -f "$venv/simso-unavailable"
 fi

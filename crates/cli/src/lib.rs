@@ -28,12 +28,18 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
+pub mod edf_simso;
+pub mod completions;
+pub mod convert;
+pub mod examples;
 pub mod explain;
 pub mod flags;
 pub mod fuzz;
 pub mod many;
 pub mod memlimit;
 pub mod output;
+pub mod perf_sched;
+pub mod progress;
 pub mod replay;
 pub mod signals;
 pub mod study;

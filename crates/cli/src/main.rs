@@ -1,4 +1,4 @@
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use schedlab::output::ensure_dir;
 use schedlab::{bench, note, out, outln, parse_kv, signals, write_atomic, write_atomic_bytes, CliError};
 use schedlab_run::{RunRecord, RunSpec};
@@ -22,7 +22,8 @@ enum Format {
 
 #[derive(clap::Args, Clone)]
 struct Common {
-    /// Workload file (TOML).
+    /// Workload file: native TOML or rt-app JSON (told apart by content), or an embedded
+    /// example (`example:hackbench`, `example:rt-app/periodic.json`; see `schedlab list`).
     workload: PathBuf,
     /// Machine: a preset (see `schedlab list`) or a machine file. Default: the workload's
     /// `machine`, else smp4.
@@ -179,6 +180,24 @@ enum Cmd {
         #[arg(short, long, default_value = "plots")]
         output: PathBuf,
     },
+    /// A `perf sched timehist`-style listing of one run: a line per context switch for the
+    /// task switched out (time, CPU, task, wait time, scheduling delay, run time).
+    Timehist {
+        #[command(flatten)]
+        common: Common,
+        /// Scheduler, as for `run`.
+        #[arg(long, default_value = schedlab_run::DEFAULT_SCHEDULER)]
+        sched: String,
+    },
+    /// A `perf sched latency`-style table of one run: per task run time, switches, average
+    /// and maximum scheduling delay, and when the maximum began and ended.
+    Latency {
+        #[command(flatten)]
+        common: Common,
+        /// Scheduler, as for `run`.
+        #[arg(long, default_value = schedlab_run::DEFAULT_SCHEDULER)]
+        sched: String,
+    },
     /// Turn a scheduling trace (perf.data from `perf sched record`, ftrace/trace-cmd text,
     /// a Perfetto trace such as `--trace` writes) into a workload file (docs/replay.md).
     Import {
@@ -297,13 +316,23 @@ enum Cmd {
         #[arg(long)]
         tiny: bool,
     },
+    /// Print an rt-app JSON file as the equivalent native workload TOML (both run alike).
+    Convert {
+        /// The rt-app file (or `example:rt-app/NAME.json`).
+        file: PathBuf,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff; `schedlab man > schedlab.1`).
+    Man,
 }
 
 #[global_allocator]
 static ALLOC: schedlab::memlimit::Watching = schedlab::memlimit::Watching;
 
-/// Exit status: 0; 1 or 2 on an error (`CliError::code`); 128 + the signal's number after
-/// SIGINT or SIGTERM (the partial outputs written); 141 when stdout's reader went away.
+/// Exit status (`docs/cli.md`): 0; 1 when a run or an output failed, 2 on bad input
+/// (`CliError::code`; clap's usage errors are 2 too); 128 + the signal's number after SIGINT
+/// or SIGTERM, 130 and 143 (the partial outputs written); 141 when stdout's reader went away.
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(e) = signals::install() {
@@ -379,6 +408,13 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Study { common, sched, validate } if is_validate(&common) => {
             schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
         }
+        Cmd::Study { common, sched, .. } if is_named(&common, "edf-simso") => schedlab::edf_simso::run(
+            &common.params,
+            sched,
+            common.seed,
+            common.duration.as_deref(),
+            common.out.as_deref(),
+        ),
         Cmd::Study { common, sched, .. } if suite_named(&common).is_some() => {
             let suite = suite_named(&common).expect("checked");
             // Each experiment names its own schedulers and tunables: refuse what would be ignored.
@@ -416,6 +452,8 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             Ok(())
         }
+        Cmd::Timehist { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Timehist),
+        Cmd::Latency { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Latency),
         Cmd::Explain { common, sched, task, at, worst, between, summary, svg } => {
             run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg })
         }
@@ -425,11 +463,21 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
         Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
+        Cmd::Convert { file } => schedlab::convert::run(&file, &read_workload(&file)?),
+        Cmd::Completions { shell } => schedlab::completions::completions(&mut Cli::command(), shell),
+        Cmd::Man => schedlab::completions::man(Cli::command()),
         Cmd::Fuzz { seeds, from, parser: true, .. } => schedlab::fuzz::parsers(from, seeds),
         Cmd::Fuzz { seeds, from, duration, jobs, all_configs, parser: false } => {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
         }
     }
+}
+
+/// `timehist` / `latency`: one run with its events recorded, then the view.
+fn perf_sched(c: &Common, sched: &str, view: schedlab::perf_sched::View) -> Result<(), CliError> {
+    let mut job = prepare(c, sched, &c.sets)?;
+    job.trace = true;
+    schedlab::perf_sched::print(&run_with_progress(&job)?, view)
 }
 
 /// `study validate` (and no file of that name).
@@ -451,7 +499,12 @@ fn replay(mut common: Common, sched: Option<String>, only: Vec<String>) -> Resul
 }
 
 fn is_validate(common: &Common) -> bool {
-    common.workload.as_os_str() == "validate" && !common.workload.exists()
+    is_named(common, "validate")
+}
+
+/// The workload argument is `name` and no file of that name exists.
+fn is_named(common: &Common, name: &str) -> bool {
+    common.workload.as_os_str() == name && !common.workload.exists()
 }
 
 fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<schedlab::validate::Opts, CliError> {
@@ -583,8 +636,12 @@ fn aims_at(t: &str, s: &str) -> bool {
     t == s || s.split_once('@').is_some_and(|(base, _)| base == t)
 }
 
-/// A workload file's text, or a built-in study's when no such file exists.
+/// A workload file's text, an embedded example's (`example:NAME`), or a built-in study's
+/// when no such file exists.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
+    if let Some(t) = schedlab::examples::lookup(&path.to_string_lossy()) {
+        return Ok(t.to_string());
+    }
     match schedlab_run::read_input(path) {
         Ok(t) => Ok(t),
         Err(e @ schedlab_run::RunError::Io { .. }) => match schedlab_run::builtin_study(&path.to_string_lossy()) {
@@ -618,6 +675,7 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError
         .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
         .transpose()?;
     let mut job = RunSpec::load(&path, &text, c.machine.as_deref(), &params, duration)?;
+    schedlab::convert::report_notes(&job.workload);
     job.sched = sched.to_string();
     job.sets = sets.iter().map(|s| parse_kv(s, "--set")).collect::<Result<Vec<_>, _>>()?;
     job.seed = c.seed;
@@ -721,17 +779,12 @@ fn per_scheduler(path: &std::path::Path, r: &RunRecord) -> PathBuf {
 }
 
 fn run_with_progress(job: &RunSpec) -> Result<RunRecord, CliError> {
-    let bar = indicatif::ProgressBar::new(job.end.0 / 1_000_000);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} ms simulated ({elapsed})")
-            .expect("valid template"),
-    );
-    bar.set_prefix(job.sched.clone());
+    let bar = schedlab::progress::Bar::new(job, indicatif::ProgressBar::new(0));
     let r = job.run(&mut |now: Ns| {
-        bar.set_position(now.0 / 1_000_000);
+        bar.tick(now);
         !stop_requested()
     });
-    bar.finish_and_clear();
+    bar.finish();
     if stop_requested() {
         note!("interrupted: writing what was measured so far");
     }
@@ -757,18 +810,7 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
     let out = match (c.format, compare) {
         (Format::Json, false) => schedlab_report::json(&rs[0]),
         (Format::Json, true) => schedlab_report::json_many(rs),
-        (Format::Csv, _) => rs
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let s = schedlab_report::csv(r);
-                if i == 0 {
-                    s
-                } else {
-                    s.lines().skip(1).map(|l| format!("{l}\n")).collect()
-                }
-            })
-            .collect(),
+        (Format::Csv, _) => schedlab_report::csv_many(rs),
         (Format::Text, false) => schedlab_report::text(&rs[0]),
         (Format::Text, true) => schedlab_report::compare_text(rs),
     };
@@ -821,18 +863,14 @@ fn list() -> Result<(), CliError> {
         outln!("  {n:<24} {d}")?;
     }
     outln!("  {:<24} {}", "validate", schedlab_run::validate::DESCRIPTION)?;
+    outln!("  {:<24} {}", "edf-simso", schedlab_run::edf_simso::DESCRIPTION)?;
     for (n, t) in schedlab_run::STUDIES {
         let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
         outln!("  {n:<24} {d}")?;
     }
-    outln!("\nExample workloads (examples/workloads/):")?;
-    if let Ok(rd) = std::fs::read_dir("examples/workloads") {
-        let mut names: Vec<String> =
-            rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        for n in names {
-            outln!("  {n}")?;
-        }
+    outln!("\nExample workloads (built in; examples/workloads/ and examples/rt-app/):")?;
+    for n in schedlab::examples::names() {
+        outln!("  {n}")?;
     }
     Ok(())
 }

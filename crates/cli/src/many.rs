@@ -13,22 +13,13 @@ pub fn run_jobs(jobs: &[RunSpec]) -> Result<Vec<RunRecord>, CliError> {
         j.validate()?;
     }
     let bars = indicatif::MultiProgress::new();
-    let style = indicatif::ProgressStyle::with_template("{prefix:>12} [{bar:40}] {pos}/{len} ms simulated ({elapsed})")
-        .expect("valid template");
-    let each: Vec<indicatif::ProgressBar> = jobs
-        .iter()
-        .map(|j| {
-            let b = bars.add(indicatif::ProgressBar::new(j.end.0 / 1_000_000));
-            b.set_style(style.clone());
-            b.set_prefix(j.sched.clone());
-            b
-        })
-        .collect();
+    let each: Vec<crate::progress::Bar> =
+        jobs.iter().map(|j| crate::progress::Bar::new(j, bars.add(indicatif::ProgressBar::new(0)))).collect();
     let results = schedlab_run::parallel::run_all(jobs, &|i, now: Ns| {
-        each[i].set_position(now.0 / 1_000_000);
+        each[i].tick(now);
         !signals::stop_requested()
     });
-    each.iter().for_each(indicatif::ProgressBar::finish_and_clear);
+    each.iter().for_each(crate::progress::Bar::finish);
     if signals::stop_requested() {
         note!("interrupted: writing what was measured so far");
     }

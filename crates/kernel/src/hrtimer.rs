@@ -23,8 +23,13 @@ use schedlab_sim::{CpuId, Ns, TaskId};
 impl Kernel<'_> {
     /// `hrtimer_nanosleep`: arms `task`'s sleep timer on `cpu` for [soft, soft + slack].
     /// Its hard expiry gets an interrupt event; an earlier interrupt may expire it first.
+    /// Real-time and deadline tasks sleep without slack (`kernel/time/hrtimer.c:
+    /// hrtimer_nanosleep`, v6.12 `rt_or_dl_task`; v5.15 `rt_task`, which covers deadline
+    /// priorities too).
     pub(crate) fn arm_sleep_timer(&mut self, cpu: CpuId, task: TaskId, soft: Ns) {
-        let hard = soft + self.machine.costs.timer_slack;
+        let pol = self.info[task].policy;
+        let slack = if pol.is_rt() || pol.is_dl() { Ns(0) } else { self.machine.costs.timer_slack };
+        let hard = soft + slack;
         self.tasks[task].timer_cpu = cpu;
         let seq = self.events.reserve_seq();
         self.cpus[cpu].hrtimers.insert((hard, task), (soft, seq));

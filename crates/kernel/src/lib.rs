@@ -254,6 +254,9 @@ pub struct Kernel<'p> {
 /// With invariant checks on, every this many events (and at the end) everything is
 /// checked, not only what the event touched.
 pub const FULL_CHECK_EVERY: u64 = 256;
+/// `Kernel::run` polls its `keep_going` callback once per this many events (a power of
+/// two), so a caller can count events from the calls (progress bars).
+pub const PROGRESS_EVENTS: u64 = 4096;
 
 impl<'p> Kernel<'p> {
     /// Builds a kernel for `workload` on `machine` under `policy`.
@@ -365,7 +368,7 @@ impl<'p> Kernel<'p> {
     }
 
     /// Runs until the end time, until every task exited, or until `keep_going` returns false
-    /// (it is called every 4096 events with the current simulated time: with invariant
+    /// (it is called every [`PROGRESS_EVENTS`] events with the current simulated time: with invariant
     /// checks on, 65536 events could take seconds, too long for Ctrl-C). A kernel runs once:
     /// the summary takes the task table's names.
     pub fn run(&mut self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunSummary, RunError> {
@@ -422,7 +425,7 @@ impl<'p> Kernel<'p> {
                 reason = EndReason::Deadlock;
                 break;
             }
-            if self.processed & 0xfff == 0 && !keep_going(self.now) {
+            if self.processed & (PROGRESS_EVENTS - 1) == 0 && !keep_going(self.now) {
                 reason = EndReason::Interrupted;
                 break;
             }

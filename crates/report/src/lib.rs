@@ -5,6 +5,7 @@
 pub mod explain;
 pub mod header;
 pub mod html;
+pub mod perf_sched;
 pub mod perfetto;
 pub mod plots;
 pub mod replay;
@@ -26,36 +27,64 @@ pub fn json_many(rs: &[RunRecord]) -> String {
     serde_json::to_string_pretty(rs).expect("records serialise") + "\n"
 }
 
-/// Per-task CSV.
+/// Columns of the per-task CSV ([`csv`]), documented in `docs/report-format.md`.
+pub const CSV_HEADER: [&str; 17] = [
+    "scheduler",
+    "name",
+    "tid",
+    "nice",
+    "start_ns",
+    "runtime_ns",
+    "wait_ns",
+    "sleep_ns",
+    "switches_voluntary",
+    "switches_involuntary",
+    "migrations",
+    "wakeups",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_max_ns",
+    "exit_ns",
+];
+
+/// Per-task CSV (RFC 4180 through the `csv` crate: a name holding commas, quotes or line
+/// breaks is quoted, so every row keeps its columns).
 pub fn csv(r: &RunRecord) -> String {
-    let mut s = String::from(
-        "scheduler,name,tid,nice,start_ns,runtime_ns,wait_ns,sleep_ns,switches_voluntary,switches_involuntary,migrations,wakeups,lat_p50_ns,lat_p90_ns,lat_p99_ns,lat_max_ns,exit_ns\n",
-    );
-    let sched = &r.scheduler.name;
-    for t in &r.tasks {
-        let l = &t.wakeup_latency_ns;
-        let _ = writeln!(
-            s,
-            "{sched},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            t.name,
-            t.tid,
-            t.nice,
-            t.start_ns,
-            t.runtime_ns,
-            t.wait_ns,
-            t.sleep_ns,
-            t.switches_voluntary,
-            t.switches_involuntary,
-            t.migrations,
-            t.wakeups,
-            l.p50,
-            l.p90,
-            l.p99,
-            l.max,
-            t.exit_ns.map(|e| e.to_string()).unwrap_or_default()
-        );
+    csv_many(std::slice::from_ref(r))
+}
+
+/// The per-task rows of several runs under one header (`compare --format csv`).
+pub fn csv_many(rs: &[RunRecord]) -> String {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    w.write_record(CSV_HEADER).expect("writing to memory");
+    for r in rs {
+        for t in &r.tasks {
+            let l = &t.wakeup_latency_ns;
+            let n = |x: u64| x.to_string();
+            w.write_record([
+                r.scheduler.name.clone(),
+                t.name.clone(),
+                t.tid.to_string(),
+                t.nice.to_string(),
+                n(t.start_ns),
+                n(t.runtime_ns),
+                n(t.wait_ns),
+                n(t.sleep_ns),
+                n(t.switches_voluntary),
+                n(t.switches_involuntary),
+                n(t.migrations),
+                n(t.wakeups),
+                n(l.p50),
+                n(l.p90),
+                n(l.p99),
+                n(l.max),
+                t.exit_ns.map(|e| e.to_string()).unwrap_or_default(),
+            ])
+            .expect("writing to memory");
+        }
     }
-    s
+    String::from_utf8(w.into_inner().expect("writing to memory")).expect("UTF-8 fields")
 }
 
 /// The machine's `HZ`, `?` when a host run could not read it.

@@ -139,11 +139,13 @@ pub(crate) struct Line {
     group: String,
     pts: Vec<(f64, f64)>,
     highlight: bool,
+    /// A marker at every point (study figures: each point is a run).
+    markers: bool,
 }
 
 impl Line {
     fn new(name: &str, group: &str, pts: Vec<(f64, f64)>) -> Line {
-        Line { name: name.to_string(), group: group.to_string(), pts, highlight: false }
+        Line { name: name.to_string(), group: group.to_string(), pts, highlight: false, markers: false }
     }
 }
 
@@ -251,6 +253,10 @@ struct MetaPanel {
     y_scale: &'static str,
     x_unit: &'static str,
     y_unit: &'static str,
+    /// The drawn ranges, in drawing positions (log10 of the value on a log axis): the same
+    /// for every panel of a figure.
+    x_range: (f64, f64),
+    y_range: (f64, f64),
     series: Vec<MetaSeries>,
 }
 
@@ -514,6 +520,7 @@ fn render(file: &str, body: Body) -> Result<Figure, String> {
 }
 
 fn meta_panel(p: &Panel, body: &Body) -> MetaPanel {
+    let ranges = draw::shared_ranges(body);
     let one = |name: &str, v: &[f64]| MetaSeries {
         name: name.to_string(),
         points: v.len(),
@@ -543,6 +550,8 @@ fn meta_panel(p: &Panel, body: &Body) -> MetaPanel {
         y_scale: body.y.scale(),
         x_unit: body.x.unit.name(),
         y_unit: body.y.unit.name(),
+        x_range: ranges.0,
+        y_range: ranges.1,
         series,
     }
 }
@@ -581,9 +590,9 @@ impl Chart {
             .map(|p| Panel {
                 title: p.title,
                 content: match p.data {
-                    ChartData::Lines(v) => {
-                        Content::Lines(v.into_iter().map(|(n, pts)| Line::new(&n, &n, pts)).collect())
-                    }
+                    ChartData::Lines(v) => Content::Lines(
+                        v.into_iter().map(|(n, pts)| Line { markers: true, ..Line::new(&n, &n, pts) }).collect(),
+                    ),
                     ChartData::Bars { categories, series } => Content::Bars { categories, series },
                 },
             })

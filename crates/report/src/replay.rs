@@ -138,3 +138,16 @@ fn per_task(out: &mut String, rs: &[RunRecord]) {
         row(out, &t.name, &cells);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cell;
+
+    #[test]
+    fn differences_beyond_the_mark_are_flagged_both_ways() {
+        assert_eq!(cell(120.0, 100.0, ""), "120 (+20.0%)>");
+        assert_eq!(cell(85.0, 100.0, ""), "85 (-15.0%)<");
+        assert_eq!(cell(105.0, 100.0, ""), "105 (+5.0%) ");
+        assert_eq!(cell(2_500_000.0, 0.0, "ms"), "2.500", "the trace's own column has no difference");
+    }
+}

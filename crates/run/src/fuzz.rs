@@ -33,6 +33,11 @@ pub const CONFIGS: &[(&str, &[(&str, &str)])] = &[
     ("cfs", &[("kernel", "2.6.32"), ("lb_narrow_lock", "1")]),
     ("o1", &[("kernel", "2.6.32"), ("delayed_wakeup", "1")]),
     ("ule", &[("kernel", "3.4"), ("delayed_wakeup", "1")]),
+    ("ext:simple", &[]),
+    ("ext:simple", &[("fifo", "1"), ("switch_partial", "1")]),
+    ("ext:central", &[]),
+    ("ext:locality", &[]),
+    ("ext:central", &[("switch_partial", "1"), ("watchdog_timeout_ms", "20")]),
 ];
 
 /// `CONFIGS` keys that set the simulated kernel rather than a policy tunable (the CLI's
@@ -140,7 +145,7 @@ fn dur(rng: &mut impl Rng, lo_us: u64, hi_us: u64) -> String {
 }
 
 /// A random policy with its parameters, as the value of `policy`/`set_policy` followed
-/// by its keys: mostly normal, sometimes rt or a small deadline reservation (2 % each, so
+/// by its keys: mostly normal (or ext), sometimes rt or a small deadline reservation (2 % each, so
 /// that admission never refuses a world's few tasks).
 fn policy(rng: &mut impl Rng) -> String {
     match rng.random_range(0..8) {
@@ -149,6 +154,8 @@ fn policy(rng: &mut impl Rng) -> String {
         2 => "\"deadline\", runtime = \"200us\", period = \"10ms\"".into(),
         3 => "\"batch\"".into(),
         4 => "\"idle\"".into(),
+        // `SCHED_EXT`: the ext class's in partial mode, fair's elsewhere.
+        5 => "\"ext\"".into(),
         _ => "\"normal\"".into(),
     }
 }

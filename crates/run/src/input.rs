@@ -101,6 +101,11 @@ pub const STUDIES: &[(&str, &str)] = &[
     ("ule-cfs-fibo-sysbench", include_str!("../../../examples/studies/ule-cfs-fibo-sysbench.toml")),
     ("ule-cfs-sysbench128", include_str!("../../../examples/studies/ule-cfs-sysbench128.toml")),
     ("ule-cfs-unpin512", include_str!("../../../examples/studies/ule-cfs-unpin512.toml")),
+    ("ule-cfs-cray", include_str!("../../../examples/studies/ule-cfs-cray.toml")),
+    ("ule-cfs-mg", include_str!("../../../examples/studies/ule-cfs-mg.toml")),
+    ("ule-cfs-apache", include_str!("../../../examples/studies/ule-cfs-apache.toml")),
+    ("ule-cfs-mix-cray-ep", include_str!("../../../examples/studies/ule-cfs-mix-cray-ep.toml")),
+    ("ule-cfs-mix-apache-sysbench", include_str!("../../../examples/studies/ule-cfs-mix-apache-sysbench.toml")),
 ];
 
 /// The paper the ULE-vs-CFS studies (`ule-cfs-*`) reproduce, for their finding.

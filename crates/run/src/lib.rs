@@ -21,6 +21,7 @@
 //! Architecture Invariant: this crate and `cli` are the only ones touching the OS: here,
 //! machine files and the wall-clock time of a run (the record's `host` key).
 
+pub mod edf_simso;
 mod error;
 pub mod fuzz;
 pub mod fuzz_input;
@@ -40,7 +41,7 @@ pub use input::{
     DEFAULT_COMPARE, DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES,
 };
 pub use record::deterministic_json;
-pub use schedlab_kernel::KernelVersion;
+pub use schedlab_kernel::{KernelVersion, PROGRESS_EVENTS};
 pub use schedlab_metrics::RunRecord;
 
 use schedlab_machine::Machine;

@@ -98,9 +98,9 @@ pub fn as_happened(spec: &RunSpec, imp: &Imported) -> RunRecord {
         tasks: (0..n).map(|i| task_info(&imp.model, i, obs.nr_cpus)).collect(),
         exit_times: obs.exit_times.clone(),
         policy_counters: Vec::new(),
+        policy_exit: None,
         kernel_counters: Vec::new(),
         deadlock: Vec::new(),
-        policy_exit: None,
     };
     let measured = Measured {
         scheduler: SchedulerInfo { name: AS_HAPPENED.into(), ..SchedulerInfo::default() },

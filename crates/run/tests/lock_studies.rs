@@ -1,6 +1,7 @@
 //! The `lock-delayed-wakeup` and `lock-sites` studies run end to end at a small scale and
 //! show what the locking model predicts.
 
+mod figs;
 use schedlab_run::suite::ExperimentResult;
 
 fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -49,6 +50,27 @@ fn the_delayed_wakeup_study_runs_and_the_delayed_fork_never_spins() {
         }
         assert!(row(r, "completion ms", &text).iter().all(|c| num(c, &text) > 0.0), "{text}");
     }
+    // The paper's figure: completion against groups without and with, one panel per CPU
+    // count on one scale; the gain per CPU count; contention per call site.
+    let f = figs::figures("lock-delayed-wakeup", &results);
+    let m = figs::meta(&figs::named(&f, "completion.svg").svg);
+    assert_eq!(figs::panels(&m), ["8 CPUs", "4 CPUs"]);
+    assert_eq!(figs::series(&m, 0), ["without", "delayed wakeup"]);
+    assert_eq!(m[0]["y_unit"], "duration");
+    assert_eq!(m[0]["y_range"], m[1]["y_range"], "one scale");
+    // --param groups=3 reached every run: that is where the points are.
+    assert_eq!(m[0]["series"][0]["points"], 2);
+    assert!(figs::has_text(&figs::named(&f, "completion.svg").svg, "hackbench groups"));
+    let g = figs::meta(&figs::named(&f, "gain.svg").svg);
+    assert_eq!(figs::series(&g, 0), ["8 CPUs", "4 CPUs"]);
+    assert_eq!(g[0]["y_unit"], "percent");
+    let c = figs::named(&f, "contention.svg");
+    for site in ["schedule", "load_balance", "try_to_wake_up", "wake_up_new_task"] {
+        assert!(figs::has_text(&c.svg, site), "{site}");
+    }
+    let finding = schedlab_run::suites::finding("lock-delayed-wakeup", &results).unwrap();
+    assert!(finding.paper.contains("Zhang, Gu, Su") && finding.conclusion.contains("8 CPUs: mean gain"), "{finding:?}");
+    assert!(text.contains(&finding.conclusion), "the finding is in the text:\n{text}");
 }
 
 /// 2.6.32's `try_to_wake_up` locks the wakee's old runqueue and then the target, where 3.4
@@ -72,4 +94,20 @@ fn the_lock_sites_study_runs_and_2_6_32_takes_more_wakeup_locks_than_3_4() {
         assert_eq!(pending[..2], [0.0, 0.0], "no wake list on one LLC before 5.15:\n{text}");
         assert!(row(r, "schedule acquisitions", &text).iter().all(|v| num(v, &text) > 0.0), "{text}");
     }
+    // The paper's figure: per call site, one bar per kernel version, one panel per CPU count.
+    let f = figs::figures("lock-sites", &results);
+    for (name, unit) in [("acquisitions.svg", "plain"), ("contended.svg", "plain"), ("spin.svg", "duration")] {
+        let fig = figs::named(&f, name);
+        let m = figs::meta(&fig.svg);
+        assert_eq!(figs::panels(&m), ["2 CPUs", "4 CPUs"], "{name}");
+        assert_eq!(m[0]["kind"], "bars");
+        assert_eq!(figs::series(&m, 1), ["kernel 2.6.32", "kernel 3.4", "kernel 5.15"], "{name}");
+        assert_eq!(m[0]["y_unit"], unit, "{name}");
+        assert_eq!(m[0]["y_range"], m[1]["y_range"], "{name}: one scale");
+        assert!(figs::has_text(&fig.svg, "try_to_wake_up") && figs::has_text(&fig.svg, "wake_up_new_task"));
+    }
+    // Bars in the acquisitions figure are the table's numbers (the last site's, 5.15).
+    let m = figs::meta(&figs::named(&f, "acquisitions.svg").svg);
+    let want = num(&row(&results[0], "wake_up_new_task acquisitions", &text)[2], &text);
+    assert_eq!(m[0]["series"][2]["last"].as_f64().unwrap(), want);
 }

@@ -2,6 +2,7 @@
 //! mechanism the paper relies on: a larger wakeup granularity means fewer wakeup
 //! preemptions.
 
+mod figs;
 use schedlab_sim::Ns;
 
 #[test]
@@ -32,4 +33,19 @@ fn the_wakeup_granularity_study_runs_and_fewer_wakeups_preempt_at_larger_granula
     assert!(row("apache", "latency p50 us").iter().all(|&l| l >= 50.0), "{text}");
     assert_eq!(row("hackbench", "wakeup granularity ns"), [4e6, 8e6]);
     assert!(row("hackbench", "completion ms").iter().all(|&c| c > 0.0), "hackbench completes:\n{text}");
+    // The paper's figures: requests/s and rq-lock traffic against the granularity (in ms,
+    // not raw ns), hackbench at 1x and 2x.
+    let f = figs::figures("lock-wakeup-granularity", &results);
+    let m = figs::meta(&figs::named(&f, "apache-requests.svg").svg);
+    assert_eq!(m[0]["x_unit"], "duration");
+    assert_eq!(m[0]["series"][0]["points"], 4);
+    assert_eq!(m[0]["series"][0]["last"].as_f64().unwrap(), rps[3]);
+    let svg = &figs::named(&f, "apache-requests.svg").svg;
+    assert!(figs::texts(svg).iter().any(|t| t.ends_with(" ms")) && figs::no_raw_ns(svg), "granularity ticks in ms");
+    let m = figs::meta(&figs::named(&f, "apache-rq-locks.svg").svg);
+    assert_eq!(figs::series(&m, 0), ["schedule() rq locks", "involuntary switches"]);
+    let m = figs::meta(&figs::named(&f, "hackbench.svg").svg);
+    assert_eq!((m[0]["kind"].as_str(), m[0]["y_unit"].as_str()), (Some("bars"), Some("duration")));
+    let finding = schedlab_run::suites::finding("lock-wakeup-granularity", &results).unwrap();
+    assert!(finding.conclusion.contains("most requests/s at"), "{finding:?}");
 }

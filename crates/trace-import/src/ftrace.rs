@@ -73,7 +73,12 @@ fn split_line(l: &str) -> Option<Line<'_>> {
     let (ts, after) = rest.split_once(':')?;
     let time = parse_time(ts.trim())?;
     let after = after.trim_start();
-    let (event, body) = after.split_once(':')?;
+    // `sched_switch:` or perf script's `sched:sched_switch:`: the colon before a blank.
+    let colon = after
+        .char_indices()
+        .find(|&(i, c)| c == ':' && after[i + 1..].chars().next().is_none_or(char::is_whitespace))?
+        .0;
+    let (event, body) = (&after[..colon], &after[colon + 1..]);
     let event = event.trim();
     let event = event.strip_prefix("sched:").unwrap_or(event);
     if event.is_empty() || event.contains(char::is_whitespace) {
@@ -157,7 +162,7 @@ fn num<T: std::str::FromStr>(body: &str, key: &'static str) -> Result<T, FieldEr
 /// The event's kind, `None` for events the importer does not use.
 fn event(l: &Line) -> Result<Option<Kind>, FieldErr> {
     let b = l.body;
-    if !b.contains('=') {
+    if !b.replace("==>", "").contains('=') {
         return plugin_form(l);
     }
     Ok(Some(match l.event {

@@ -6,7 +6,7 @@
 
 use crate::event::{prev_state_from_bits, Ev, Kind, Trace, TraceFormat};
 use crate::ImportError;
-use linux_perf_data::linux_perf_event_reader::EventRecord;
+use linux_perf_data::linux_perf_event_reader::{EventRecord, RecordType};
 use linux_perf_data::{Feature, PerfFileReader, PerfFileRecord};
 use std::collections::BTreeMap;
 
@@ -46,7 +46,7 @@ fn formats(section: &[u8]) -> BTreeMap<String, Format> {
     out
 }
 
-/// `field:pid_t prev_pid;	offset:24;	size:4;	signed:1;`
+/// `field:pid_t prev_pid; offset:24; size:4; signed:1;`
 fn field_line(line: &str) -> Option<(String, Field)> {
     let decl = line.strip_prefix("field:")?.split(';').next()?;
     let mut name = decl.rsplit(' ').next()?.to_string();
@@ -186,6 +186,10 @@ fn read_checked(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
     while let Some(rec) = record_iter.next_record(&mut perf_file).map_err(perr)? {
         n += 1;
         let PerfFileRecord::EventRecord { attr_index, record } = rec else { continue };
+        // Only samples carry tracepoints; other records (mmaps…) are not parsed at all.
+        if record.record_type != RecordType::SAMPLE {
+            continue;
+        }
         let Ok(EventRecord::Sample(s)) = record.parse() else { continue };
         let name = names.get(attr_index).map_or("", String::as_str);
         let (Some(raw), Some(fmt)) = (s.raw, fmts.get(name)) else {

@@ -320,10 +320,10 @@ impl<'a> P<'a> {
         Ok(())
     }
     /// `{ timer = "10ms" }`, or an rt-app timer `{ timer = "10ms", ref = "t", mode =
-    /// "relative" | "absolute", shared = bool }`: every op naming the same (`ref`, `shared`)
-    /// must give the same `mode`. A named timer's period may be 0 (rt-app's default: always
-    /// late, never sleeps).
-    fn timer(&self, t: &DeTable<'a>, val: &V, at: usize, field: &str) -> R<AstOp> {
+    /// "relative" | "absolute", shared = bool }`: the ops naming the same `ref`, `shared` and
+    /// `mode` use one timer. A named timer's period may be 0 (rt-app's default: always late,
+    /// never sleeps).
+    fn timer(&self, t: &DeTable<'a>, val: &V, field: &str) -> R<AstOp> {
         let f = join(field, "timer");
         let period = self.duration(val, &f)?;
         let Some(rv) = self.get(t, "ref") else {
@@ -355,20 +355,11 @@ impl<'a> P<'a> {
             },
         };
         let mut timers = self.timers.borrow_mut();
-        let id = match timers.iter().position(|d| d.name == name && d.shared == shared) {
-            Some(i) if timers[i].absolute != absolute => {
-                let m = format!(
-                    "timer `{name}` is {} elsewhere: one timer has one mode",
-                    if absolute { "relative" } else { "absolute" }
-                );
-                return Err(self.err(at, &join(field, "mode"), m));
-            }
-            Some(i) => i,
-            None => {
-                timers.push(crate::TimerDef { name, shared, absolute });
-                timers.len() - 1
-            }
-        };
+        let def = crate::TimerDef { name, shared, absolute };
+        let id = timers.iter().position(|d| *d == def).unwrap_or_else(|| {
+            timers.push(def);
+            timers.len() - 1
+        });
         Ok(AstOp::Timer { period, named: Some(id) })
     }
     fn int(&self, v: &V, field: &str) -> R<i64> {
@@ -675,7 +666,7 @@ impl<'a> P<'a> {
                 };
                 AstOp::Mark { begin: verb == "mark_begin", span, id }
             }
-            "timer" => self.timer(t, val, at, field)?,
+            "timer" => self.timer(t, val, field)?,
             "set_nice" => {
                 let n = self.int(val, &f)?;
                 check_nice(n).map_err(|m| self.err(val.span().start, &f, m))?;

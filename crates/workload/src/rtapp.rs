@@ -57,7 +57,8 @@ impl Origin {
         }
         let at = self.lines.get(e.line - 1).or(self.lines.last()).copied().unwrap_or(0);
         let msg = format!("{} (in the converted TOML: {})", e.message, e.field);
-        SourceError::at(&e.file, &self.json, at, &e.field, msg)
+        let path = json::parse(&self.json).ok().and_then(|root| json::path_at(&root, at));
+        SourceError::at(&e.file, &self.json, at, path.as_deref().unwrap_or(&e.field), msg)
     }
 }
 
@@ -264,3 +265,6 @@ impl Cx<'_> {
         Ok(Global { duration_s, ns_per_loop, default_policy, pi_enabled, io_null, mem_buffer })
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,7 @@ use schedlab_machine::CpuSet;
 use schedlab_probe::{Mode, PrevState, Probe, ProbeEvent, RunSummary};
 use schedlab_sched_api::{Cause, Decision};
 use schedlab_sim::{CpuId, Ns, TaskId};
+use std::rc::Rc;
 
 /// Notes kept per wait about the balancer (the most recent distinct ones).
 const MAX_NOTES: usize = 6;
@@ -27,8 +28,34 @@ struct CpuSt {
     wakings: Vec<TaskId>,
 }
 
+/// The words of a segment, rendered when it closes (classifying allocates nothing).
+#[derive(Clone, PartialEq, Eq)]
+enum Words {
+    Reason(Rc<str>),
+    Spin,
+    Idle,
+    Kernel,
+    Resched,
+    IdleCpu(CpuId),
+    NoComparison,
+}
+
+impl Words {
+    fn render(&self, c: CpuId) -> String {
+        match self {
+            Words::Reason(r) => r.to_string(),
+            Words::Spin => format!("CPU {c} spins on a lock"),
+            Words::Idle => format!("CPU {c} is idle (the wakeup IPI is on its way)"),
+            Words::Kernel => format!("CPU {c} is in the kernel (wakeup, schedule())"),
+            Words::Resched => format!("CPU {c} must reschedule: waiting for its next preemption point"),
+            Words::IdleCpu(k) => format!("CPU {k} was idle and allowed, but nothing moved it there"),
+            Words::NoComparison => "no comparison against it was recorded".to_string(),
+        }
+    }
+}
+
 /// The current segment's key: cause, who ran, the words.
-type Key = (WaitCause, Option<TaskId>, String);
+type Key = (WaitCause, Option<TaskId>, Words);
 
 struct TaskSt {
     st: St,
@@ -37,7 +64,7 @@ struct TaskSt {
     cpu: CpuId,
     focus: bool,
     /// The last comparison recorded against it: who went first, and why.
-    reason: Option<(TaskId, Cause, String)>,
+    reason: Option<(TaskId, Cause, Rc<str>)>,
     blocked: Option<(u64, Option<String>)>,
     placed: Option<String>,
     wake: Option<WakeInfo>,
@@ -79,37 +106,25 @@ impl Explainer {
         let c = t.cpu;
         let cpu = &self.cpus[c];
         if cpu.mode == Mode::Spin {
-            return (WaitCause::LockSpin, cpu.curr, format!("CPU {c} spins on a lock"));
+            return (WaitCause::LockSpin, cpu.curr, Words::Spin);
         }
         let Some(x) = cpu.curr else {
-            let what = if cpu.mode == Mode::Idle {
-                "is idle (the wakeup IPI is on its way)"
-            } else {
-                "is in the kernel (wakeup, schedule())"
-            };
-            return (WaitCause::WakeupPath, None, format!("CPU {c} {what}"));
+            let what = if cpu.mode == Mode::Idle { Words::Idle } else { Words::Kernel };
+            return (WaitCause::WakeupPath, None, what);
         };
         if cpu.resched {
-            return (
-                WaitCause::PreemptionPoint,
-                Some(x),
-                format!("CPU {c} must reschedule: waiting for its next preemption point"),
-            );
+            return (WaitCause::PreemptionPoint, Some(x), Words::Resched);
         }
         if self.nr_idle > 0 {
             let aff = t.affinity.as_ref();
             if let Some(k) = (0..self.cpus.len()).find(|&k| k != c && self.idle(k) && aff.is_none_or(|a| a.contains(k)))
             {
-                return (
-                    WaitCause::BalancerRefused,
-                    Some(x),
-                    format!("CPU {k} was idle and allowed, but nothing moved it there"),
-                );
+                return (WaitCause::BalancerRefused, Some(x), Words::IdleCpu(k));
             }
         }
         match &t.reason {
-            Some((by, cause, text)) if *by == x => (map_cause(*cause), Some(x), text.clone()),
-            _ => (WaitCause::Other, Some(x), "no comparison against it was recorded".to_string()),
+            Some((by, cause, text)) if *by == x => (map_cause(*cause), Some(x), Words::Reason(text.clone())),
+            _ => (WaitCause::Other, Some(x), Words::NoComparison),
         }
     }
 
@@ -327,8 +342,11 @@ impl Explainer {
                 self.reseg(*task, now);
             }
             Decision::Pick { cpu, chosen, passed } => {
+                // `schedule()` is picking: a pending reschedule is being served (the pick
+                // may keep the same task, with no switch).
+                self.cpus[*cpu].resched = false;
                 for (w, why) in passed {
-                    self.tasks[*w].reason = Some((*chosen, why.cause, why.text.clone()));
+                    self.tasks[*w].reason = Some((*chosen, why.cause, Rc::from(why.text.as_str())));
                 }
                 self.reseg_cpu(*cpu, now);
             }
@@ -336,7 +354,7 @@ impl Explainer {
                 if *preempt {
                     self.cpus[*cpu].resched = true;
                 } else {
-                    self.tasks[*woken].reason = Some((*curr, why.cause, why.text.clone()));
+                    self.tasks[*woken].reason = Some((*curr, why.cause, Rc::from(why.text.as_str())));
                 }
                 self.reseg_cpu(*cpu, now);
             }
@@ -403,7 +421,8 @@ fn map_cause(c: Cause) -> WaitCause {
 /// Ends the current segment of `t` at `now`, merging it into the previous one when the
 /// cause, CPU, runner and words are the same.
 fn close_segment(t: &mut TaskSt, now: u64) {
-    let Some((cause, ran, why)) = t.key.clone() else { return };
+    let Some((cause, ran, words)) = t.key.as_ref() else { return };
+    let (cause, ran) = (*cause, *ran);
     let len = now - t.seg_start;
     if len == 0 {
         return;
@@ -411,6 +430,7 @@ fn close_segment(t: &mut TaskSt, now: u64) {
     t.totals[cause.index()] += len;
     let cpu = t.cpu;
     let Some(wait) = t.wait.as_mut() else { return };
+    let why = words.render(cpu);
     if let Some(last) = wait.segments.last_mut() {
         if last.end_ns == t.seg_start && last.cause == cause && last.ran == ran && last.cpu == cpu && last.why == why {
             last.end_ns = now;

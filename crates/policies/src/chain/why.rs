@@ -1,7 +1,7 @@
 //! Why one task goes before another in the class chain (deadline > rt > fair > ext), for
 //! decision records (`SchedClass::why`).
 
-use super::{class_of, Chain, Class};
+use super::{Chain, Class};
 use schedlab_sched_api::{fmt_ns, Cause, Ctx, Moment, SchedClass, Why};
 use schedlab_sim::{CpuId, TaskId};
 
@@ -16,7 +16,7 @@ fn class_name(c: Class) -> &'static str {
 
 impl Chain {
     pub(super) fn why_chain(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: Moment) -> Why {
-        let class = |p: TaskId| self.queued_in.get(p).copied().flatten().unwrap_or_else(|| class_of(&self.eff(cx, p)));
+        let class = |p: TaskId| self.queued_in.get(p).copied().flatten().unwrap_or_else(|| self.cls(&self.eff(cx, p)));
         let (c1, c2) = (class(first), class(second));
         if c1 < c2 {
             return Why::new(
@@ -55,11 +55,10 @@ impl Chain {
                 }
             }
             Class::Fair => self.fair.why(cx, cpu, first, second, at),
-            // The BPF-shaped policy decides by its own dispatch queues; the chain sees only
-            // the order it dispatched in.
-            Class::Ext => {
-                Why::new(Cause::Other, "the sched_ext policy dispatched it first (its DSQ order)".to_string())
-            }
+            Class::Ext => self.ext.as_ref().map_or_else(
+                || Why::new(Cause::Other, "the ext class is not loaded"),
+                |e| e.why(cx, cpu, first, second, at),
+            ),
         }
     }
 }

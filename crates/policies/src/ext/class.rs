@@ -226,6 +226,10 @@ impl Ext {
         self.ops.name()
     }
 
+    pub(crate) fn ops_name(&self) -> &'static str {
+        self.ops.name()
+    }
+
     /// The class is in charge (loaded and not ejected).
     pub fn enabled(&self) -> bool {
         !self.core.disabled
@@ -311,6 +315,7 @@ impl Ext {
             self.core.raise("invalid CPU", &format!("{cpu} from ops.select_cpu()"));
             return prev;
         }
+        self.record_place(cx, p, prev, cpu);
         cpu
     }
 

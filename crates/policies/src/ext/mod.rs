@@ -23,6 +23,7 @@ pub mod examples;
 mod idle;
 #[cfg(test)]
 mod tests;
+mod why;
 
 pub use class::{Ext, ExtTunables, EXT_KEYS};
 pub use ctx::ScxCtx;

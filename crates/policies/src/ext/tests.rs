@@ -49,3 +49,47 @@ fn vtime_before_is_wrap_safe() {
     assert!(vtime_before(u64::MAX - 5, 3), "across the wrap");
     assert!(!vtime_before(0, 0u64.wrapping_sub(20_000_000)), "a floor below zero clamps nothing");
 }
+
+/// The tutorial's policy (`docs/write-a-scheduler.md`, step 2) compiles as written.
+mod tutorial {
+    use crate::ext::{ScxCtx, ScxOps, SLICE_DFL};
+    use schedlab_sim::{CpuId, TaskId};
+
+    const SHARED: u64 = 0;
+
+    #[derive(Default)]
+    pub struct Mine {
+        vtime_now: u64,
+    }
+
+    impl ScxOps for Mine {
+        fn name(&self) -> &'static str {
+            "ext:mine"
+        }
+        fn init(&mut self, cx: &mut ScxCtx) -> Result<(), String> {
+            cx.create_dsq(SHARED)
+        }
+        fn enqueue(&mut self, cx: &mut ScxCtx, p: TaskId, enq_flags: u64) {
+            let vtime = cx.dsq_vtime(p).max(self.vtime_now.saturating_sub(SLICE_DFL));
+            cx.dsq_insert_vtime(p, SHARED, SLICE_DFL, vtime, enq_flags);
+        }
+        fn dispatch(&mut self, cx: &mut ScxCtx, _cpu: CpuId, _prev: Option<TaskId>) {
+            cx.dsq_move_to_local(SHARED);
+        }
+        fn stopping(&mut self, cx: &mut ScxCtx, p: TaskId, _runnable: bool) {
+            let used = SLICE_DFL.saturating_sub(cx.slice(p));
+            cx.set_dsq_vtime(p, cx.dsq_vtime(p) + used * 100 / u64::from(cx.weight(p)));
+        }
+        fn running(&mut self, cx: &mut ScxCtx, p: TaskId) {
+            self.vtime_now = self.vtime_now.max(cx.dsq_vtime(p));
+        }
+    }
+
+    #[test]
+    fn builds_a_scheduler() {
+        let m = schedlab_machine::preset("smp2").unwrap();
+        let s = crate::ext::build(&m, &[], Box::<Mine>::default()).unwrap();
+        assert_eq!(s.name(), "ext:mine");
+        assert!(s.tunables().iter().any(|t| t.name == "watchdog_timeout_ms" && t.value == "30000"));
+    }
+}

@@ -65,7 +65,7 @@ impl Fair {
         let rel = |v: u64| fmt_ns(vdiff(v, base));
         let text = if d >= 0 || at == Moment::Wakeup {
             format!(
-                "vruntime {} < {} (min_vruntime + …; leftmost of the tree runs; slice {})",
+                "vruntime {} < {} (above min_vruntime): the leftmost entity runs, for a slice of {}",
                 rel(v1),
                 rel(v2),
                 fmt_ns(self.sched_slice(rq, se) as i64)

@@ -44,7 +44,7 @@ pub(super) fn figure<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, body: &Bo
 }
 
 /// The drawn x and y ranges, the same for every panel so side-by-side panels compare.
-fn shared_ranges(body: &Body) -> ((f64, f64), (f64, f64)) {
+pub(super) fn shared_ranges(body: &Body) -> ((f64, f64), (f64, f64)) {
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for p in &body.panels {
         for (x, y) in p.content.positions(&body.x, &body.y) {
@@ -91,9 +91,12 @@ fn panel<DB: DrawingBackend>(
         .y_label_area_size(yw)
         .build_cartesian_2d(Ticked::new(xr, xt), Ticked::new(yr, yt))
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(body.x.desc.as_str())
+    let mut mesh = chart.configure_mesh();
+    // Grid lines at category centres would run through the bars.
+    if matches!(p.content, Content::Bars { .. }) {
+        mesh.disable_x_mesh();
+    }
+    mesh.x_desc(body.x.desc.as_str())
         .y_desc(body.y.desc.as_str())
         .x_label_formatter(&xlabel)
         .y_label_formatter(&ylabel)
@@ -175,6 +178,11 @@ fn draw_lines<DB: DrawingBackend>(area: &PlotArea<DB>, lines: &[Line], x: &Axis,
             stroke_width: if faded { 1 } else { 2 },
         };
         let pts: Vec<(f64, f64)> = l.pts.iter().filter_map(|&(a, b)| Some((x.pos(a)?, y.pos(b)?))).collect();
+        if l.markers {
+            for &p in &pts {
+                area.draw(&Circle::new(p, 3, color.filled())).map_err(err)?;
+            }
+        }
         area.draw(&PathElement::new(pts, style)).map_err(err)?;
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! The built-in multi-experiment studies.
 
 mod cfs_eevdf;
+mod ext_examples;
 mod futex;
 mod lock_delayed_wakeup;
 mod lock_sites;
@@ -26,6 +27,7 @@ pub const SUITES: &[SuiteEntry] = &[
     ("lock-delayed-wakeup", lock_delayed_wakeup::DESCRIPTION, lock_delayed_wakeup::suite),
     ("lock-sites", lock_sites::DESCRIPTION, lock_sites::suite),
     ("o1-bottlenecks", o1_bottlenecks::DESCRIPTION, o1_bottlenecks::suite),
+    ("ext-examples", ext_examples::DESCRIPTION, ext_examples::suite),
 ];
 
 /// The suite called `name`, if there is one.

@@ -46,8 +46,13 @@ fn us(n: i64) -> String {
     format!("\"{n}us\"")
 }
 
+/// Nanoseconds, in µs when whole.
 fn ns(n: i64) -> String {
-    format!("\"{n}ns\"")
+    if n % 1000 == 0 {
+        us(n / 1000)
+    } else {
+        format!("\"{n}ns\"")
+    }
 }
 
 /// Resources the events name, and how each timer behaves.
@@ -97,7 +102,7 @@ fn scan(cx: &Cx, threads: &[Thread]) -> R<Resources> {
                 Ev::Suspend(s) | Ev::Resume(s) => {
                     let n = suspend_name(t, s);
                     if n.is_empty() {
-                        return Err(cx.err(e.at, &t.name, "`resume` names the thread to wake; it is empty"));
+                        return Err(cx.err(e.at, &e.path, "`resume` names the thread to wake; it is empty"));
                     }
                     r.mutexes.insert(n.clone());
                     r.cond_mutexes.insert(n.clone());
@@ -105,7 +110,7 @@ fn scan(cx: &Cx, threads: &[Thread]) -> R<Resources> {
                 }
                 Ev::Barrier(b) => *r.barriers.entry(b.clone()).or_default() += t.instance,
                 Ev::Fork(f) if !threads.iter().any(|x| x.name == *f) => {
-                    return Err(cx.err(e.at, &t.name, format!("`fork` of `{f}`: no task of that name")));
+                    return Err(cx.err(e.at, &e.path, format!("`fork` of `{f}`: no task of that name")));
                 }
                 Ev::Timer { name, unique, absolute, .. } => {
                     let key = (unique.then(|| t.name.clone()), name.clone());
@@ -165,13 +170,22 @@ pub(super) fn emit(cx: &mut Cx, name: &str, g: &Global, threads: &[Thread]) -> R
         task(cx, &mut o, g, &r, t, &pi)?;
     }
     // Each pushed entry may hold several lines: expand the origins to one per line.
+    // Programs are indented by loop depth.
     let mut text = String::new();
     let mut origin = Vec::new();
+    let mut depth = 0usize;
     for (l, at) in o.lines.iter().zip(&o.origin) {
         for part in l.split('\n') {
+            if part == "] }," || part == "]" {
+                depth = depth.saturating_sub(1);
+            }
+            text.push_str(&"    ".repeat(depth));
             text.push_str(part);
             text.push('\n');
             origin.push(*at);
+            if part.ends_with('[') {
+                depth += 1;
+            }
         }
     }
     Ok((text, origin))
@@ -180,7 +194,10 @@ pub(super) fn emit(cx: &mut Cx, name: &str, g: &Global, threads: &[Thread]) -> R
 /// A policy as `sched_attr` keys (`policy`, `rt_priority`, `runtime`, …) and the nice
 /// value for normal/batch/idle: `s`'s own policy, else `inherited`, with rt-app's default
 /// priority (`parse_sched_data`: nice 0, rt priority 10).
-fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<(Vec<(&'static str, String)>, Option<i64>)> {
+/// A policy's keys for the task table and its nice value, if it sets one.
+type PolicyKv = (Vec<(&'static str, String)>, Option<i64>);
+
+fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<PolicyKv> {
     let (pol, at) = s.policy.unwrap_or((inherited, s.prio.map_or(0, |p| p.1)));
     let prio = |def: i64| s.prio.unwrap_or((def, at));
     Ok(match pol {

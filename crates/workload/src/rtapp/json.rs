@@ -42,6 +42,20 @@ impl Json {
     }
 }
 
+/// The dotted path (`tasks.t.run`) of the member whose key or value starts at byte `at`.
+pub fn path_at(v: &Spanned, at: usize) -> Option<String> {
+    match &v.v {
+        Json::Object(m) => m.iter().find_map(|(k, kat, x)| {
+            if *kat == at || x.at == at {
+                return Some(k.clone());
+            }
+            path_at(x, at).map(|p| format!("{k}.{p}"))
+        }),
+        Json::Array(items) => items.iter().enumerate().find_map(|(i, x)| path_at(x, at).map(|p| format!("[{i}].{p}"))),
+        _ => None,
+    }
+}
+
 /// A syntax error: byte offset and message.
 pub type SyntaxError = (usize, String);
 

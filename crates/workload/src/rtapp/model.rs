@@ -73,6 +73,8 @@ pub enum Ev {
 pub struct Event {
     pub ev: Ev,
     pub at: usize,
+    /// The JSON path of the event's key.
+    pub path: String,
 }
 
 #[derive(Clone, Debug)]
@@ -133,10 +135,14 @@ impl Cx<'_> {
     pub(super) fn thread(&mut self, name: &str, v: &Spanned, path: &str) -> R<Thread> {
         let members = self.object(v, path)?;
         let has_phases = members.iter().any(|(k, _, _)| k == "phases");
-        for (k, kat, _) in members {
-            let known = PHASE_KEYS.contains(&k.as_str()) || THREAD_KEYS.contains(&k.as_str());
+        for (i, (k, kat, _)) in members.iter().enumerate() {
             // With `phases`, a thread-level `runtime` is the legacy name of `dl-runtime`.
-            let event = event_kind(k).is_some() && !(has_phases && k == "runtime");
+            let legacy = has_phases && k == "runtime";
+            let known = PHASE_KEYS.contains(&k.as_str()) || THREAD_KEYS.contains(&k.as_str()) || legacy;
+            if known && members[..i].iter().any(|(p, _, _)| p == k) {
+                return Err(self.err(*kat, &format!("{path}.{k}"), format!("`{k}` is given twice")));
+            }
+            let event = !known && event_kind(k).is_some();
             if !known && !event {
                 return Err(self.unknown(*kat, &format!("{path}.{k}"), k, "a task property or an event"));
             }
@@ -160,6 +166,9 @@ impl Cx<'_> {
             if sched.dl[i + 1].is_none() {
                 sched.dl[i + 1] = self.opt_int(members, legacy, path)?;
             }
+        }
+        if has_phases {
+            self.unmodelled(members, path)?;
         }
         if sched.dl[0].is_none() && has_phases {
             sched.dl[0] = self.opt_int(members, "runtime", path)?;
@@ -192,20 +201,34 @@ impl Cx<'_> {
     fn phase(&mut self, v: &Spanned, path: &str) -> R<Phase> {
         let members = self.object(v, path)?;
         let mut events = Vec::new();
-        for (k, kat, ev) in members {
+        for (i, (k, kat, ev)) in members.iter().enumerate() {
             let f = format!("{path}.{k}");
             if PHASE_KEYS.contains(&k.as_str()) || THREAD_KEYS.contains(&k.as_str()) {
+                // A repeated event runs twice (workgen numbers the copies); a repeated
+                // property would leave one of its values unread.
+                if members[..i].iter().any(|(p, _, _)| p == k) {
+                    return Err(self.err(*kat, &f, format!("`{k}` is given twice")));
+                }
                 continue;
             }
             let Some(kind) = event_kind(k) else {
                 return Err(self.unknown(*kat, &f, k, "a phase property or an event"));
             };
-            events.push(Event { ev: self.event(kind, ev, &f)?, at: *kat });
+            events.push(Event { ev: self.event(kind, ev, &f)?, at: *kat, path: f });
         }
         if events.is_empty() {
             return Err(self.err(v.at, path, "no events found: a phase needs at least one event"));
         }
         let repeat = self.opt_int(members, "loop", path)?.map_or(1, |(i, _)| i);
+        self.unmodelled(members, path)?;
+        let cpus = self.cpus(members, path)?;
+        let sched = self.sched(members, path)?;
+        let taskgroup = self.taskgroup(members, path)?;
+        Ok(Phase { at: v.at, repeat, events, cpus, sched, taskgroup })
+    }
+
+    /// Utilization clamping and NUMA memory binding: checked, then noted (not modelled).
+    fn unmodelled(&mut self, members: &[(String, usize, Spanned)], path: &str) -> R<()> {
         for k in ["util_min", "util_max"] {
             if let Some((u, at)) = self.opt_int(members, k, path)? {
                 if !(-1..=1024).contains(&u) {
@@ -219,10 +242,7 @@ impl Cx<'_> {
                 self.note(format!("`{k}` (NUMA memory binding) is accepted but has no effect: memory is not modelled"));
             }
         }
-        let cpus = self.cpus(members, path)?;
-        let sched = self.sched(members, path)?;
-        let taskgroup = self.taskgroup(members, path)?;
-        Ok(Phase { at: v.at, repeat, events, cpus, sched, taskgroup })
+        Ok(())
     }
 
     fn sched(&mut self, m: &[(String, usize, Spanned)], path: &str) -> R<Sched> {

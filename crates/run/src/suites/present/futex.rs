@@ -67,9 +67,10 @@ pub(super) fn figures(rs: &[ExperimentResult]) -> Vec<Chart> {
         out.push(Chart {
             name: "futex-vip-waits.svg".into(),
             title: "VIP UI thread: its futex waits with VIP off and on".into(),
-            note: None,
+            // The longest wait is tens of ms, the total seconds: one log scale shows both.
+            note: Some("log scale".into()),
             x: Axis::new("configuration", Unit::Plain),
-            y: Axis::new("wait", Unit::Ns),
+            y: Axis::new("wait (log scale)", Unit::Ns).log(),
             panels: vec![ChartPanel {
                 title: "UI thread".into(),
                 data: bars(&[("VIP max wait ms", "max wait", 1e6), ("VIP total wait ms", "total wait", 1e6)]),

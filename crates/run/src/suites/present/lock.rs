@@ -7,6 +7,16 @@ use super::rows::{experiment, mean, panel_title, row, scaled};
 use crate::suite::ExperimentResult;
 use schedlab_report::plots::{Axis, Chart, ChartData, ChartPanel, Unit};
 
+/// The hackbench groups column `i` ran: its workload's `groups` parameter (so `--param
+/// groups=…` shows), else its label's number.
+fn groups_of(r: &ExperimentResult, i: usize) -> Option<f64> {
+    let p = r.records.get(i).and_then(|rec| rec.workload.params.iter().find(|(n, _)| n == "groups"));
+    match p.map(|(_, v)| v) {
+        Some(schedlab_metrics::Param::Int(g)) => Some(*g as f64),
+        _ => r.labels.get(i)?.trim_end_matches(" dw").parse().ok(),
+    }
+}
+
 /// `(groups, value without, value with)` per group count of a delayed-wakeup table, whose
 /// columns come in pairs `N`, `N dw`.
 fn pairs(r: &ExperimentResult, metric: &str) -> Vec<(f64, Option<f64>, Option<f64>)> {
@@ -16,11 +26,20 @@ fn pairs(r: &ExperimentResult, metric: &str) -> Vec<(f64, Option<f64>, Option<f6
         if l.ends_with(" dw") {
             continue;
         }
-        let Ok(g) = l.trim().parse::<f64>() else { continue };
+        let Some(g) = groups_of(r, i) else { continue };
         let with = r.labels.iter().position(|x| *x == format!("{l} dw")).and_then(|j| v[j]);
         out.push((g, v[i], with));
     }
     out
+}
+
+/// `(groups, gain %)` under each `dw` column.
+fn gains(r: &ExperimentResult) -> Vec<(f64, Option<f64>)> {
+    let v = row(r, "gain %");
+    (0..r.labels.len())
+        .filter(|&i| r.labels[i].ends_with(" dw"))
+        .filter_map(|i| Some((groups_of(r, i)?, v[i])))
+        .collect()
 }
 
 fn line(name: &str, pts: impl Iterator<Item = (f64, Option<f64>)>) -> (String, Vec<(f64, f64)>) {
@@ -44,18 +63,7 @@ pub(super) fn delayed_wakeup(rs: &[ExperimentResult]) -> Vec<Chart> {
             }
         })
         .collect();
-    let gain = rs
-        .iter()
-        .map(|r| {
-            line(
-                &panel_title(r.name),
-                row(r, "gain %").into_iter().zip(&r.labels).filter_map(|(v, l)| {
-                    let g = l.strip_suffix(" dw")?.parse::<f64>().ok()?;
-                    Some((g, v))
-                }),
-            )
-        })
-        .collect();
+    let gain = rs.iter().map(|r| line(&panel_title(r.name), gains(r).into_iter())).collect();
     let sites = ["schedule", "load_balance", "try_to_wake_up", "wake_up_new_task"];
     let contention = rs
         .iter()
@@ -107,11 +115,7 @@ pub(super) fn delayed_wakeup_finding(rs: &[ExperimentResult]) -> String {
     let parts: Vec<String> = rs
         .iter()
         .filter_map(|r| {
-            let g: Vec<(f64, f64)> = row(r, "gain %")
-                .into_iter()
-                .zip(&r.labels)
-                .filter_map(|(v, l)| Some((l.strip_suffix(" dw")?.parse().ok()?, v?)))
-                .collect();
+            let g: Vec<(f64, f64)> = gains(r).into_iter().filter_map(|(x, v)| Some((x, v?))).collect();
             let best = g.iter().copied().fold(None, |b: Option<(f64, f64)>, x| match b {
                 Some(b) if b.1 >= x.1 => Some(b),
                 _ => Some(x),
@@ -120,7 +124,7 @@ pub(super) fn delayed_wakeup_finding(rs: &[ExperimentResult]) -> String {
             Some(format!("{}: mean gain {m:.2} % (best {:.2} % at {} groups)", panel_title(r.name), best.1, best.0))
         })
         .collect();
-    format!("the delayed new-task wakeup shortens hackbench — {}", parts.join("; "))
+    format!("gain of the delayed new-task wakeup in hackbench's completion time (> 0: faster) — {}", parts.join("; "))
 }
 
 const SITES: [&str; 4] = ["schedule", "load_balance", "try_to_wake_up", "wake_up_new_task"];

@@ -1,0 +1,130 @@
+//! Command-line conventions through the real binary: CSV that survives any task name,
+//! `convert`, examples built into the binary, completions and the man page generated from
+//! the clap definitions, and the documented exit statuses (`docs/cli.md`; 130 and 143 after
+//! SIGINT/SIGTERM are tested in `outputs_and_signals.rs`).
+
+use std::process::{Command, Output};
+
+fn schedlab(args: &[&str], dir: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).current_dir(dir).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b).into_owned();
+    assert!(!s.contains("panicked"), "panic: {s}");
+    s
+}
+
+const NAME: &str = "a,\"quoted\" task, with commas";
+
+#[test]
+fn csv_round_trips_task_names_with_commas_and_quotes() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml_name = NAME.replace('"', "\\\"");
+    let w = format!("[[task]]\nname = \"{toml_name}\"\ncount = 2\nprogram = [ {{ run = \"1ms\" }}, {{ sleep = \"1ms\" }} ]\n[[task]]\nname = \"plain\"\nprogram = [ {{ run = \"1ms\" }} ]\n");
+    std::fs::write(dir.path().join("w.toml"), w).unwrap();
+    for args in [&["run", "w.toml"][..], &["compare", "w.toml", "--sched", "eevdf,cfs"][..]] {
+        let out = schedlab(&[args, &["--format", "csv", "--duration", "10ms"]].concat(), dir.path());
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let mut r = csv::Reader::from_reader(out.stdout.as_slice());
+        let header = r.headers().unwrap().clone();
+        assert_eq!(header.len(), 17);
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        let per_sched = if args[0] == "compare" { 2 } else { 1 };
+        assert_eq!(rows.len(), 3 * per_sched);
+        for row in &rows {
+            assert_eq!(row.len(), 17, "{row:?}");
+            assert!(row[5].parse::<u64>().is_ok(), "runtime_ns column: {row:?}");
+        }
+        let names: Vec<&str> = rows.iter().map(|r| &r[1]).collect();
+        assert!(names.contains(&format!("{NAME}.0").as_str()) && names.contains(&"plain"), "{names:?}");
+    }
+}
+
+fn strip(json: &[u8]) -> String {
+    let mut v: serde_json::Value = serde_json::from_slice(json).unwrap();
+    v.as_object_mut().unwrap().remove("host");
+    v["workload"].as_object_mut().unwrap().remove("file");
+    v.to_string()
+}
+
+#[test]
+fn convert_prints_toml_that_runs_like_the_rt_app_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rt-app/condvar.json");
+    std::fs::copy(&src, dir.path().join("c.json")).unwrap();
+    let conv = schedlab(&["convert", "c.json"], dir.path());
+    assert_eq!(conv.status.code(), Some(0), "{}", text(&conv.stderr));
+    std::fs::write(dir.path().join("c.toml"), &conv.stdout).unwrap();
+    let args = |f: &'static str| ["run", f, "--format", "json", "--duration", "30ms", "--check"];
+    let a = schedlab(&args("c.json"), dir.path());
+    let b = schedlab(&args("c.toml"), dir.path());
+    assert_eq!(a.status.code(), Some(0), "{}", text(&a.stderr));
+    assert_eq!(strip(&a.stdout), strip(&b.stdout));
+    // A TOML file needs no conversion.
+    let t = schedlab(&["convert", "c.toml"], dir.path());
+    assert_eq!(t.status.code(), Some(2));
+    assert!(text(&t.stderr).contains("not an rt-app file"));
+}
+
+#[test]
+fn rt_app_notes_are_reported_once_per_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        schedlab(&["compare", "example:rt-app/periodic.json", "--sched", "eevdf,cfs", "--duration", "5ms"], dir.path());
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("global `logdir`").count(), 1, "{err}");
+}
+
+#[test]
+fn example_workloads_are_built_into_the_binary() {
+    // An empty directory: nothing to read from the source tree.
+    let dir = tempfile::tempdir().unwrap();
+    for ex in ["example:hackbench", "example:periodic-200.toml", "example:rt-app/barrier.json"] {
+        let out = schedlab(&["run", ex, "--duration", "5ms"], dir.path());
+        assert_eq!(out.status.code(), Some(0), "{ex}: {}", text(&out.stderr));
+    }
+    let list = text(&schedlab(&["list"], dir.path()).stdout);
+    assert!(list.contains("example:hackbench") && list.contains("example:rt-app/fork.json"), "{list}");
+    let out = schedlab(&["run", "example:nonesuch"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_clap_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = schedlab(&["completions", shell], dir.path());
+        assert_eq!(out.status.code(), Some(0));
+        let s = text(&out.stdout);
+        for word in ["convert", "compare", "timeline-width"] {
+            assert!(s.contains(word), "{shell} lacks {word}");
+        }
+    }
+    let man = schedlab(&["man"], dir.path());
+    let s = text(&man.stdout);
+    assert!(s.starts_with(".ie") || s.contains(".TH schedlab 1"), "{}", &s[..s.len().min(200)]);
+    assert!(s.contains("convert") && s.contains("Exit status"));
+}
+
+/// `docs/cli.md`: 0 success, 2 bad input (a workload, an rt-app file, an option), 1 a
+/// failed run or output.
+#[test]
+fn exit_statuses_are_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.json"), "{ \"tasks\": {\n  \"t\": { \"run\": 10, \"colour\": \"red\" } } }")
+        .unwrap();
+    let ok = schedlab(&["run", "example:nice-pair", "--duration", "2ms"], dir.path());
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    let bad = schedlab(&["run", "bad.json"], dir.path());
+    assert_eq!(bad.status.code(), Some(2));
+    let err = text(&bad.stderr);
+    assert!(err.contains("bad.json:2:") && err.contains("tasks.t.colour"), "{err}");
+    assert_eq!(schedlab(&["run", "--no-such-flag", "x"], dir.path()).status.code(), Some(2));
+    let doc =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md")).unwrap();
+    for code in ["| 0 |", "| 1 |", "| 2 |", "| 130 |", "| 143 |", "| 141 |"] {
+        assert!(doc.contains(code), "docs/cli.md lacks {code}");
+    }
+}

@@ -1,0 +1,67 @@
+//! `schedlab import` and `schedlab replay` through the real binary: the committed perf.data
+//! fixture becomes a workload that loads; a foreign or truncated trace is exit status 2 with
+//! a message naming the file, never a panic; `replay` prints the trace beside the
+//! simulated scheduler.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../trace-import/tests/fixtures").join(name)
+}
+
+fn schedlab(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab")).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).to_string(), stderr)
+}
+
+#[test]
+fn import_writes_a_workload_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("m.toml");
+    let trace = fixture("messaging.ftrace.txt");
+    let (code, _, err) = schedlab(&["import", trace.to_str().unwrap(), "-o", w.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("wake dependencies"), "{err}");
+    let text = std::fs::read_to_string(&w).unwrap();
+    assert!(text.starts_with("# Imported by `schedlab import`"));
+    let (code, out, err) = schedlab(&["run", w.to_str().unwrap(), "--sched", "eevdf", "--check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("all_exited"), "{out}");
+}
+
+#[test]
+fn foreign_and_truncated_traces_exit_2_with_the_file_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("not-a-trace.toml");
+    std::fs::write(&toml, "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n").unwrap();
+    let bytes = std::fs::read(fixture("messaging.perf.data")).unwrap();
+    let cut = dir.path().join("cut.perf.data");
+    std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
+    for (p, words) in [(&toml, "not a trace"), (&cut, "truncated")] {
+        let (code, _, err) = schedlab(&["import", p.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(p.to_str().unwrap()) && err.contains(words), "{err}");
+    }
+}
+
+#[test]
+fn replay_prints_the_trace_beside_the_simulation() {
+    let trace = fixture("messaging.perf.data");
+    let (code, out, err) = schedlab(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--sched",
+        "eevdf",
+        "--machine",
+        "smp2",
+        "--only",
+        "sched-messaging",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let header = out.lines().find(|l| l.trim_start().starts_with("trace")).unwrap_or_default();
+    assert!(header.contains("eevdf"), "{out}");
+    assert!(out.contains("per-task run time Δ mean/max"), "{out}");
+}
