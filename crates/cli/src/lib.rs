@@ -28,9 +28,9 @@ macro_rules! note {
 
 pub mod bench;
 pub mod calibrate;
-pub mod edf_simso;
 pub mod completions;
 pub mod convert;
+pub mod edf_simso;
 pub mod examples;
 pub mod explain;
 pub mod flags;
