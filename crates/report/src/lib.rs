@@ -185,10 +185,19 @@ fn table(rows: &[Vec<String>]) -> String {
 
 /// A readable summary of one run.
 /// The wait-for graph of a deadlocked run: one line per blocked task.
+/// How many waiting tasks the deadlock text lists; a server whose 100 threads wait on their
+/// connections after the client left would otherwise bury the report in 100 alike lines.
+const DEADLOCK_LINES: usize = 10;
+
 pub fn deadlock_text(r: &RunRecord) -> String {
     let mut s = format!("deadlock at {} ms: no task can run again; who waits on what:\n", ms(r.sim_ns));
-    for w in &r.deadlock {
+    for w in r.deadlock.iter().take(DEADLOCK_LINES) {
         let _ = writeln!(s, "  {} (task {}) waits on {}: {}", w.name, w.task, w.object, w.detail);
+    }
+    if r.deadlock.len() > DEADLOCK_LINES {
+        let more = r.deadlock.len() - DEADLOCK_LINES;
+        let _ =
+            writeln!(s, "  … and {more} more waiting tasks (all {} in the JSON record's `deadlock`)", r.deadlock.len());
     }
     s.push('\n');
     s

@@ -107,3 +107,16 @@ fn a_wait_a_sleeper_will_end_is_not_a_deadlock() {
         assert!(r.sim_ns >= 51_000_000, "{s}: the reader ran after the write ({} ns)", r.sim_ns);
     }
 }
+
+/// A server whose 12 threads each wait on a connection nobody writes again: the text lists
+/// the first ten and counts the rest; the record keeps all twelve.
+#[test]
+fn the_deadlock_text_lists_ten_waiters_and_counts_the_rest() {
+    let w = "[[pipe]]\nname = \"req\"\ncount = 12\n[[task]]\nname = \"httpd\"\ncount = 12\nprogram = [ { recv = \"req.{n}\", bytes = 100 } ]\n";
+    let r = run(w, "eevdf");
+    assert_eq!(r.end_reason, EndReason::Deadlock);
+    assert_eq!(r.deadlock.len(), 12);
+    let text = schedlab_report::deadlock_text(&r);
+    assert_eq!(text.lines().filter(|l| l.contains(" waits on pipe req.")).count(), 10, "{text}");
+    assert!(text.contains("… and 2 more waiting tasks (all 12 in the JSON record's `deadlock`)"), "{text}");
+}
