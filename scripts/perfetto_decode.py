@@ -1,6 +1,7 @@
 """Decode a schedlab Perfetto trace with Perfetto's own protobuf definitions and print a
 JSON summary: sched_switch count per CPU, run time per pid from the switch events, the
-other ftrace event kinds seen, thread names, and counter tracks.
+other ftrace event kinds seen, thread names, counter tracks, and the explained wait slices
+(time per thread, causes, argument names).
 
 Usage: perfetto_decode.py TRACE END_NS
 """
@@ -17,14 +18,28 @@ def main():
         trace.ParseFromString(f.read())
     switches, kinds, threads, tracks, counters = {}, {}, {}, set(), 0
     since, run = {}, {}
+    thread_track, open_slice, wait_ns, causes, args = {}, {}, {}, {}, set()
     for p in trace.packet:
         if p.HasField("process_tree"):
             for t in p.process_tree.threads:
                 threads[t.tid] = t.name
         if p.HasField("track_descriptor") and p.track_descriptor.HasField("counter"):
             tracks.add(p.track_descriptor.name)
+        if p.HasField("track_descriptor") and p.track_descriptor.HasField("thread"):
+            thread_track[p.track_descriptor.uuid] = p.track_descriptor.thread.tid
         if p.HasField("track_event") and p.track_event.type == pb.TrackEvent.TYPE_COUNTER:
             counters += 1
+        if p.HasField("track_event") and p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+            ev = p.track_event
+            a = {d.name: d for d in ev.debug_annotations}
+            args.update(a)
+            cause = a["cause"].string_value
+            causes[cause] = causes.get(cause, 0) + 1
+            open_slice[ev.track_uuid] = p.timestamp
+        if p.HasField("track_event") and p.track_event.type == pb.TrackEvent.TYPE_SLICE_END:
+            tid = thread_track[p.track_event.track_uuid]
+            t0 = open_slice.pop(p.track_event.track_uuid)
+            wait_ns[tid] = wait_ns.get(tid, 0) + p.timestamp - t0
         if not p.HasField("ftrace_events"):
             continue
         cpu = p.ftrace_events.cpu
@@ -51,6 +66,9 @@ def main():
             "threads": {str(k): v for k, v in sorted(threads.items())},
             "counter_tracks": sorted(tracks),
             "counter_values": counters,
+            "wait_ns": {str(k): v for k, v in sorted(wait_ns.items())},
+            "wait_causes": causes,
+            "wait_args": sorted(args),
         },
         sys.stdout,
     )

@@ -698,6 +698,8 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError
         job.sample = Some(Ns((job.end.0 / 2000).max(1_000_000)));
     }
     job.trace = c.trace.is_some() || c.timeline;
+    // Where the time went, for the report and the trace's wait slices (simulator only).
+    job.explain = (c.html.is_some() || c.trace.is_some()) && job.backend() == schedlab_run::Backend::Sim;
     Ok(job)
 }
 

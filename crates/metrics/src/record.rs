@@ -44,6 +44,10 @@ pub struct RunRecord {
     /// The scheduling events, when requested (`--trace`, `--timeline`); not in the JSON.
     #[serde(skip)]
     pub trace: Option<Trace>,
+    /// Where every task's waiting went, when the run was explained (`RunSpec::explain`: the
+    /// HTML report and the Perfetto trace of a simulated run); not in the JSON.
+    #[serde(skip)]
+    pub explained: Option<Box<crate::explain::Explained>>,
     /// Sampled time series, when requested (`--sample`, `study`, plots).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,

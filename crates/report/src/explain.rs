@@ -23,7 +23,7 @@ fn at(ns: u64) -> String {
     format!("{}.{:06} s", ns / 1_000_000_000, ns % 1_000_000_000 / 1_000)
 }
 
-fn pct(part: u64, whole: u64) -> String {
+pub(crate) fn pct(part: u64, whole: u64) -> String {
     if whole == 0 {
         return "0.0 %".into();
     }
@@ -134,7 +134,7 @@ pub fn summary_text(tasks: &[&TaskWaits]) -> String {
 }
 
 /// A column header of at most 9 characters.
-fn short(c: WaitCause) -> &'static str {
+pub(crate) fn short(c: WaitCause) -> &'static str {
     match c {
         WaitCause::Priority => "priority",
         WaitCause::FairShare => "fair",

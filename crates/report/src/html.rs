@@ -48,6 +48,81 @@ struct Run {
     counters: String,
     tasks: Vec<TaskRow>,
     locks: Vec<LockRow>,
+    /// Where the time went, when the run was explained.
+    waits: Option<Waits>,
+}
+
+/// "Where the time went": wait time by cause per task, the figure, and the worst waits of
+/// the tasks that waited longest, each a causal chain in words.
+#[derive(Serialize)]
+struct Waits {
+    causes: Vec<CauseCol>,
+    rows: Vec<WaitRow>,
+    svg: String,
+    worst: Vec<WorstWaits>,
+}
+
+#[derive(Serialize)]
+struct CauseCol {
+    short: &'static str,
+    name: &'static str,
+    describe: &'static str,
+}
+
+#[derive(Serialize)]
+struct WaitRow {
+    name: String,
+    wait: String,
+    waits: u64,
+    cells: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct WorstWaits {
+    task: String,
+    wait: String,
+    text: Vec<String>,
+}
+
+/// Tasks whose worst waits the report explains, those that waited longest first.
+const WORST_TASKS: usize = 5;
+/// Waits explained per task (the explainer keeps this many).
+const WORST_WAITS: usize = 3;
+
+fn waits_of(ex: &schedlab_metrics::explain::Explained) -> Waits {
+    use crate::explain::{pct, short, wait_text};
+    use schedlab_metrics::explain::WaitCause;
+    let tasks: Vec<_> = ex.tasks.iter().filter(|t| t.wait_ns > 0).collect();
+    let causes =
+        WaitCause::ALL.iter().map(|&c| CauseCol { short: short(c), name: c.name(), describe: c.describe() }).collect();
+    let rows = tasks
+        .iter()
+        .map(|t| WaitRow {
+            name: t.name.clone(),
+            wait: ms(t.wait_ns),
+            waits: t.waits,
+            cells: WaitCause::ALL
+                .iter()
+                .map(|c| match t.by_cause[c.index()] {
+                    0 => "-".into(),
+                    v => pct(v, t.wait_ns).replace(" %", ""),
+                })
+                .collect(),
+        })
+        .collect();
+    let mut longest = tasks.clone();
+    longest.sort_by(|a, b| b.wait_ns.cmp(&a.wait_ns).then(a.task.cmp(&b.task)));
+    let worst = longest
+        .iter()
+        .take(WORST_TASKS)
+        .map(|t| WorstWaits {
+            task: t.name.clone(),
+            wait: crate::explain::dur(t.wait_ns),
+            text: t.worst.iter().take(WORST_WAITS).map(|w| wait_text(ex, w)).collect(),
+        })
+        .collect();
+    let svg = crate::explain::waits_svg(&tasks).replace(" xmlns=\"http://www.w3.org/2000/svg\"", "");
+    Waits { causes, rows, svg, worst }
 }
 
 #[derive(Serialize)]
@@ -125,6 +200,7 @@ fn run_of(r: &RunRecord) -> Run {
         counters: r.policy_counters.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "),
         tasks,
         locks,
+        waits: r.explained.as_deref().map(waits_of),
     }
 }
 

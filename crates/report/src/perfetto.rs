@@ -170,8 +170,30 @@ pub struct TrackDescriptor {
     pub uuid: Option<u64>,
     #[prost(string, optional, tag = "2")]
     pub name: Option<String>,
+    #[prost(message, optional, tag = "4")]
+    pub thread: Option<ThreadDescriptor>,
     #[prost(message, optional, tag = "8")]
     pub counter: Option<CounterDescriptor>,
+}
+
+/// `perfetto.protos.ThreadDescriptor`: puts a track on a thread (the wait slices).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ThreadDescriptor {
+    #[prost(int32, optional, tag = "1")]
+    pub pid: Option<i32>,
+    #[prost(int32, optional, tag = "2")]
+    pub tid: Option<i32>,
+}
+
+/// `perfetto.protos.DebugAnnotation`: a slice's argument (`args.NAME` in the UI).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DebugAnnotation {
+    #[prost(string, optional, tag = "10")]
+    pub name: Option<String>,
+    #[prost(uint64, optional, tag = "3")]
+    pub uint_value: Option<u64>,
+    #[prost(string, optional, tag = "6")]
+    pub string_value: Option<String>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -183,9 +205,13 @@ pub struct CounterDescriptor {
 
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct TrackEvent {
-    /// `TYPE_COUNTER = 4`.
+    /// `TYPE_SLICE_BEGIN = 1`, `TYPE_SLICE_END = 2`, `TYPE_COUNTER = 4`.
     #[prost(int32, optional, tag = "9")]
     pub r#type: Option<i32>,
+    #[prost(string, optional, tag = "23")]
+    pub name: Option<String>,
+    #[prost(message, repeated, tag = "4")]
+    pub debug_annotations: Vec<DebugAnnotation>,
     #[prost(uint64, optional, tag = "11")]
     pub track_uuid: Option<u64>,
     #[prost(int64, optional, tag = "30")]
@@ -198,6 +224,8 @@ const TASK_INTERRUPTIBLE: i64 = 1;
 const EXIT_DEAD: i64 = 0x10;
 /// Packets of the counter tracks use this sequence.
 const SEQ: u32 = 1;
+/// Packets of the wait slices use this one.
+const WAIT_SEQ: u32 = 2;
 
 /// A task's pid in the trace: 0 is the idle task (`swapper`), so task `t` is `t + 1`.
 pub fn pid_of(t: usize) -> i32 {
@@ -303,6 +331,9 @@ fn build(r: &RunRecord, log: &EventLog) -> Trace {
     if let Some(s) = &r.series {
         counters(r, s, &mut packets);
     }
+    if let Some(ex) = &r.explained {
+        waits(ex, &mut packets);
+    }
     Trace { packet: packets }
 }
 
@@ -318,6 +349,7 @@ fn counters(r: &RunRecord, s: &schedlab_metrics::Series, packets: &mut Vec<Trace
                 uuid: Some(uuid),
                 name: Some(name),
                 counter: Some(CounterDescriptor { unit: Some(unit) }),
+                ..Default::default()
             }),
             ..Default::default()
         });
@@ -327,7 +359,12 @@ fn counters(r: &RunRecord, s: &schedlab_metrics::Series, packets: &mut Vec<Trace
         packets.push(TracePacket {
             timestamp: Some(time),
             trusted_packet_sequence_id: Some(SEQ),
-            track_event: Some(TrackEvent { r#type: Some(4), track_uuid: Some(uuid), counter_value: Some(v) }),
+            track_event: Some(TrackEvent {
+                r#type: Some(4),
+                track_uuid: Some(uuid),
+                counter_value: Some(v),
+                ..Default::default()
+            }),
             ..Default::default()
         });
     };
@@ -356,4 +393,63 @@ fn counters(r: &RunRecord, s: &schedlab_metrics::Series, packets: &mut Vec<Trace
             }
         }
     }
+}
+
+/// A slice per explained wait segment on its task's thread track, named by its cause, with
+/// the cause, the CPU it waited on, who ran there instead and why as arguments. Segments
+/// tile each wait, so a task's slices sum to its `wait_ns`.
+fn waits(ex: &schedlab_metrics::explain::Explained, packets: &mut Vec<TracePacket>) {
+    let uuid = |t: usize| 3_000_000 + t as u64;
+    let mut tracks: Vec<usize> = ex.waits.iter().map(|w| w.task).collect();
+    tracks.sort_unstable();
+    tracks.dedup();
+    for (i, &t) in tracks.iter().enumerate() {
+        packets.push(TracePacket {
+            timestamp: Some(0),
+            trusted_packet_sequence_id: Some(WAIT_SEQ),
+            sequence_flags: (i == 0).then_some(1),
+            track_descriptor: Some(TrackDescriptor {
+                uuid: Some(uuid(t)),
+                thread: Some(ThreadDescriptor { pid: Some(pid_of(t)), tid: Some(pid_of(t)) }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+    }
+    let arg = |name: &str, v: String| DebugAnnotation {
+        name: Some(name.into()),
+        string_value: Some(v),
+        ..Default::default()
+    };
+    let mut slices = Vec::new();
+    for w in &ex.waits {
+        for g in &w.segments {
+            let mut args = vec![
+                arg("cause", g.cause.name().into()),
+                DebugAnnotation { name: Some("cpu".into()), uint_value: Some(g.cpu as u64), ..Default::default() },
+                arg("why", g.why.clone()),
+            ];
+            if let Some(ran) = g.ran {
+                args.insert(2, arg("ran", ex.names.get(ran).cloned().unwrap_or_default()));
+            }
+            let begin = TrackEvent {
+                r#type: Some(1),
+                track_uuid: Some(uuid(w.task)),
+                name: Some(format!("wait: {}", g.cause.name())),
+                debug_annotations: args,
+                ..Default::default()
+            };
+            let end = TrackEvent { r#type: Some(2), track_uuid: Some(uuid(w.task)), ..Default::default() };
+            slices.push((g.start_ns, begin));
+            slices.push((g.end_ns, end));
+        }
+    }
+    // In time order; stable, so a segment's end stays before the next one's begin.
+    slices.sort_by_key(|s| s.0);
+    packets.extend(slices.into_iter().map(|(time, e)| TracePacket {
+        timestamp: Some(time),
+        trusted_packet_sequence_id: Some(WAIT_SEQ),
+        track_event: Some(e),
+        ..Default::default()
+    }));
 }

@@ -118,6 +118,9 @@ pub struct RunSpec {
     pub sample: Option<Ns>,
     /// Keep every scheduling event (for the Perfetto trace and the ASCII timeline).
     pub trace: bool,
+    /// Explain every wait into `RunRecord::explained` (decision records on; simulator only;
+    /// changes no result): each task's worst waits, and every wait when `trace` is on.
+    pub explain: bool,
     /// Host runs: observe the run through the sched tracepoints (false: procfs figures
     /// only, for timings without the tracing cost on every switch and wakeup).
     pub host_tracing: bool,
@@ -141,6 +144,7 @@ impl RunSpec {
             check: false,
             sample: None,
             trace: false,
+            explain: false,
             host_tracing: true,
         }
     }
@@ -178,6 +182,7 @@ impl RunSpec {
     pub fn run(&self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
         self.check_limits()?;
         match self.backend() {
+            Backend::Sim if self.explain => sim::run_into_record(self, keep_going),
             Backend::Sim => sim::run(self, keep_going),
             Backend::Host => host::run(self, keep_going),
         }

@@ -63,6 +63,7 @@ pub fn assemble(spec: &RunSpec, m: Measured) -> RunRecord {
         latency_cdf,
         spans,
         trace,
+        explained: None,
         series,
         host: HostInfo::measured(wall_s, summary.events),
     }

@@ -35,6 +35,18 @@ pub fn run_explained(
     Ok((rec.0, explained))
 }
 
+/// Waits each task keeps explained for the HTML report.
+const REPORT_WORST: usize = 3;
+
+/// [`run_explained`] for the HTML report and the Perfetto trace: the explanation goes into
+/// the record, with every task's waits when the events are kept (the trace's wait slices).
+pub(crate) fn run_into_record(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
+    let all = spec.trace;
+    let (mut rec, ex) = run_explained(spec, REPORT_WORST, Box::new(move |_: &str| all), keep_going)?;
+    rec.explained = Some(Box::new(ex));
+    Ok(rec)
+}
+
 /// Metrics plus a second probe, each seeing every event and decision.
 struct Tee<'a> {
     a: &'a mut dyn Probe,
