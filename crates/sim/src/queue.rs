@@ -54,6 +54,15 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         seq
     }
+    /// Takes `n` consecutive sequence numbers at once and returns the first: `n` events
+    /// pushed later with them, one after another ([`EventQueue::push_seq`]), pop in the order
+    /// they would have had if all had been pushed now. This lets a long series of events at
+    /// one time keep a single entry in the queue (the next is pushed when one pops).
+    pub fn reserve_seqs(&mut self, n: u64) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += n;
+        seq
+    }
     /// Schedules `event` with a sequence number from [`EventQueue::reserve_seq`].
     pub fn push_seq(&mut self, time: Ns, seq: u64, event: E) {
         debug_assert!(seq < self.next_seq);

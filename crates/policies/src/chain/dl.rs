@@ -56,6 +56,9 @@ impl Dl {
             misses: 0,
         }
     }
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.tasks.reserve_exact(n.saturating_sub(self.tasks.len()));
+    }
     pub fn grow(&mut self, p: TaskId) {
         if self.tasks.len() <= p {
             self.tasks.resize(p + 1, DlTask::default());

@@ -159,6 +159,7 @@ impl SchedClass for Chain {
     }
     fn reserve_tasks(&mut self, n: usize) {
         self.fair.reserve_tasks(n);
+        self.reserve_exact(n);
     }
     /// Every task has a fair entity (as every Linux task has a `sched_entity`), so the fair
     /// class can read any task's state; only fair-class tasks are queued in it.

@@ -108,6 +108,9 @@ impl Rt {
     pub fn new(nr_cpus: usize, rr_ticks: u64) -> Rt {
         Rt { rq: vec![PrioArray::new(); nr_cpus], tasks: Vec::new(), rr_ticks, rotor: 0, pushes: 0, pulls: 0 }
     }
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.tasks.reserve_exact(n.saturating_sub(self.tasks.len()));
+    }
     pub fn grow(&mut self, p: TaskId) {
         if self.tasks.len() <= p {
             let s = self.rr_ticks;
