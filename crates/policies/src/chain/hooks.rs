@@ -175,8 +175,10 @@ impl SchedClass for Chain {
         if let Some(e) = self.ext.as_mut() {
             e.task_dead(cx, p);
         }
-        self.dl.total_bw -= self.dl.tasks[p].admitted_bw;
-        self.dl.tasks[p].admitted_bw = 0;
+        if self.dl.tasks[p].admitted_bw != 0 {
+            self.dl.total_bw -= self.dl.tasks[p].admitted_bw;
+            self.dl.tasks[p].admitted_bw = 0;
+        }
         self.fair_call(cx, |f, cx| f.task_dead(cx, p));
     }
     fn admit(&mut self, cx: &mut Ctx, p: TaskId, new: &TaskPolicy) -> Result<(), String> {
