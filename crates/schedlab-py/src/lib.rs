@@ -8,6 +8,7 @@
 //! `KeyboardInterrupt` after stopping the runs ([`interrupt::with_interrupts`]).
 
 mod interrupt;
+mod policy;
 mod runs;
 
 use pyo3::prelude::*;
@@ -62,6 +63,8 @@ mod _native {
     use super::runs::{
         compare, explain, machines, run, schedulers, study, suites, sweep_csv, sweep_local, sweep_points, sweep_run,
     };
+    #[pymodule_export]
+    use super::policy::{run_policy, PyCtx};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
