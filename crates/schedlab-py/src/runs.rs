@@ -65,7 +65,7 @@ fn specs(name: &str, text: &str, scheds: &[String], o: &Opts) -> PyResult<Vec<Ru
         return Err(input("no scheduler named".into()));
     }
     for (k, _) in &o.sets {
-        if let Some((t, _)) = k.split_once(':') {
+        if let Some((t, _)) = k.rsplit_once(':') {
             if !scheds.iter().any(|s| schedlab_sweep::spec::aims_at(t, s)) {
                 return Err(input(format!("set `{k}`: `{t}` is not among the schedulers run ({})", scheds.join(", "))));
             }
@@ -77,7 +77,7 @@ fn specs(name: &str, text: &str, scheds: &[String], o: &Opts) -> PyResult<Vec<Ru
             let sets = o
                 .sets
                 .iter()
-                .filter_map(|(k, v)| match k.split_once(':') {
+                .filter_map(|(k, v)| match k.rsplit_once(':') {
                     Some((t, key)) => schedlab_sweep::spec::aims_at(t, s).then(|| (key.to_string(), v.clone())),
                     None => Some((k.clone(), v.clone())),
                 })
