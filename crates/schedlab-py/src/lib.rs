@@ -60,11 +60,11 @@ mod _native {
     use super::*;
 
     #[pymodule_export]
+    use super::policy::{run_policy, PyCtx};
+    #[pymodule_export]
     use super::runs::{
         compare, explain, machines, run, schedulers, study, suites, sweep_csv, sweep_local, sweep_points, sweep_run,
     };
-    #[pymodule_export]
-    use super::policy::{run_policy, PyCtx};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -43,7 +43,13 @@ fn spec(name: &str, text: &str, sched: &str, sets: Vec<(String, String)>, o: &Op
 }
 
 /// The spec of one run, its scheduler name not looked up (a Python policy's label).
-pub(crate) fn unvalidated(name: &str, text: &str, sched: &str, sets: Vec<(String, String)>, o: &Opts) -> PyResult<RunSpec> {
+pub(crate) fn unvalidated(
+    name: &str,
+    text: &str,
+    sched: &str,
+    sets: Vec<(String, String)>,
+    o: &Opts,
+) -> PyResult<RunSpec> {
     let mut spec =
         RunSpec::load(name, text, o.machine.as_deref(), &o.params, duration("duration", o.duration.as_deref())?)
             .map_err(to_py)?;

@@ -35,7 +35,9 @@ impl PyCtx {
     fn with<R>(&self, f: impl FnOnce(&mut ScxCtx) -> PyResult<R>) -> PyResult<R> {
         let raw = self.raw.get();
         if raw.is_null() {
-            return Err(PyRuntimeError::new_err("ctx used outside a policy callback (it is valid during the call only)"));
+            return Err(PyRuntimeError::new_err(
+                "ctx used outside a policy callback (it is valid during the call only)",
+            ));
         }
         // SAFETY: `raw` is non-null only while the adapter (`ops.rs`) is inside a call into
         // Python for a callback, made with the `&mut ScxCtx` it points at, which the

@@ -6,8 +6,8 @@
 
 use super::ctx::PyCtx;
 use pyo3::prelude::*;
-use pyo3::IntoPyObjectExt;
 use pyo3::types::{PyDict, PyTuple};
+use pyo3::IntoPyObjectExt;
 use schedlab_policies::ext::{ScxCtx, ScxOps, DSQ_GLOBAL, DSQ_LOCAL, SLICE_DFL};
 use schedlab_sim::{CpuId, TaskId};
 use std::cell::RefCell;
