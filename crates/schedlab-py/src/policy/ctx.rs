@@ -184,13 +184,19 @@ impl PyCtx {
         self.of_cpu(cpu, |c| c.timer_start(cpu, schedlab_sim::Ns(at)))
     }
     fn error(&self, msg: &str) -> PyResult<()> {
-        self.with(|c| Ok(c.error(msg)))
+        self.with(|c| {
+            c.error(msg);
+            Ok(())
+        })
     }
     fn dispatch_nr_slots(&self) -> PyResult<usize> {
         self.with(|c| Ok(c.dispatch_nr_slots()))
     }
     fn compared(&self, n: u64) -> PyResult<()> {
-        self.with(|c| Ok(c.compared(n)))
+        self.with(|c| {
+            c.compared(n);
+            Ok(())
+        })
     }
     fn cpu_llc(&self, cpu: usize) -> PyResult<usize> {
         self.of_cpu(cpu, |c| c.machine().topology.cpus[cpu].llc)
