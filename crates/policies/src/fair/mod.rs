@@ -20,6 +20,7 @@
 
 mod balance;
 mod balance_v4_9;
+mod balance_why;
 mod cfs;
 mod check;
 mod clock;
