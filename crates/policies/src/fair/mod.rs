@@ -35,6 +35,7 @@ pub mod pelt;
 mod pick;
 mod select;
 mod select_v4_9;
+mod select_why;
 #[cfg(test)]
 mod tests;
 mod tree;
