@@ -349,8 +349,12 @@ impl O1 {
         if n == 0 {
             d.nr_balance_failed += 1;
             let active = d.nr_balance_failed > d.cache_nice_tries + 2;
-            let tail = if active { "; nothing movable: active balance by CPU's migration thread" } else { "; nothing moved" };
-            self.record_lb(cx, this, lvl, idle, Some((busiest, f.imbalance)), noted, tail);
+            let tail = if active {
+                format!("; nothing movable: CPU {busiest}'s migration thread tries an active balance")
+            } else {
+                "; nothing moved".to_string()
+            };
+            self.record_lb(cx, this, lvl, idle, Some((busiest, f.imbalance)), noted, &tail);
             let d = &mut self.doms[this][lvl];
             if active {
                 d.nr_balance_failed = d.cache_nice_tries;
