@@ -48,7 +48,8 @@ fn pinned_hogs_name_the_balancer_and_affinity() {
 /// says why nothing moved (a balanced verdict, or the task running / cache-hot).
 #[test]
 fn balanced_hogs_say_why_nothing_moved_under_cfs() {
-    let text = "name = \"hogs\"\nmachine = \"smp2\"\n[[task]]\nname = \"hog\"\ncount = 4\nprogram = [ { run = \"10s\" } ]\n";
+    let text =
+        "name = \"hogs\"\nmachine = \"smp2\"\n[[task]]\nname = \"hog\"\ncount = 4\nprogram = [ { run = \"10s\" } ]\n";
     let mut j = RunSpec::load("hogs", text, None, &[], Some(Ns::from_ms(300))).unwrap();
     j.sched = "cfs".into();
     j.check = true;
@@ -72,7 +73,12 @@ fn wakeups_name_their_placement_path() {
         ("cfs", format!("name = \"w\"\nmachine = \"smp4\"\n{sleeper}{hogs}"), "sl", "select_idle_sibling"),
         ("eevdf", format!("name = \"w\"\nmachine = \"smp4\"\n{sleeper}{hogs}"), "sl", "select_idle_sibling"),
         ("o1", format!("name = \"w\"\nmachine = \"smp4\"\n{sleeper}{hogs}"), "sl", "try_to_wake_up"),
-        ("eevdf", format!("name = \"w\"\nmachine = \"smp4\"\n{rt}{}", hogs.replace("count = 3", "count = 5")), "rt", "select_task_rq_rt"),
+        (
+            "eevdf",
+            format!("name = \"w\"\nmachine = \"smp4\"\n{rt}{}", hogs.replace("count = 3", "count = 5")),
+            "rt",
+            "select_task_rq_rt",
+        ),
     ];
     for (sched, text, task, path) in cases {
         let mut j = RunSpec::load("w", &text, None, &[], Some(Ns::from_ms(100))).unwrap();

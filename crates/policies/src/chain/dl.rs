@@ -297,7 +297,12 @@ impl Dl {
         };
         let dl = self.tasks[p].deadline;
         if cx.task(c).affinity.count() >= 2 && dl < self.tasks[c].deadline {
-            let why = || format!("its deadline {} ms is earlier than the running deadline task's: it preempts there", dl.0 / 1_000_000);
+            let why = || {
+                format!(
+                    "its deadline {} ms is earlier than the running deadline task's: it preempts there",
+                    dl.0 / 1_000_000
+                )
+            };
             super::search::record(cx, p, prev, prev, path, why);
             return prev;
         }
@@ -311,7 +316,9 @@ impl Dl {
             _ if pinned => "pinned: find_later_rq does not search".to_string(),
             None => "find_later_rq: every allowed CPU runs a deadline task due no later: stays".to_string(),
             Some(t) if t == cpu && self.earliest(t).is_none() => format!("find_later_rq: CPU {t} has no deadline task"),
-            Some(t) if t == cpu => format!("find_later_rq: CPU {t}'s earliest deadline is the latest, after this one's"),
+            Some(t) if t == cpu => {
+                format!("find_later_rq: CPU {t}'s earliest deadline is the latest, after this one's")
+            }
             Some(t) => format!("find_later_rq found CPU {t}, but its earliest deadline is no later: stays"),
         };
         super::search::record(cx, p, prev, cpu, path, why);

@@ -278,7 +278,8 @@ impl Rt {
             Class::Fair | Class::Ext => false,
         };
         if !busy {
-            let why = || format!("the previous CPU runs {cls:?}-class work that {} preempts", rt_words(self.tasks[p].prio));
+            let why =
+                || format!("the previous CPU runs {cls:?}-class work that {} preempts", rt_words(self.tasks[p].prio));
             super::search::record(cx, p, prev, prev, path, why);
             return prev;
         }
@@ -291,9 +292,17 @@ impl Rt {
         let pinned = cx.task(p).affinity.count() < 2;
         let why = || match target {
             _ if pinned => "pinned: find_lowest_rq does not search".to_string(),
-            None => format!("the previous CPU runs more important work, and no allowed CPU runs work less important than {}", rt_words(prio)),
-            Some(t) if cpu == t => format!("find_lowest_rq: CPU {t} runs the least important work among the allowed CPUs ({} wins there)", rt_words(prio)),
-            Some(t) => format!("find_lowest_rq found CPU {t}, but {} would not be its best rt task: stays", rt_words(prio)),
+            None => format!(
+                "the previous CPU runs more important work, and no allowed CPU runs work less important than {}",
+                rt_words(prio)
+            ),
+            Some(t) if cpu == t => format!(
+                "find_lowest_rq: CPU {t} runs the least important work among the allowed CPUs ({} wins there)",
+                rt_words(prio)
+            ),
+            Some(t) => {
+                format!("find_lowest_rq found CPU {t}, but {} would not be its best rt task: stays", rt_words(prio))
+            }
         };
         super::search::record(cx, p, prev, cpu, path, why);
         cpu

@@ -35,7 +35,14 @@ pub(super) fn prefer(cx: &Ctx, p: TaskId, rotor: usize, ok: impl Fn(CpuId) -> bo
 
 /// Records a placement by `path` (`select_task_rq_rt`, `select_task_rq_dl`); `why` runs
 /// only while recording.
-pub(super) fn record(cx: &mut Ctx, p: TaskId, prev: CpuId, cpu: CpuId, path: &'static str, why: impl FnOnce() -> String) {
+pub(super) fn record(
+    cx: &mut Ctx,
+    p: TaskId,
+    prev: CpuId,
+    cpu: CpuId,
+    path: &'static str,
+    why: impl FnOnce() -> String,
+) {
     if cx.recording() {
         let why = why();
         cx.record(|| Decision::Place { task: p, prev, cpu, path, why });

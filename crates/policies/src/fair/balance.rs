@@ -8,11 +8,11 @@
 //! after the hook returns. Within one hook the balancer sees its own pending moves
 //! ([`Adjust`]), as the synchronous kernel code would.
 
+use super::balance_why::{group_type_name, LbWhy};
 use super::domains::{
     Domain, SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_PKG_RESOURCES,
 };
 use super::pelt::SCHED_CAPACITY_SCALE;
-use super::balance_why::{group_type_name, LbWhy};
 use super::select::{group_classify, GroupStats, GroupType};
 use super::Fair;
 use schedlab_machine::CpuSet;
@@ -334,7 +334,9 @@ impl Fair {
             if sd.has(SD_NUMA) && busiest.sum_nr_running < (busiest.group_weight >> 2) && env.imbalance <= 2 {
                 let (n, w) = (busiest.sum_nr_running, busiest.group_weight);
                 env.balanced(|| {
-                    format!("adjust_numa_imbalance: the busiest node runs {n} tasks, fewer than a quarter of its {w} CPUs")
+                    format!(
+                        "adjust_numa_imbalance: the busiest node runs {n} tasks, fewer than a quarter of its {w} CPUs"
+                    )
                 });
                 env.imbalance = 0;
             }

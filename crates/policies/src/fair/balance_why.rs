@@ -140,13 +140,7 @@ impl Fair {
     }
 
     fn lb_head(&self, env: &Env, sd: &Domain) -> String {
-        format!(
-            "load_balance on CPU {} at the {} level (CPUs {}), {}",
-            env.dst,
-            sd.name,
-            sd.span,
-            idle_words(env.idle)
-        )
+        format!("load_balance on CPU {} at the {} level (CPUs {}), {}", env.dst, sd.name, sd.span, idle_words(env.idle))
     }
 }
 

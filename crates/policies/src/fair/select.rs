@@ -199,7 +199,11 @@ impl Fair {
     ) -> (CpuId, &'static str) {
         if self.t.version == super::Version::V4_9 {
             let affine = self.wake_affine_v4_9(cx, sd, p, this, prev, sync);
-            return if affine { (this, "wake_affine (v4.9): pulled") } else { (prev, "wake_affine (v4.9): not pulled") };
+            return if affine {
+                (this, "wake_affine (v4.9): pulled")
+            } else {
+                (prev, "wake_affine (v4.9): not pulled")
+            };
         }
         let mut target = None;
         if self.t.feat.wa_idle {

@@ -23,7 +23,15 @@ pub(super) struct Placed {
 
 impl Fair {
     /// Records the placement of `p` (previously on `prev`) on `cpu`.
-    pub(super) fn record_place(&self, cx: &mut Ctx, p: TaskId, prev: CpuId, cpu: CpuId, kind: SelectKind, how: &Placed) {
+    pub(super) fn record_place(
+        &self,
+        cx: &mut Ctx,
+        p: TaskId,
+        prev: CpuId,
+        cpu: CpuId,
+        kind: SelectKind,
+        how: &Placed,
+    ) {
         let this = cx.this_cpu;
         let mut parts = Vec::new();
         if how.wide {
@@ -42,7 +50,11 @@ impl Fair {
         }
         let path = if let Some(level) = how.idlest {
             let sd = &self.domains.per_cpu[this][level];
-            let numa = if sd.has(SD_NUMA) { ", NUMA: a node stays while it runs fewer tasks than a quarter of its CPUs" } else { "" };
+            let numa = if sd.has(SD_NUMA) {
+                ", NUMA: a node stays while it runs fewer tasks than a quarter of its CPUs"
+            } else {
+                ""
+            };
             parts.push(format!(
                 "find_idlest_cpu from the {} level ({:?}): the least busy group, then its most recently idled CPU or least loaded one{numa}",
                 sd.name, kind
@@ -50,7 +62,11 @@ impl Fair {
             "find_idlest_cpu"
         } else if let Some((target, rule)) = how.sis {
             parts.push(format!("select_idle_sibling around CPU {target}: {rule}"));
-            if how.affine.is_some() { "wake_affine + select_idle_sibling" } else { "select_idle_sibling" }
+            if how.affine.is_some() {
+                "wake_affine + select_idle_sibling"
+            } else {
+                "select_idle_sibling"
+            }
         } else {
             "previous CPU"
         };

@@ -318,7 +318,7 @@ impl O1 {
         let found = self.find_busiest_group(this, lvl, idle);
         let busiest = found.and_then(|f| self.find_busiest_queue(this, lvl, f.group, idle).map(|b| (b, f)));
         let Some((busiest, f)) = busiest.filter(|(b, _)| *b != this) else {
-            self.record_lb(cx, this, lvl, idle, None, Vec::new(), "");
+            self.record_lb(cx, (this, lvl, idle), None, Vec::new(), "");
             if idle != IdleType::NewlyIdle {
                 let d = &mut self.doms[this][lvl];
                 d.nr_balance_failed = 0;
@@ -342,7 +342,7 @@ impl O1 {
             cx.migrate_batch(busiest, this, moved, n);
         }
         if idle == IdleType::NewlyIdle {
-            self.record_lb(cx, this, lvl, idle, Some((busiest, f.imbalance)), noted, "");
+            self.record_lb(cx, (this, lvl, idle), Some((busiest, f.imbalance)), noted, "");
             return n;
         }
         let d = &mut self.doms[this][lvl];
@@ -354,14 +354,14 @@ impl O1 {
             } else {
                 "; nothing moved".to_string()
             };
-            self.record_lb(cx, this, lvl, idle, Some((busiest, f.imbalance)), noted, &tail);
+            self.record_lb(cx, (this, lvl, idle), Some((busiest, f.imbalance)), noted, &tail);
             let d = &mut self.doms[this][lvl];
             if active {
                 d.nr_balance_failed = d.cache_nice_tries;
                 self.active_load_balance(cx, busiest, this, lvl);
             }
         } else {
-            self.record_lb(cx, this, lvl, idle, Some((busiest, f.imbalance)), noted, "");
+            self.record_lb(cx, (this, lvl, idle), Some((busiest, f.imbalance)), noted, "");
             let d = &mut self.doms[this][lvl];
             d.nr_balance_failed = 0;
         }
@@ -436,7 +436,11 @@ impl O1 {
     pub(super) fn wake_cpu(&mut self, cx: &Ctx, p: TaskId, cpu: CpuId, sync: bool) -> (CpuId, &'static str) {
         let this = cx.this_cpu;
         let mut new_cpu = cpu;
-        let mut rule = if cpu == this { "woken on its previous CPU, the waking one" } else { "the waking CPU is not allowed or shares no domain: the previous CPU" };
+        let mut rule = if cpu == this {
+            "woken on its previous CPU, the waking one"
+        } else {
+            "the waking CPU is not allowed or shares no domain: the previous CPU"
+        };
         if cpu != this && cx.allowed(p, this) {
             if let Some(lvl) = self.doms[this].iter().position(|d| d.span.contains(cpu)) {
                 let d = &self.doms[this][lvl];

@@ -26,14 +26,12 @@ fn idle_words(idle: IdleType) -> &'static str {
 }
 
 impl O1 {
-    /// Records a `load_balance` pass on `this` at `lvl`: `busiest` with the tasks it may
+    /// Records a `load_balance` pass on `this` at domain level `lvl`: `busiest` with the tasks it may
     /// move (`None`: balanced), what moved, and `tail` (the outcome).
     pub(super) fn record_lb(
         &self,
         cx: &mut Ctx,
-        this: CpuId,
-        lvl: usize,
-        idle: IdleType,
+        (this, lvl, idle): (CpuId, usize, IdleType),
         busiest: Option<(CpuId, u64)>,
         moved: Vec<TaskId>,
         tail: &str,
@@ -42,16 +40,25 @@ impl O1 {
             return;
         }
         let d = &self.doms[this][lvl];
-        let head = format!("load_balance on CPU {this} at the {} level (CPUs {}), {}", d.name, d.span, idle_words(idle));
+        let head =
+            format!("load_balance on CPU {this} at the {} level (CPUs {}), {}", d.name, d.span, idle_words(idle));
         let Some((b, max)) = busiest else {
             // Whose waiting tasks the verdict concerns: the most loaded other CPU.
-            let src = d.span.iter().filter(|&c| c != this).max_by_key(|&c| (self.rq[c].nr_running, std::cmp::Reverse(c)));
+            let src =
+                d.span.iter().filter(|&c| c != this).max_by_key(|&c| (self.rq[c].nr_running, std::cmp::Reverse(c)));
             let src = src.filter(|&c| self.rq[c].nr_running > 1);
             let found = format!(
                 "{head}: balanced — find_busiest_group: no remote group's load exceeds this group's by imbalance_pct {} % (moving one task would not add an eighth of a CPU's power){tail}",
                 d.imbalance_pct
             );
-            cx.record(|| Decision::Balance { cpu: this, kind: kind_of(idle), src, found, moved: Vec::new(), refused: Vec::new() });
+            cx.record(|| Decision::Balance {
+                cpu: this,
+                kind: kind_of(idle),
+                src,
+                found,
+                moved: Vec::new(),
+                refused: Vec::new(),
+            });
             return;
         };
         let found = format!(
@@ -94,7 +101,15 @@ impl O1 {
     }
 
     /// Records where a wakeup or fork placed `p`, and the rule that chose.
-    pub(super) fn record_place(&self, cx: &mut Ctx, p: TaskId, prev: CpuId, cpu: CpuId, path: &'static str, rule: &str) {
+    pub(super) fn record_place(
+        &self,
+        cx: &mut Ctx,
+        p: TaskId,
+        prev: CpuId,
+        cpu: CpuId,
+        path: &'static str,
+        rule: &str,
+    ) {
         if !cx.recording() {
             return;
         }
