@@ -443,7 +443,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
             let out = run_many(&common, &sched)?;
-            let text = schedlab_report::study_text_with(&title, schedlab_run::study_paper(&title), &out);
+            let text = schedlab_run::bouron::study_text(&title, &out);
             extras_with(&common, &out, Some(&text))?;
             match (&common.out, common.format) {
                 (Some(dir), _) => {
@@ -768,7 +768,7 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     if let Some(path) = &c.html {
         let title = c.workload.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
         // A study's report starts with its finding: the paper, the conclusion, the table.
-        let conclusion = comparison.and_then(|_| schedlab_report::study_conclusion(rs));
+        let conclusion = comparison.and_then(|_| schedlab_run::bouron::study_conclusion(&title, rs));
         let study = comparison.map(|table| schedlab_report::html::StudySection {
             paper: schedlab_run::study_paper(&title),
             conclusion: conclusion.as_deref(),
