@@ -66,7 +66,7 @@ pub fn table(columns: &[String], rows: &[Vec<String>], text: &[&str]) -> Result<
     write(columns, rows, &kinds).map_err(|e| format!("writing Parquet: {e}"))
 }
 
-fn schema(columns: &[String], kinds: &[Kind]) -> parquet::errors::Result<Type> {
+fn file_schema(columns: &[String], kinds: &[Kind]) -> parquet::errors::Result<Type> {
     let mut fields = Vec::with_capacity(columns.len());
     for (name, k) in columns.iter().zip(kinds) {
         let (physical, logical) = match k {
@@ -85,7 +85,7 @@ fn schema(columns: &[String], kinds: &[Kind]) -> parquet::errors::Result<Type> {
 
 fn write(columns: &[String], rows: &[Vec<String>], kinds: &[Kind]) -> parquet::errors::Result<Vec<u8>> {
     let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
-    let mut w = SerializedFileWriter::new(Vec::new(), Arc::new(schema(columns, kinds)?), Arc::new(props))?;
+    let mut w = SerializedFileWriter::new(Vec::new(), Arc::new(file_schema(columns, kinds)?), Arc::new(props))?;
     let mut group = w.next_row_group()?;
     let mut c = 0;
     while let Some(mut col) = group.next_column()? {
@@ -140,6 +140,22 @@ pub fn read(file: Vec<u8>) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
     Ok((columns, rows))
 }
 
+/// The columns of a Parquet file and how each is stored (`None`: a type [`table`] does not
+/// write).
+pub fn schema(file: Vec<u8>) -> Result<Vec<(String, Option<Kind>)>, String> {
+    let reader = SerializedFileReader::new(Bytes::from(file)).map_err(|e| format!("reading Parquet: {e}"))?;
+    let columns = reader.metadata().file_metadata().schema_descr().columns().iter().map(|c| {
+        let kind = match c.physical_type() {
+            Physical::INT64 => Some(Kind::Int),
+            Physical::DOUBLE => Some(Kind::Float),
+            Physical::BYTE_ARRAY if c.logical_type_ref() == Some(&LogicalType::String) => Some(Kind::Text),
+            _ => None,
+        };
+        (c.name().to_string(), kind)
+    });
+    Ok(columns.collect())
+}
+
 /// The per-task table of several runs (the columns of `--format csv`) as a Parquet file.
 pub fn tasks(rs: &[schedlab_metrics::RunRecord]) -> Result<Vec<u8>, String> {
     let columns: Vec<String> = crate::CSV_HEADER.iter().map(|c| c.to_string()).collect();
@@ -181,6 +197,8 @@ mod tests {
         );
         let file = table(&cols, &rows, &["hash"]).unwrap();
         assert_eq!(&file[..4], b"PAR1");
+        let kinds: Vec<Option<Kind>> = schema(file.clone()).unwrap().into_iter().map(|(_, k)| k).collect();
+        assert_eq!(kinds, [Some(Kind::Int), Some(Kind::Text), Some(Kind::Float), Some(Kind::Text), Some(Kind::Int)]);
         assert_eq!(read(file).unwrap(), (cols, rows));
     }
 
