@@ -59,7 +59,16 @@ fn out_dir_writes_each_run_s_task_table_as_csv_and_parquet() {
     let w = d.path().join("w.toml");
     std::fs::write(&w, WORKLOAD).unwrap();
     let out = d.path().join("out");
-    schedlab(&["compare", w.to_str().unwrap(), "--sched", "cfs,ule", "--duration", "20ms", "--out", out.to_str().unwrap()]);
+    schedlab(&[
+        "compare",
+        w.to_str().unwrap(),
+        "--sched",
+        "cfs,ule",
+        "--duration",
+        "20ms",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     for s in ["cfs", "ule"] {
         let csv = csv_table(&std::fs::read(out.join(format!("{s}.tasks.csv"))).unwrap());
         let pq = std::fs::read(out.join(format!("{s}.tasks.parquet"))).unwrap();

@@ -175,10 +175,7 @@ mod tests {
 
     #[test]
     fn kinds_follow_the_cells() {
-        let (_, rows) = t(
-            &[],
-            &[&["1", "0.5", "x", "007", "", "-3", "1e3"], &["", "1000", "2", "7", "", "4", "5"]],
-        );
+        let (_, rows) = t(&[], &[&["1", "0.5", "x", "007", "", "-3", "1e3"], &["", "1000", "2", "7", "", "4", "5"]]);
         let kinds: Vec<Kind> = (0..7).map(|c| kind(&rows, c)).collect();
         use Kind::*;
         // "007" and "1e3" are not how Rust writes those numbers: text, so they survive.
