@@ -44,7 +44,8 @@ struct Common {
     duration: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// Write the outputs into this directory (atomically) instead of stdout.
+    /// Write the outputs into this directory (atomically) instead of stdout: per scheduler
+    /// `S.json`, `S.txt` and the per-task table as `S.tasks.csv` and `S.tasks.parquet`.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Disable TTWU_QUEUE (remote wakeups always lock the target runqueue).
@@ -250,14 +251,16 @@ enum Cmd {
         parser: bool,
     },
     /// Run a sweep file: a grid or list of machines × schedulers × workload parameters ×
-    /// tunables × seeds on every local core, written as one tidy CSV table (docs/sweep.md).
+    /// tunables × seeds on every local core, written as one tidy table, CSV or Parquet
+    /// (docs/sweep.md).
     Sweep {
         /// The sweep file (TOML).
         spec: PathBuf,
         /// Runs in parallel (default: every CPU). The table does not depend on this.
         #[arg(long)]
         jobs: Option<usize>,
-        /// Write the table to this file instead of stdout.
+        /// Write the table to this file instead of stdout (Parquet if its name ends in
+        /// `.parquet`, else CSV).
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
@@ -819,6 +822,9 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
             let s = &r.scheduler.name;
             write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
             write_atomic(&dir.join(format!("{s}.tasks.csv")), &schedlab_report::csv(r))?;
+            if let Some(file) = schedlab::tables::tasks(std::slice::from_ref(r)) {
+                write_atomic_bytes(&dir.join(format!("{s}.tasks.parquet")), &file?)?;
+            }
             write_atomic(&dir.join(format!("{s}.txt")), &schedlab_report::text(r))?;
         }
         if compare {
