@@ -8,8 +8,11 @@ use schedlab_metrics::RunRecord;
 /// `(cfs run, ule run)`: the first of each among the study's runs.
 type Pair<'a> = (&'a RunRecord, &'a RunRecord);
 
+/// Builds one study's comparison from its pair of runs.
+type CompareFn = fn(Pair) -> Comparison;
+
 /// Each study's comparison, by name.
-pub(super) const TABLE: &[(&str, fn(Pair) -> Comparison)] = &[
+pub(super) const TABLE: &[(&str, CompareFn)] = &[
     ("ule-cfs-fibo-sysbench", fibo_sysbench),
     ("ule-cfs-sysbench128", sysbench128),
     ("ule-cfs-unpin512", unpin512),
