@@ -20,6 +20,7 @@
 
 mod balance;
 mod balance_v4_9;
+mod balance_why;
 mod cfs;
 mod check;
 mod clock;
@@ -34,6 +35,7 @@ pub mod pelt;
 mod pick;
 mod select;
 mod select_v4_9;
+mod select_why;
 #[cfg(test)]
 mod tests;
 mod tree;

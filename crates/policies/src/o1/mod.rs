@@ -54,6 +54,7 @@
 
 mod array;
 mod balance;
+mod balance_why;
 mod params;
 mod why;
 
@@ -473,14 +474,22 @@ impl SchedClass for O1 {
     fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId {
         self.begin_hook();
         match kind {
-            SelectKind::Fork => self.balance_self(cx, p, cx.this_cpu, SD_BALANCE_FORK),
+            SelectKind::Fork => {
+                let c = self.balance_self(cx, p, cx.this_cpu, SD_BALANCE_FORK);
+                let rule = "sched_balance_self (SD_BALANCE_FORK): the idlest group, then its idlest CPU";
+                self.record_place(cx, p, prev, c, "sched_balance_self", rule);
+                c
+            }
             SelectKind::Wake => {
                 self.td[p].irq_wake = wake_flags & wf::IRQ != 0;
                 // Linux 2.6 had no such flag; a wakeup that asks for the waking CPU gets it.
                 if let Some(c) = crate::placement::wake_on_current_cpu(cx, p, kind, wake_flags) {
+                    crate::placement::record_current_cpu(cx, p, prev, c);
                     return c;
                 }
-                self.wake_cpu(cx, p, prev, wake_flags & wf::SYNC != 0)
+                let (c, rule) = self.wake_cpu(cx, p, prev, wake_flags & wf::SYNC != 0);
+                self.record_place(cx, p, prev, c, "try_to_wake_up", rule);
+                c
             }
             SelectKind::Exec => prev,
         }

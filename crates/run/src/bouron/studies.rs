@@ -8,9 +8,12 @@ use schedlab_metrics::RunRecord;
 /// `(cfs run, ule run)`: the first of each among the study's runs.
 type Pair<'a> = (&'a RunRecord, &'a RunRecord);
 
+/// Builds one study's comparison from its pair of runs.
+type CompareFn = fn(Pair) -> Comparison;
+
 /// Each study's comparison, by name, with its applications (task groups, or a prefix of
 /// several stages) for the headline figure.
-pub(super) const TABLE: &[(&str, fn(Pair) -> Comparison, &[&str])] = &[
+pub(super) const TABLE: &[(&str, CompareFn, &[&str])] = &[
     ("ule-cfs-fibo-sysbench", fibo_sysbench, &["fibo", "worker"]),
     ("ule-cfs-sysbench128", sysbench128, &["main", "worker"]),
     ("ule-cfs-unpin512", unpin512, &["spinner"]),

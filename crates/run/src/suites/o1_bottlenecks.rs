@@ -123,9 +123,15 @@ fn pick_scale() -> Experiment {
             Metric { name: "picks", value: |r| per_op(r, "picks", "tree_picks").0 },
             Metric { name: "pick work per pick", value: |r| pick_work(r) },
             Metric { name: "enqueues", value: |r| per_op(r, "enqueues", "tree_inserts").0 },
-            Metric { name: "enqueue work per op", value: |r| queue_work(r, "enqueues", "tree_inserts", "tree_insert_compares") },
+            Metric {
+                name: "enqueue work per op",
+                value: |r| queue_work(r, "enqueues", "tree_inserts", "tree_insert_compares"),
+            },
             Metric { name: "dequeues", value: |r| per_op(r, "dequeues", "tree_erases").0 },
-            Metric { name: "dequeue work per op", value: |r| queue_work(r, "dequeues", "tree_erases", "tree_erase_relinks") },
+            Metric {
+                name: "dequeue work per op",
+                value: |r| queue_work(r, "dequeues", "tree_erases", "tree_erase_relinks"),
+            },
         ],
     }
 }
