@@ -19,7 +19,14 @@ pub fn figures(title: &str, rs: &[RunRecord]) -> Vec<Chart> {
     let mut out = Vec::new();
     let completion = per_app(&|r, a| done(r, a).map(|ns| ns as f64));
     if completion.iter().any(|(_, v)| v.iter().any(Option::is_some)) {
-        out.push(chart(title, "paper-completion.svg", "When each application completed", Unit::Ns, &categories, completion));
+        out.push(chart(
+            title,
+            "paper-completion.svg",
+            "When each application completed",
+            Unit::Ns,
+            &categories,
+            completion,
+        ));
     }
     if apps.len() >= 2 {
         let shares = per_app(&|r, a| share(r, a, overlap(r, apps)));
