@@ -259,3 +259,27 @@ fn examples_pass_invariants_and_replay() {
         }
     }
 }
+
+/// `ext:locality` wastes no idle cache: eight hogs confined to LLC 0 of a two-LLC machine
+/// are let loose at 10 ms; four keep LLC 0 busy and four wait in its DSQ. Each enqueue that
+/// finds LLC 0 without an idle CPU kicks an idle CPU of LLC 1 (`scx_rusty`'s kick greedy),
+/// whose `dispatch` finds its own DSQ empty and steals the task; from the first slice
+/// expiries (20 ms) on, all eight CPUs run. Without the kick, LLC 1 would idle to the end;
+/// and a CPU of LLC 0 must not look idle while the task its `dispatch` took from another
+/// runqueue is on its way (`update_idle`), or an enqueue claims it instead of a CPU of LLC 1.
+#[test]
+fn locality_idle_cpu_of_another_llc_steals_queued_work() {
+    let w = "[[task]]\nname = \"hog\"\ncount = 8\naffinity = \"0-3\"\nprogram = [ { run = \"1s\" } ]\n\
+             [[change]]\nat = \"10ms\"\ntasks = \"hog\"\nset_affinity = \"all\"\n";
+    let machine = format!("{}/../../examples/machines/two-llc.toml", env!("CARGO_MANIFEST_DIR"));
+    let mut j = job(w, &machine, "ext:locality", 1, &[]);
+    j.end = Ns(100 * MS);
+    let r = run(&j);
+    assert!(r.scheduler.exit.is_none(), "{:?}", r.scheduler.exit);
+    for c in &r.cpus[4..8] {
+        assert!(c.idle_ns < 30 * MS, "CPU {} of LLC 1 idled {} ns of 100 ms", c.cpu, c.idle_ns);
+    }
+    let n = |k: &str| r.policy_counters.get(k).copied().unwrap_or(0);
+    assert!(n("ext.greedy_kicks") >= 4 && n("ext.steals") >= 4, "{:?}", r.policy_counters);
+    assert!(r.tasks.iter().all(|t| t.runtime_ns >= 50 * MS), "every hog ran most of the time");
+}

@@ -139,3 +139,23 @@ def test_compare_mixes_names_and_python_policies() -> None:
 def test_not_a_policy_is_an_input_error() -> None:
     with pytest.raises(schedlab.InputError, match="neither a scheduler name nor a policy"):
         schedlab.run(HACKBENCH, sched=object(), **RUN)
+
+
+class Interrupted:
+    """Ctrl-C while the policy's Python code runs: KeyboardInterrupt inside a callback."""
+
+    def dispatch(self, ctx: ext.ScxCtx, cpu: int, prev: Optional[int]) -> None:
+        if ctx.now() > 5_000_000:
+            raise KeyboardInterrupt
+
+
+def test_keyboard_interrupt_in_a_callback_stops_the_run() -> None:
+    with pytest.raises(KeyboardInterrupt):
+        schedlab.run(WORKERS, sched=Interrupted(), **RUN)
+
+
+def test_a_set_aimed_at_a_python_policy_reaches_only_it() -> None:
+    c = schedlab.compare(WORKERS, [_simple()(), "ext:simple"], set={"ext:simple-py:watchdog_timeout_ms": 1000},
+                         **RUN)
+    assert c["ext:simple-py"].record["scheduler"]["tunables"]["watchdog_timeout_ms"] == "1000"
+    assert c["ext:simple"].record["scheduler"]["tunables"]["watchdog_timeout_ms"] == "30000"

@@ -542,9 +542,15 @@ impl Ext {
         }
     }
 
-    /// `update_idle_scx`: the CPU enters (or leaves) idle.
+    /// `update_idle_scx`: the CPU enters (or leaves) idle. A CPU whose `dispatch` moved a
+    /// task from another runqueue is not idle: the kernel moves it into the local DSQ
+    /// before the pick (`ext.c:consume_remote_task`), where the model's migration lands
+    /// just after it; counting the CPU idle meanwhile would let a policy claim it for a
+    /// second task that then waits.
     pub fn update_idle(&mut self, cpu: CpuId, idle: bool) {
-        if idle {
+        let incoming =
+            || self.core.transit.iter().any(|&p| matches!(self.core.tasks[p].at, At::Transit(c, _) if c == cpu));
+        if idle && !incoming() {
             self.core.idle.insert(cpu);
         } else {
             self.core.idle.remove(cpu);

@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
-from . import _native
+from . import _native, ext
 from ._frames import cpus_frame, locks_frame, series_frame, spans_frame, tasks_frame
 from ._native import InputError, SchedlabError, SimulationError
 
@@ -46,6 +46,7 @@ __all__ = [
     "SimulationError",
     "DEFAULT_SCHEDULER",
     "Sched",
+    "ext",
     "__version__",
 ]
 

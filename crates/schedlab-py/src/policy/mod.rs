@@ -4,7 +4,8 @@
 //!
 //! The run holds the GIL from start to end, on the calling thread (a policy is Python
 //! code, called at every decision), so it checks for Ctrl-C between batches of events
-//! itself. A callback that raises ejects the policy as a BPF error would: the run ends
+//! itself, and a `KeyboardInterrupt` (or `SystemExit`) raised inside a callback stops
+//! the run and propagates instead of ejecting the policy. A callback that raises ejects the policy as a BPF error would: the run ends
 //! under fair and the record says why; the exception goes back to the caller beside the
 //! record.
 
@@ -38,11 +39,19 @@ pub fn run_policy(
     let failure: ops::Failure = Rc::new(RefCell::new(None));
     let ops = ops::PyOps::new(policy, label.to_string(), failure.clone())?;
     let mut interrupted = None;
-    let mut keep_going = |_| match py.check_signals() {
-        Ok(()) => true,
-        Err(e) => {
-            interrupted = Some(e);
-            false
+    let mut keep_going = |_| {
+        // Ctrl-C arrives as `KeyboardInterrupt` raised in a callback (Python code runs
+        // most of the time) or, between callbacks, from the signal check.
+        if failure.borrow().as_ref().is_some_and(|e| stops_the_run(py, e)) {
+            interrupted = failure.borrow_mut().take();
+            return false;
+        }
+        match py.check_signals() {
+            Ok(()) => true,
+            Err(e) => {
+                interrupted = Some(e);
+                false
+            }
         }
     };
     let rec = schedlab_run::sim::run_ext_record(&spec, Box::new(ops), &mut keep_going);
@@ -50,6 +59,14 @@ pub fn run_policy(
         return Err(e);
     }
     let rec = rec.map_err(to_py)?;
+    if failure.borrow().as_ref().is_some_and(|e| stops_the_run(py, e)) {
+        return Err(failure.borrow_mut().take().expect("just seen"));
+    }
     let raised = failure.borrow_mut().take().map(|e| e.into_value(py));
     Ok((schedlab_report::json(&rec), raised))
+}
+
+/// `KeyboardInterrupt`, `SystemExit`: not the policy's error but the user stopping.
+fn stops_the_run(py: Python<'_>, e: &PyErr) -> bool {
+    !e.is_instance_of::<pyo3::exceptions::PyException>(py)
 }

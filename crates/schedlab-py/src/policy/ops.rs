@@ -37,6 +37,7 @@ const CALLBACKS: [&str; 19] = [
     "timer",
 ];
 
+/// A callback: its index in [`CALLBACKS`] (same order).
 #[derive(Clone, Copy)]
 enum Cb {
     SelectCpu,
