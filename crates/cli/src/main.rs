@@ -621,12 +621,14 @@ fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
     schedlab::many::run_jobs(&jobs)
 }
 
-/// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. A
-/// target that is none of `scheds` is an error: it would be silently ignored.
+/// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. The
+/// target ends at the key's last colon, since a scheduler name may hold one
+/// (`ext:simple:fifo=1` sets `fifo` of `ext:simple`). A target that is none of `scheds` is
+/// an error: it would be silently ignored.
 fn targeted_sets<'a>(sets: &'a [String], scheds: &[&str]) -> Result<Vec<(Option<&'a str>, String)>, CliError> {
     sets.iter()
-        .map(|kv| match kv.split_once(':') {
-            Some((t, rest)) if !t.contains('=') => {
+        .map(|kv| match split_target(kv) {
+            Some((t, rest)) => {
                 if scheds.iter().any(|s| aims_at(t, s)) {
                     Ok((Some(t), rest.to_string()))
                 } else {
@@ -639,6 +641,13 @@ fn targeted_sets<'a>(sets: &'a [String], scheds: &[&str]) -> Result<Vec<(Option<
             _ => Ok((None, kv.clone())),
         })
         .collect()
+}
+
+/// `SCHED:KEY=VALUE` → `(SCHED, KEY=VALUE)`, splitting the part before `=` at its last colon.
+fn split_target(kv: &str) -> Option<(&str, String)> {
+    let key_end = kv.find('=').unwrap_or(kv.len());
+    let (t, key) = kv[..key_end].rsplit_once(':')?;
+    Some((t, format!("{key}{}", &kv[key_end..])))
 }
 
 /// Whether target `t` of a `--set` names scheduler `s`: exactly, or by its base name

@@ -197,7 +197,8 @@ impl Parser<'_> {
         for (k, v) in t.iter() {
             let name = k.get_ref().to_string();
             let f = format!("{field}.{name}");
-            let (target, key) = match name.split_once(':') {
+            // The target ends at the last colon: `ext:simple:fifo` aims `fifo` at `ext:simple`.
+            let (target, key) = match name.rsplit_once(':') {
                 Some((s, key)) if targeted && !s.is_empty() && !key.is_empty() => {
                     (Some(s.to_string()), key.to_string())
                 }
