@@ -155,3 +155,25 @@ fn snapshot_study_experiment() {
     let (_, ex) = explain(&j, None);
     insta::assert_snapshot!(render(&ex, &ask(None, 1)).unwrap());
 }
+
+/// `study NAME --html` for a multi-experiment study explains its runs: each experiment's
+/// report has a *Where the time went* section per configuration.
+#[test]
+fn study_html_reports_say_where_the_time_went() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("s.html");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["study", "rt-latency", "--duration", "50ms", "--html"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let suite = schedlab_run::suites::suite("rt-latency").unwrap();
+    for x in &suite.experiments {
+        let text = std::fs::read_to_string(dir.path().join(format!("s.{}.html", x.name))).unwrap();
+        for c in &x.configs {
+            let want = format!("Where the time went · {}", c.sched);
+            assert!(text.contains(&want), "{}: no `{want}`", x.name);
+        }
+    }
+}
