@@ -63,7 +63,8 @@ fn balanced_hogs_say_why_nothing_moved_under_cfs() {
 
 /// Wakeups record their placement path: the fair class's `select_task_rq_fair`
 /// (`select_idle_sibling`, after `wake_affine` when the waker's CPU is not the previous
-/// one), O(1)'s `try_to_wake_up`, and `select_task_rq_rt` for a FIFO task.
+/// one), O(1)'s `try_to_wake_up`, and `select_task_rq_rt` for a FIFO task; recording them
+/// changes no result (the same record, trace hash included).
 #[test]
 fn wakeups_name_their_placement_path() {
     let rt = "[[task]]\nname = \"rt\"\npolicy = \"fifo\"\nrt_priority = 10\nprogram = [ { loop = \"forever\", do = [ { run = \"1ms\" }, { timer = \"5ms\" } ] } ]\n";
@@ -84,7 +85,13 @@ fn wakeups_name_their_placement_path() {
         let mut j = RunSpec::load("w", &text, None, &[], Some(Ns::from_ms(100))).unwrap();
         j.sched = sched.into();
         j.check = true;
-        let (_, ex) = explain(&j, Some(task));
+        let (rec, ex) = explain(&j, Some(task));
+        let plain = j.run(&mut |_| true).unwrap();
+        assert_eq!(
+            schedlab_run::deterministic_json(&plain),
+            schedlab_run::deterministic_json(&rec),
+            "{sched}: recording the placements changed the result"
+        );
         let placed: Vec<&String> = ex.waits.iter().filter_map(|w| w.wake.as_ref()?.placed.as_ref()).collect();
         assert!(placed.iter().any(|p| p.starts_with(path)), "{sched}: no {task} wakeup placed by {path}: {placed:?}");
     }
