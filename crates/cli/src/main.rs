@@ -44,7 +44,8 @@ struct Common {
     duration: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// Write the outputs into this directory (atomically) instead of stdout.
+    /// Write the outputs into this directory (atomically) instead of stdout: per scheduler
+    /// `S.json`, `S.txt` and the per-task table as `S.tasks.csv` and `S.tasks.parquet`.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Disable TTWU_QUEUE (remote wakeups always lock the target runqueue).
@@ -250,14 +251,16 @@ enum Cmd {
         parser: bool,
     },
     /// Run a sweep file: a grid or list of machines × schedulers × workload parameters ×
-    /// tunables × seeds on every local core, written as one tidy CSV table (docs/sweep.md).
+    /// tunables × seeds on every local core, written as one tidy table, CSV or Parquet
+    /// (docs/sweep.md).
     Sweep {
         /// The sweep file (TOML).
         spec: PathBuf,
         /// Runs in parallel (default: every CPU). The table does not depend on this.
         #[arg(long)]
         jobs: Option<usize>,
-        /// Write the table to this file instead of stdout.
+        /// Write the table to this file instead of stdout (Parquet if its name ends in
+        /// `.parquet`, else CSV).
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
@@ -443,7 +446,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
             let out = run_many(&common, &sched)?;
-            let text = schedlab_report::study_text_with(&title, schedlab_run::study_paper(&title), &out);
+            let text = schedlab_run::bouron::study_text(&title, &out);
             extras_with(&common, &out, Some(&text))?;
             match (&common.out, common.format) {
                 (Some(dir), _) => {
@@ -769,7 +772,7 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     if let Some(path) = &c.html {
         let title = c.workload.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
         // A study's report starts with its finding: the paper, the conclusion, the table.
-        let conclusion = comparison.and_then(|_| schedlab_report::study_conclusion(rs));
+        let conclusion = comparison.and_then(|_| schedlab_run::bouron::study_conclusion(&title, rs));
         let study = comparison.map(|table| schedlab_report::html::StudySection {
             paper: schedlab_run::study_paper(&title),
             conclusion: conclusion.as_deref(),
@@ -820,6 +823,9 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
             let s = &r.scheduler.name;
             write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
             write_atomic(&dir.join(format!("{s}.tasks.csv")), &schedlab_report::csv(r))?;
+            if let Some(file) = schedlab::tables::tasks(std::slice::from_ref(r)) {
+                write_atomic_bytes(&dir.join(format!("{s}.tasks.parquet")), &file?)?;
+            }
             write_atomic(&dir.join(format!("{s}.txt")), &schedlab_report::text(r))?;
         }
         if compare {

@@ -3,6 +3,7 @@
 //! and replenishment by the `dl_timer` — EDF per CPU, global EDF by push/pull over a
 //! `cpudl`-like view of each CPU's earliest deadline, and admission control.
 
+use super::slots::Slots;
 use super::{Class, Curr};
 use schedlab_sched_api::{Ctx, DlParams, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, TaskId};
@@ -28,7 +29,7 @@ pub struct DlTask {
 }
 
 pub struct Dl {
-    pub tasks: Vec<DlTask>,
+    pub tasks: Slots<DlTask>,
     /// Per CPU: ready tasks by (deadline, id), the running one included.
     ready: Vec<BTreeSet<(Ns, TaskId)>>,
     /// Per CPU: throttled tasks by (replenishment time, id).
@@ -45,7 +46,7 @@ pub struct Dl {
 impl Dl {
     pub fn new(nr_cpus: usize) -> Dl {
         Dl {
-            tasks: Vec::new(),
+            tasks: Slots::new(DlTask::default()),
             ready: vec![BTreeSet::new(); nr_cpus],
             waiting: vec![BTreeSet::new(); nr_cpus],
             total_bw: 0,
@@ -56,10 +57,11 @@ impl Dl {
             misses: 0,
         }
     }
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.tasks.reserve_exact(n);
+    }
     pub fn grow(&mut self, p: TaskId) {
-        if self.tasks.len() <= p {
-            self.tasks.resize(p + 1, DlTask::default());
-        }
+        self.tasks.grow(p);
     }
     /// A deadline task is ready on `cpu` (its `cpudl` entry is set).
     pub fn busy(&self, cpu: CpuId) -> bool {

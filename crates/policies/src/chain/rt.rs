@@ -6,6 +6,7 @@
 //! important; 98 = `rt_priority` 1). The running task stays at the head of its list, as in
 //! the kernel, so a preempted task resumes before equal-priority tasks that arrived later.
 
+use super::slots::Slots;
 use super::{Class, Curr};
 use schedlab_sched_api::{Ctx, TaskPolicy};
 use schedlab_sim::{CpuId, TaskId};
@@ -84,7 +85,7 @@ struct RtTask {
 
 pub struct Rt {
     rq: Vec<PrioArray>,
-    tasks: Vec<RtTask>,
+    tasks: Slots<RtTask>,
     /// `sched_rr_timeslice` in ticks.
     pub rr_ticks: u64,
     /// `find_lowest_rq`'s rotation among equal candidates (`cpumask_any_and_distribute`).
@@ -111,13 +112,20 @@ fn rt_words(prio: usize) -> String {
 
 impl Rt {
     pub fn new(nr_cpus: usize, rr_ticks: u64) -> Rt {
-        Rt { rq: vec![PrioArray::new(); nr_cpus], tasks: Vec::new(), rr_ticks, rotor: 0, pushes: 0, pulls: 0 }
+        Rt {
+            rq: vec![PrioArray::new(); nr_cpus],
+            tasks: Slots::new(RtTask { prio: 0, queued_on: None, time_slice: rr_ticks }),
+            rr_ticks,
+            rotor: 0,
+            pushes: 0,
+            pulls: 0,
+        }
+    }
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.tasks.reserve_exact(n);
     }
     pub fn grow(&mut self, p: TaskId) {
-        if self.tasks.len() <= p {
-            let s = self.rr_ticks;
-            self.tasks.resize(p + 1, RtTask { prio: 0, queued_on: None, time_slice: s });
-        }
+        self.tasks.grow(p);
     }
     pub fn nr(&self, cpu: CpuId) -> usize {
         self.rq[cpu].nr

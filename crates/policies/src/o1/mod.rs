@@ -133,6 +133,10 @@ pub struct O1Stats {
     /// Bitmap words read by the picks, and the picks (O(1): at most 3 words per pick).
     pub pick_bitmap_words: u64,
     pub picks: u64,
+    /// Array insertions and removals: one list operation each (`list_add_tail`,
+    /// `list_del`, plus a bitmap bit), whatever the number of queued tasks.
+    pub enqueues: u64,
+    pub dequeues: u64,
     pub lb_calls: u64,
     pub lb_moved: u64,
     pub idle_pulls: u64,
@@ -220,12 +224,14 @@ impl O1 {
         let prio = self.td[p].prio;
         self.rq[cpu].arrays[which].enqueue(p, prio);
         self.td[p].array = Some((cpu, which));
+        self.stats.enqueues += 1;
     }
 
     fn dequeue(&mut self, p: TaskId) -> Option<(CpuId, usize)> {
         let (cpu, which) = self.td[p].array.take()?;
         let prio = self.td[p].prio;
         self.rq[cpu].arrays[which].dequeue(p, prio);
+        self.stats.dequeues += 1;
         Some((cpu, which))
     }
 
@@ -383,6 +389,8 @@ impl SchedClass for O1 {
             ("granularity_requeues", s.granularity_requeues),
             ("picks", s.picks),
             ("pick_bitmap_words", s.pick_bitmap_words),
+            ("enqueues", s.enqueues),
+            ("dequeues", s.dequeues),
             ("lb_calls", s.lb_calls),
             ("lb_moved", s.lb_moved),
             ("idle_pulls", s.idle_pulls),
