@@ -573,7 +573,8 @@ fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliEr
     check_outputs(c)?;
     let sample = (c.plots.is_some() || c.html.is_some()).then_some(schedlab_sim::Ns::from_ms(10));
     note!("study {}: {} experiments in parallel…", suite.name, suite.experiments.len());
-    let results = suite.run(c.seed, duration, sample)?;
+    // An HTML report says where each run's time went: its runs are explained.
+    let results = suite.run_with(c.seed, duration, sample, c.html.is_some())?;
     let text = schedlab_run::suite::suite_text(suite, &results);
     let outputs = schedlab::study::Outputs {
         plots: c.plots.as_deref(),

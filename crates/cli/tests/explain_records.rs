@@ -63,7 +63,8 @@ fn balanced_hogs_say_why_nothing_moved_under_cfs() {
 
 /// Wakeups record their placement path: the fair class's `select_task_rq_fair`
 /// (`select_idle_sibling`, after `wake_affine` when the waker's CPU is not the previous
-/// one), O(1)'s `try_to_wake_up`, and `select_task_rq_rt` for a FIFO task.
+/// one), O(1)'s `try_to_wake_up`, and `select_task_rq_rt` for a FIFO task; recording them
+/// changes no result (the same record, trace hash included).
 #[test]
 fn wakeups_name_their_placement_path() {
     let rt = "[[task]]\nname = \"rt\"\npolicy = \"fifo\"\nrt_priority = 10\nprogram = [ { loop = \"forever\", do = [ { run = \"1ms\" }, { timer = \"5ms\" } ] } ]\n";
@@ -84,7 +85,13 @@ fn wakeups_name_their_placement_path() {
         let mut j = RunSpec::load("w", &text, None, &[], Some(Ns::from_ms(100))).unwrap();
         j.sched = sched.into();
         j.check = true;
-        let (_, ex) = explain(&j, Some(task));
+        let (rec, ex) = explain(&j, Some(task));
+        let plain = j.run(&mut |_| true).unwrap();
+        assert_eq!(
+            schedlab_run::deterministic_json(&plain),
+            schedlab_run::deterministic_json(&rec),
+            "{sched}: recording the placements changed the result"
+        );
         let placed: Vec<&String> = ex.waits.iter().filter_map(|w| w.wake.as_ref()?.placed.as_ref()).collect();
         assert!(placed.iter().any(|p| p.starts_with(path)), "{sched}: no {task} wakeup placed by {path}: {placed:?}");
     }
@@ -154,4 +161,26 @@ fn snapshot_study_experiment() {
     let j = study_spec(&suite, Some(x.name), None, 1, Some(Ns::from_ms(30))).unwrap();
     let (_, ex) = explain(&j, None);
     insta::assert_snapshot!(render(&ex, &ask(None, 1)).unwrap());
+}
+
+/// `study NAME --html` for a multi-experiment study explains its runs: each experiment's
+/// report has a *Where the time went* section per configuration.
+#[test]
+fn study_html_reports_say_where_the_time_went() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("s.html");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["study", "rt-latency", "--duration", "50ms", "--html"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let suite = schedlab_run::suites::suite("rt-latency").unwrap();
+    for x in &suite.experiments {
+        let text = std::fs::read_to_string(dir.path().join(format!("s.{}.html", x.name))).unwrap();
+        for c in &x.configs {
+            let want = format!("Where the time went · {}", c.sched);
+            assert!(text.contains(&want), "{}: no `{want}`", x.name);
+        }
+    }
 }

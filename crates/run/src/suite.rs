@@ -113,6 +113,18 @@ impl Suite {
     /// Runs every experiment (each for `duration` if given, else its own); `sample` records
     /// time series for figures.
     pub fn run(&self, seed: u64, duration: Option<Ns>, sample: Option<Ns>) -> Result<Vec<ExperimentResult>, RunError> {
+        self.run_with(seed, duration, sample, false)
+    }
+
+    /// [`Suite::run`]; `explain` also explains every run's waits into
+    /// `RunRecord::explained` (for the HTML reports; changes no result).
+    pub fn run_with(
+        &self,
+        seed: u64,
+        duration: Option<Ns>,
+        sample: Option<Ns>,
+        explain: bool,
+    ) -> Result<Vec<ExperimentResult>, RunError> {
         let jobs: Vec<(usize, usize)> =
             self.experiments.iter().enumerate().flat_map(|(e, x)| (0..x.configs.len()).map(move |c| (e, c))).collect();
         // Every spec first, so a bad parameter fails before any run starts.
@@ -122,6 +134,7 @@ impl Suite {
                 let x = &self.experiments[e];
                 let mut spec = x.spec(&x.configs[c], seed, duration.unwrap_or(x.duration))?;
                 spec.sample = sample;
+                spec.explain = explain;
                 Ok(spec)
             })
             .collect::<Result<Vec<RunSpec>, RunError>>()?;
