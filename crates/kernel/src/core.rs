@@ -308,7 +308,6 @@ impl Kernel<'_> {
             op_phase: 0,
             op_aux: 0,
             timers: Vec::new(),
-            rt_timers: Vec::new(),
             started: self.now,
             live_children: 0,
             timer_cpu: cpu,
@@ -318,8 +317,7 @@ impl Kernel<'_> {
             wake_migrated: false,
             delayed: false,
             born: parent.map(|_| self.now),
-            spans: Vec::new(),
-            poll_next: Vec::new(),
+            extra: None,
         });
         self.exit_times.push(None);
         self.alive += 1;

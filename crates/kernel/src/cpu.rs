@@ -359,8 +359,12 @@ pub(crate) enum Event {
     Change {
         idx: usize,
     },
+    /// Instance of workload template `template` starts; `left` more follow, each with the
+    /// next sequence number after `seq` (this event's own).
     Start {
-        template: usize,
+        template: u32,
+        left: u32,
+        seq: u64,
     },
 }
 
@@ -372,7 +376,7 @@ impl Kernel<'_> {
             Event::Tick { cpu, gen } => (3, *cpu as u64, *gen),
             Event::Timer { cpu, gen } => (4, *cpu as u64, *gen),
             Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
-            Event::Start { template } => (6, *template as u64, 0),
+            Event::Start { template, .. } => (6, *template as u64, 0),
             Event::Change { idx } => (7, *idx as u64, 0),
             Event::IdleWake { cpu, gen } => (8, *cpu as u64, *gen),
             Event::PolicyTimer { cpu, gen } => (9, *cpu as u64, *gen),
@@ -461,9 +465,13 @@ impl Kernel<'_> {
                 let s = self.locked1(cpu, LockSite::SchedulerTick, self.machine.costs.timer_irq, Action::PolicyTimer);
                 self.interrupt(cpu, [s]);
             }
-            Event::Start { template } => {
+            Event::Start { template, left, seq } => {
+                if left > 0 {
+                    let next = Event::Start { template, left: left - 1, seq: seq + 1 };
+                    self.events.push_seq(self.now, seq + 1, next);
+                }
                 self.pending_starts -= 1;
-                self.start_task(template);
+                self.start_task(template as usize);
             }
             Event::Change { idx } => self.apply_change(idx),
         }

@@ -24,6 +24,8 @@ impl Kernel<'_> {
                     *n
                 }
                 None => {
+                    // Most tasks have one timer op: room for one, not `push`'s four.
+                    task.timers.reserve_exact(1);
                     task.timers.push((pc, now + period));
                     now + period
                 }
@@ -33,16 +35,17 @@ impl Kernel<'_> {
         let last = if nt.shared {
             self.objs.shared_timers[nt.id]
         } else {
-            task.rt_timers.iter().find(|(id, _)| *id == nt.id).map(|x| x.1)
+            task.extra.as_ref().and_then(|x| x.rt_timers.iter().find(|(id, _)| *id == nt.id)).map(|x| x.1)
         };
         let next = last.unwrap_or(anchor) + period;
         let keep = if next <= now && nt.relative { now } else { next };
         if nt.shared {
             self.objs.shared_timers[nt.id] = Some(keep);
         } else {
-            match task.rt_timers.iter_mut().find(|(id, _)| *id == nt.id) {
+            let rt = &mut task.extra_mut().rt_timers;
+            match rt.iter_mut().find(|(id, _)| *id == nt.id) {
                 Some(x) => x.1 = keep,
-                None => task.rt_timers.push((nt.id, keep)),
+                None => rt.push((nt.id, keep)),
             }
         }
         next

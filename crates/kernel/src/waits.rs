@@ -116,16 +116,17 @@ impl Kernel<'_> {
         let Some(&Op::Poll { set }) = task.prog.ops.get(task.pc) else { return };
         let ps = &task.prog.polls[set];
         let n = ps.pipes.len();
-        let from = task.poll_next.get(set).map_or(0, |&i| i as usize);
+        let from = task.extra.as_ref().and_then(|x| x.poll_next.get(set)).map_or(0, |&i| i as usize);
         let ready = (0..n).map(|k| (from + k) % n).find(|&i| self.objs.pipes[ps.pipes[i]].len > 0);
         if let Some(i) = ready {
             let arm = ps.arms[i];
             let sets = task.prog.polls.len();
             let task = &mut self.tasks[t];
-            if task.poll_next.len() < sets {
-                task.poll_next.resize(sets, 0);
+            let next = &mut task.extra_mut().poll_next;
+            if next.len() < sets {
+                next.resize(sets, 0);
             }
-            task.poll_next[set] = ((i + 1) % n) as u32;
+            next[set] = ((i + 1) % n) as u32;
             task.pc = arm;
             task.op_phase = 0;
             task.op_left = None;
@@ -157,18 +158,19 @@ impl Kernel<'_> {
     /// its few tens of ns are not charged). An end reports the span to the probe.
     pub(crate) fn mark(&mut self, t: TaskId, span: usize, id: u64, begin: bool) {
         let now = self.now;
-        let open = self.tasks[t].spans.iter().position(|&(s, i, _)| s == span && i == id);
+        let spans = &mut self.tasks[t].extra_mut().spans;
+        let open = spans.iter().position(|&(s, i, _)| s == span && i == id);
         let problem = match (begin, open) {
             (true, Some(_)) => Some("mark_begin of a span already open".to_string()),
-            (true, None) if self.tasks[t].spans.len() >= MAX_OPEN_SPANS => {
+            (true, None) if spans.len() >= MAX_OPEN_SPANS => {
                 Some(format!("more than {MAX_OPEN_SPANS} spans open in one task"))
             }
             (true, None) => {
-                self.tasks[t].spans.push((span, id, now));
+                spans.push((span, id, now));
                 None
             }
             (false, Some(k)) => {
-                let (_, _, start) = self.tasks[t].spans.swap_remove(k);
+                let (_, _, start) = spans.swap_remove(k);
                 self.probe.event(&ProbeEvent::Span { time: now, task: t, span, start });
                 None
             }

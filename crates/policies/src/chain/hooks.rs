@@ -159,6 +159,7 @@ impl SchedClass for Chain {
     }
     fn reserve_tasks(&mut self, n: usize) {
         self.fair.reserve_tasks(n);
+        self.reserve_exact(n);
     }
     /// Every task has a fair entity (as every Linux task has a `sched_entity`), so the fair
     /// class can read any task's state; only fair-class tasks are queued in it.
@@ -174,8 +175,10 @@ impl SchedClass for Chain {
         if let Some(e) = self.ext.as_mut() {
             e.task_dead(cx, p);
         }
-        self.dl.total_bw -= self.dl.tasks[p].admitted_bw;
-        self.dl.tasks[p].admitted_bw = 0;
+        if self.dl.tasks[p].admitted_bw != 0 {
+            self.dl.total_bw -= self.dl.tasks[p].admitted_bw;
+            self.dl.tasks[p].admitted_bw = 0;
+        }
         self.fair_call(cx, |f, cx| f.task_dead(cx, p));
     }
     fn admit(&mut self, cx: &mut Ctx, p: TaskId, new: &TaskPolicy) -> Result<(), String> {
