@@ -56,6 +56,16 @@ def test_local_sweep_equals_the_cli(spec: pathlib.Path) -> None:
     assert row["runtime_ns"] == one.tasks["runtime_ns"].sum()
 
 
+def test_the_cli_parquet_table_reads_as_the_same_dataframe(spec: pathlib.Path) -> None:
+    # `schedlab sweep -o x.parquet`, read by pandas through pyarrow (not by the crate that
+    # wrote it): the same rows, columns and dtypes as the CSV.
+    pytest.importorskip("pyarrow", reason="pyarrow is not installed (scripts/setup-test-deps.sh installs it)")
+    out = spec.parent / "table.parquet"
+    run = cli("sweep", str(spec), "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    pd.testing.assert_frame_equal(pd.read_parquet(out), schedlab.sweep(spec))
+
+
 def test_sweep_from_text_and_located_errors(spec: pathlib.Path) -> None:
     with pytest.raises(schedlab.InputError) as e:
         schedlab.sweep(str(spec.parent / "sweep.toml").replace("sweep.toml", "missing.toml"))
