@@ -448,6 +448,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             let out = run_many(&common, &sched)?;
             let text = schedlab_run::bouron::study_text(&title, &out);
             extras_with(&common, &out, Some(&text))?;
+            schedlab::study::write_paper_figures(common.plots.as_deref(), common.png, &title, &out)?;
             match (&common.out, common.format) {
                 (Some(dir), _) => {
                     for r in &out {

@@ -75,3 +75,23 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
     }
     Ok(())
 }
+
+/// `--plots DIR` of a single-workload `ule-cfs-*` study: the paper's comparison as figures
+/// (`paper-completion.svg`, `paper-shares.svg`) beside the run figures.
+pub fn write_paper_figures(
+    dir: Option<&Path>,
+    png: bool,
+    title: &str,
+    rs: &[schedlab_run::RunRecord],
+) -> Result<(), CliError> {
+    let Some(dir) = dir else { return Ok(()) };
+    let figs: Vec<Figure> = schedlab_run::bouron::figures(title, rs)
+        .into_iter()
+        .map(|c| c.render().map_err(plot_err))
+        .collect::<Result<_, _>>()?;
+    if !figs.is_empty() {
+        write_figures(dir, &figs, png)?;
+        note!("wrote {} figures of the paper's comparison to {}", figs.len(), dir.display());
+    }
+    Ok(())
+}

@@ -97,6 +97,21 @@ fn blackscholes_ferret_runs_both_applications_to_the_end() {
     }
     let c = schedlab_run::bouron::comparison("ule-cfs-mix-blackscholes-ferret", &rs).unwrap();
     assert!(c.ours.contains("blackscholes done at") && !c.ours.contains("not done"), "{c:?}");
+    // The headline figures: completion bars are the applications' last exits.
+    let charts = schedlab_run::bouron::figures("ule-cfs-mix-blackscholes-ferret", &rs);
+    let names: Vec<&str> = charts.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["paper-completion.svg", "paper-shares.svg"]);
+    let schedlab_report::plots::ChartData::Bars { series, .. } = &charts[0].panels[0].data else { panic!("bars") };
+    let ferret: Vec<Option<f64>> = rs
+        .iter()
+        .map(|r| {
+            r.tasks.iter().filter(|t| t.name.starts_with("ferret-")).map(|t| t.exit_ns.unwrap()).max().map(|x| x as f64)
+        })
+        .collect();
+    assert_eq!(series[1], ("ferret".to_string(), ferret));
+    for c in charts {
+        c.render().unwrap();
+    }
 }
 
 /// Each study's text puts the paper's finding, ours and a reasoned conclusion first.

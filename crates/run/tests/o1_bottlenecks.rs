@@ -46,6 +46,17 @@ fn o1_pick_work_is_independent_of_runnable_tasks_and_the_study_runs() {
     let enq = row("pick-scale", "enqueue work per op");
     assert!(enq[cl] > 2.0 * enq[cs], "log n growth from 10 to 1000 tasks:\n{text}");
     assert!(row("pick-scale", "dequeue work per op")[cl] <= 2.0, "{text}");
+    // The finding and the figure say where the work lives.
+    let f = schedlab_run::suites::finding("o1-bottlenecks", &results).unwrap();
+    let o1_words = format!("pick-scale (n=10 → n=1000): o1 reads {:.2} → {:.2} bitmap words", pick[small], pick[large]);
+    assert!(f.conclusion.starts_with(&o1_words), "{}", f.conclusion);
+    assert!(
+        f.conclusion.contains(&format!("compares {:.2} → {:.2} nodes per enqueue", enq[cs], enq[cl])),
+        "{}",
+        f.conclusion
+    );
+    let figs = schedlab_run::suites::figures("o1-bottlenecks", &results);
+    assert!(figs.iter().any(|c| c.name == "pick-scale-work.svg"));
     let per_call = row("pick-scale", "schedule ns per call");
     assert!((per_call[small] - per_call[large]).abs() <= per_call[small] / 100.0, "within 1 %:\n{text}");
     // Every wakeup takes the wakee's runqueue lock (no wake list in 2.6), and with the

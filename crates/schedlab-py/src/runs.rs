@@ -162,7 +162,8 @@ pub fn study(py: Python<'_>, name: &str, text: Option<&str>, scheds: Vec<String>
     opts.sample.get_or_insert_with(|| "10ms".into());
     let records = run_specs(py, &specs(name, &text, &scheds, &opts)?)?;
     let title = std::path::Path::new(name).file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
-    let table = schedlab_report::study_text(&title, &records);
+    // A `ule-cfs-*` study: the paper, its finding and the comparison first, as the CLI prints.
+    let table = schedlab_run::bouron::study_text(&title, &records);
     Ok(json!({"name": title, "text": table, "records": records}).to_string())
 }
 

@@ -7,9 +7,11 @@
 //! The paper's statements are its qualitative findings; where it reports no outcome for an
 //! experiment the text says so instead of inventing a number.
 
+mod figure;
 mod measure;
 mod studies;
 
+pub use figure::figures;
 use schedlab_metrics::RunRecord;
 
 /// A study's comparison with the paper.
@@ -34,8 +36,12 @@ impl Comparison {
 /// from its runs, or `None` for a study the paper has no experiment for, or without runs
 /// of both a CFS and a ULE scheduler.
 pub fn comparison(name: &str, rs: &[RunRecord]) -> Option<Comparison> {
-    let stem = std::path::Path::new(name).file_stem().map_or(name.into(), |s| s.to_string_lossy());
-    studies::compare(&stem, rs)
+    studies::compare(&stem(name), rs)
+}
+
+/// `dir/ule-cfs-apache.toml` → `ule-cfs-apache`.
+fn stem(name: &str) -> String {
+    std::path::Path::new(name).file_stem().map_or(name.into(), |s| s.to_string_lossy().into_owned())
 }
 
 /// A single-workload study's text: the header, the paper, the finding, then for a
@@ -70,7 +76,7 @@ mod tests {
     #[test]
     fn every_ule_cfs_study_has_a_comparison() {
         for (name, _) in crate::STUDIES.iter().filter(|(n, _)| n.starts_with("ule-cfs-")) {
-            assert!(super::studies::TABLE.iter().any(|(n, _)| n == name), "{name} has no comparison with the paper");
+            assert!(super::studies::TABLE.iter().any(|(n, ..)| n == name), "{name} has no comparison with the paper");
         }
     }
 }

@@ -11,21 +11,27 @@ type Pair<'a> = (&'a RunRecord, &'a RunRecord);
 /// Builds one study's comparison from its pair of runs.
 type CompareFn = fn(Pair) -> Comparison;
 
-/// Each study's comparison, by name.
-pub(super) const TABLE: &[(&str, CompareFn)] = &[
-    ("ule-cfs-fibo-sysbench", fibo_sysbench),
-    ("ule-cfs-sysbench128", sysbench128),
-    ("ule-cfs-unpin512", unpin512),
-    ("ule-cfs-cray", cray),
-    ("ule-cfs-mg", mg),
-    ("ule-cfs-apache", apache),
-    ("ule-cfs-mix-cray-ep", mix_cray_ep),
-    ("ule-cfs-mix-apache-sysbench", mix_apache_sysbench),
-    ("ule-cfs-mix-blackscholes-ferret", mix_blackscholes_ferret),
+/// Each study's comparison, by name, with its applications (task groups, or a prefix of
+/// several stages) for the headline figure.
+pub(super) const TABLE: &[(&str, CompareFn, &[&str])] = &[
+    ("ule-cfs-fibo-sysbench", fibo_sysbench, &["fibo", "worker"]),
+    ("ule-cfs-sysbench128", sysbench128, &["main", "worker"]),
+    ("ule-cfs-unpin512", unpin512, &["spinner"]),
+    ("ule-cfs-cray", cray, &["cray"]),
+    ("ule-cfs-mg", mg, &["mg"]),
+    ("ule-cfs-apache", apache, &["ab", "httpd"]),
+    ("ule-cfs-mix-cray-ep", mix_cray_ep, &["cray", "ep"]),
+    ("ule-cfs-mix-apache-sysbench", mix_apache_sysbench, &["ab", "worker"]),
+    ("ule-cfs-mix-blackscholes-ferret", mix_blackscholes_ferret, &["blackscholes", "ferret"]),
 ];
 
+/// The applications of study `stem`.
+pub(super) fn apps(stem: &str) -> Option<&'static [&'static str]> {
+    TABLE.iter().find(|(n, ..)| *n == stem).map(|(.., a)| *a)
+}
+
 pub(super) fn compare(stem: &str, rs: &[RunRecord]) -> Option<Comparison> {
-    let f = TABLE.iter().find(|(n, _)| *n == stem)?.1;
+    let f = TABLE.iter().find(|(n, ..)| *n == stem)?.1;
     let pair = (rs.iter().find(|r| is_cfs(r))?, rs.iter().find(|r| is_ule(r))?);
     Some(f(pair))
 }

@@ -6,6 +6,7 @@
 mod futex;
 mod generic;
 mod lock;
+mod o1;
 mod rows;
 
 use crate::suite::ExperimentResult;
@@ -42,6 +43,7 @@ pub fn figures(suite: &str, results: &[ExperimentResult]) -> Vec<Chart> {
         "lock-sites" => lock::sites(results),
         "lock-wakeup-granularity" => lock::granularity(results),
         "futex" => futex::figures(results),
+        "o1-bottlenecks" => o1::figures(results),
         _ => generic::figures(results),
     }
 }
@@ -54,7 +56,7 @@ pub fn finding(suite: &str, results: &[ExperimentResult]) -> Option<Finding> {
         "lock-wakeup-granularity" => (ZHANG, lock::granularity_finding(results)),
         "futex" => (FUTEX, futex::finding(results)),
         "cfs-eevdf" => (EEVDF, generic::finding(results)),
-        "o1-bottlenecks" => (O1, generic::finding(results)),
+        "o1-bottlenecks" => (O1, o1::finding(results)),
         "rt-latency" => (CYCLICTEST, generic::finding(results)),
         _ => return None,
     };
