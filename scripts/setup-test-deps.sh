@@ -34,12 +34,13 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import perfetto, goog
 fi
 
 # The Python package (crates/schedlab-py, docs/python.md) and what its tests use: maturin
-# builds it, pandas holds its tables, Ray runs sweeps as tasks, pytest runs the tests. The
+# builds it, pandas holds its tables, Ray runs sweeps as tasks, pyarrow reads the Parquet
+# tables `schedlab sweep -o x.parquet` writes, pytest runs the tests. The
 # wheel is rebuilt and reinstalled only when a Rust or Python source changed (a stamp of
 # their hashes), so this step is quick when nothing did.
 py="$venv/bin/python"
-if ! "$py" -c "import maturin, pandas, pytest, ray" 2>/dev/null; then
-    "$py" -m pip install -q "maturin==1.16.0" "pandas==3.1.1" "pytest==9.2.0" "ray==2.60.0"
+if ! "$py" -c "import maturin, pandas, pytest, ray, pyarrow" 2>/dev/null; then
+    "$py" -m pip install -q "maturin==1.16.0" "pandas==3.1.1" "pytest==9.2.0" "ray==2.60.0" "pyarrow==26.0.1"
 fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 stamp="$venv/schedlab-py.stamp"

@@ -40,6 +40,9 @@ fn a_sweep_as_csv_and_as_parquet_holds_the_same_rows() {
     schedlab(&["sweep", spec.to_str().unwrap(), "-o", pq_path.to_str().unwrap()]);
     let csv = csv_table(&std::fs::read(&csv_path).unwrap());
     let pq = std::fs::read(&pq_path).unwrap();
+    // Another process writes the same bytes (no per-process hashing seeps into the file).
+    schedlab(&["sweep", spec.to_str().unwrap(), "-o", pq_path.to_str().unwrap()]);
+    assert!(std::fs::read(&pq_path).unwrap() == pq, "a second sweep wrote a different file");
     assert_eq!(read(pq.clone()).unwrap(), csv);
     assert_eq!(csv.1.len(), 12, "cfs: 2 n × 2 seeds; eevdf: 2 n × 2 seeds × 2 versions");
     let kinds = schema(pq).unwrap();

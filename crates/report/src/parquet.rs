@@ -10,8 +10,11 @@
 //!   (`"7"`, not `"007"` or `"+7"`, so the text comes back unchanged);
 //! - `DOUBLE` when every non-empty cell is a finite number written the way Rust writes an
 //!   `f64` (the shortest form that reads back to the same value: `"0.5"`, `"1000"`);
-//! - otherwise, or for a column named in `text`, or when every cell is empty, a `UTF8`
-//!   string.
+//! - otherwise, or for a column named in `text`, a `UTF8` string.
+//!
+//! A column whose every cell is empty is `INT64` nulls: the tables' numeric columns are the
+//! ones that can be empty in every row (no task exited, no wakeup), and readers of the
+//! CSV (pandas) make such a column numeric too.
 //!
 //! [`read`] turns a file back into text cells; for any table, `read(table(t))` is `t`.
 
@@ -45,9 +48,7 @@ fn is_float(s: &str) -> bool {
 /// The kind of column `c` of `rows` (see the module's rules).
 pub fn kind(rows: &[Vec<String>], c: usize) -> Kind {
     let cells: Vec<&str> = rows.iter().map(|r| r.get(c).map_or("", String::as_str)).filter(|s| !s.is_empty()).collect();
-    if cells.is_empty() {
-        Kind::Text
-    } else if cells.iter().all(|s| is_int(s)) {
+    if cells.iter().all(|s| is_int(s)) {
         Kind::Int
     } else if cells.iter().all(|s| is_float(s)) {
         Kind::Float
@@ -179,7 +180,7 @@ mod tests {
         let kinds: Vec<Kind> = (0..7).map(|c| kind(&rows, c)).collect();
         use Kind::*;
         // "007" and "1e3" are not how Rust writes those numbers: text, so they survive.
-        assert_eq!(kinds, [Int, Float, Text, Text, Text, Int, Text]);
+        assert_eq!(kinds, [Int, Float, Text, Text, Int, Int, Text]);
     }
 
     #[test]

@@ -64,6 +64,7 @@ mod _native {
     #[pymodule_export]
     use super::runs::{
         compare, explain, machines, run, schedulers, study, suites, sweep_csv, sweep_local, sweep_points, sweep_run,
+        sweep_toml,
     };
 
     #[pymodule_init]

@@ -201,15 +201,35 @@ pub fn schedulers(machine: &str) -> PyResult<String> {
     Ok(serde_json::Value::Array(list).to_string())
 }
 
-fn parse_sweep(file: &str, text: &str, base_dir: &str) -> PyResult<schedlab_sweep::Sweep> {
+/// A sweep's workload given inline (a dict in Python): `(the name the sweep's `workload` key
+/// holds, the text, whether the text is JSON to write as TOML)`.
+type Inline = Option<(String, String, bool)>;
+
+fn parse_sweep(file: &str, text: &str, base_dir: &str, inline: Inline) -> PyResult<schedlab_sweep::Sweep> {
     let dir = std::path::PathBuf::from(base_dir);
-    schedlab_sweep::parse(file, text, &|w| schedlab_sweep::load_workload(&dir, w)).map_err(|e| to_py(e.into()))
+    let inline = match inline {
+        Some((name, text, is_json)) => Some((name, workload_text(&text, is_json)?)),
+        None => None,
+    };
+    let load = |w: &str| match &inline {
+        Some((name, text)) if name == w => Ok((name.clone(), text.clone())),
+        _ => schedlab_sweep::load_workload(&dir, w),
+    };
+    schedlab_sweep::parse(file, text, &load).map_err(|e| to_py(e.into()))
+}
+
+/// A sweep given as a dict (its JSON) as the sweep file's TOML, so both are one format.
+#[pyfunction]
+pub fn sweep_toml(spec_json: &str) -> PyResult<String> {
+    let v: serde_json::Value = serde_json::from_str(spec_json).map_err(|e| input(format!("sweep dict: {e}")))?;
+    toml::to_string(&v).map_err(|e| input(format!("sweep dict: not expressible as TOML: {e}")))
 }
 
 /// A sweep's runs, each a self-contained JSON point (for dispatching them elsewhere).
 #[pyfunction]
-pub fn sweep_points(file: &str, text: &str, base_dir: &str) -> PyResult<Vec<String>> {
-    let sweep = parse_sweep(file, text, base_dir)?;
+#[pyo3(signature = (file, text, base_dir, workload=None))]
+pub fn sweep_points(file: &str, text: &str, base_dir: &str, workload: Inline) -> PyResult<Vec<String>> {
+    let sweep = parse_sweep(file, text, base_dir, workload)?;
     for p in &sweep.points {
         p.spec().map_err(|e| to_py(p.locate(e)))?;
     }
@@ -236,8 +256,16 @@ pub fn sweep_csv(rows: Vec<String>) -> PyResult<String> {
 
 /// Every run of a sweep on `jobs` local threads (0: every core): the CSV table.
 #[pyfunction]
-pub fn sweep_local(py: Python<'_>, file: &str, text: &str, base_dir: &str, jobs: usize) -> PyResult<String> {
-    let sweep = parse_sweep(file, text, base_dir)?;
+#[pyo3(signature = (file, text, base_dir, jobs, workload=None))]
+pub fn sweep_local(
+    py: Python<'_>,
+    file: &str,
+    text: &str,
+    base_dir: &str,
+    jobs: usize,
+    workload: Inline,
+) -> PyResult<String> {
+    let sweep = parse_sweep(file, text, base_dir, workload)?;
     let table =
         with_interrupts(py, |stop| schedlab_sweep::run_local(&sweep.points, jobs, &|_, _| until(stop)(), &|_| {}))?
             .map_err(to_py)?;

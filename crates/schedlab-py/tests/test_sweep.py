@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import pathlib
+import tomllib
 
 import pandas as pd
 import pytest
@@ -55,6 +56,16 @@ def test_local_sweep_equals_the_cli(spec: pathlib.Path) -> None:
     assert row["runtime_ns"] == one.tasks["runtime_ns"].sum()
 
 
+def test_the_cli_parquet_table_reads_as_the_same_dataframe(spec: pathlib.Path) -> None:
+    # `schedlab sweep -o x.parquet`, read by pandas through pyarrow (not by the crate that
+    # wrote it): the same rows, columns and dtypes as the CSV.
+    pytest.importorskip("pyarrow", reason="pyarrow is not installed (scripts/setup-test-deps.sh installs it)")
+    out = spec.parent / "table.parquet"
+    run = cli("sweep", str(spec), "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    pd.testing.assert_frame_equal(pd.read_parquet(out), schedlab.sweep(spec))
+
+
 def test_sweep_from_text_and_located_errors(spec: pathlib.Path) -> None:
     with pytest.raises(schedlab.InputError) as e:
         schedlab.sweep(str(spec.parent / "sweep.toml").replace("sweep.toml", "missing.toml"))
@@ -66,13 +77,32 @@ def test_sweep_from_text_and_located_errors(spec: pathlib.Path) -> None:
     assert str(e.value).startswith(f"{bad}:4:1: field `grid.seed`: unknown key"), str(e.value)
 
 
+def test_sweep_from_a_dict_equals_the_file(spec: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same sweep as a dict: the workload by path (relative to the current directory),
+    # then given inline as a dict, as schedlab.run takes it.
+    d = tomllib.loads(SPEC)
+    monkeypatch.chdir(spec.parent)
+    from_file = schedlab.sweep(spec, jobs=2)
+    pd.testing.assert_frame_equal(schedlab.sweep(d, jobs=2), from_file)
+    inline = dict(d, workload=tomllib.loads(WORKLOAD))
+    pd.testing.assert_frame_equal(schedlab.sweep(inline, jobs=2), from_file)
+    # A bad key is named by its field path.
+    with pytest.raises(schedlab.InputError) as e:
+        schedlab.sweep(dict(d, grid={"schedulers": ["cfs"], "seed": [1]}))
+    assert str(e.value).startswith("<dict>:") and "field `grid.seed`: unknown key" in str(e.value), str(e.value)
+
+
 def test_ray_sweep_equals_the_local_sweep(spec: pathlib.Path) -> None:
     ray = pytest.importorskip("ray", reason="Ray is not installed (scripts/setup-test-deps.sh installs it)")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    # Points carry their workload's text, so an inline workload dict needs no file anywhere.
+    inline = dict(tomllib.loads(SPEC), workload=tomllib.loads(WORKLOAD))
     try:
         distributed = schedlab.sweep(spec, ray=True)
+        distributed_dict = schedlab.sweep(inline, ray=True)
     finally:
         ray.shutdown()
     local = schedlab.sweep(spec)
     assert len(distributed) == RUNS
     pd.testing.assert_frame_equal(distributed, local)
+    pd.testing.assert_frame_equal(distributed_dict, local)

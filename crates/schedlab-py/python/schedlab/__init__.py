@@ -401,10 +401,13 @@ def schedulers(machine: str = "smp8") -> List[Dict[str, Any]]:
     return list(_json.loads(_native.schedulers(machine)))
 
 
-def sweep(spec: Union[str, "os.PathLike[str]"], *, ray: bool = False, address: Optional[str] = None,
-          jobs: int = 0) -> pd.DataFrame:
-    """Runs a sweep file (a path or its TOML text; docs/sweep.md) and returns its tidy table,
-    one row per run. Locally on ``jobs`` threads (0: every core), or with ``ray=True`` as one
+def sweep(spec: Union[str, "os.PathLike[str]", Mapping[str, Any]], *, ray: bool = False,
+          address: Optional[str] = None, jobs: int = 0) -> pd.DataFrame:
+    """Runs a sweep (docs/sweep.md) and returns its tidy table, one row per run. ``spec`` is
+    a sweep file's path, its TOML text, or the same as a dict, whose ``workload`` may be a
+    path, a built-in study's name or the workload itself as a dict (as :func:`run` takes).
+    A relative workload path is relative to the sweep file, or to the current directory for
+    text and dicts. Locally on ``jobs`` threads (0: every core), or with ``ray=True`` as one
     Ray task per run (a local Ray unless ``address`` names a cluster). The table is the
     same either way (the CSV ``schedlab sweep`` writes)."""
     from ._sweep import run_sweep

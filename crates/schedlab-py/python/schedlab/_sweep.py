@@ -4,8 +4,9 @@ Ray task per run. Both end in the same CSV writer, so the tables are identical."
 from __future__ import annotations
 
 import io
+import json
 import os
-from typing import List, Optional, Tuple, Union
+from typing import Any, List, Mapping, Optional, Tuple, Union
 
 import pandas as pd
 
@@ -13,15 +14,32 @@ from . import _native
 from ._native import InputError
 
 
-def _source(spec: Union[str, "os.PathLike[str]"]) -> Tuple[str, str, str]:
-    """(name for errors, text, directory the workload path is relative to)."""
+Spec = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+# The name a dict sweep's inline workload goes by (in errors, and in the `workload` column).
+INLINE = "<workload dict>"
+
+
+def _source(spec: Spec) -> Tuple[str, str, str, Optional[Tuple[str, str, bool]]]:
+    """(name for errors, TOML text, directory the workload path is relative to, the
+    workload given inline in a dict: (its name, text, text is JSON to write as TOML))."""
+    if isinstance(spec, Mapping):
+        spec = dict(spec)
+        inline = None
+        if isinstance(spec.get("workload"), Mapping):
+            from . import _workload
+
+            _, text, is_json = _workload(spec["workload"])
+            inline = (INLINE, text, is_json)
+            spec["workload"] = INLINE
+        return ("<dict>", _native.sweep_toml(json.dumps(spec)), os.getcwd(), inline)
     text = os.fspath(spec)
     if "\n" not in text and os.path.exists(text):
         with open(text, encoding="utf-8") as f:
-            return (text, f.read(), os.path.dirname(os.path.abspath(text)))
+            return (text, f.read(), os.path.dirname(os.path.abspath(text)), None)
     if "\n" in text or "=" in text:
-        return ("<string>", text, os.getcwd())
-    raise InputError(f"{text}: no such sweep file (pass a path or the TOML text)")
+        return ("<string>", text, os.getcwd(), None)
+    raise InputError(f"{text}: no such sweep file (pass a path, the TOML text or a dict)")
 
 
 def _run_point(point: str) -> str:
@@ -44,15 +62,15 @@ def _ray_rows(points: List[str], address: Optional[str]) -> List[str]:
     return [str(r) for r in ray.get([task.remote(p) for p in points])]
 
 
-def run_sweep(spec: Union[str, "os.PathLike[str]"], *, ray: bool, address: Optional[str], jobs: int) -> pd.DataFrame:
-    name, text, base = _source(spec)
+def run_sweep(spec: Spec, *, ray: bool, address: Optional[str], jobs: int) -> pd.DataFrame:
+    name, text, base, inline = _source(spec)
     if ray:
-        points = _native.sweep_points(name, text, base)
+        points = _native.sweep_points(name, text, base, inline)
         csv = _native.sweep_csv(_ray_rows(points, address))
     else:
         if address is not None:
             raise InputError("sweep: address= applies with ray=True only")
-        csv = _native.sweep_local(name, text, base, int(jobs))
+        csv = _native.sweep_local(name, text, base, int(jobs), inline)
     return read_table(csv)
 
 
