@@ -96,3 +96,52 @@ pub fn render(ex: &Explained, ask: &Ask) -> Result<String, CliError> {
     }
     Ok(s)
 }
+
+/// The run of a multi-experiment study to explain: `experiment` names one of its
+/// experiments (it may be left out when there is only one), `config` one configuration by
+/// its column label, its scheduler or the scheduler's base name (`eevdf` matches the first
+/// `eevdf@…`; default: the first configuration). Unknown names are errors that
+/// list the choices.
+pub fn study_spec(
+    suite: &schedlab_run::suite::Suite,
+    experiment: Option<&str>,
+    config: Option<&str>,
+    seed: u64,
+    duration: Option<Ns>,
+) -> Result<RunSpec, CliError> {
+    let names: Vec<&str> = suite.experiments.iter().map(|x| x.name).collect();
+    let x = match experiment {
+        Some(e) => suite.experiments.iter().find(|x| x.name == e).ok_or_else(|| {
+            CliError::input(format!(
+                "--experiment {e}: study {} has no such experiment ({})",
+                suite.name,
+                names.join(", ")
+            ))
+        })?,
+        None if suite.experiments.len() == 1 => &suite.experiments[0],
+        None => {
+            return Err(CliError::input(format!(
+                "study {} has {} experiments: choose one with --experiment ({})",
+                suite.name,
+                names.len(),
+                names.join(", ")
+            )))
+        }
+    };
+    let c = match config {
+        None => 0,
+        Some(want) => x
+            .configs
+            .iter()
+            .position(|c| c.label == want || c.sched == want || c.sched.split('@').next() == Some(want))
+            .ok_or_else(|| {
+                let labels: Vec<String> = x.configs.iter().map(|c| format!("{} ({})", c.label, c.sched)).collect();
+                CliError::input(format!(
+                    "--config {want}: experiment {} has no configuration of that label or scheduler ({})",
+                    x.name,
+                    labels.join(", ")
+                ))
+            })?,
+    };
+    Ok(x.config_spec(c, seed, duration)?)
+}

@@ -44,6 +44,7 @@ pub mod replay;
 pub mod signals;
 pub mod study;
 pub mod sweep;
+pub mod tables;
 pub mod validate;
 
 use schedlab_run::RunError;

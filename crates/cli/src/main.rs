@@ -44,7 +44,8 @@ struct Common {
     duration: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
-    /// Write the outputs into this directory (atomically) instead of stdout.
+    /// Write the outputs into this directory (atomically) instead of stdout: per scheduler
+    /// `S.json`, `S.txt` and the per-task table as `S.tasks.csv` and `S.tasks.parquet`.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Disable TTWU_QUEUE (remote wakeups always lock the target runqueue).
@@ -250,14 +251,16 @@ enum Cmd {
         parser: bool,
     },
     /// Run a sweep file: a grid or list of machines × schedulers × workload parameters ×
-    /// tunables × seeds on every local core, written as one tidy CSV table (docs/sweep.md).
+    /// tunables × seeds on every local core, written as one tidy table, CSV or Parquet
+    /// (docs/sweep.md).
     Sweep {
         /// The sweep file (TOML).
         spec: PathBuf,
         /// Runs in parallel (default: every CPU). The table does not depend on this.
         #[arg(long)]
         jobs: Option<usize>,
-        /// Write the table to this file instead of stdout.
+        /// Write the table to this file instead of stdout (Parquet if its name ends in
+        /// `.parquet`, else CSV).
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
@@ -301,6 +304,13 @@ enum Cmd {
         /// Write the wait-by-cause stacked-bar figure (SVG) here.
         #[arg(long)]
         svg: Option<PathBuf>,
+        /// For a multi-experiment study (`schedlab list`): the experiment to explain.
+        #[arg(long)]
+        experiment: Option<String>,
+        /// For a multi-experiment study: the configuration (its column label or scheduler;
+        /// default: `--sched`, else the first).
+        #[arg(long)]
+        config: Option<String>,
     },
     /// Measure simulator speed (events per second, heap bytes per thread) and its scaling
     /// with threads (10 … 100 000) and CPUs (opteron-32, numa-1024); eevdf beside cfs, with
@@ -436,7 +446,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             }
             let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
             let out = run_many(&common, &sched)?;
-            let text = schedlab_report::study_text_with(&title, schedlab_run::study_paper(&title), &out);
+            let text = schedlab_run::bouron::study_text(&title, &out);
             extras_with(&common, &out, Some(&text))?;
             match (&common.out, common.format) {
                 (Some(dir), _) => {
@@ -454,8 +464,8 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         }
         Cmd::Timehist { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Timehist),
         Cmd::Latency { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Latency),
-        Cmd::Explain { common, sched, task, at, worst, between, summary, svg } => {
-            run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg })
+        Cmd::Explain { common, sched, task, at, worst, between, summary, svg, experiment, config } => {
+            run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg, experiment, config })
         }
         Cmd::Sweep { spec, jobs, output } => schedlab::sweep::run(&spec, jobs, output.as_deref()),
         Cmd::Import { trace, output, only } => schedlab::replay::import(&trace, output.as_deref(), only),
@@ -761,7 +771,7 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     if let Some(path) = &c.html {
         let title = c.workload.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
         // A study's report starts with its finding: the paper, the conclusion, the table.
-        let conclusion = comparison.and_then(|_| schedlab_report::study_conclusion(rs));
+        let conclusion = comparison.and_then(|_| schedlab_run::bouron::study_conclusion(&title, rs));
         let study = comparison.map(|table| schedlab_report::html::StudySection {
             paper: schedlab_run::study_paper(&title),
             conclusion: conclusion.as_deref(),
@@ -812,6 +822,9 @@ fn emit(c: &Common, rs: &[RunRecord], compare: bool) -> Result<(), CliError> {
             let s = &r.scheduler.name;
             write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
             write_atomic(&dir.join(format!("{s}.tasks.csv")), &schedlab_report::csv(r))?;
+            if let Some(file) = schedlab::tables::tasks(std::slice::from_ref(r)) {
+                write_atomic_bytes(&dir.join(format!("{s}.tasks.parquet")), &file?)?;
+            }
             write_atomic(&dir.join(format!("{s}.txt")), &schedlab_report::text(r))?;
         }
         if compare {
@@ -903,6 +916,31 @@ struct ExplainArgs {
     between: Option<Vec<String>>,
     summary: bool,
     svg: Option<PathBuf>,
+    experiment: Option<String>,
+    config: Option<String>,
+}
+
+/// The run of a multi-experiment study `explain` takes, with the common options that apply
+/// to one run (`--param`, `--set`, `--seed`, `--duration`, `--check`).
+fn explain_study_job(
+    c: &Common,
+    suite: schedlab_run::suite::Suite,
+    config: Option<String>,
+    experiment: Option<&str>,
+) -> Result<RunSpec, CliError> {
+    let params = c.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
+    let duration = c
+        .duration
+        .as_deref()
+        .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
+        .transpose()?;
+    let suite = suite.with_params(&params);
+    let mut job = schedlab::explain::study_spec(&suite, experiment, config.as_deref(), c.seed, duration)?;
+    for s in &c.sets {
+        job.sets.push(parse_kv(s, "--set")?);
+    }
+    job.check = c.check;
+    Ok(job)
 }
 
 fn run_explain(common: &Common, sched: Option<String>, a: ExplainArgs) -> Result<(), CliError> {
@@ -918,9 +956,18 @@ fn run_explain(common: &Common, sched: Option<String>, a: ExplainArgs) -> Result
         Format::Json => true,
         Format::Csv => return Err(CliError::input("explain: --format is text or json")),
     };
-    let sched = schedulers(common, sched, None)?;
-    let sched = sched.split(',').next().unwrap_or(schedlab_run::DEFAULT_SCHEDULER).trim().to_string();
-    let job = prepare(common, &sched, &common.sets)?;
+    let job = match suite_named(common) {
+        Some(suite) => explain_study_job(common, suite, a.config.or(sched), a.experiment.as_deref())?,
+        None if a.experiment.is_some() || a.config.is_some() => {
+            let w = common.workload.display();
+            return Err(CliError::input(format!("--experiment/--config: {w} is not a multi-experiment study")));
+        }
+        None => {
+            let sched = schedulers(common, sched, None)?;
+            let sched = sched.split(',').next().unwrap_or(schedlab_run::DEFAULT_SCHEDULER).trim().to_string();
+            prepare(common, &sched, &common.sets)?
+        }
+    };
     let ask = Ask { task: a.task, select, summary: a.summary, json, svg: a.svg };
     let (_, ex) = schedlab::explain::run(&job, &ask, &mut |_| !stop_requested())?;
     if let Some(path) = &ask.svg {

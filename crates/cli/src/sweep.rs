@@ -1,5 +1,6 @@
 //! `schedlab sweep SPEC.toml`: every run of a sweep file on the local cores, with a
-//! progress bar, written as one tidy CSV table (`docs/sweep.md`).
+//! progress bar, written as one tidy table: CSV, or Parquet to a file named `*.parquet`
+//! (`docs/sweep.md`).
 
 use crate::{signals, write_atomic, CliError};
 use std::path::Path;
@@ -11,6 +12,7 @@ pub fn run(spec: &Path, jobs: Option<usize>, output: Option<&Path>) -> Result<()
     let sweep = schedlab_sweep::parse_file(spec, &text)?;
     if let Some(o) = output {
         crate::output::check_parent(o)?;
+        crate::tables::check(o)?;
     }
     let n = sweep.points.len() as u64;
     let bar = indicatif::ProgressBar::new(n);
@@ -24,13 +26,19 @@ pub fn run(spec: &Path, jobs: Option<usize>, output: Option<&Path>) -> Result<()
     if signals::stop_requested() {
         note!("interrupted: the table holds what each run measured so far");
     }
-    let csv = table?.to_csv();
+    let table = table?;
     match output {
-        Some(path) => {
-            write_atomic(path, &csv)?;
+        Some(path) if crate::tables::is_parquet(path) => {
+            let file = crate::tables::parquet(&table.columns, &table.rows, &table.text_columns())?;
+            crate::write_atomic_bytes(path, &file)?;
             note!("wrote {} runs to {}", n, path.display());
             Ok(())
         }
-        None => out!("{csv}"),
+        Some(path) => {
+            write_atomic(path, &table.to_csv())?;
+            note!("wrote {} runs to {}", n, path.display());
+            Ok(())
+        }
+        None => out!("{}", table.to_csv()),
     }
 }

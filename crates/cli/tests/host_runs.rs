@@ -543,3 +543,27 @@ fn compare_puts_simulation_and_reality_side_by_side() {
     let share = text.lines().find(|l| l.starts_with("nice0 ×1 run share")).unwrap();
     assert!(share.contains(" pp"), "{share}");
 }
+
+/// A timer shared between tasks (rt-app's timer resource, `shared = true`) is one timeline:
+/// each use advances it by the period, whichever thread or process uses it. Twelve uses of
+/// a 10 ms timer (two threads and a process, four each) cannot all return before the
+/// twelfth period since the first start — `clock_nanosleep(TIMER_ABSTIME)` never returns
+/// early — while twelve per-task timelines would end after four periods.
+#[test]
+fn a_shared_timer_paces_threads_and_processes_together() {
+    require_root();
+    let _s = serial();
+    let body =
+        "program = [ { loop = 4, do = [ { run = \"100us\" }, { timer = \"10ms\", ref = \"tick\", shared = true } ] } ]";
+    let text = format!("[[task]]\nname = \"t\"\ncount = 2\n{body}\n[[task]]\nname = \"p\"\nprocess = true\n{body}\n");
+    let r = run(&host_job(&text, 2000));
+    assert_traced(&r);
+    assert_eq!(r.end_reason, schedlab_probe::EndReason::AllExited);
+    let first_start = r.tasks.iter().map(|t| t.start_ns).min().unwrap();
+    let last_exit = r.tasks.iter().filter_map(|t| t.exit_ns).max().unwrap();
+    // 1 ms for the trace clock's reading of the start against the task's own.
+    assert!(last_exit - first_start >= 119_000_000, "{} ns: the timer was not shared", last_exit - first_start);
+    let unique = run(&host_job(&text.replace("shared = true", "shared = false"), 2000));
+    let ends: Vec<u64> = unique.tasks.iter().map(|t| t.exit_ns.unwrap() - t.start_ns).collect();
+    assert!(ends.iter().all(|&e| e >= 39_000_000), "each task's own timer takes four periods: {ends:?}");
+}

@@ -52,16 +52,66 @@ fn mg_barrier_run_completes() {
 }
 
 /// apache + ab on one core: ab's requests are all served (each needs an httpd thread's
-/// service time, so the rate is at most one per `service` + `ab_work`).
+/// service time, so the rate is at most one per `service` + `ab_work`), and when ab closes
+/// its connections every httpd worker sees the close and exits: the run ends with every
+/// task exited, not in a deadlock of workers blocked on connections nobody writes.
 #[test]
-fn apache_serves_every_request() {
+fn apache_serves_every_request_and_shuts_down() {
     for s in SCHEDS {
         let r = study("ule-cfs-apache", s, &[("requests", "2000")], 5);
         let end = done(&r, "ab").unwrap_or_else(|| panic!("{s}: ab did not finish"));
         assert!(end >= 2000 * 110_000, "{s}: 2000 requests in {end} ns");
-        let served: u64 = r.tasks.iter().filter(|t| t.name.starts_with("httpd")).map(|t| t.wakeups).sum();
-        assert!(served >= 2000, "{s}: httpd woke {served} times");
+        let httpd: Vec<_> = r.tasks.iter().filter(|t| t.name.starts_with("httpd")).collect();
+        // Exactly `requests` services of 100 µs, none left in flight.
+        let served: u64 = httpd.iter().map(|t| t.runtime_ns).sum();
+        assert!((2000 * 100_000..2001 * 100_000 + 2000 * 20_000).contains(&served), "{s}: httpd ran {served} ns");
+        assert_eq!(r.end_reason, schedlab_probe::EndReason::AllExited, "{s}: {:?}", r.deadlock);
+        // ab closes only after its last response, so no worker exits before all 2000
+        // services (100 µs each on the one CPU) ran.
+        assert!(r.deadlock.is_empty() && httpd.iter().all(|t| t.exit_ns.is_some_and(|x| x >= 2000 * 100_000)), "{s}");
+        let text = schedlab_run::bouron::study_text("ule-cfs-apache", std::slice::from_ref(&r));
+        assert!(!text.contains("deadlock"), "{text}");
     }
+}
+
+/// blackscholes + ferret: every blackscholes step ends at the barrier and every query goes
+/// through all six ferret stages; the comparison names both applications' completions.
+#[test]
+fn blackscholes_ferret_runs_both_applications_to_the_end() {
+    let params = [("bs_steps", "5"), ("queries", "64"), ("pool", "4")];
+    let rs: Vec<RunRecord> = SCHEDS.iter().map(|s| study("ule-cfs-mix-blackscholes-ferret", s, &params, 2)).collect();
+    for r in &rs {
+        let s = &r.scheduler.name;
+        assert_eq!(r.end_reason, schedlab_probe::EndReason::AllExited, "{s}");
+        // 5 steps of at least 7.5 ms on 32 threads, and the barrier holds every thread
+        // until the slowest arrives.
+        assert!(done(r, "blackscholes").is_some_and(|t| t >= 5 * 7_500_000), "{s}");
+        // Each pool thread handles queries / pool = 16 items of its stage's work.
+        for (stage, work) in [("ferret-seg", 2_000_000), ("ferret-extract", 1_000_000), ("ferret-rank", 4_000_000)] {
+            for t in r.tasks.iter().filter(|t| schedlab_report::group_of(&t.name) == stage) {
+                assert!(t.runtime_ns >= 16 * work && t.runtime_ns < 17 * work, "{s} {}: {}", t.name, t.runtime_ns);
+            }
+        }
+        let out = r.tasks.iter().find(|t| t.name == "ferret-out").unwrap();
+        assert!(out.exit_ns.is_some() && out.wakeups >= 1, "{s}: the last stage waited for the pipeline");
+    }
+    let c = schedlab_run::bouron::comparison("ule-cfs-mix-blackscholes-ferret", &rs).unwrap();
+    assert!(c.ours.contains("blackscholes done at") && !c.ours.contains("not done"), "{c:?}");
+}
+
+/// Each study's text puts the paper's finding, ours and a reasoned conclusion first.
+#[test]
+fn study_text_compares_with_the_paper() {
+    let rs: Vec<RunRecord> = SCHEDS.iter().map(|s| study("ule-cfs-apache", s, &[("requests", "500")], 2)).collect();
+    let text = schedlab_run::bouron::study_text("ule-cfs-apache", &rs);
+    let at = |l: &str| text.find(l).unwrap_or_else(|| panic!("no {l:?}:\n{text}"));
+    assert!(at("finding: ") < at("paper reports: ") && at("we measure: ") < at("conclusion: "), "{text}");
+    // Under CFS woken httpd threads preempt ab; in the study's ULE port they never do.
+    let c = schedlab_run::bouron::comparison("ule-cfs-apache", &rs).unwrap();
+    let (cfs, ule) = (&rs[0], &rs[1]);
+    let preempted = |r: &RunRecord| r.tasks.iter().find(|t| t.name == "ab").unwrap().switches_involuntary;
+    assert!(preempted(cfs) > 0 && preempted(ule) == 0, "{text}");
+    assert!(c.conclusion.contains(&format!("ab was preempted cfs@4.9 {}", preempted(cfs))), "{c:?}");
 }
 
 /// The mixes run both applications to completion; the study text names the paper.
@@ -79,7 +129,7 @@ fn mixes_run_both_applications() {
                 assert!(done(r, g).is_some(), "{name} {}: {g} did not finish", r.scheduler.name);
             }
         }
-        let text = schedlab_report::study_text_with(name, schedlab_run::study_paper(name), &rs);
-        assert!(text.contains("Battle of the Schedulers"), "{text}");
+        let text = schedlab_run::bouron::study_text(name, &rs);
+        assert!(text.contains("Battle of the Schedulers") && text.contains("paper reports: "), "{text}");
     }
 }

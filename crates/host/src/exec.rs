@@ -5,7 +5,7 @@ use crate::objects::ObjError;
 use crate::sys;
 use crate::tasks::{Run, Slot};
 use schedlab_sim::Distribution;
-use schedlab_workload::{Op, Policy, Program};
+use schedlab_workload::{NamedTimer, Op, Policy, Program};
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
 
@@ -222,7 +222,7 @@ impl Interp<'_> {
             Op::Run(d) => self.run_cpu(self.draw(d))?,
             Op::Spin(d) => self.spin(self.draw(d))?,
             Op::Sleep(d) => self.sleep_until(sys::monotonic_ns() + self.draw(d))?,
-            Op::Timer { period, named } => self.timer(period.0, named.map(|n| (n.id, n.relative)))?,
+            Op::Timer { period, named } => self.timer(period.0, *named)?,
             Op::Yield => {
                 // SAFETY: no arguments.
                 unsafe { libc::sched_yield() };
@@ -334,18 +334,23 @@ impl Interp<'_> {
     /// rt-app periodic timer: the next absolute multiple of the period counted from the first
     /// call; no sleep when already late. `named` (id, relative): one of the task's rt-app
     /// timers, counted from the task's start; after an overrun a relative one restarts now.
-    fn timer(&mut self, period: u64, named: Option<(usize, bool)>) -> Result<(), End> {
+    fn timer(&mut self, period: u64, named: Option<NamedTimer>) -> Result<(), End> {
         let now = sys::monotonic_ns();
-        if let Some((id, relative)) = named {
-            let i = match self.rt_timers.iter().position(|(t, _)| *t == id) {
-                Some(i) => i,
-                None => {
-                    self.rt_timers.push((id, self.started));
-                    self.rt_timers.len() - 1
-                }
+        if let Some(nt) = named {
+            let next = if nt.shared {
+                self.shared_timer_next(nt, period, now)
+            } else {
+                let i = match self.rt_timers.iter().position(|(t, _)| *t == nt.id) {
+                    Some(i) => i,
+                    None => {
+                        self.rt_timers.push((nt.id, self.started));
+                        self.rt_timers.len() - 1
+                    }
+                };
+                let next = self.rt_timers[i].1 + period;
+                self.rt_timers[i].1 = if next <= now && nt.relative { now } else { next };
+                next
             };
-            let next = self.rt_timers[i].1 + period;
-            self.rt_timers[i].1 = if next <= now && relative { now } else { next };
             return if next > now { self.sleep_until(next) } else { Ok(()) };
         }
         let pc = self.pc;
@@ -363,6 +368,27 @@ impl Interp<'_> {
             self.sleep_until(next)?;
         }
         Ok(())
+    }
+
+    /// The expiry a use of shared timer `nt` waits for: one timeline for every task naming
+    /// it (rt-app's timer resource, `rt-app.c:run_event`, case `rtapp_timer`), started at
+    /// the start of the first task to use it, each use advancing it by `period`. rt-app
+    /// updates the resource's `t_next` unguarded; here the read-advance-store is one
+    /// compare-and-swap on the shared mapping, so two tasks (threads or processes) never
+    /// take the same period.
+    fn shared_timer_next(&self, nt: NamedTimer, period: u64, now: u64) -> u64 {
+        let cell = &self.run.objs.timers[nt.id];
+        let mut last = cell.load(SeqCst);
+        loop {
+            let next = if last == 0 { self.started } else { last } + period;
+            // After an overrun a relative timer restarts from now; an absolute one keeps
+            // its grid.
+            let keep = if next <= now && nt.relative { now } else { next };
+            match cell.compare_exchange(last, keep, SeqCst, SeqCst) {
+                Ok(_) => return next,
+                Err(seen) => last = seen,
+            }
+        }
     }
 
     /// `wait`: until every child has exited (a futex on the live-children count).

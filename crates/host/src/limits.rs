@@ -93,9 +93,6 @@ fn futex_refusal(op: &Op) -> Option<String> {
         Op::Send { current_cpu: true, .. } => Some(
             "`current_cpu` on a pipe write is simulation-only (pipes do not wake with WF_CURRENT_CPU upstream)".into(),
         ),
-        Op::Timer { named: Some(n), .. } if n.shared => Some(
-            "an rt-app timer shared between tasks (`shared = true`) is not in host runs yet (simulator only)".into(),
-        ),
         Op::Futex(f) => {
             if let Some(what) = f.simulation_only() {
                 return Some(format!("{what} is simulation-only: upstream Linux has no such operation"));

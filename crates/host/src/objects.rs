@@ -10,7 +10,7 @@ use crate::shm::{Shared, ZeroValid};
 use crate::sys;
 use schedlab_workload::{FutexOp, Workload};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::SeqCst};
 
 /// A blocking call was interrupted by a signal (`EINTR`).
 #[derive(Debug)]
@@ -63,6 +63,10 @@ pub struct Objects {
     /// Pipe capacities the kernel granted, where they differ from the requested ones
     /// (`F_SETPIPE_SZ` rounds up to a power-of-two number of pages).
     pub pipe_notes: Vec<String>,
+    /// Per named rt-app timer (`Workload::timers`): the next expiry of a timer shared by
+    /// several tasks (`CLOCK_MONOTONIC` ns; 0 until its first use). Per-task timers keep
+    /// theirs in the task.
+    pub timers: Shared<AtomicU64>,
     /// Set when the run stops: blocked tasks give up instead of retrying.
     stop: Shared<AtomicBool>,
     /// Process-private futexes (`FUTEX_*_PRIVATE`), as glibc's default; shared ones when
@@ -112,6 +116,7 @@ impl Objects {
             barriers,
             pipes,
             pipe_notes,
+            timers: Shared::zeroed(wl.timers.len())?,
             stop: Shared::zeroed(1)?,
             private,
         })

@@ -31,3 +31,14 @@ pub fn wake_on_current_cpu(cx: &Ctx, p: TaskId, kind: SelectKind, wake_flags: u3
     let this = cx.this_cpu;
     (kind == SelectKind::Wake && wake_flags & wf::CURRENT_CPU != 0 && cx.allowed(p, this)).then_some(this)
 }
+
+/// Records a `WF_CURRENT_CPU` placement (only while decisions are recorded).
+pub fn record_current_cpu(cx: &mut Ctx, p: TaskId, prev: CpuId, cpu: CpuId) {
+    cx.record(|| schedlab_sched_api::Decision::Place {
+        task: p,
+        prev,
+        cpu,
+        path: "WF_CURRENT_CPU",
+        why: "the waker asked for its own CPU, and the task's affinity allows it".into(),
+    });
+}

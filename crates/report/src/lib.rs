@@ -5,6 +5,8 @@
 pub mod explain;
 pub mod header;
 pub mod html;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod perf_sched;
 pub mod perfetto;
 pub mod plots;
@@ -58,11 +60,20 @@ pub fn csv(r: &RunRecord) -> String {
 pub fn csv_many(rs: &[RunRecord]) -> String {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     w.write_record(CSV_HEADER).expect("writing to memory");
+    for row in task_rows(rs) {
+        w.write_record(row).expect("writing to memory");
+    }
+    String::from_utf8(w.into_inner().expect("writing to memory")).expect("UTF-8 fields")
+}
+
+/// The cells of the per-task table ([`CSV_HEADER`]'s columns), every run's tasks in turn.
+pub fn task_rows(rs: &[RunRecord]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
     for r in rs {
         for t in &r.tasks {
             let l = &t.wakeup_latency_ns;
             let n = |x: u64| x.to_string();
-            w.write_record([
+            rows.push(vec![
                 r.scheduler.name.clone(),
                 t.name.clone(),
                 t.tid.to_string(),
@@ -80,11 +91,10 @@ pub fn csv_many(rs: &[RunRecord]) -> String {
                 n(l.p99),
                 n(l.max),
                 t.exit_ns.map(|e| e.to_string()).unwrap_or_default(),
-            ])
-            .expect("writing to memory");
+            ]);
         }
     }
-    String::from_utf8(w.into_inner().expect("writing to memory")).expect("UTF-8 fields")
+    rows
 }
 
 /// The machine's `HZ`, `?` when a host run could not read it.

@@ -106,6 +106,7 @@ pub const STUDIES: &[(&str, &str)] = &[
     ("ule-cfs-apache", include_str!("../../../examples/studies/ule-cfs-apache.toml")),
     ("ule-cfs-mix-cray-ep", include_str!("../../../examples/studies/ule-cfs-mix-cray-ep.toml")),
     ("ule-cfs-mix-apache-sysbench", include_str!("../../../examples/studies/ule-cfs-mix-apache-sysbench.toml")),
+    ("ule-cfs-mix-blackscholes-ferret", include_str!("../../../examples/studies/ule-cfs-mix-blackscholes-ferret.toml")),
 ];
 
 /// The paper the ULE-vs-CFS studies (`ule-cfs-*`) reproduce, for their finding.

@@ -21,6 +21,7 @@
 //! Architecture Invariant: this crate and `cli` are the only ones touching the OS: here,
 //! machine files and the wall-clock time of a run (the record's `host` key).
 
+pub mod bouron;
 pub mod edf_simso;
 mod error;
 pub mod fuzz;

@@ -12,7 +12,23 @@ use schedlab_sim::Ns;
 
 /// Simulates `spec` and assembles its record.
 pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
-    Ok(run_observed(spec, None, keep_going)?.0)
+    Ok(run_observed(spec, make_policy(spec)?, None, keep_going)?.0)
+}
+
+/// Simulates `spec` under a sched_ext policy the caller built (one written in Python,
+/// through `schedlab-py`) and assembles its record as [`RunSpec::run`] does; `spec.sched`
+/// is only the name the record gives it. `spec.sets` go to [`schedlab_policies::ext::build`]
+/// (the ext class's keys, the fair class below it) except the kernel's switches.
+pub fn run_ext_record(
+    spec: &RunSpec,
+    ops: Box<dyn schedlab_policies::ext::ScxOps>,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<RunRecord, RunError> {
+    spec.check_limits()?;
+    futex_config(spec)?;
+    let sets: Vec<(String, String)> = spec.sets.iter().filter(|(k, _)| !is_kernel_switch(k)).cloned().collect();
+    let policy = schedlab_policies::ext::build(&spec.machine, &sets, ops).map_err(RunError::Input)?;
+    Ok(run_observed(spec, policy, None, keep_going)?.0)
 }
 
 /// Simulates `spec` with decision records on, explained by an [`Explainer`] focused on the
@@ -29,7 +45,7 @@ pub fn run_explained(
         return Err(RunError::Input("explanations need the simulator: the real kernel records no decisions".into()));
     }
     let mut ex = Some(Explainer::new(spec.machine.nr_cpus(), worst, focus));
-    let rec = run_observed(spec, ex.as_mut().map(|e| e as &mut dyn Probe), keep_going)?;
+    let rec = run_observed(spec, make_policy(spec)?, ex.as_mut().map(|e| e as &mut dyn Probe), keep_going)?;
     let ex = ex.take().expect("still here");
     let explained = ex.finish(rec.1.as_ref().expect("kept when explaining"));
     Ok((rec.0, explained))
@@ -79,10 +95,10 @@ impl Probe for Tee<'_> {
 
 fn run_observed(
     spec: &RunSpec,
+    policy: Box<dyn SchedClass>,
     extra: Option<&mut dyn Probe>,
     keep_going: &mut dyn FnMut(Ns) -> bool,
 ) -> Result<(RunRecord, Option<RunSummary>), RunError> {
-    let policy = make_policy(spec)?;
     let mut scheduler = SchedulerInfo {
         name: spec.sched.clone(),
         tunables: policy.tunables().into_iter().map(|t| (t.name.to_string(), t.value)).collect(),

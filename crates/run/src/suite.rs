@@ -148,6 +148,12 @@ impl Suite {
 }
 
 impl Experiment {
+    /// The run of configuration `config` (an index into `configs`) as [`Suite::run`] starts
+    /// it: for `duration` if given, else the experiment's own.
+    pub fn config_spec(&self, config: usize, seed: u64, duration: Option<Ns>) -> Result<RunSpec, RunError> {
+        self.spec(&self.configs[config], seed, duration.unwrap_or(self.duration))
+    }
+
     fn spec(&self, c: &Config, seed: u64, end: Ns) -> Result<RunSpec, RunError> {
         let mut spec =
             RunSpec::load(&format!("{}.toml", self.name), self.workload, Some(self.machine), &c.params, Some(end))?;

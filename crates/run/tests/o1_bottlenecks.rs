@@ -1,7 +1,7 @@
 //! The `o1-bottlenecks` study runs end to end at a small scale and shows what the O(1)
 //! scheduler's design predicts (`kernel/sched.c (v2.6.11)`): its pick is a bitmap search over
 //! 140 priorities, so its kernel work per `schedule()` does not depend on how many tasks are
-//! runnable; cross-CPU wakeups take the target runqueue's lock; an interactive task gets
+//! runnable, while CFS's pick is constant but its enqueue grows with the tree; cross-CPU wakeups take the target runqueue's lock; an interactive task gets
 //! its share among hogs.
 
 use schedlab_sim::Ns;
@@ -35,8 +35,17 @@ fn o1_pick_work_is_independent_of_runnable_tasks_and_the_study_runs() {
     let calls = row("pick-scale", "schedule() calls");
     assert!(calls[small] >= 150.0 && calls[large] >= calls[small], "{text}");
     // `sched_find_first_bit`: the same bitmap words per pick, the same work per schedule().
-    let words: Vec<String> = results[0].rows.iter().find(|(n, _)| n == "o1 bitmap words per pick").unwrap().1.clone();
+    let words: Vec<String> = results[0].rows.iter().find(|(n, _)| n == "pick work per pick").unwrap().1.clone();
     assert_eq!(words[small], words[large], "{text}");
+    // CFS (v5.15) keeps the leftmost entity cached: one step per pick at any n; its
+    // enqueue compares down the tree, so its work per enqueue grows with log n; an erase
+    // (here always of the leftmost, which has no left child) relinks O(1) subtrees.
+    let (cs, cl) = (col("cfs n=10"), col("cfs n=1000"));
+    let pick = row("pick-scale", "pick work per pick");
+    assert!(pick[cs] == 1.0 && pick[cl] == 1.0, "{text}");
+    let enq = row("pick-scale", "enqueue work per op");
+    assert!(enq[cl] > 2.0 * enq[cs], "log n growth from 10 to 1000 tasks:\n{text}");
+    assert!(row("pick-scale", "dequeue work per op")[cl] <= 2.0, "{text}");
     let per_call = row("pick-scale", "schedule ns per call");
     assert!((per_call[small] - per_call[large]).abs() <= per_call[small] / 100.0, "within 1 %:\n{text}");
     // Every wakeup takes the wakee's runqueue lock (no wake list in 2.6), and with the

@@ -8,6 +8,7 @@
 //! `KeyboardInterrupt` after stopping the runs ([`interrupt::with_interrupts`]).
 
 mod interrupt;
+mod policy;
 mod runs;
 
 use pyo3::prelude::*;
@@ -58,6 +59,8 @@ pub(crate) fn input(message: String) -> PyErr {
 mod _native {
     use super::*;
 
+    #[pymodule_export]
+    use super::policy::{run_policy, PyCtx};
     #[pymodule_export]
     use super::runs::{
         compare, explain, machines, run, schedulers, study, suites, sweep_csv, sweep_local, sweep_points, sweep_run,

@@ -14,7 +14,7 @@ use serde_json::json;
 pub struct Opts {
     machine: Option<String>,
     /// `KEY=VALUE` tunables; in `compare`, `SCHED:KEY` aims at one scheduler.
-    sets: Vec<(String, String)>,
+    pub(crate) sets: Vec<(String, String)>,
     params: Vec<(String, String)>,
     seed: u64,
     duration: Option<String>,
@@ -27,7 +27,7 @@ fn duration(what: &str, d: Option<&str>) -> PyResult<Option<Ns>> {
 }
 
 /// The workload's text: TOML as given, or a dict (sent as JSON) written as TOML.
-fn workload_text(text: &str, is_json: bool) -> PyResult<String> {
+pub(crate) fn workload_text(text: &str, is_json: bool) -> PyResult<String> {
     if !is_json {
         return Ok(text.to_string());
     }
@@ -37,6 +37,19 @@ fn workload_text(text: &str, is_json: bool) -> PyResult<String> {
 
 /// The checked spec of one run.
 fn spec(name: &str, text: &str, sched: &str, sets: Vec<(String, String)>, o: &Opts) -> PyResult<RunSpec> {
+    let spec = unvalidated(name, text, sched, sets, o)?;
+    spec.validate().map_err(to_py)?;
+    Ok(spec)
+}
+
+/// The spec of one run, its scheduler name not looked up (a Python policy's label).
+pub(crate) fn unvalidated(
+    name: &str,
+    text: &str,
+    sched: &str,
+    sets: Vec<(String, String)>,
+    o: &Opts,
+) -> PyResult<RunSpec> {
     let mut spec =
         RunSpec::load(name, text, o.machine.as_deref(), &o.params, duration("duration", o.duration.as_deref())?)
             .map_err(to_py)?;
@@ -48,7 +61,6 @@ fn spec(name: &str, text: &str, sched: &str, sets: Vec<(String, String)>, o: &Op
     if spec.sample.is_some_and(|s| s.0 == 0) {
         return Err(input("sample: the interval must be positive".into()));
     }
-    spec.validate().map_err(to_py)?;
     Ok(spec)
 }
 
@@ -59,7 +71,7 @@ fn specs(name: &str, text: &str, scheds: &[String], o: &Opts) -> PyResult<Vec<Ru
         return Err(input("no scheduler named".into()));
     }
     for (k, _) in &o.sets {
-        if let Some((t, _)) = k.split_once(':') {
+        if let Some((t, _)) = k.rsplit_once(':') {
             if !scheds.iter().any(|s| schedlab_sweep::spec::aims_at(t, s)) {
                 return Err(input(format!("set `{k}`: `{t}` is not among the schedulers run ({})", scheds.join(", "))));
             }
@@ -71,7 +83,7 @@ fn specs(name: &str, text: &str, scheds: &[String], o: &Opts) -> PyResult<Vec<Ru
             let sets = o
                 .sets
                 .iter()
-                .filter_map(|(k, v)| match k.split_once(':') {
+                .filter_map(|(k, v)| match k.rsplit_once(':') {
                     Some((t, key)) => schedlab_sweep::spec::aims_at(t, s).then(|| (key.to_string(), v.clone())),
                     None => Some((k.clone(), v.clone())),
                 })

@@ -36,6 +36,14 @@ impl Table {
         Table { columns, rows: cells }
     }
 
+    /// The columns that stay text in a typed file (Parquet) whatever their cells look like:
+    /// names, the run's end, its hash (hex digits may all be decimal), and versions
+    /// (`6.6` is a kernel, not a number).
+    pub fn text_columns(&self) -> Vec<&str> {
+        const NAMES: [&str; 5] = ["workload", "machine", "scheduler", "end_reason", "trace_hash"];
+        self.columns.iter().map(String::as_str).filter(|c| NAMES.contains(c) || c.ends_with("version")).collect()
+    }
+
     /// RFC 4180 CSV with a header line (fields with commas, quotes or newlines quoted).
     pub fn to_csv(&self) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());

@@ -272,23 +272,11 @@ impl Dl {
     }
 
     fn find_later_rq(&mut self, cx: &mut Ctx, p: TaskId, planned: &[(CpuId, Ns)]) -> Option<CpuId> {
+        let rotor = super::search::begin(cx, p, &mut self.rotor)?;
         let n = cx.nr_cpus();
-        if cx.task(p).affinity.count() < 2 {
-            return None;
-        }
-        cx.scanned_cpus(n as u64);
-        self.rotor = (self.rotor + 1) % n;
-        let rotor = self.rotor;
         let aff = &cx.task(p).affinity;
         let free = |c: CpuId| aff.contains(c) && self.earliest_planned(c, planned).is_none();
-        let here = cx.task(p).cpu;
-        if free(here) {
-            return Some(here);
-        }
-        if free(cx.this_cpu) {
-            return Some(cx.this_cpu);
-        }
-        if let Some(c) = (0..n).map(|i| (rotor + i) % n).find(|&c| free(c)) {
+        if let Some(c) = super::search::prefer(cx, p, rotor, free) {
             return Some(c);
         }
         let dl = self.tasks[p].deadline;
@@ -304,14 +292,39 @@ impl Dl {
     /// no later than `p`, look for a CPU where `p` would run.
     pub fn select(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, curr: &[Curr]) -> CpuId {
         self.grow(p);
-        let Some((c, Class::Dl)) = curr[prev] else { return prev };
-        if cx.task(c).affinity.count() >= 2 && self.tasks[p].deadline < self.tasks[c].deadline {
+        let path = "select_task_rq_dl";
+        let Some((c, Class::Dl)) = curr[prev] else {
+            super::search::record(cx, p, prev, prev, path, || "no deadline task runs on the previous CPU".into());
+            return prev;
+        };
+        let dl = self.tasks[p].deadline;
+        if cx.task(c).affinity.count() >= 2 && dl < self.tasks[c].deadline {
+            let why = || {
+                format!(
+                    "its deadline {} ms is earlier than the running deadline task's: it preempts there",
+                    dl.0 / 1_000_000
+                )
+            };
+            super::search::record(cx, p, prev, prev, path, why);
             return prev;
         }
-        match self.find_later_rq(cx, p, &[]) {
-            Some(t) if self.earliest(t).is_none_or(|e| self.tasks[p].deadline < e) => t,
+        let target = self.find_later_rq(cx, p, &[]);
+        let cpu = match target {
+            Some(t) if self.earliest(t).is_none_or(|e| dl < e) => t,
             _ => prev,
-        }
+        };
+        let pinned = cx.task(p).affinity.count() < 2;
+        let why = || match target {
+            _ if pinned => "pinned: find_later_rq does not search".to_string(),
+            None => "find_later_rq: every allowed CPU runs a deadline task due no later: stays".to_string(),
+            Some(t) if t == cpu && self.earliest(t).is_none() => format!("find_later_rq: CPU {t} has no deadline task"),
+            Some(t) if t == cpu => {
+                format!("find_later_rq: CPU {t}'s earliest deadline is the latest, after this one's")
+            }
+            Some(t) => format!("find_later_rq found CPU {t}, but its earliest deadline is no later: stays"),
+        };
+        super::search::record(cx, p, prev, cpu, path, why);
+        cpu
     }
 
     /// The earliest-deadline ready task of `cpu` that is not running and may move.

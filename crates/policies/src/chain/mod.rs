@@ -15,6 +15,7 @@ mod bw;
 mod dl;
 mod hooks;
 mod rt;
+mod search;
 mod slots;
 mod why;
 

@@ -105,6 +105,11 @@ pub fn rt_prio(pol: &TaskPolicy) -> usize {
     (99 - i32::from(pol.rt_priority())).clamp(0, MAX_RT_PRIO as i32 - 1) as usize
 }
 
+/// An internal rt prio in words, as `chrt` shows it.
+fn rt_words(prio: usize) -> String {
+    format!("the task (rt priority {}, prio {prio})", 99 - prio as i32)
+}
+
 impl Rt {
     pub fn new(nr_cpus: usize, rr_ticks: u64) -> Rt {
         Rt {
@@ -239,13 +244,8 @@ impl Rt {
     /// below `p`'s priority; among them `task_cpu(p)`, else `this_cpu`, else the next in a
     /// rotation. `None` if `p` is pinned or no CPU runs less important work.
     fn find_lowest_rq(&mut self, cx: &mut Ctx, p: TaskId, dl_busy: &Busy, planned: &Planned) -> Option<CpuId> {
+        let rotor = super::search::begin(cx, p, &mut self.rotor)?;
         let n = cx.nr_cpus();
-        if cx.task(p).affinity.count() < 2 {
-            return None;
-        }
-        cx.scanned_cpus(n as u64);
-        self.rotor = (self.rotor + 1) % n;
-        let rotor = self.rotor;
         let aff = &cx.task(p).affinity;
         let prio = self.tasks[p].prio as i32;
         let mut best = prio;
@@ -258,14 +258,7 @@ impl Rt {
             return None;
         }
         let ok = |c: CpuId| aff.contains(c) && self.level(c, dl_busy, planned) == best;
-        let here = cx.task(p).cpu;
-        if ok(here) {
-            return Some(here);
-        }
-        if ok(cx.this_cpu) {
-            return Some(cx.this_cpu);
-        }
-        (0..n).map(|i| (rotor + i) % n).find(|&c| ok(c))
+        super::search::prefer(cx, p, rotor, ok)
     }
 
     /// `select_task_rq_rt`: if the previous CPU runs an rt or deadline task that is pinned
@@ -282,19 +275,45 @@ impl Rt {
     ) -> CpuId {
         self.grow(p);
         self.tasks[p].prio = rt_prio(pol);
-        let Some((c, cls)) = curr[prev] else { return prev };
+        let path = "select_task_rq_rt";
+        let Some((c, cls)) = curr[prev] else {
+            super::search::record(cx, p, prev, prev, path, || "nothing runs on the previous CPU".into());
+            return prev;
+        };
         let busy = match cls {
             Class::Dl => true,
             Class::Rt => cx.task(c).affinity.count() < 2 || self.tasks[c].prio <= self.tasks[p].prio,
             Class::Fair | Class::Ext => false,
         };
         if !busy {
+            let why =
+                || format!("the previous CPU runs {cls:?}-class work that {} preempts", rt_words(self.tasks[p].prio));
+            super::search::record(cx, p, prev, prev, path, why);
             return prev;
         }
-        match self.find_lowest_rq(cx, p, dl_busy, &[]) {
-            Some(t) if self.tasks[p].prio < self.highest(t) => t,
+        let prio = self.tasks[p].prio;
+        let target = self.find_lowest_rq(cx, p, dl_busy, &[]);
+        let cpu = match target {
+            Some(t) if prio < self.highest(t) => t,
             _ => prev,
-        }
+        };
+        let pinned = cx.task(p).affinity.count() < 2;
+        let why = || match target {
+            _ if pinned => "pinned: find_lowest_rq does not search".to_string(),
+            None => format!(
+                "the previous CPU runs more important work, and no allowed CPU runs work less important than {}",
+                rt_words(prio)
+            ),
+            Some(t) if cpu == t => format!(
+                "find_lowest_rq: CPU {t} runs the least important work among the allowed CPUs ({} wins there)",
+                rt_words(prio)
+            ),
+            Some(t) => {
+                format!("find_lowest_rq found CPU {t}, but {} would not be its best rt task: stays", rt_words(prio))
+            }
+        };
+        super::search::record(cx, p, prev, cpu, path, why);
+        cpu
     }
 
     /// The best pushable task of `cpu`: queued, not running, allowed elsewhere

@@ -31,8 +31,13 @@ impl ScxCtx<'_, '_> {
     pub fn machine(&self) -> &Machine {
         self.cx.machine
     }
+    /// Panics on a task id not below [`ScxCtx::nr_tasks`].
     pub fn task(&self, p: TaskId) -> &TaskInfo {
         self.cx.task(p)
+    }
+    /// Task ids are `0..nr_tasks()` (every task the run created so far).
+    pub fn nr_tasks(&self) -> usize {
+        self.cx.tasks.len()
     }
     /// `scx_bpf_task_cpu`.
     pub fn task_cpu(&self, p: TaskId) -> CpuId {

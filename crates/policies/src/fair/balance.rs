@@ -8,6 +8,7 @@
 //! after the hook returns. Within one hook the balancer sees its own pending moves
 //! ([`Adjust`]), as the synchronous kernel code would.
 
+use super::balance_why::{group_type_name, LbWhy};
 use super::domains::{
     Domain, SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_PKG_RESOURCES,
 };
@@ -93,8 +94,12 @@ pub(super) struct Env {
     pub level: usize,
     pub cpus: CpuSet,
     pub imbalance: i64,
+    /// The imbalance `calculate_imbalance` found, before `detach_tasks` works it off.
+    pub imbalance_found: i64,
     pub migration: Migration,
     pub all_pinned: bool,
+    /// The pass's decision record, while decisions are recorded.
+    pub why: Option<LbWhy>,
 }
 
 /// `struct sd_lb_stats`.
@@ -249,23 +254,34 @@ impl Fair {
         }
         let mut sds = self.sd_stats(cx, env);
         let sd = self.domains.per_cpu[env.dst][env.level].clone();
-        let (bi, busiest) = sds.busiest.clone()?;
-        if busiest.sum_h_nr_running == 0 {
+        let Some((bi, busiest)) = sds.busiest.clone().filter(|b| b.1.sum_h_nr_running > 0) else {
+            env.balanced(|| "no other group has fair tasks".into());
             return None;
+        };
+        if let Some(w) = env.why.as_mut() {
+            w.busiest_group = Some(bi);
         }
         let local = &mut sds.local;
+        let (lt, bt) = (group_type_name(local.group_type), group_type_name(busiest.group_type));
         if local.group_type > busiest.group_type {
+            env.balanced(|| format!("the local group ({lt}) is busier than the busiest ({bt})"));
             return None;
         }
         if local.group_type == GroupType::Overloaded {
+            let (la, ba) = (local.avg_load, busiest.avg_load);
             if local.avg_load >= busiest.avg_load {
+                env.balanced(|| format!("both overloaded and the local avg_load {la} ≥ the busiest's {ba}"));
                 return None;
             }
             sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity.max(1);
             if local.avg_load >= sds.avg_load {
+                let da = sds.avg_load;
+                env.balanced(|| format!("the local avg_load {la} ≥ the domain's {da}"));
                 return None;
             }
             if 100 * busiest.avg_load <= sd.imbalance_pct * local.avg_load {
+                let pct = sd.imbalance_pct;
+                env.balanced(|| format!("busiest avg_load {ba} within imbalance_pct {pct} % of the local {la}"));
                 return None;
             }
         }
@@ -274,16 +290,23 @@ impl Fair {
             && busiest.sum_nr_running > local.sum_nr_running + 1;
         if !force && busiest.group_type != GroupType::Overloaded {
             if env.idle == CpuIdleType::Busy {
+                env.balanced(|| format!("the busiest group is not overloaded ({bt}) and this CPU is busy"));
                 return None;
             }
+            let (li, bi_) = (local.idle_cpus, busiest.idle_cpus);
             if busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1 {
+                env.balanced(|| format!("idle CPUs: local group {li} ≤ busiest group {bi_} + 1 ({bt})"));
                 return None;
             }
             if busiest.sum_h_nr_running == 1 {
+                env.balanced(|| format!("the busiest group runs one fair task ({bt})"));
                 return None;
             }
         }
         self.calculate_imbalance(env, &sd, &mut sds, &busiest);
+        if env.imbalance <= 0 {
+            env.balanced(|| "calculate_imbalance found no imbalance".into());
+        }
         (env.imbalance > 0).then_some(bi)
     }
 
@@ -309,6 +332,12 @@ impl Fair {
             // `adjust_numa_imbalance` (v5.15): a small imbalance is allowed while the
             // source node runs fewer tasks than a quarter of its CPUs.
             if sd.has(SD_NUMA) && busiest.sum_nr_running < (busiest.group_weight >> 2) && env.imbalance <= 2 {
+                let (n, w) = (busiest.sum_nr_running, busiest.group_weight);
+                env.balanced(|| {
+                    format!(
+                        "adjust_numa_imbalance: the busiest node runs {n} tasks, fewer than a quarter of its {w} CPUs"
+                    )
+                });
                 env.imbalance = 0;
             }
             return;
@@ -385,6 +414,15 @@ impl Fair {
 
     /// `can_migrate_task` (v5.15, without the destination-group retry).
     fn can_migrate_task(&self, cx: &Ctx, env: &mut Env, sd: &Domain, p: TaskId, src: CpuId) -> bool {
+        let ok = self.can_migrate_task_inner(cx, env, sd, p, src);
+        if !ok && env.why.is_some() {
+            let words = self.cannot_migrate_words(cx, env, sd, p, src);
+            env.refuse(p, || words);
+        }
+        ok
+    }
+
+    fn can_migrate_task_inner(&self, cx: &Ctx, env: &mut Env, sd: &Domain, p: TaskId, src: CpuId) -> bool {
         if !cx.allowed(p, env.dst) || self.adj.moved.contains(&p) {
             return false;
         }
@@ -417,13 +455,22 @@ impl Fair {
         } else {
             self.cpu[src].cfs_tasks.iter().rev().copied().collect()
         };
+        if env.why.is_some() {
+            let nr = self.t.nr_migrate;
+            for &p in list.iter().skip(loop_max) {
+                env.refuse(p, || format!("beyond loop_max: a pass examines at most sched_nr_migrate {nr} tasks"));
+            }
+        }
         list.truncate(loop_max);
         let mut chosen = Vec::new();
         let mut spare = Vec::new();
         let mut left = self.h_nr(src);
         let full = env.imbalance;
-        for p in list {
+        for (i, &p) in list.iter().enumerate() {
             if env.idle != CpuIdleType::Busy && left <= 1 {
+                for &q in &list[i..] {
+                    env.refuse(q, || "an idle CPU's pass leaves the busiest CPU its last task".into());
+                }
                 break;
             }
             self.count(|w| w.tasks += 1);
@@ -454,8 +501,17 @@ impl Fair {
                     left -= 1;
                 }
                 // Could have been chosen had a chosen one been running: a stand-in.
-                None if cost(full).is_some() => spare.push(p),
-                None => {}
+                None if cost(full).is_some() => {
+                    spare.push(p);
+                    let left = env.imbalance;
+                    env.refuse(p, || format!("the imbalance left after the earlier moves ({left}) does not cover it"));
+                }
+                None => {
+                    if env.why.is_some() {
+                        let words = self.too_big_words(env, &sd, p);
+                        env.refuse(p, || words);
+                    }
+                }
             }
         }
         if chosen.is_empty() {
@@ -518,37 +574,51 @@ impl Fair {
             level,
             cpus: self.domains.per_cpu[dst][level].span.clone(),
             imbalance: 0,
+            imbalance_found: 0,
             migration: Migration::Load,
             all_pinned: false,
+            why: cx.recording().then(LbWhy::default),
         };
         self.lb.bump(name, 0, 1);
         let mut moved = 0;
         let mut busiest_cpu;
+        let mut moved_ids = Vec::new();
         loop {
             if !self.should_we_balance(cx, &env) {
                 *cont = false;
                 return self.out_balanced(dst, level, idle, false);
             }
             let Some(gi) = self.find_busiest_group(cx, &mut env) else {
+                self.record_balanced(cx, &env);
                 self.lb.bump(name, 1, 1);
                 return self.out_balanced(dst, level, idle, false);
             };
+            env.imbalance_found = env.imbalance;
             let group = self.domains.per_cpu[dst][level].groups[gi].clone();
             let Some(busiest) = self.find_busiest_queue(&env, &group) else {
+                env.balanced(|| "find_busiest_queue: no CPU of the busiest group qualifies".into());
+                self.record_balanced(cx, &env);
                 self.lb.bump(name, 1, 1);
                 return self.out_balanced(dst, level, idle, false);
             };
             busiest_cpu = Some(busiest);
             env.all_pinned = true;
             if self.h_nr(busiest) > 1 {
+                let before = self.adj.moved.len();
                 moved += self.detach_tasks(cx, &mut env, busiest);
                 if env.all_pinned {
                     env.cpus.remove(busiest);
                     let local = &self.domains.per_cpu[dst][level].groups[0];
-                    if env.cpus.iter().any(|c| !local.contains(c)) {
+                    let retry = env.cpus.iter().any(|c| !local.contains(c));
+                    let tail = if retry { "; all pinned: retrying without it" } else { "; all pinned" };
+                    self.record_attempt(cx, &mut env, busiest, Vec::new(), tail);
+                    if retry {
                         continue;
                     }
                     return self.out_balanced(dst, level, idle, true);
+                }
+                if env.why.is_some() {
+                    moved_ids = self.adj.moved[before..].to_vec();
                 }
             }
             break;
@@ -566,6 +636,8 @@ impl Fair {
                 if let Some(b) = busiest_cpu {
                     let cur = cx.cpus[b].curr;
                     if cur.is_some_and(|t| !cx.allowed(t, dst)) {
+                        let tail = format!("; its running task may not run on CPU {dst}: no active balance");
+                        self.record_attempt(cx, &mut env, b, Vec::new(), &tail);
                         return self.out_balanced(dst, level, idle, true);
                     }
                     if cur.is_some() && !self.active_pending.contains(&b) {
@@ -581,6 +653,14 @@ impl Fair {
         } else {
             sd.nr_balance_failed = 0;
             self.lb.bump(name, 2, moved);
+        }
+        if let (Some(b), true) = (busiest_cpu, env.why.is_some()) {
+            let tail = match (moved, active) {
+                (0, true) => format!("; nothing detached: active balance pushes CPU {b}'s running task"),
+                (0, false) => "; nothing moved".to_string(),
+                _ => String::new(),
+            };
+            self.record_attempt(cx, &mut env, b, moved_ids, &tail);
         }
         let sd = &mut self.domains.per_cpu[dst][level];
         if !active || sd.nr_balance_failed > sd.cache_nice_tries + 2 {

@@ -20,6 +20,7 @@
 
 mod balance;
 mod balance_v4_9;
+mod balance_why;
 mod cfs;
 mod check;
 mod clock;
@@ -34,6 +35,7 @@ pub mod pelt;
 mod pick;
 mod select;
 mod select_v4_9;
+mod select_why;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -65,6 +67,11 @@ const MIN_VRUNTIME_INIT: u64 = 1 << 52;
 #[derive(Clone, Debug, Default)]
 struct Counters {
     nohz_kicks: u64,
+    /// Entities chosen by `pick_next_entity` (one per hierarchy level), and the tree work
+    /// of those choices: 1 each for CFS (the cached leftmost, `rb_first_cached`), the
+    /// entities compared for EEVDF (`pick_eevdf`'s descent).
+    picks: u64,
+    pick_steps: u64,
     /// Wakeups where `wake_wide` said not to pull the wakee; wakeups placed on the waker's
     /// CPU by `wake_affine`.
     wake_wide: u64,
@@ -473,6 +480,13 @@ impl SchedClass for Fair {
             }
         }
         v.push(("nohz_kicks".into(), self.counters.nohz_kicks));
+        let ops = self.nodes.ops;
+        v.push(("tree_picks".into(), self.counters.picks));
+        v.push(("tree_pick_steps".into(), self.counters.pick_steps));
+        v.push(("tree_inserts".into(), ops.inserts));
+        v.push(("tree_insert_compares".into(), ops.insert_compares));
+        v.push(("tree_erases".into(), ops.erases));
+        v.push(("tree_erase_relinks".into(), ops.erase_relinks));
         v.push(("wake_wide".into(), self.counters.wake_wide));
         v.push(("wake_affine".into(), self.counters.wake_affine));
         if self.t.feat.delay_dequeue {

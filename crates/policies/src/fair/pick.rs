@@ -92,10 +92,15 @@ impl Fair {
                 if self.rq(rq).curr.is_some_and(|c| self.e(c).on_rq) {
                     self.update_curr(cx, rq);
                 }
+                let before = self.work.get().compared;
                 let Some(se) = self.pick_next_entity(cx, rq) else { continue 'again };
-                if !self.eevdf_on() {
+                self.counters.picks += 1;
+                if self.eevdf_on() {
+                    self.counters.pick_steps += self.work.get().compared - before;
+                } else {
                     // `pick_next_entity` (v5.15): the cached leftmost against `curr` (and buddies).
                     self.count(|w| w.compared += 2);
+                    self.counters.pick_steps += 1;
                 }
                 match self.e(se).my_q {
                     Some(q) => rq = q,

@@ -5,6 +5,7 @@
 
 use super::domains::{Domain, SD_BALANCE_EXEC, SD_BALANCE_FORK, SD_BALANCE_WAKE, SD_NUMA, SD_WAKE_AFFINE};
 use super::pelt::SCHED_CAPACITY_SCALE;
+use super::select_why::Placed;
 use super::Fair;
 use schedlab_machine::CpuSet;
 use schedlab_sched_api::{wf, Ctx, SelectKind};
@@ -137,16 +138,20 @@ impl Fair {
         !(slave < factor || master < slave * factor)
     }
 
-    /// `wake_affine_idle`.
-    fn wake_affine_idle(&self, cx: &Ctx, this: CpuId, prev: CpuId, sync: bool) -> Option<CpuId> {
+    /// `wake_affine_idle`; with the rule that chose, for decision records.
+    fn wake_affine_idle(&self, cx: &Ctx, this: CpuId, prev: CpuId, sync: bool) -> Option<(CpuId, &'static str)> {
         if self.idle(cx, this) && self.share_cache(this, prev) {
-            return Some(if self.idle(cx, prev) { prev } else { this });
+            return Some(if self.idle(cx, prev) {
+                (prev, "wake_affine_idle: the waking CPU is idle and shares the cache, and so is the previous CPU")
+            } else {
+                (this, "wake_affine_idle: the waking CPU is idle and shares the cache with the previous one")
+            });
         }
         if sync && cx.cpus[this].nr_running == 1 {
-            return Some(this);
+            return Some((this, "wake_affine_idle: a sync wakeup from the waking CPU's only task"));
         }
         if self.idle(cx, prev) {
-            return Some(prev);
+            return Some((prev, "wake_affine_idle: the previous CPU is idle"));
         }
         None
     }
@@ -182,19 +187,32 @@ impl Fair {
         (this_eff < prev_eff).then_some(this)
     }
 
-    /// `wake_affine`: the waker's CPU or the previous one.
-    fn wake_affine(&self, cx: &Ctx, sd: &Domain, p: TaskId, this: CpuId, prev: CpuId, sync: bool) -> CpuId {
+    /// `wake_affine`: the waker's CPU or the previous one, and the rule that chose.
+    fn wake_affine(
+        &self,
+        cx: &Ctx,
+        sd: &Domain,
+        p: TaskId,
+        this: CpuId,
+        prev: CpuId,
+        sync: bool,
+    ) -> (CpuId, &'static str) {
         if self.t.version == super::Version::V4_9 {
-            return if self.wake_affine_v4_9(cx, sd, p, this, prev, sync) { this } else { prev };
+            let affine = self.wake_affine_v4_9(cx, sd, p, this, prev, sync);
+            return if affine {
+                (this, "wake_affine (v4.9): pulled")
+            } else {
+                (prev, "wake_affine (v4.9): not pulled")
+            };
         }
         let mut target = None;
         if self.t.feat.wa_idle {
             target = self.wake_affine_idle(cx, this, prev, sync);
         }
         if target.is_none() && self.t.feat.wa_weight {
-            target = self.wake_affine_weight(cx, sd, p, this, prev, sync);
+            target = self.wake_affine_weight(cx, sd, p, this, prev, sync).map(|c| (c, "wake_affine_weight: pulled"));
         }
-        target.unwrap_or(prev)
+        target.unwrap_or((prev, "wake_affine_weight: not pulled"))
     }
 
     /// `select_task_rq_fair`.
@@ -216,16 +234,19 @@ impl Fair {
         };
         let mut new_cpu = prev;
         let mut want_affine = false;
+        let mut how = Placed { wide: false, affine: None, sis: None, idlest: None };
         if kind == SelectKind::Wake {
             if let Some(w) = waker {
                 self.record_wakee(cx, w, p);
             }
             if let Some(c) = crate::placement::wake_on_current_cpu(cx, p, kind, wake_flags) {
+                crate::placement::record_current_cpu(cx, p, prev, c);
                 return c;
             }
             if let Some(w) = waker {
                 let wide = self.wake_wide(w, p, cpu);
                 self.counters.wake_wide += u64::from(wide);
+                how.wide = wide;
                 want_affine = !wide && cx.allowed(p, cpu);
             } else {
                 want_affine = cx.allowed(p, cpu);
@@ -236,7 +257,9 @@ impl Fair {
         for (lvl, tmp) in doms.iter().enumerate() {
             if want_affine && tmp.has(SD_WAKE_AFFINE) && tmp.span.contains(prev) {
                 if cpu != prev {
-                    new_cpu = self.wake_affine(cx, tmp, p, cpu, prev, sync);
+                    let (c, rule) = self.wake_affine(cx, tmp, p, cpu, prev, sync);
+                    new_cpu = c;
+                    how.affine = Some((lvl, rule));
                     self.counters.wake_affine += u64::from(new_cpu == cpu);
                 }
                 sd = None;
@@ -248,25 +271,32 @@ impl Fair {
                 break;
             }
         }
-        if let Some(level) = sd {
+        let chosen = if let Some(level) = sd {
+            how.idlest = Some(level);
             self.find_idlest_cpu(cx, p, cpu, prev, level, sd_flag)
         } else if kind == SelectKind::Wake {
-            self.select_idle_sibling(cx, p, prev, new_cpu)
+            let (c, rule) = self.select_idle_sibling(cx, p, prev, new_cpu);
+            how.sis = Some((new_cpu, rule));
+            c
         } else {
             new_cpu
+        };
+        if cx.recording() {
+            self.record_place(cx, p, prev, chosen, kind, &how);
         }
+        chosen
     }
 
     /// `select_idle_sibling`: an idle CPU sharing the cache with `target`, or `target`.
-    fn select_idle_sibling(&mut self, cx: &Ctx, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+    fn select_idle_sibling(&mut self, cx: &Ctx, p: TaskId, prev: CpuId, target: CpuId) -> (CpuId, &'static str) {
         if self.t.version == super::Version::V4_9 {
-            return self.select_idle_sibling_v4_9(cx, p, prev, target);
+            return (self.select_idle_sibling_v4_9(cx, p, prev, target), "select_idle_sibling (v4.9)");
         }
         if self.idle_or_sched_idle(cx, target) {
-            return target;
+            return (target, "the target is idle");
         }
         if prev != target && self.share_cache(prev, target) && self.idle_or_sched_idle(cx, prev) {
-            return prev;
+            return (prev, "the previous CPU is idle and shares the target's cache");
         }
         let recent = self.tf[p].recent_used_cpu.replace(prev as u32).map(|c| c as usize);
         if let Some(r) = recent {
@@ -276,10 +306,10 @@ impl Fair {
                 && self.idle_or_sched_idle(cx, r)
                 && cx.allowed(p, r)
             {
-                return r;
+                return (r, "recent_used_cpu is idle and shares the target's cache");
             }
         }
-        let Some(llc) = self.domains.llc_level(target) else { return target };
+        let Some(llc) = self.domains.llc_level(target) else { return (target, "no cache domain: the target") };
         let mut has_idle_core = false;
         if self.smt {
             has_idle_core = self.has_idle_cores[self.domains.llc_id[target]];
@@ -291,15 +321,20 @@ impl Fair {
                     .smt_siblings(prev)
                     .find(|&c| c != prev && cx.allowed(p, c) && self.idle_or_sched_idle(cx, c));
                 if let Some(c) = found {
-                    return c;
+                    return (c, "select_idle_smt: an idle SMT sibling of the previous CPU");
                 }
             }
         }
         let _ = llc;
         if let Some(c) = self.select_idle_cpu(cx, p, has_idle_core, target) {
-            return c;
+            let rule = if has_idle_core {
+                "select_idle_cpu: an idle core of the target's cache domain"
+            } else {
+                "select_idle_cpu: an idle CPU of the target's cache domain (scan limited by SIS_UTIL)"
+            };
+            return (c, rule);
         }
-        target
+        (target, "no idle CPU found in the target's cache domain: the target")
     }
 
     /// `select_idle_cpu`: scan the LLC from `target + 1` for an idle core (when one is

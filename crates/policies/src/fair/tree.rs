@@ -67,6 +67,22 @@ pub struct Entry {
 #[derive(Clone, Debug, Default)]
 pub struct Nodes {
     n: Vec<Node>,
+    /// Work of the tree operations so far, for the policy's counters.
+    pub ops: TreeOps,
+}
+
+/// How much work the tree operations did, counted as the kernel's rbtree would do it:
+/// an insertion (`rb_add_cached`) compares the new entity with one node per level on its
+/// way down; an erase (`rb_erase_cached`) is handed the node, so it does no search, only
+/// the relinking of the node's subtrees (counted as the merge's levels here).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TreeOps {
+    pub inserts: u64,
+    /// Key comparisons of insertions: O(log n).
+    pub insert_compares: u64,
+    pub erases: u64,
+    /// Subtree relinks of erases: O(1) expected.
+    pub erase_relinks: u64,
 }
 
 /// A 32-bit mix of the sequence number (splitmix64's finaliser): treap priorities.
@@ -113,6 +129,7 @@ impl Nodes {
         if t == NIL {
             return (NIL, NIL);
         }
+        self.ops.insert_compares += 1;
         if self.less(t, key, seq) {
             let (l, r) = self.split(self.n[t as usize].right, key, seq);
             self.n[t as usize].right = l;
@@ -128,6 +145,7 @@ impl Nodes {
 
     /// Joins two subtrees whose keys are ordered (`a` before `b`).
     fn merge(&mut self, a: u32, b: u32) -> u32 {
+        self.ops.erase_relinks += 1;
         if a == NIL {
             return b;
         }
@@ -166,6 +184,7 @@ impl Nodes {
         };
         t.root = self.insert_at(t.root, id);
         t.len += 1;
+        self.ops.inserts += 1;
     }
 
     /// Descends to where node `id`'s priority puts it and splits only the subtree found
@@ -175,6 +194,7 @@ impl Nodes {
         if at == NIL {
             return id;
         }
+        self.ops.insert_compares += 1;
         let Node { key, seq, prio, .. } = self.n[id as usize];
         if prio > self.n[at as usize].prio {
             let (l, r) = self.split(at, key, seq);
@@ -199,6 +219,7 @@ impl Nodes {
         let (key, seq) = (self.node(id).key, self.node(id).seq);
         t.root = self.remove_at(t.root, id, key, seq);
         t.len -= 1;
+        self.ops.erases += 1;
     }
 
     fn remove_at(&mut self, at: u32, id: u32, key: u64, seq: u64) -> u32 {

@@ -318,6 +318,7 @@ impl O1 {
         let found = self.find_busiest_group(this, lvl, idle);
         let busiest = found.and_then(|f| self.find_busiest_queue(this, lvl, f.group, idle).map(|b| (b, f)));
         let Some((busiest, f)) = busiest.filter(|(b, _)| *b != this) else {
+            self.record_lb(cx, (this, lvl, idle), None, Vec::new(), "");
             if idle != IdleType::NewlyIdle {
                 let d = &mut self.doms[this][lvl];
                 d.nr_balance_failed = 0;
@@ -330,6 +331,7 @@ impl O1 {
             moved = self.move_tasks(cx, this, busiest, f.imbalance, lvl, false);
         }
         let n = moved.len();
+        let noted = if cx.recording() { moved.clone() } else { Vec::new() };
         if n > 0 {
             self.adj[busiest] -= n as i64;
             self.adj[this] += n as i64;
@@ -340,16 +342,27 @@ impl O1 {
             cx.migrate_batch(busiest, this, moved, n);
         }
         if idle == IdleType::NewlyIdle {
+            self.record_lb(cx, (this, lvl, idle), Some((busiest, f.imbalance)), noted, "");
             return n;
         }
         let d = &mut self.doms[this][lvl];
         if n == 0 {
             d.nr_balance_failed += 1;
-            if d.nr_balance_failed > d.cache_nice_tries + 2 {
+            let active = d.nr_balance_failed > d.cache_nice_tries + 2;
+            let tail = if active {
+                format!("; nothing movable: CPU {busiest}'s migration thread tries an active balance")
+            } else {
+                "; nothing moved".to_string()
+            };
+            self.record_lb(cx, (this, lvl, idle), Some((busiest, f.imbalance)), noted, &tail);
+            let d = &mut self.doms[this][lvl];
+            if active {
                 d.nr_balance_failed = d.cache_nice_tries;
                 self.active_load_balance(cx, busiest, this, lvl);
             }
         } else {
+            self.record_lb(cx, (this, lvl, idle), Some((busiest, f.imbalance)), noted, "");
+            let d = &mut self.doms[this][lvl];
             d.nr_balance_failed = 0;
         }
         self.doms[this][lvl].balance_interval = self.doms[this][lvl].min_interval;
@@ -420,9 +433,14 @@ impl O1 {
 
     /// `try_to_wake_up`'s placement (2.6.20 form on task-count loads): wake on the waker's
     /// CPU if the affine test or passive balancing allows, then `wake_idle`.
-    pub(super) fn wake_cpu(&mut self, cx: &Ctx, p: TaskId, cpu: CpuId, sync: bool) -> CpuId {
+    pub(super) fn wake_cpu(&mut self, cx: &Ctx, p: TaskId, cpu: CpuId, sync: bool) -> (CpuId, &'static str) {
         let this = cx.this_cpu;
         let mut new_cpu = cpu;
+        let mut rule = if cpu == this {
+            "woken on its previous CPU, the waking one"
+        } else {
+            "the waking CPU is not allowed or shares no domain: the previous CPU"
+        };
         if cpu != this && cx.allowed(p, this) {
             if let Some(lvl) = self.doms[this].iter().position(|d| d.span.contains(cpu)) {
                 let d = &self.doms[this][lvl];
@@ -442,18 +460,26 @@ impl O1 {
                     {
                         self.stats.wake_affine += 1;
                         chosen = true;
+                        rule = "wake_affine: the waking CPU's load (sync: less the waker) is light enough to pull it";
                     }
                 }
                 if !chosen && d.has(SD_WAKE_BALANCE) && imbalance * this_load <= 100 * load {
                     self.stats.wake_balance += 1;
                     chosen = true;
+                    rule = "SD_WAKE_BALANCE: the waking CPU is within imbalance_pct of the previous CPU's load";
                 }
                 if chosen {
                     new_cpu = this;
+                } else {
+                    rule = "wake_affine and SD_WAKE_BALANCE declined: the previous CPU";
                 }
             }
         }
-        self.wake_idle(cx, p, new_cpu)
+        let c = self.wake_idle(cx, p, new_cpu);
+        if c != new_cpu {
+            rule = "wake_idle: the target was busy, an idle SMT sibling took it";
+        }
+        (c, rule)
     }
 
     /// `wake_idle`: a busy target gives way to an idle allowed CPU of its `SD_WAKE_IDLE`

@@ -54,6 +54,7 @@
 
 mod array;
 mod balance;
+mod balance_why;
 mod params;
 mod why;
 
@@ -132,6 +133,10 @@ pub struct O1Stats {
     /// Bitmap words read by the picks, and the picks (O(1): at most 3 words per pick).
     pub pick_bitmap_words: u64,
     pub picks: u64,
+    /// Array insertions and removals: one list operation each (`list_add_tail`,
+    /// `list_del`, plus a bitmap bit), whatever the number of queued tasks.
+    pub enqueues: u64,
+    pub dequeues: u64,
     pub lb_calls: u64,
     pub lb_moved: u64,
     pub idle_pulls: u64,
@@ -219,12 +224,14 @@ impl O1 {
         let prio = self.td[p].prio;
         self.rq[cpu].arrays[which].enqueue(p, prio);
         self.td[p].array = Some((cpu, which));
+        self.stats.enqueues += 1;
     }
 
     fn dequeue(&mut self, p: TaskId) -> Option<(CpuId, usize)> {
         let (cpu, which) = self.td[p].array.take()?;
         let prio = self.td[p].prio;
         self.rq[cpu].arrays[which].dequeue(p, prio);
+        self.stats.dequeues += 1;
         Some((cpu, which))
     }
 
@@ -382,6 +389,8 @@ impl SchedClass for O1 {
             ("granularity_requeues", s.granularity_requeues),
             ("picks", s.picks),
             ("pick_bitmap_words", s.pick_bitmap_words),
+            ("enqueues", s.enqueues),
+            ("dequeues", s.dequeues),
             ("lb_calls", s.lb_calls),
             ("lb_moved", s.lb_moved),
             ("idle_pulls", s.idle_pulls),
@@ -465,14 +474,22 @@ impl SchedClass for O1 {
     fn select_task_rq(&mut self, cx: &mut Ctx, p: TaskId, prev: CpuId, kind: SelectKind, wake_flags: u32) -> CpuId {
         self.begin_hook();
         match kind {
-            SelectKind::Fork => self.balance_self(cx, p, cx.this_cpu, SD_BALANCE_FORK),
+            SelectKind::Fork => {
+                let c = self.balance_self(cx, p, cx.this_cpu, SD_BALANCE_FORK);
+                let rule = "sched_balance_self (SD_BALANCE_FORK): the idlest group, then its idlest CPU";
+                self.record_place(cx, p, prev, c, "sched_balance_self", rule);
+                c
+            }
             SelectKind::Wake => {
                 self.td[p].irq_wake = wake_flags & wf::IRQ != 0;
                 // Linux 2.6 had no such flag; a wakeup that asks for the waking CPU gets it.
                 if let Some(c) = crate::placement::wake_on_current_cpu(cx, p, kind, wake_flags) {
+                    crate::placement::record_current_cpu(cx, p, prev, c);
                     return c;
                 }
-                self.wake_cpu(cx, p, prev, wake_flags & wf::SYNC != 0)
+                let (c, rule) = self.wake_cpu(cx, p, prev, wake_flags & wf::SYNC != 0);
+                self.record_place(cx, p, prev, c, "try_to_wake_up", rule);
+                c
             }
             SelectKind::Exec => prev,
         }

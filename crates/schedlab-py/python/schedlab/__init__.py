@@ -45,6 +45,7 @@ __all__ = [
     "InputError",
     "SimulationError",
     "DEFAULT_SCHEDULER",
+    "Sched",
     "__version__",
 ]
 
@@ -56,6 +57,14 @@ DEFAULT_SCHEDULER = "eevdf"
 Workload = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 Duration = Union[str, int, None]
 Settings = Union[Mapping[str, Any], Sequence[Tuple[str, Any]], None]
+#: A scheduler: a name (``"eevdf"``, ``"ext:simple"``), a Python sched_ext policy object
+#: (:mod:`schedlab.ext`), or ``("ext", policy)``.
+Sched = Union[str, Any, Tuple[str, Any]]
+
+#: The callbacks that make an object a sched_ext policy (docs/write-a-scheduler.md).
+_CALLBACKS = ("select_cpu", "enqueue", "dequeue", "dispatch", "runnable", "running", "stopping", "quiescent",
+              "tick", "yield_task", "set_weight", "set_cpumask", "init_task", "enable", "exit_task",
+              "cpu_acquire", "cpu_release", "init", "timer")
 
 
 class Result:
@@ -65,6 +74,8 @@ class Result:
         self.json: str = record_json
         self.record: Dict[str, Any] = record if record is not None else _json.loads(record_json)
         self._frames: Dict[str, pd.DataFrame] = {}
+        #: A Python policy's first exception (the run went on under fair), else None.
+        self.policy_error: Optional[BaseException] = None
 
     def _frame(self, name: str, make: Any) -> pd.DataFrame:
         if name not in self._frames:
@@ -246,7 +257,7 @@ def _opts(machine: Optional[str], set: Settings, params: Settings, seed: int, du
     }
 
 
-def run(workload: Workload, *, machine: Optional[str] = None, sched: str = DEFAULT_SCHEDULER,
+def run(workload: Workload, *, machine: Optional[str] = None, sched: Sched = DEFAULT_SCHEDULER,
         set: Settings = None, params: Settings = None, seed: int = 1, duration: Duration = None,
         sample: Duration = None, check: bool = False) -> Result:
     """Simulates ``workload`` (a path, a TOML string or a dict) under one scheduler.
@@ -255,21 +266,84 @@ def run(workload: Workload, *, machine: Optional[str] = None, sched: str = DEFAU
     ``set``: tunables ``{name: value}``; ``params``: workload parameter overrides.
     ``duration``/``sample``: ``"100ms"`` or integer ns; ``sample`` records time series.
     ``check``: verify the kernel's and the policy's invariants after every event (slow).
+    ``sched``: a name, or a Python sched_ext policy (an object with ``ScxOps`` callbacks, or
+    ``("ext", policy)``; docs/write-a-scheduler.md). A policy's callback that raises ejects
+    it (the run goes on under fair, ``record["scheduler"]["exit"]`` says why) and the
+    exception is kept in :attr:`Result.policy_error`.
     """
     name, text, is_json = _workload(workload)
-    return Result(_native.run(name, text, is_json, sched, _opts(machine, set, params, seed, duration, sample, check)))
+    opts = _opts(machine, set, params, seed, duration, sample, check)
+    pol = _policy(sched)
+    if pol is not None:
+        return _run_policy(name, text, is_json, pol, opts)
+    return Result(_native.run(name, text, is_json, sched, opts))
 
 
-def compare(workload: Workload, sched: Union[str, Sequence[str], None] = None, *,
+def _policy(sched: Any) -> Optional[Tuple[str, Any]]:
+    """``(label, object)`` of a Python policy; None for a scheduler name."""
+    if isinstance(sched, str):
+        return None
+    if isinstance(sched, tuple) and len(sched) == 2 and sched[0] == "ext":
+        sched = sched[1]
+    if isinstance(sched, (str, tuple)) or not any(callable(getattr(sched, c, None)) for c in _CALLBACKS):
+        raise InputError(f"sched: {sched!r} is neither a scheduler name nor a policy with sched_ext callbacks "
+                         f"({', '.join(_CALLBACKS)})")
+    label = getattr(sched, "name", None)
+    if not isinstance(label, str) or not label:
+        label = f"py:{type(sched).__name__}"
+    return (label if label.startswith("ext:") else f"ext:{label}", sched)
+
+
+def _run_policy(name: str, text: str, is_json: bool, pol: Tuple[str, Any], opts: Dict[str, Any]) -> Result:
+    record_json, raised = _native.run_policy(name, text, is_json, pol[0], pol[1], opts)
+    r = Result(record_json)
+    r.policy_error = raised
+    return r
+
+
+def compare(workload: Workload, sched: Union[str, Sequence[Sched], None] = None, *,
             machine: Optional[str] = None, set: Settings = None, params: Settings = None, seed: int = 1,
             duration: Duration = None, sample: Duration = None, check: bool = False) -> Comparison:
     """Simulates ``workload`` under several schedulers (default: the workload's
     ``schedulers``, else eevdf, cfs, ule) in parallel on the local cores. A tunable
-    ``"SCHED:name"`` applies to that scheduler only."""
+    ``"SCHED:name"`` applies to that scheduler only. Python policies (see :func:`run`)
+    may be among them; they run one after another on the calling thread."""
     name, text, is_json = _workload(workload)
-    scheds = _schedulers(sched)
-    return Comparison(_native.compare(name, text, is_json, scheds,
-                                      _opts(machine, set, params, seed, duration, sample, check)))
+    opts = _opts(machine, set, params, seed, duration, sample, check)
+    items: List[Any] = _schedulers(sched) if sched is None or isinstance(sched, str) else list(sched)
+    pols = {i: _policy(s) for i, s in enumerate(items) if not isinstance(s, str)}
+    if not pols:
+        return Comparison(_native.compare(name, text, is_json, items, opts))
+    return _compare_policies(name, text, is_json, items, pols, opts)
+
+
+def _compare_policies(name: str, text: str, is_json: bool, items: List[Any],
+                      pols: Dict[int, Optional[Tuple[str, Any]]], opts: Dict[str, Any]) -> Comparison:
+    """Named schedulers in parallel, then each Python policy; the runs in the order given."""
+    labels = [p[0] for p in pols.values() if p is not None]
+    def aimed(k: str, label: str) -> bool:
+        return k.startswith(label + ":")
+    named = [s for s in items if isinstance(s, str)]
+    native_sets = [(k, v) for k, v in opts["sets"] if not any(aimed(k, lb) for lb in labels)]
+    if not named and any(":" in k for k, _ in native_sets):
+        raise InputError(f"set `{next(k for k, _ in native_sets if ':' in k)}`: aimed at none of the "
+                         f"schedulers run ({', '.join(labels)})")
+    runs: List[Result] = []
+    if named:
+        runs = Comparison(_native.compare(name, text, is_json, named, {**opts, "sets": native_sets})).runs
+    out: List[Result] = []
+    for i, s in enumerate(items):
+        pol = pols.get(i)
+        if pol is None:
+            out.append(runs.pop(0))
+            continue
+        sets = [(k, v) for k, v in opts["sets"] if ":" not in k]
+        sets += [(k[len(pol[0]) + 1:], v) for k, v in opts["sets"] if aimed(k, pol[0])]
+        out.append(_run_policy(name, text, is_json, pol, {**opts, "sets": sets}))
+    c = Comparison(_json.dumps([r.record for r in out]))
+    for r, made in zip(c.runs, out):
+        r.policy_error = made.policy_error
+    return c
 
 
 def _schedulers(sched: Union[str, Sequence[str], None]) -> List[str]:

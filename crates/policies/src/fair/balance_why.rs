@@ -1,0 +1,169 @@
+//! The fair balancer's decision records (`Decision::Balance`): for each `load_balance`
+//! attempt, what `find_busiest_group`/`calculate_imbalance` found (the imbalance, the
+//! busiest CPU, or why the domain counts as balanced) and why each task considered on the
+//! busiest CPU was not moved (`can_migrate_task`: affinity, running, cache-hot;
+//! `detach_tasks`: `loop_max`, the imbalance, the last task). Built only while recording;
+//! every function here reads state and changes none, so recording changes no result.
+
+use super::balance::{CpuIdleType, Env, Migration};
+use super::domains::Domain;
+use super::select::GroupType;
+use super::Fair;
+use schedlab_machine::CpuSet;
+use schedlab_sched_api::{fmt_ns, BalanceKind, Ctx, Decision};
+use schedlab_sim::{CpuId, TaskId};
+
+/// What one `load_balance` pass found, gathered while recording.
+#[derive(Clone, Debug, Default)]
+pub(super) struct LbWhy {
+    /// Why the domain counts as balanced, when it does (`find_busiest_group`'s early outs).
+    pub verdict: Option<String>,
+    /// The busiest group (index into the domain's groups) once one was found.
+    pub busiest_group: Option<usize>,
+    /// Tasks considered and not moved, with the rule that kept each.
+    pub refused: Vec<(TaskId, String)>,
+}
+
+/// `enum group_type` as the kernel names it.
+pub(super) fn group_type_name(t: GroupType) -> &'static str {
+    match t {
+        GroupType::HasSpare => "group_has_spare",
+        GroupType::FullyBusy => "group_fully_busy",
+        GroupType::Overloaded => "group_overloaded",
+    }
+}
+
+fn kind_of(idle: CpuIdleType) -> BalanceKind {
+    match idle {
+        CpuIdleType::NewlyIdle => BalanceKind::NewIdle,
+        CpuIdleType::Busy => BalanceKind::Tick,
+        CpuIdleType::Idle => BalanceKind::NohzIdle,
+    }
+}
+
+fn idle_words(idle: CpuIdleType) -> &'static str {
+    match idle {
+        CpuIdleType::NewlyIdle => "newly idle (newidle_balance)",
+        CpuIdleType::Busy => "busy (tick)",
+        CpuIdleType::Idle => "idle (nohz idle balance)",
+    }
+}
+
+impl Env {
+    /// Sets why the domain is balanced; `f` runs only while recording.
+    pub(super) fn balanced(&mut self, f: impl FnOnce() -> String) {
+        if let Some(w) = self.why.as_mut() {
+            w.verdict = Some(f());
+        }
+    }
+
+    /// Notes that `p` was considered and not moved; `f` runs only while recording.
+    pub(super) fn refuse(&mut self, p: TaskId, f: impl FnOnce() -> String) {
+        if let Some(w) = self.why.as_mut() {
+            if !w.refused.iter().any(|(t, _)| *t == p) {
+                w.refused.push((p, f()));
+            }
+        }
+    }
+}
+
+impl Fair {
+    /// Why `can_migrate_task` refused `p` on `src` for `env.dst` (pure: the same tests).
+    pub(super) fn cannot_migrate_words(&self, cx: &Ctx, env: &Env, sd: &Domain, p: TaskId, src: CpuId) -> String {
+        if !cx.allowed(p, env.dst) {
+            return format!("affinity: allowed CPUs {} exclude CPU {}", cx.task(p).affinity, env.dst);
+        }
+        if self.adj.moved.contains(&p) {
+            return "already moved in this pass".into();
+        }
+        if cx.cpus[src].curr == Some(p) {
+            return format!("running on CPU {src} (only an active balance moves a running task)");
+        }
+        let se = self.task_se(p);
+        let rq = self.rq(self.cfs_rq_of(se));
+        let hot = if rq.next == Some(se) || rq.last == Some(se) {
+            "the next/last buddy".to_string()
+        } else {
+            let ago = cx.now.0.saturating_sub(self.e(se).exec_start);
+            format!("ran {} ago < sched_migration_cost {}", fmt_ns(ago as i64), fmt_ns(self.t.migration_cost as i64))
+        };
+        format!(
+            "cache-hot (task_hot: {hot}) and nr_balance_failed {} ≤ cache_nice_tries {}",
+            sd.nr_balance_failed, sd.cache_nice_tries
+        )
+    }
+
+    /// The CPU of the busiest group with the most fair tasks (for a balanced verdict's
+    /// notes: whose waiting tasks the verdict concerns). Pure, unlike `find_busiest_queue`.
+    fn busiest_cpu_of(&self, env: &Env, group: &CpuSet) -> Option<CpuId> {
+        let best = group.iter().filter(|&c| env.cpus.contains(c)).map(|c| (self.h_nr(c), std::cmp::Reverse(c))).max();
+        best.filter(|b| b.0 > 0).map(|b| b.1 .0)
+    }
+
+    /// Records a `load_balance` pass on `env.dst` that found the domain balanced (or no
+    /// busiest queue).
+    pub(super) fn record_balanced(&self, cx: &mut Ctx, env: &Env) {
+        let Some(w) = env.why.as_ref() else { return };
+        let sd = &self.domains.per_cpu[env.dst][env.level];
+        let src = w.busiest_group.and_then(|g| self.busiest_cpu_of(env, &sd.groups[g]));
+        let verdict = w.verdict.as_deref().unwrap_or("no imbalance to correct");
+        let found = format!("{}: balanced — {verdict}", self.lb_head(env, sd));
+        let kind = kind_of(env.idle);
+        let dst = env.dst;
+        cx.record(|| Decision::Balance { cpu: dst, kind, src, found, moved: Vec::new(), refused: Vec::new() });
+    }
+
+    /// Records a pass that looked at `busiest`: the imbalance, what it moved and why each
+    /// other task considered there stayed; `tail` adds the outcome (all pinned, active
+    /// balance).
+    pub(super) fn record_attempt(&self, cx: &mut Ctx, env: &mut Env, busiest: CpuId, moved: Vec<TaskId>, tail: &str) {
+        let Some(w) = env.why.as_mut() else { return };
+        let refused = std::mem::take(&mut w.refused);
+        let sd = &self.domains.per_cpu[env.dst][env.level];
+        let migration = match env.migration {
+            Migration::Load => "load",
+            Migration::Util => "utilization",
+            Migration::Task => "tasks",
+        };
+        let found = format!(
+            "{}: busiest CPU {busiest} ({} fair tasks), imbalance {} ({migration}; sched_nr_migrate {}, nr_balance_failed {}, cache_nice_tries {}){tail}",
+            self.lb_head(env, sd),
+            self.h_nr(busiest),
+            env.imbalance_found,
+            self.t.nr_migrate,
+            sd.nr_balance_failed,
+            sd.cache_nice_tries,
+        );
+        let kind = kind_of(env.idle);
+        let dst = env.dst;
+        cx.record(|| Decision::Balance { cpu: dst, kind, src: Some(busiest), found, moved, refused });
+    }
+
+    fn lb_head(&self, env: &Env, sd: &Domain) -> String {
+        format!("load_balance on CPU {} at the {} level (CPUs {}), {}", env.dst, sd.name, sd.span, idle_words(env.idle))
+    }
+}
+
+impl Fair {
+    /// Why `detach_tasks` skipped `p`: its load (or utilization) is more than the
+    /// imbalance left allows.
+    pub(super) fn too_big_words(&self, env: &Env, sd: &Domain, p: TaskId) -> String {
+        let imb = env.imbalance;
+        match env.migration {
+            Migration::Load => {
+                let l = self.task_h_load(p).max(1);
+                let f = sd.nr_balance_failed.min(63);
+                if self.t.version == super::Version::V4_9 {
+                    format!("load {l}: half of it exceeds the imbalance left ({imb})")
+                } else {
+                    format!("load {l} (>> nr_balance_failed {f} = {}) exceeds the imbalance left ({imb})", l >> f)
+                }
+            }
+            Migration::Util => {
+                let u = self.e(self.task_se(p)).avg.util_avg;
+                format!("utilization {u} exceeds the imbalance left ({imb})")
+            }
+            Migration::Task => format!("the imbalance left ({imb}) is used up"),
+        }
+    }
+}
