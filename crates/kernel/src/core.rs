@@ -112,7 +112,7 @@ impl Kernel<'_> {
                     if ok {
                         // The stopper preempts the task; `__schedule` then moves it to `to`.
                         self.tasks[t].migrate_pending = true;
-                        self.tasks[t].migrate_to = Some(to);
+                        self.tasks[t].migrate_to = Some(to as u32);
                         self.resched_curr(this, from);
                     }
                 }
@@ -293,7 +293,7 @@ impl Kernel<'_> {
             kthread,
         });
         self.tasks.push(Task {
-            template,
+            template: template as u32, // templates ≤ MAX_TASKS
             normal_policy: policy,
             state: TState::Running,
             on_rq: false,
@@ -310,7 +310,7 @@ impl Kernel<'_> {
             timers: Vec::new(),
             started: self.now,
             live_children: 0,
-            timer_cpu: cpu,
+            timer_cpu: cpu as u32,
             rewarm: Ns(0),
             last_ran: None,
             blocked_on: BlockedOn::Nothing,
@@ -363,7 +363,7 @@ impl Kernel<'_> {
     pub(crate) fn apply_change(&mut self, idx: usize) {
         let c = self.wl.changes[idx].clone();
         for t in 0..self.tasks.len() {
-            if self.tasks[t].template != c.template || self.tasks[t].state == TState::Dead {
+            if self.tasks[t].template as usize != c.template || self.tasks[t].state == TState::Dead {
                 continue;
             }
             let cpu = self.info[t].cpu;
@@ -789,7 +789,7 @@ impl Kernel<'_> {
             if let Some(n) = next {
                 self.note_first_run(n);
                 cost += self.rewarm(cpu, n);
-                self.tasks[n].last_ran = Some(cpu);
+                self.tasks[n].last_ran = Some(cpu as u32);
             }
         }
         if let Some(p) = prev {
@@ -798,7 +798,7 @@ impl Kernel<'_> {
             }
         }
         if let Some(p) = moving {
-            let to = match self.tasks[p].migrate_to.take() {
+            let to = match self.tasks[p].migrate_to.take().map(|c| c as usize) {
                 Some(to) if self.info[p].affinity.contains(to) => to,
                 _ => self.distribute_cpu(p),
             };
@@ -871,7 +871,7 @@ impl Kernel<'_> {
     /// Cache re-warm penalty for running on `cpu` after last running elsewhere; charged as
     /// extra work of the task's next `run`.
     fn rewarm(&mut self, cpu: CpuId, t: TaskId) -> Ns {
-        let Some(last) = self.tasks[t].last_ran else { return Ns(0) };
+        let Some(last) = self.tasks[t].last_ran.map(|c| c as usize) else { return Ns(0) };
         if last == cpu {
             return Ns(0);
         }
@@ -932,7 +932,7 @@ impl Kernel<'_> {
         } else {
             self.tasks[task].op_phase = PIPE_WAITED;
             self.objs.pipes[pipe].writers.push_back(task);
-            self.block(cpu, task, BlockedOn::PipeWrite(pipe));
+            self.block(cpu, task, BlockedOn::PipeWrite(pipe as u32));
         }
         // A `send` with `current_cpu` wakes the reader onto this CPU (`WF_CURRENT_CPU`, as
         // `wake_up_poll_on_current_cpu` does for seccomp's synchronous notifications).
@@ -961,7 +961,7 @@ impl Kernel<'_> {
         } else {
             self.tasks[task].op_phase = PIPE_WAITED;
             self.objs.pipes[pipe].readers.push_back(task);
-            self.block(cpu, task, BlockedOn::PipeRead(pipe));
+            self.block(cpu, task, BlockedOn::PipeRead(pipe as u32));
         }
         for t in writer.into_iter().chain(next_reader) {
             self.wake_steps(cpu, t, wf::SYNC);

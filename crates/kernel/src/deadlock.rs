@@ -92,14 +92,20 @@ impl Kernel<'_> {
         let (object, held_by, detail) = match self.tasks[t].blocked_on {
             BlockedOn::Futex => self.futex_wait_of(t),
             BlockedOn::PipeRead(p) => (
-                format!("pipe {}", self.wl.pipes[p].name),
+                format!("pipe {}", self.wl.pipes[p as usize].name),
                 None,
-                format!("reading, {} bytes buffered; no task that could write it can run", self.objs.pipes[p].len),
+                format!(
+                    "reading, {} bytes buffered; no task that could write it can run",
+                    self.objs.pipes[p as usize].len
+                ),
             ),
             BlockedOn::PipeWrite(p) => (
-                format!("pipe {}", self.wl.pipes[p].name),
+                format!("pipe {}", self.wl.pipes[p as usize].name),
                 None,
-                format!("writing, full ({} bytes); no task that could read it can run", self.objs.pipes[p].capacity),
+                format!(
+                    "writing, full ({} bytes); no task that could read it can run",
+                    self.objs.pipes[p as usize].capacity
+                ),
             ),
             BlockedOn::Children => (
                 "children".into(),

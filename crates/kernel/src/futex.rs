@@ -168,7 +168,8 @@ impl Kernel<'_> {
     /// Whether `t` gets VIP treatment now (its own `vip`, or inherited), with VIP on.
     pub(crate) fn is_vip(&self, t: TaskId) -> bool {
         self.cfg.futex.vip
-            && (self.wl.templates[self.tasks[t].template].vip || self.objs.ft_ref(t).is_some_and(|f| f.vip_inherited))
+            && (self.wl.templates[self.tasks[t].template as usize].vip
+                || self.objs.ft_ref(t).is_some_and(|f| f.vip_inherited))
     }
 
     /// The plist rank `t` queues at on `key` now: real-time by priority, then VIP, then
@@ -251,7 +252,7 @@ impl Kernel<'_> {
             while i < list.len() && (woken.len() as u64) < n {
                 if list[i].key == key && !list[i].pi {
                     let q = list.remove(i);
-                    if self.wl.templates[self.tasks[q.task].template].vip {
+                    if self.wl.templates[self.tasks[q.task].template as usize].vip {
                         self.objs.stats.vip_waited((self.now - q.since).0);
                     }
                     woken.push(q.task);

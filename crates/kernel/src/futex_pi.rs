@@ -129,7 +129,7 @@ impl Kernel<'_> {
         match self.pi_top_waiter(word) {
             Some(next) => {
                 if let Some(q) = self.futex_unqueue(next) {
-                    if self.wl.templates[self.tasks[next].template].vip {
+                    if self.wl.templates[self.tasks[next].template as usize].vip {
                         self.objs.stats.vip_waited((self.now - q.since).0);
                     }
                 }

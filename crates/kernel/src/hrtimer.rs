@@ -30,7 +30,7 @@ impl Kernel<'_> {
         let pol = self.info[task].policy;
         let slack = if pol.is_rt() || pol.is_dl() { Ns(0) } else { self.machine.costs.timer_slack };
         let hard = soft + slack;
-        self.tasks[task].timer_cpu = cpu;
+        self.tasks[task].timer_cpu = cpu as u32;
         let seq = self.events.reserve_seq();
         self.cpus[cpu].hrtimers.insert((hard, task), (soft, seq));
         if self.cpus[cpu].hrtimer_next.is_none_or(|next| hard < next) {

@@ -42,7 +42,10 @@ impl Kernel<'_> {
             let cpu = &self.cpus[c];
             for (&(hard, t), &(soft, _)) in &cpu.hrtimers {
                 let tk = &self.tasks[t];
-                if tk.state != TState::Sleeping || tk.blocked_on != crate::BlockedOn::Timer || tk.timer_cpu != c {
+                if tk.state != TState::Sleeping
+                    || tk.blocked_on != crate::BlockedOn::Timer
+                    || tk.timer_cpu as usize != c
+                {
                     return Err(format!(
                         "CPU {c} has a sleep timer armed for task {}, which is not asleep on it",
                         self.info[t].name

@@ -121,8 +121,8 @@ pub(crate) enum TState {
 pub(crate) enum BlockedOn {
     Nothing,
     Timer,
-    PipeRead(usize),
-    PipeWrite(usize),
+    PipeRead(u32),
+    PipeWrite(u32),
     Futex,
     Children,
     /// `poll` on the pipes of the task's current `poll` op.
@@ -131,8 +131,7 @@ pub(crate) enum BlockedOn {
 
 pub(crate) struct Task {
     /// Index of the workload template this task runs (for explanations).
-    #[allow(dead_code)]
-    pub template: usize,
+    pub template: u32,
     /// The policy the task set (`p->policy` and its params). A PI boost never changes it
     /// nor `TaskInfo::policy`: the kernel passes the boost to the class (`pi_setprio`),
     /// which runs the task boosted and applies a policy set meanwhile when the boost ends.
@@ -145,7 +144,7 @@ pub(crate) struct Task {
     pub in_transit: bool,
     pub migrate_pending: bool,
     /// Where an active balance sends the task (else any allowed CPU).
-    pub migrate_to: Option<CpuId>,
+    pub migrate_to: Option<u32>,
     pub prog: Arc<Program>,
     pub pc: usize,
     pub loops: Vec<u64>,
@@ -158,9 +157,9 @@ pub(crate) struct Task {
     /// When the task came to life (rt-app's `t_first`, where its timers count from).
     pub started: Ns,
     pub live_children: u64,
-    pub timer_cpu: CpuId,
+    pub timer_cpu: u32,
     pub rewarm: Ns,
-    pub last_ran: Option<CpuId>,
+    pub last_ran: Option<u32>,
     pub blocked_on: BlockedOn,
     pub wake_migrated: bool,
     /// Asleep but still queued: the policy delayed its dequeue (v6.12 `se->sched_delayed`).

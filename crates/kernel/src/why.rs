@@ -95,8 +95,12 @@ impl Kernel<'_> {
             let on = match on {
                 BlockedOn::Nothing => "nothing".to_string(),
                 BlockedOn::Timer => "a timer (sleep)".to_string(),
-                BlockedOn::PipeRead(p) => format!("reading pipe {}", self.wl.pipes.get(*p).map_or("?", |x| &x.name)),
-                BlockedOn::PipeWrite(p) => format!("writing pipe {}", self.wl.pipes.get(*p).map_or("?", |x| &x.name)),
+                BlockedOn::PipeRead(p) => {
+                    format!("reading pipe {}", self.wl.pipes.get(*p as usize).map_or("?", |x| &x.name))
+                }
+                BlockedOn::PipeWrite(p) => {
+                    format!("writing pipe {}", self.wl.pipes.get(*p as usize).map_or("?", |x| &x.name))
+                }
                 BlockedOn::Futex => "a futex (mutex, condition, barrier or futex word)".to_string(),
                 BlockedOn::Children => "its children (wait)".to_string(),
                 BlockedOn::Poll => "poll on its pipes".to_string(),

@@ -194,7 +194,7 @@ pub struct Chain {
     dl: dl::Dl,
     t: ChainTunables,
     /// Per task: a PI boost's effective policy (`pi_setprio`), over `TaskInfo::policy`.
-    boost: Vec<Option<TaskPolicy>>,
+    boost: slots::Slots<Option<TaskPolicy>>,
     /// Per task: the class it is queued in (`None`: not queued).
     queued_in: Vec<Option<Class>>,
     /// Per CPU: what runs, and whether the fair class picked it (a running task that
@@ -241,7 +241,7 @@ impl Chain {
             dl: dl::Dl::new(n),
             t,
             queued_in: Vec::new(),
-            boost: Vec::new(),
+            boost: slots::Slots::new(None),
             curr: vec![None; n],
             unpicked: vec![false; n],
             exec_start: vec![Ns(0); n],
@@ -280,14 +280,14 @@ impl Chain {
     /// would leave up to half of each unused (about 50 bytes a task at 100 000 tasks).
     fn reserve_exact(&mut self, n: usize) {
         self.queued_in.reserve_exact(n.saturating_sub(self.queued_in.len()));
-        self.boost.reserve_exact(n.saturating_sub(self.boost.len()));
+        self.boost.reserve_exact(n);
         self.rt.reserve_exact(n);
         self.dl.reserve_exact(n);
     }
     fn grow(&mut self, p: TaskId) {
         if self.queued_in.len() <= p {
             self.queued_in.resize(p + 1, None);
-            self.boost.resize(p + 1, None);
+            self.boost.grow(p);
         }
         self.rt.grow(p);
         self.dl.grow(p);

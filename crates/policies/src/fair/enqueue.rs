@@ -15,7 +15,7 @@ impl Fair {
     /// ancestors that already were.
     pub(super) fn enqueue_task_fair(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) {
         let se = self.task_se(p);
-        let tg = self.tf[p].tg;
+        let tg = self.tf[p].tg as usize;
         self.em(se).cfs_rq = self.group_rq(tg, cpu);
         if flags & enqueue::DELAYED != 0 {
             self.counters.delayed_requeues += 1;

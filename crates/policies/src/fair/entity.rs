@@ -66,14 +66,15 @@ pub struct Entity {
 /// Task-only state beyond the entity (`struct task_struct` fields the fair class uses).
 #[derive(Clone, Debug, Default)]
 pub struct TaskFair {
-    /// The task group (0 = root).
-    pub tg: usize,
-    /// `record_wakee` state.
-    pub wakee_flips: u64,
+    /// The task group (0 = root). Narrow types here and below keep this 40 bytes a task
+    /// (task and CPU numbers are far below 2^32).
+    pub tg: u32,
+    /// `record_wakee` state (`unsigned int wakee_flips` in the kernel).
+    pub wakee_flips: u32,
     pub wakee_flip_decay_ts: u64,
-    pub last_wakee: Option<TaskId>,
+    pub last_wakee: Option<u32>,
     /// `p->recent_used_cpu`.
-    pub recent_used_cpu: Option<CpuId>,
+    pub recent_used_cpu: Option<u32>,
     pub alive: bool,
 }
 

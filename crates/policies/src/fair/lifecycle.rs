@@ -24,7 +24,7 @@ impl Fair {
         let custom = self.t.version >= Version::V6_12 && info.slice.is_some();
         let rq = self.group_rq(tg, cpu);
         let se = self.task_se(p);
-        self.tf[p] = TaskFair { tg, alive: true, ..TaskFair::default() };
+        self.tf[p] = TaskFair { tg: tg as u32, alive: true, ..TaskFair::default() };
         *self.em(se) = Entity {
             load: LoadWeight::for_task(info.nice, idle),
             idle_policy: idle,

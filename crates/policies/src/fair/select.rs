@@ -122,15 +122,15 @@ impl Fair {
             w.wakee_flips >>= 1;
             w.wakee_flip_decay_ts = j;
         }
-        if w.last_wakee != Some(p) {
-            w.last_wakee = Some(p);
-            w.wakee_flips += 1;
+        if w.last_wakee != Some(p as u32) {
+            w.last_wakee = Some(p as u32);
+            w.wakee_flips = w.wakee_flips.saturating_add(1);
         }
     }
 
     /// `wake_wide`: a waker switching among many wakees should not pull them to itself.
     fn wake_wide(&self, waker: TaskId, p: TaskId, this: CpuId) -> bool {
-        let (mut master, mut slave) = (self.tf[waker].wakee_flips, self.tf[p].wakee_flips);
+        let (mut master, mut slave) = (u64::from(self.tf[waker].wakee_flips), u64::from(self.tf[p].wakee_flips));
         let factor = self.domains.llc_size[this] as u64;
         if master < slave {
             std::mem::swap(&mut master, &mut slave);
@@ -298,7 +298,7 @@ impl Fair {
         if prev != target && self.share_cache(prev, target) && self.idle_or_sched_idle(cx, prev) {
             return (prev, "the previous CPU is idle and shares the target's cache");
         }
-        let recent = self.tf[p].recent_used_cpu.replace(prev);
+        let recent = self.tf[p].recent_used_cpu.replace(prev as u32).map(|c| c as usize);
         if let Some(r) = recent {
             if r != prev
                 && r != target
