@@ -26,6 +26,9 @@ fn source_note(row: &CostRow) -> String {
     match row.source {
         Source::Measured => String::new(),
         Source::Floored { raw } => format!(" [raised to the sane minimum from {raw}ns]"),
+        Source::Ceiled { raw } => {
+            format!(" [lowered to the sane maximum from {raw}ns: the host was busy; calibrate again on a quiet one]")
+        }
         Source::Default => " [default kept]".into(),
         Source::Scaled { from } => format!(" [default scaled as {from}]"),
     }
