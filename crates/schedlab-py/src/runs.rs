@@ -272,6 +272,21 @@ pub fn sweep_local(
     Ok(table.to_csv())
 }
 
+/// The run of built-in study `name` that `explain(..., experiment=, config=)` explains, as
+/// `schedlab explain STUDY --experiment X --config C` picks it.
+fn study_job(name: &str, experiment: &str, config: Option<&str>, opts: &Opts) -> PyResult<RunSpec> {
+    let suite = schedlab_run::suites::suite(name)
+        .ok_or_else(|| {
+            input(format!("experiment=: `{name}` is not a multi-experiment study (see schedlab.studies())"))
+        })?
+        .with_params(&opts.params);
+    let d = duration("duration", opts.duration.as_deref())?;
+    let mut job =
+        schedlab::explain::study_spec(&suite, Some(experiment), config, opts.seed, d).map_err(crate::from_cli)?;
+    job.sets.extend(opts.sets.iter().cloned());
+    Ok(job)
+}
+
 /// What `explain` is asked (a dict from the wrapper): the task, and which of its waits.
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
@@ -281,6 +296,9 @@ pub struct ExplainOpts {
     worst: Option<usize>,
     between: Option<(String, String)>,
     summary: bool,
+    /// With a built-in study's name as the workload: which experiment and configuration.
+    experiment: Option<String>,
+    config: Option<String>,
 }
 
 /// `schedlab explain`: one simulated run with decision records; returns the text and the
@@ -296,8 +314,10 @@ pub fn explain(
     ask: ExplainOpts,
 ) -> PyResult<(String, String)> {
     use schedlab::explain::{Ask, Select};
-    let text = workload_text(text, is_json)?;
-    let job = spec(name, &text, sched, opts.sets.clone(), &opts)?;
+    let job = match &ask.experiment {
+        Some(x) => study_job(name, x, ask.config.as_deref(), &opts)?,
+        None => spec(name, &workload_text(text, is_json)?, sched, opts.sets.clone(), &opts)?,
+    };
     let at = |what: &str, v: &str| duration(what, Some(v)).map(|d| d.expect("given"));
     let select = match (&ask.at, &ask.between, ask.worst) {
         (Some(t), _, _) => Select::At(at("at", t)?),

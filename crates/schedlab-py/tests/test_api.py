@@ -166,3 +166,15 @@ def test_explain_equals_the_cli(workload_file: pathlib.Path) -> None:
     assert len(summary) == 3 and (summary.filter(like="by_cause.").sum(axis=1) == summary["wait_ns"]).all()
     with pytest.raises(schedlab.InputError, match="no task of that name"):
         schedlab.explain(workload_file, "nobody")
+
+
+def test_explain_a_study_experiment_equals_the_cli() -> None:
+    args = ("--experiment", "sleeper", "--config", "eevdf", "--duration", "300ms")
+    e = schedlab.explain("cfs-eevdf", experiment="sleeper", config="eevdf", duration="300ms")
+    out = cli("explain", "cfs-eevdf", *args)
+    assert out.returncode == 0, out.stderr
+    assert e.text == out.stdout and len(e.tasks) > 0
+    with pytest.raises(schedlab.InputError, match="no such experiment"):
+        schedlab.explain("cfs-eevdf", experiment="nope")
+    with pytest.raises(schedlab.InputError, match="not a multi-experiment study"):
+        schedlab.explain("ule-cfs-fibo-sysbench", experiment="x")

@@ -372,14 +372,24 @@ def study(name: Union[str, "os.PathLike[str]"], sched: Union[str, Sequence[str],
 def explain(workload: Workload, task: Optional[str] = None, *, at: Duration = None, worst: Optional[int] = None,
             between: Optional[Tuple[Duration, Duration]] = None, summary: bool = False,
             sched: str = DEFAULT_SCHEDULER, machine: Optional[str] = None, set: Settings = None,
-            params: Settings = None, seed: int = 1, duration: Duration = None) -> Explanation:
+            params: Settings = None, seed: int = 1, duration: Duration = None,
+            experiment: Optional[str] = None, config: Optional[str] = None) -> Explanation:
     """Explains the waits of ``task`` (a name, or a template's: ``worker`` matches
     ``worker.3``): the one in progress ``at`` a time, those overlapping ``between``, else the
     ``worst`` (3) longest; with ``task=None`` (or ``summary=True``) every task's waiting by
-    cause. Simulator only (docs/explain.md)."""
-    name, text, is_json = _workload(workload)
+    cause. With ``experiment``, ``workload`` is a built-in study's name and the run explained
+    is that experiment's ``config`` (a column label, a scheduler or its base name; default
+    the first), as ``schedlab explain STUDY --experiment X --config C``. Simulator only
+    (docs/explain.md)."""
+    if experiment is not None:
+        if not isinstance(workload, str):
+            raise InputError("explain(experiment=...): the workload is a built-in study's name")
+        name, text, is_json = workload, "", False
+    else:
+        name, text, is_json = _workload(workload)
     span = None if between is None else (_duration(between[0], "between"), _duration(between[1], "between"))
-    ask = {"task": task, "at": _duration(at, "at"), "worst": worst, "between": span, "summary": bool(summary)}
+    ask = {"task": task, "at": _duration(at, "at"), "worst": worst, "between": span, "summary": bool(summary),
+           "experiment": experiment, "config": config}
     opts = _opts(machine, set, params, seed, duration, None, False)
     out_text, out_json = _native.explain(name, text, is_json, sched, opts, ask)
     return Explanation(out_text, out_json)
