@@ -685,16 +685,25 @@ fn check_outputs(c: &Common) -> Result<(), CliError> {
     Ok(())
 }
 
-fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError> {
-    check_outputs(c)?;
-    let path = c.workload.display().to_string();
-    let text = read_workload(&c.workload)?;
+/// `--param KEY=VALUE`s, parsed.
+type Params = Vec<(String, String)>;
+
+/// The `--param`s and the `--duration` of the common options, parsed.
+fn params_and_duration(c: &Common) -> Result<(Params, Option<Ns>), CliError> {
     let params = c.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
     let duration = c
         .duration
         .as_deref()
         .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
         .transpose()?;
+    Ok((params, duration))
+}
+
+fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError> {
+    check_outputs(c)?;
+    let path = c.workload.display().to_string();
+    let text = read_workload(&c.workload)?;
+    let (params, duration) = params_and_duration(c)?;
     let mut job = RunSpec::load(&path, &text, c.machine.as_deref(), &params, duration)?;
     schedlab::convert::report_notes(&job.workload);
     job.sched = sched.to_string();
@@ -939,12 +948,7 @@ fn explain_study_job(
     config: Option<String>,
     experiment: Option<&str>,
 ) -> Result<RunSpec, CliError> {
-    let params = c.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
-    let duration = c
-        .duration
-        .as_deref()
-        .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
-        .transpose()?;
+    let (params, duration) = params_and_duration(c)?;
     let suite = suite.with_params(&params);
     let mut job = schedlab::explain::study_spec(&suite, experiment, config.as_deref(), c.seed, duration)?;
     for s in &c.sets {
