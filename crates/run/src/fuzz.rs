@@ -72,6 +72,25 @@ pub fn check_world(seed: u64, end: Ns, keep_going: &mut dyn FnMut(Ns) -> bool) -
     check_world_under(seed, &text, machine, end, sched, sets, keep_going)
 }
 
+/// [`check_world`] under `CONFIGS[config]` instead of its own configuration.
+pub fn check_world_config(
+    seed: u64,
+    config: usize,
+    end: Ns,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<bool, Failure> {
+    let (text, machine) = world(seed);
+    let (sched, sets) = CONFIGS[config];
+    check_world_under(seed, &text, machine, end, sched, sets, keep_going)
+}
+
+/// A configuration as `fuzz` prints it: the scheduler and its settings.
+pub fn config_label(config: usize) -> String {
+    let (sched, sets) = CONFIGS[config];
+    let sets: Vec<String> = sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{sched} [{}]", sets.join(" "))
+}
+
 /// [`check_world`] under every [`CONFIGS`] entry.
 pub fn check_world_everywhere(seed: u64, end: Ns, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<bool, Failure> {
     let (text, machine) = world(seed);
@@ -368,4 +387,46 @@ fn futex_tasks(rng: &mut impl Rng) -> String {
         dur(rng, 100, 3000)
     );
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The replay's comparison ignores exactly the host timing and the `--check` flag:
+    /// a record differing in anything else (an event count, a task's run time) hashes
+    /// differently.
+    #[test]
+    fn output_hash_ignores_host_timing_and_the_check_flag_only() {
+        let (text, machine) = world(4);
+        let spec = world_spec(4, &text, machine, Ns::from_ms(5), "eevdf", &[]).unwrap();
+        let a = spec.run(&mut |_| true).unwrap();
+        assert!(a.kernel.invariants_checked);
+        let mut b = a.clone();
+        b.host = HostInfo::measured(1.5, 99);
+        b.kernel.invariants_checked = false;
+        assert_eq!(output_hash(a.clone()), output_hash(b));
+        let mut c = a.clone();
+        c.events += 1;
+        assert_ne!(output_hash(a.clone()), output_hash(c));
+        let mut d = a.clone();
+        d.tasks[0].runtime_ns += 1;
+        assert_ne!(output_hash(a), output_hash(d));
+    }
+
+    /// The unchecked replay is the checked run, event for event: same trace hash, same
+    /// record apart from the flag.
+    #[test]
+    fn a_world_replays_identically_without_the_checks() {
+        for seed in [0, 7, 13] {
+            let (text, machine) = world(seed);
+            let (sched, sets) = config_of(seed);
+            let spec = world_spec(seed, &text, machine, Ns::from_ms(10), sched, sets).unwrap();
+            let mut unchecked = spec.clone();
+            unchecked.check = false;
+            let (a, b) = (spec.run(&mut |_| true).unwrap(), unchecked.run(&mut |_| true).unwrap());
+            assert_eq!(a.trace_hash, b.trace_hash, "seed {seed}");
+            assert_eq!(output_hash(a), output_hash(b), "seed {seed}");
+        }
+    }
 }

@@ -475,3 +475,53 @@ impl Rt {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fifo(prio: u8) -> TaskPolicy {
+        TaskPolicy::Fifo { prio }
+    }
+
+    /// A CPU's 100 lists exist only once an rt task was queued there; queued tasks come
+    /// out best priority first and FIFO within a priority, and both checks pass.
+    #[test]
+    fn lists_are_allocated_on_a_cpus_first_rt_task() {
+        let mut rt = Rt::new(4, 10);
+        assert!(rt.rq.iter().all(|a| a.queue.is_empty()));
+        rt.enqueue(2, 7, &fifo(10), false);
+        rt.enqueue(2, 8, &fifo(50), false);
+        rt.enqueue(2, 9, &fifo(10), false);
+        rt.enqueue(2, 6, &fifo(99), true);
+        assert_eq!(rt.rq[2].queue.len(), MAX_RT_PRIO);
+        assert!([0, 1, 3].iter().all(|&c| rt.rq[c].queue.is_empty()));
+        let mut out = Vec::new();
+        rt.queued(2, &mut out);
+        assert_eq!(out, [6, 8, 7, 9]);
+        assert_eq!(rt.highest(2), 0);
+        assert_eq!(rt.highest(1), MAX_RT_PRIO);
+        for c in 0..4 {
+            rt.check(c, true).unwrap();
+            rt.check(c, false).unwrap();
+        }
+        rt.dequeue(2, 6);
+        assert_eq!(rt.highest(2), 49);
+        assert_eq!(rt.rq[2].next_from(50), Some(89));
+        assert_eq!(rt.rq[2].next_from(90), None);
+    }
+
+    /// A task left in a list whose bitmap bit is clear: the full check names the list;
+    /// the incremental check sees more tasks counted than the marked lists hold.
+    #[test]
+    fn a_task_in_an_unmarked_list_is_caught() {
+        let mut rt = Rt::new(1, 10);
+        rt.enqueue(0, 1, &fifo(10), false);
+        rt.rq[0].set(89, false);
+        assert!(rt.check(0, true).unwrap_err().contains("bitmap bit 89"));
+        assert!(rt.check(0, false).unwrap_err().contains("1 counted"));
+        let mut out = Vec::new();
+        rt.queued(0, &mut out);
+        assert!(out.is_empty(), "the kernel's comparison of runqueue contents sees it missing");
+    }
+}
