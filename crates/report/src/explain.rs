@@ -91,6 +91,12 @@ pub fn wait_text(ex: &Explained, w: &Wait) -> String {
         .map(|c| format!("{} {}", c.name(), pct(by[c.index()], w.len_ns())))
         .collect();
     let _ = writeln!(s, "  by cause: {}", parts.join(", "));
+    if !w.moved_by.is_empty() {
+        let _ = writeln!(s, "  moved by:");
+        for b in &w.moved_by {
+            let _ = writeln!(s, "    - {b}");
+        }
+    }
     if !w.balance.is_empty() {
         let _ = writeln!(s, "  why no other CPU took it:");
         for b in &w.balance {

@@ -141,6 +141,10 @@ pub struct Wait {
     pub segments: Vec<Segment>,
     /// Why no other CPU took it: the balancer attempts that concerned it or its CPU.
     pub balance: Vec<String>,
+    /// The balancer attempts that moved it during this wait (a pull, a push, a
+    /// `load_balance`), with what they found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved_by: Vec<String>,
 }
 
 impl Wait {

@@ -186,6 +186,7 @@ impl Explainer {
             wake,
             segments: Vec::new(),
             balance: Vec::new(),
+            moved_by: Vec::new(),
         });
         self.cpus[c].waiters.push(w);
         self.reseg(w, now);
@@ -370,6 +371,13 @@ impl Explainer {
             Decision::Balance { src, found, moved, refused, .. } => {
                 for (w, why) in refused {
                     self.note(*w, &format!("{found} — not moved: {why}"));
+                }
+                for &w in moved {
+                    if let Some(wait) = self.tasks.get_mut(w).and_then(|t| t.wait.as_mut()) {
+                        if wait.moved_by.len() < MAX_NOTES {
+                            wait.moved_by.push(found.clone());
+                        }
+                    }
                 }
                 if let Some(s) = *src {
                     let ws: Vec<TaskId> = self.cpus[s].waiters.iter().copied().filter(|w| !moved.contains(w)).collect();
