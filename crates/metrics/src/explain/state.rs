@@ -309,6 +309,13 @@ impl Explainer {
     }
 
     fn migrate(&mut self, w: TaskId, from: CpuId, to: CpuId, now: u64) {
+        if self.tasks[w].st == St::Waiting {
+            // The segment so far was on `from`: close it there, before the CPU changes.
+            let t = &mut self.tasks[w];
+            close_segment(t, now);
+            t.key = None;
+            t.seg_start = now;
+        }
         self.tasks[w].cpu = to;
         if self.tasks[w].st == St::Waiting {
             let v = &mut self.cpus[from].waiters;

@@ -10,6 +10,7 @@
 use super::Dl;
 use crate::chain::{Class, Curr};
 use schedlab_machine::CpuSet;
+use crate::chain::search::cpus_words;
 use schedlab_sched_api::{fmt_ns, BalanceKind, Ctx, Decision};
 use schedlab_sim::{CpuId, Ns, TaskId};
 
@@ -59,7 +60,7 @@ impl Dl {
         busy.sort_by_key(|&(e, c)| (std::cmp::Reverse(e), c));
         let mut parts = Vec::new();
         if !free.is_empty() {
-            parts.push(format!("no deadline task: CPUs {free}"));
+            parts.push(format!("no deadline task: {}", cpus_words(&free)));
         }
         let listed: Vec<String> =
             busy.iter().take(MAX_LISTED).map(|&(e, c)| format!("CPU {c} {}", due(e, cx.now))).collect();
@@ -164,7 +165,8 @@ impl Dl {
             None => "nothing to pull".into(),
         };
         let found = format!(
-            "pull_dl_task on CPU {this} ({mine}): CPUs with a deadline task waiting {sources}; {outcome}"
+            "pull_dl_task on CPU {this} ({mine}): a deadline task waits on {}; {outcome}",
+            cpus_words(sources)
         );
         let mut refused = Vec::new();
         for (p, src, skip) in considered {

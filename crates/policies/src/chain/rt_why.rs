@@ -10,6 +10,7 @@
 use super::{Busy, Planned, PullSkip, Rt, LEVEL_HIGHER, LEVEL_NORMAL, MAX_RT_PRIO};
 use crate::chain::{Class, Curr};
 use schedlab_machine::CpuSet;
+use crate::chain::search::cpus_words;
 use schedlab_sched_api::{BalanceKind, Ctx, Decision};
 use schedlab_sim::{CpuId, TaskId};
 
@@ -55,7 +56,7 @@ impl Rt {
             }
         }
         levels.sort_by_key(|(l, _)| std::cmp::Reverse(*l));
-        let parts: Vec<String> = levels.iter().map(|(l, s)| format!("{}: CPUs {s}", level_words(*l))).collect();
+        let parts: Vec<String> = levels.iter().map(|(l, s)| format!("{}: {}", level_words(*l), cpus_words(s))).collect();
         let after = if planned.is_empty() { "" } else { ", counting this call's earlier pushes" };
         format!("cpupri over its allowed CPUs {aff}{after}: {}", parts.join("; "))
     }
@@ -174,7 +175,7 @@ impl Rt {
             Some((p, s)) => format!("pulled the task of {} from CPU {s}", prio_words(self.tasks[p].prio)),
             None => "nothing to pull".into(),
         };
-        let found = format!("pull_rt_task on CPU {this} ({mine}): rt-overloaded CPUs {overloaded}; {outcome}");
+        let found = format!("pull_rt_task on CPU {this} ({mine}): rt-overloaded {}; {outcome}", cpus_words(overloaded));
         let mut refused: Vec<(TaskId, String)> = Vec::new();
         for (p, src, skip) in considered {
             let why = match (skip, taken) {

@@ -786,8 +786,8 @@ impl Fair {
         }
     }
 
-    /// `_nohz_idle_balance` on the kicked CPU `ilb`: rebalance every idle CPU whose
-    /// balance is due, as that CPU, then itself.
+    /// `_nohz_idle_balance` (`fair.c`, v5.15) on the kicked CPU `ilb`: rebalance every
+    /// idle CPU whose balance is due, as that CPU, then itself.
     pub(super) fn nohz_idle_balance(&mut self, cx: &mut Ctx, ilb: CpuId) {
         self.adj.reset(self.nr_cpus);
         let n = self.nr_cpus;
@@ -809,7 +809,12 @@ impl Fair {
             self.rebalance_domains(cx, ilb, CpuIdleType::Idle);
             next = next.min(self.cpu[ilb].next_balance);
         }
-        self.nohz_next_balance = next;
+        // `update_next_balance`: only an idle CPU seen moves `nohz.next_balance`; with
+        // none (the kicked CPU took work meanwhile) it stays at the kick's `jiffies + 1`,
+        // so the next busy tick kicks again rather than a minute later.
+        if next < j + 60 * self.hz {
+            self.nohz_next_balance = next;
+        }
     }
 
     /// `newidle_balance` (v5.15): pull from the busiest queue of each level while the

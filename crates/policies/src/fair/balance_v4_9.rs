@@ -205,11 +205,11 @@ impl Fair {
                 let (li, bi_) = (local.idle_cpus, b.idle_cpus);
                 if !b.overloaded && li <= bi_ + 1 {
                     env.balanced(|| {
-                        format!("idle CPU: the busiest group is not overloaded and idle CPUs: local group {li} ≤ busiest group {bi_} + 1")
+                        format!("an idle CPU's pass: the busiest group is not overloaded, and the local group's idle CPUs {li} ≤ the busiest group's {bi_} + 1")
                     });
                     return None;
                 }
-                let why = if b.overloaded { "the busiest group is overloaded".to_string() } else { format!("idle CPUs: local group {li} > busiest group {bi_} + 1") };
+                let why = if b.overloaded { "the busiest group is overloaded".to_string() } else { format!("the local group's idle CPUs {li} > the busiest group's {bi_} + 1") };
                 env.found_because(|| format!("busiest avg_load {ba} > the local {la} and the domain's {avg}; {why}"));
             } else {
                 if 100 * ba <= pct * la {

@@ -185,13 +185,9 @@ impl Fair {
                 format!("{head}: kicked CPU {ilb}, the first idle CPU (find_new_ilb), to run nohz_idle_balance for every idle CPU: {why}")
             }
             _ if nr < 2 => return,
-            Kick::NotDue => {
-                let at = self.nohz_next_balance * self.jiffy;
-                format!(
-                    "{head}: no kick — nohz.next_balance (the idle CPUs' earliest next balance) is at {}, not reached",
-                    fmt_ns(at as i64)
-                )
-            }
+            Kick::NotDue => format!(
+                "{head}: no kick — nohz.next_balance, the idle CPUs' earliest next balance, is not reached"
+            ),
             Kick::NoIdle => format!("{head}: no kick — no other CPU is idle (find_new_ilb)"),
         };
         cx.record(|| Decision::Balance {
