@@ -112,7 +112,9 @@ impl Dl {
         let d = self.tasks[p].params.expect("enqueued as a deadline task");
         self.tasks[p].queued_on = Some(cpu);
         if fresh {
-            self.tasks[p].throttled = false;
+            if std::mem::take(&mut self.tasks[p].throttled) {
+                self.record_throttle(cx, p, None);
+            }
             self.new_instance(p, now);
         } else if self.tasks[p].throttled {
             if self.tasks[p].replenish_at > now {
@@ -121,6 +123,7 @@ impl Dl {
                 return;
             }
             self.tasks[p].throttled = false;
+            self.record_throttle(cx, p, None);
             self.replenish(p, now);
         } else if wakeup && self.constrained_late(p, &d, now) {
             self.throttle_until_next_period(cx, cpu, p, &d);
@@ -155,6 +158,7 @@ impl Dl {
         self.throttles += 1;
         self.waiting[cpu].insert((at, p));
         cx.timer(cpu, at);
+        self.record_throttle(cx, p, Some("woken after its deadline, before its next period (dl_check_constrained_dl)"));
     }
 
     /// `update_dl_revised_wakeup` (`deadline.c`, v6.12): a constrained-deadline task woken
@@ -225,6 +229,7 @@ impl Dl {
         self.waiting[cpu].insert((at, p));
         cx.timer(cpu, at);
         cx.resched_curr(cpu);
+        self.record_throttle(cx, p, Some("its runtime is used up (update_curr_dl_se)"));
     }
 
     /// `yield_task_dl`: the instance ends; the task sleeps until its next period.
@@ -244,6 +249,7 @@ impl Dl {
             }
             self.waiting[cpu].remove(&(at, p));
             self.tasks[p].throttled = false;
+            self.record_throttle(cx, p, None);
             self.replenish(p, cx.now);
             self.ready[cpu].insert((self.tasks[p].deadline, p));
             if self.preempts(cpu, p, curr) {

@@ -44,7 +44,28 @@ fn due(d: Ns, now: Ns) -> String {
     format!("due in {}", fmt_ns(d.0 as i64 - now.0 as i64))
 }
 
+/// A point in time as seconds with µs.
+fn at(t: Ns) -> String {
+    format!("{}.{:06} s", t.0 / 1_000_000_000, t.0 % 1_000_000_000 / 1_000)
+}
+
 impl Dl {
+    /// Records that `p` is throttled (`rule`: why) until its replenishment, or (`None`)
+    /// released by it.
+    pub(super) fn record_throttle(&self, cx: &mut Ctx, p: TaskId, rule: Option<&str>) {
+        if !cx.recording() {
+            return;
+        }
+        let why = rule.map_or(String::new(), |r| {
+            format!(
+                "throttled by the CBS: {r}; the dl_timer replenishes it at {}",
+                at(self.tasks[p].replenish_at)
+            )
+        });
+        let throttled = rule.is_some();
+        cx.record(|| Decision::Throttle { task: p, throttled, why });
+    }
+
     /// `find_later_rq`'s view of the CPUs `p` may use through `cpudl`: those without a
     /// deadline task, then the others by their earliest deadline, latest first.
     fn cpudl_words(&self, cx: &Ctx, p: TaskId, planned: &[(CpuId, Ns)]) -> String {
