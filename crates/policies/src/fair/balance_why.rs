@@ -10,7 +10,7 @@ use super::domains::Domain;
 use super::select::GroupType;
 use super::Fair;
 use schedlab_machine::CpuSet;
-use schedlab_sched_api::{fmt_ns, BalanceKind, Ctx, Decision};
+use schedlab_sched_api::{fmt_ns, BalanceKind, Ctx, Decision, SchedClass};
 use schedlab_sim::{CpuId, TaskId};
 
 /// What one `load_balance` pass found, gathered while recording.
@@ -168,36 +168,36 @@ pub(super) enum Kick {
 
 impl Fair {
     /// Records a `nohz_balancer_kick` verdict on `cpu`: a kick sent (to which CPU, why),
-    /// or, while tasks wait on `cpu`, why none was.
+    /// or, while tasks wait on `cpu`, why none was. It concerns the fair tasks queued on
+    /// `cpu` (the only ones the idle balance could move), each noted with the verdict.
     pub(super) fn record_kick(&self, cx: &mut Ctx, cpu: CpuId, k: Kick) {
         if !cx.recording() {
             return;
         }
         let nr = cx.cpus[cpu].nr_running;
         let head = format!("nohz_balancer_kick on CPU {cpu} ({nr} tasks, tick)");
-        let found = match k {
+        let (found, why) = match k {
             Kick::Sent(ilb, llc) => {
                 let why = if llc {
                     "its last-level cache has more than one busy CPU (nr_busy_cpus > 1)".to_string()
                 } else {
                     format!("CPU {cpu} runs {nr} tasks (nr_running ≥ 2)")
                 };
-                format!("{head}: kicked CPU {ilb}, the first idle CPU (find_new_ilb), to run nohz_idle_balance for every idle CPU: {why}")
+                let found = format!(
+                    "{head}: kicked CPU {ilb}, the first idle CPU (find_new_ilb), to run nohz_idle_balance for every idle CPU: {why}"
+                );
+                (found, format!("left to CPU {ilb}'s nohz_idle_balance"))
             }
             _ if nr < 2 => return,
-            Kick::NotDue => format!(
-                "{head}: no kick — nohz.next_balance, the idle CPUs' earliest next balance, is not reached"
-            ),
-            Kick::NoIdle => format!("{head}: no kick — no other CPU is idle (find_new_ilb)"),
+            Kick::NotDue => {
+                (head, "no kick: nohz.next_balance, the idle CPUs' earliest next balance, is not reached".to_string())
+            }
+            Kick::NoIdle => (head, "no kick: no other CPU is idle (find_new_ilb)".to_string()),
         };
-        cx.record(|| Decision::Balance {
-            cpu,
-            kind: BalanceKind::Tick,
-            src: Some(cpu),
-            found,
-            moved: Vec::new(),
-            refused: Vec::new(),
-        });
+        let mut queued = Vec::new();
+        SchedClass::queued(self, cpu, &mut queued);
+        let refused = queued.into_iter().map(|t| (t, why.clone())).collect();
+        cx.record(|| Decision::Balance { cpu, kind: BalanceKind::Tick, src: None, found, moved: Vec::new(), refused });
     }
 }
 
