@@ -65,9 +65,9 @@ fn rt_push_names_cpupri_and_the_cpu_taken() {
     let (_, ex) = explain(&with_ms(job(&rt_three(), "smp2", "eevdf", 1, &[]), 40), Some("low"));
     let moved = moved_by(&ex);
     assert!(
-        moved.iter().any(|m| m.starts_with("push_rt_task on CPU")
-            && m.contains("CPUPRI_NORMAL")
-            && m.contains("pushed there")),
+        moved
+            .iter()
+            .any(|m| m.starts_with("push_rt_task on CPU") && m.contains("CPUPRI_NORMAL") && m.contains("pushed there")),
         "no push moved low: {moved:?}"
     );
     let notes = notes(&ex);

@@ -170,9 +170,8 @@ pub fn explain_json(waits: &[&Wait], tasks: &[&TaskWaits]) -> String {
 }
 
 /// Colours of the causes in the figure, in [`WaitCause::ALL`] order.
-const COLORS: [&str; 10] = [
-    "#d62728", "#1f77b4", "#9467bd", "#ff7f0e", "#bcbd22", "#8c564b", "#e377c2", "#2ca02c", "#17becf", "#7f7f7f",
-];
+const COLORS: [&str; 10] =
+    ["#d62728", "#1f77b4", "#9467bd", "#ff7f0e", "#bcbd22", "#8c564b", "#e377c2", "#2ca02c", "#17becf", "#7f7f7f"];
 
 /// A stacked horizontal bar per task: its wait time split by cause, on one ms scale, with
 /// the legend below the bars.

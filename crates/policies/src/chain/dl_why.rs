@@ -8,9 +8,9 @@
 //! `src` is left `None`: the records concern the deadline tasks they name.
 
 use super::Dl;
+use crate::chain::search::cpus_words;
 use crate::chain::{Class, Curr};
 use schedlab_machine::CpuSet;
-use crate::chain::search::cpus_words;
 use schedlab_sched_api::{fmt_ns, BalanceKind, Ctx, Decision};
 use schedlab_sim::{CpuId, Ns, TaskId};
 
@@ -57,10 +57,7 @@ impl Dl {
             return;
         }
         let why = rule.map_or(String::new(), |r| {
-            format!(
-                "throttled by the CBS: {r}; the dl_timer replenishes it at {}",
-                at(self.tasks[p].replenish_at)
-            )
+            format!("throttled by the CBS: {r}; the dl_timer replenishes it at {}", at(self.tasks[p].replenish_at))
         });
         let throttled = rule.is_some();
         cx.record(|| Decision::Throttle { task: p, throttled, why });
@@ -121,7 +118,9 @@ impl Dl {
         );
         let search = || self.cpudl_words(cx, next, planned);
         let (found, why) = match end {
-            PushEnd::RunsHere => (format!("{head} runs here next (resched_curr if a later deadline runs)"), "it runs here next"),
+            PushEnd::RunsHere => {
+                (format!("{head} runs here next (resched_curr if a later deadline runs)"), "it runs here next")
+            }
             PushEnd::NoLater => (
                 format!("{head} — find_later_rq: {}; every one has a deadline due no later", search()),
                 "no allowed CPU would run it: every one has a deadline due no later",
@@ -152,10 +151,8 @@ impl Dl {
         if !cx.recording() || self.ready[cpu].len() < 2 {
             return;
         }
-        let found = format!(
-            "push_dl_task on CPU {cpu}: no pushable task ({} deadline tasks ready)",
-            self.ready[cpu].len()
-        );
+        let found =
+            format!("push_dl_task on CPU {cpu}: no pushable task ({} deadline tasks ready)", self.ready[cpu].len());
         let refused = self.ready[cpu]
             .iter()
             .map(|&(_, t)| t)
@@ -180,24 +177,28 @@ impl Dl {
             return;
         }
         let now = cx.now;
-        let mine = self.earliest(this).map_or("no deadline task".to_string(), |e| format!("earliest deadline {}", due(e, now)));
+        let mine = self
+            .earliest(this)
+            .map_or("no deadline task".to_string(), |e| format!("earliest deadline {}", due(e, now)));
         let outcome = match taken {
             Some((p, s)) => format!("pulled the task {} from CPU {s}", due(self.tasks[p].deadline, now)),
             None => "nothing to pull".into(),
         };
-        let found = format!(
-            "pull_dl_task on CPU {this} ({mine}): a deadline task waits on {}; {outcome}",
-            cpus_words(sources)
-        );
+        let found =
+            format!("pull_dl_task on CPU {this} ({mine}): a deadline task waits on {}; {outcome}", cpus_words(sources));
         let mut refused = Vec::new();
         for (p, src, skip) in considered {
             let d = self.tasks[p].deadline;
             let why = match (skip, taken) {
-                (Some(PullSkip::Affinity), _) => format!("affinity: allowed CPUs {} exclude CPU {this}", cx.task(p).affinity),
+                (Some(PullSkip::Affinity), _) => {
+                    format!("affinity: allowed CPUs {} exclude CPU {this}", cx.task(p).affinity)
+                }
                 (Some(PullSkip::NotEarlier), _) => format!("{} is not before CPU {this}'s {mine}", due(d, now)),
                 (Some(PullSkip::RunsThere), _) => format!("CPU {src} runs it next"),
                 (None, Some((t, _))) if t == p => continue,
-                (None, Some((_, s))) => format!("a task due earlier waiting on CPU {s} was taken first (this one {})", due(d, now)),
+                (None, Some((_, s))) => {
+                    format!("a task due earlier waiting on CPU {s} was taken first (this one {})", due(d, now))
+                }
                 (None, None) => continue,
             };
             refused.push((p, why));

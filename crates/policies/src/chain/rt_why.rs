@@ -8,9 +8,9 @@
 //! name (`moved`, `refused`), not the fair tasks waiting on the same CPUs.
 
 use super::{Busy, Planned, PullSkip, Rt, LEVEL_HIGHER, LEVEL_NORMAL, MAX_RT_PRIO};
+use crate::chain::search::cpus_words;
 use crate::chain::{Class, Curr};
 use schedlab_machine::CpuSet;
-use crate::chain::search::cpus_words;
 use schedlab_sched_api::{BalanceKind, Ctx, Decision};
 use schedlab_sim::{CpuId, TaskId};
 
@@ -56,7 +56,8 @@ impl Rt {
             }
         }
         levels.sort_by_key(|(l, _)| std::cmp::Reverse(*l));
-        let parts: Vec<String> = levels.iter().map(|(l, s)| format!("{}: {}", level_words(*l), cpus_words(s))).collect();
+        let parts: Vec<String> =
+            levels.iter().map(|(l, s)| format!("{}: {}", level_words(*l), cpus_words(s))).collect();
         let after = if planned.is_empty() { "" } else { ", counting this call's earlier pushes" };
         format!("cpupri over its allowed CPUs {aff}{after}: {}", parts.join("; "))
     }
@@ -90,17 +91,26 @@ impl Rt {
         );
         let search = || self.cpupri_words(cx, next, dl_busy, planned);
         let (found, moved, why) = match end {
-            PushEnd::Preempts => {
-                (format!("{head} is more important than the running one: it preempts here (resched_curr)"), false, "it runs here next")
-            }
+            PushEnd::Preempts => (
+                format!("{head} is more important than the running one: it preempts here (resched_curr)"),
+                false,
+                "it runs here next",
+            ),
             PushEnd::RunsHere => (format!("{head} runs here at the next pick"), false, "it runs here next"),
             PushEnd::NoLower => (
-                format!("{head} — find_lowest_rq: {}; none runs work less important than {}", search(), prio_words(prio)),
+                format!(
+                    "{head} — find_lowest_rq: {}; none runs work less important than {}",
+                    search(),
+                    prio_words(prio)
+                ),
                 false,
                 "no allowed CPU runs less important work",
             ),
             PushEnd::NotLower(t) => (
-                format!("{head} — find_lowest_rq: {} → CPU {t}, which does not run less important work: stays", search()),
+                format!(
+                    "{head} — find_lowest_rq: {} → CPU {t}, which does not run less important work: stays",
+                    search()
+                ),
                 false,
                 "the CPU found runs no less important work",
             ),
@@ -109,7 +119,8 @@ impl Rt {
                 (format!("{head} — find_lowest_rq: {} → CPU {t} ({rule}): pushed there", search()), true, "")
             }
         };
-        let (moved, refused) = if moved { (vec![next], Vec::new()) } else { (Vec::new(), vec![(next, why.to_string())]) };
+        let (moved, refused) =
+            if moved { (vec![next], Vec::new()) } else { (Vec::new(), vec![(next, why.to_string())]) };
         cx.record(|| Decision::Balance { cpu, kind: BalanceKind::Tick, src: None, found, moved, refused });
     }
 
@@ -138,14 +149,7 @@ impl Rt {
             .into_iter()
             .map(|t| (t, format!("pinned: allowed CPUs {} (pinned tasks are not pushable)", cx.task(t).affinity)))
             .collect();
-        cx.record(|| Decision::Balance {
-            cpu,
-            kind: BalanceKind::Tick,
-            src: None,
-            found,
-            moved: Vec::new(),
-            refused,
-        });
+        cx.record(|| Decision::Balance { cpu, kind: BalanceKind::Tick, src: None, found, moved: Vec::new(), refused });
     }
 
     /// Records a `pull_rt_task` on `this`: the rt-overloaded CPUs seen, each source's
@@ -183,7 +187,10 @@ impl Rt {
                 (None, Some((t, _))) if t == p && ipi => format!("RT_PUSH_IPI: CPU {src} is asked to push it"),
                 (None, Some((t, _))) if t == p => continue,
                 (None, Some((_, s))) => {
-                    format!("a more important task waiting on CPU {s} was taken first (this one: {})", prio_words(self.tasks[p].prio))
+                    format!(
+                        "a more important task waiting on CPU {s} was taken first (this one: {})",
+                        prio_words(self.tasks[p].prio)
+                    )
                 }
                 (None, None) => continue,
             };

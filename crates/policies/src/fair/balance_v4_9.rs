@@ -209,7 +209,11 @@ impl Fair {
                     });
                     return None;
                 }
-                let why = if b.overloaded { "the busiest group is overloaded".to_string() } else { format!("the local group's idle CPUs {li} > the busiest group's {bi_} + 1") };
+                let why = if b.overloaded {
+                    "the busiest group is overloaded".to_string()
+                } else {
+                    format!("the local group's idle CPUs {li} > the busiest group's {bi_} + 1")
+                };
                 env.found_because(|| format!("busiest avg_load {ba} > the local {la} and the domain's {avg}; {why}"));
             } else {
                 if 100 * ba <= pct * la {
