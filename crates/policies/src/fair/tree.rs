@@ -18,7 +18,10 @@
 /// No node.
 pub const NIL: u32 = u32::MAX;
 
+/// One cache line a node (60 bytes of fields): the arena's allocation is line-aligned, so
+/// a descent touches one line per level instead of straddling two.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Node {
     left: u32,
     right: u32,
@@ -35,16 +38,18 @@ struct Node {
 const EMPTY: Node =
     Node { left: NIL, right: NIL, prio: 0, key: 0, seq: 0, vruntime: 0, slice: 0, min_vruntime: 0, min_slice: 0 };
 
-/// One runqueue's tree: its root and size.
+/// One runqueue's tree: its root, size and leftmost node (`rb_root_cached`: the kernel
+/// caches the leftmost so a pick need not descend to it).
 #[derive(Clone, Copy, Debug)]
 pub struct Timeline {
     root: u32,
     len: u32,
+    first: u32,
 }
 
 impl Default for Timeline {
     fn default() -> Self {
-        Timeline { root: NIL, len: 0 }
+        Timeline { root: NIL, len: 0, first: NIL }
     }
 }
 
@@ -182,6 +187,9 @@ impl Nodes {
             min_vruntime: e.vruntime,
             min_slice: e.slice,
         };
+        if t.first == NIL || !self.less(t.first, e.key, e.seq) {
+            t.first = id;
+        }
         t.root = self.insert_at(t.root, id);
         t.len += 1;
         self.ops.inserts += 1;
@@ -219,6 +227,11 @@ impl Nodes {
         let (key, seq) = (self.node(id).key, self.node(id).seq);
         t.root = self.remove_at(t.root, id, key, seq);
         t.len -= 1;
+        if t.first == id {
+            // `rb_erase_cached`: the next node becomes the leftmost (the nodes on the way
+            // were just touched by the removal).
+            t.first = self.leftmost_from(t.root);
+        }
         self.ops.erases += 1;
     }
 
@@ -239,16 +252,20 @@ impl Nodes {
         at
     }
 
-    /// `__pick_first_entity`: the entity with the smallest key.
+    /// `__pick_first_entity`: the entity with the smallest key (cached).
     pub fn first(&self, t: &Timeline) -> Option<u32> {
-        let mut at = t.root;
+        (t.first != NIL).then_some(t.first)
+    }
+
+    /// The leftmost node of the subtree at `at` (`NIL` for an empty one).
+    fn leftmost_from(&self, mut at: u32) -> u32 {
         if at == NIL {
-            return None;
+            return NIL;
         }
         while self.node(at).left != NIL {
             at = self.node(at).left;
         }
-        Some(at)
+        at
     }
 
     /// `__pick_next_entity(first)`: the entity after the first.
@@ -341,6 +358,9 @@ impl Nodes {
     pub fn check(&self, t: &Timeline, all: &[u32]) -> Result<(), String> {
         if all.len() != t.len() {
             return Err(format!("timeline holds {} nodes but counts {}", all.len(), t.len()));
+        }
+        if self.first(t) != all.first().copied() {
+            return Err(format!("timeline caches {:?} as leftmost, not {:?}", self.first(t), all.first()));
         }
         for w in all.windows(2) {
             if self.key_of(w[0]) >= self.key_of(w[1]) {
