@@ -18,14 +18,16 @@
 /// No node.
 pub const NIL: u32 = u32::MAX;
 
-/// One cache line a node (60 bytes of fields): the arena's allocation is line-aligned, so
-/// a descent touches one line per level instead of straddling two.
+/// One cache line a node (64 bytes of fields): the arena's allocation is line-aligned, so
+/// a descent touches one line per level instead of straddling two. The treap priority is
+/// recomputed from `seq` where needed rather than stored, leaving room for the left
+/// subtree's smallest vruntime: the eligible search tests it at every level and, when it
+/// turns right, need not load the left child at all.
 #[derive(Clone, Copy, Debug)]
 #[repr(align(64))]
 struct Node {
     left: u32,
     right: u32,
-    prio: u32,
     key: u64,
     seq: u64,
     vruntime: u64,
@@ -33,10 +35,23 @@ struct Node {
     /// Smallest `vruntime` / `slice` in this subtree.
     min_vruntime: u64,
     min_slice: u64,
+    /// Smallest `vruntime` of the left subtree (`u64::MAX` without one).
+    left_min_vruntime: u64,
 }
 
-const EMPTY: Node =
-    Node { left: NIL, right: NIL, prio: 0, key: 0, seq: 0, vruntime: 0, slice: 0, min_vruntime: 0, min_slice: 0 };
+const _: () = assert!(std::mem::size_of::<Node>() == 64);
+
+const EMPTY: Node = Node {
+    left: NIL,
+    right: NIL,
+    key: 0,
+    seq: 0,
+    vruntime: 0,
+    slice: 0,
+    min_vruntime: 0,
+    min_slice: 0,
+    left_min_vruntime: u64::MAX,
+};
 
 /// One runqueue's tree: its root, size and leftmost node (`rb_root_cached`: the kernel
 /// caches the leftmost so a pick need not descend to it).
@@ -106,21 +121,30 @@ impl Nodes {
     fn node(&self, i: u32) -> &Node {
         &self.n[i as usize]
     }
+    fn prio_of(&self, i: u32) -> u32 {
+        prio(self.node(i).seq)
+    }
 
     /// Recomputes the augmented values of `i` from its children (`min_vruntime_update`).
     fn pull(&mut self, i: u32) {
         let Node { left, right, vruntime, slice, .. } = self.n[i as usize];
         let (mut mv, mut ms) = (vruntime, slice);
-        for c in [left, right] {
-            if c != NIL {
-                let cn = &self.n[c as usize];
-                mv = mv.min(cn.min_vruntime);
-                ms = ms.min(cn.min_slice);
-            }
+        let mut lmv = u64::MAX;
+        if left != NIL {
+            let cn = &self.n[left as usize];
+            lmv = cn.min_vruntime;
+            mv = mv.min(cn.min_vruntime);
+            ms = ms.min(cn.min_slice);
+        }
+        if right != NIL {
+            let cn = &self.n[right as usize];
+            mv = mv.min(cn.min_vruntime);
+            ms = ms.min(cn.min_slice);
         }
         let n = &mut self.n[i as usize];
         n.min_vruntime = mv;
         n.min_slice = ms;
+        n.left_min_vruntime = lmv;
     }
 
     fn less(&self, a: u32, key: u64, seq: u64) -> bool {
@@ -157,7 +181,7 @@ impl Nodes {
         if b == NIL {
             return a;
         }
-        if self.n[a as usize].prio >= self.n[b as usize].prio {
+        if self.prio_of(a) >= self.prio_of(b) {
             let r = self.merge(self.n[a as usize].right, b);
             self.n[a as usize].right = r;
             self.pull(a);
@@ -179,18 +203,18 @@ impl Nodes {
         self.n[i] = Node {
             left: NIL,
             right: NIL,
-            prio: prio(e.seq),
             key: e.key,
             seq: e.seq,
             vruntime: e.vruntime,
             slice: e.slice,
             min_vruntime: e.vruntime,
             min_slice: e.slice,
+            left_min_vruntime: u64::MAX,
         };
         if t.first == NIL || !self.less(t.first, e.key, e.seq) {
             t.first = id;
         }
-        t.root = self.insert_at(t.root, id);
+        t.root = self.insert_at(t.root, id, prio(e.seq));
         t.len += 1;
         self.ops.inserts += 1;
     }
@@ -198,13 +222,13 @@ impl Nodes {
     /// Descends to where node `id`'s priority puts it and splits only the subtree found
     /// there around it: about half the work of splitting the whole tree and merging back.
     /// Recursion depth is the treap's height, as for [`Nodes::split`].
-    fn insert_at(&mut self, at: u32, id: u32) -> u32 {
+    fn insert_at(&mut self, at: u32, id: u32, id_prio: u32) -> u32 {
         if at == NIL {
             return id;
         }
         self.ops.insert_compares += 1;
-        let Node { key, seq, prio, .. } = self.n[id as usize];
-        if prio > self.n[at as usize].prio {
+        let Node { key, seq, .. } = self.n[id as usize];
+        if id_prio > self.prio_of(at) {
             let (l, r) = self.split(at, key, seq);
             self.n[id as usize].left = l;
             self.n[id as usize].right = r;
@@ -212,10 +236,10 @@ impl Nodes {
             return id;
         }
         if self.less(at, key, seq) {
-            let r = self.insert_at(self.n[at as usize].right, id);
+            let r = self.insert_at(self.n[at as usize].right, id, id_prio);
             self.n[at as usize].right = r;
         } else {
-            let l = self.insert_at(self.n[at as usize].left, id);
+            let l = self.insert_at(self.n[at as usize].left, id, id_prio);
             self.n[at as usize].left = l;
         }
         self.pull(at);
@@ -321,7 +345,7 @@ impl Nodes {
         while at != NIL {
             visited += 1;
             let n = self.node(at);
-            if n.left != NIL && eligible(self.node(n.left).min_vruntime) {
+            if n.left != NIL && eligible(n.left_min_vruntime) {
                 at = n.left;
                 continue;
             }
@@ -377,7 +401,8 @@ impl Nodes {
                     ms = ms.min(self.node(c).min_slice);
                 }
             }
-            if (mv, ms) != (n.min_vruntime, n.min_slice) {
+            let lmv = if n.left == NIL { u64::MAX } else { self.node(n.left).min_vruntime };
+            if (mv, ms, lmv) != (n.min_vruntime, n.min_slice, n.left_min_vruntime) {
                 return Err(format!("timeline augmentation of entity {i} is stale"));
             }
         }
