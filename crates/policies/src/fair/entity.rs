@@ -11,7 +11,6 @@ use super::pelt::SchedAvg;
 use super::tree::Timeline;
 use super::weights::LoadWeight;
 use schedlab_sim::{CpuId, TaskId};
-use std::collections::VecDeque;
 
 /// A scheduling entity: a task or a task group on one CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -146,7 +145,7 @@ impl CfsRq {
 #[derive(Clone, Debug)]
 pub struct CpuRq {
     /// `rq->cfs_tasks`: queued tasks, most recently run first.
-    pub cfs_tasks: VecDeque<TaskId>,
+    pub cfs_tasks: super::tasklist::TaskList,
     /// The task `curr` was when `put_prev_task` ran; `pick_next_task_fair` decides what
     /// to put and set (the cgroup fast path: nothing, if it is picked again).
     pub prev: Option<TaskId>,
