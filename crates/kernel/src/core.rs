@@ -49,6 +49,9 @@ impl Kernel<'_> {
     /// Charges a hook's reported work (per unit, `Costs::work_ns`) to `path`, after the
     /// current step's own cost.
     pub(crate) fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
+        if work.is_zero() {
+            return; // most hooks report no work: nothing to split or charge
+        }
         let work = self.split_lb_chain(path, work);
         if work.is_zero() {
             return;
@@ -85,6 +88,9 @@ impl Kernel<'_> {
 
     /// Applies policy requests made while running on `this`.
     pub(crate) fn apply_requests(&mut self, this: CpuId) {
+        if self.requests.is_empty() && self.lb_chain.0 == 0 {
+            return; // most hooks request nothing (and nothing waits in `lb_chain`)
+        }
         let reqs = std::mem::take(&mut self.requests);
         let mut first = None;
         for r in &reqs {

@@ -8,9 +8,14 @@
 
 use super::slots::Slots;
 use super::{Class, Curr};
+use rt_why::PushEnd;
+use schedlab_machine::CpuSet;
 use schedlab_sched_api::{Ctx, TaskPolicy};
 use schedlab_sim::{CpuId, TaskId};
 use std::collections::VecDeque;
+
+#[path = "rt_why.rs"]
+mod rt_why;
 
 /// `MAX_RT_PRIO`: the number of rt priority lists (and the bitmap's sentinel bit).
 pub const MAX_RT_PRIO: usize = 100;
@@ -120,6 +125,19 @@ pub struct Rt {
 
 /// What tells whether a CPU has a deadline task queued.
 pub type Busy<'a> = dyn Fn(CpuId) -> bool + 'a;
+
+/// Why `pull_rt_task` passed over an overloaded CPU's best pushable task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PullSkip {
+    /// Not more important than what the pulling CPU has queued.
+    NotAbove,
+    /// Its affinity excludes the pulling CPU.
+    Affinity,
+    /// More important than its CPU's running rt task: that CPU runs it next.
+    AboutToRun,
+    /// Its CPU runs no rt task: it runs there at the next pick.
+    NoRt,
+}
 
 /// Levels of CPUs already targeted by the pushes of this call: (CPU, the pushed prio).
 type Planned = [(CpuId, usize)];
@@ -365,27 +383,58 @@ impl Rt {
     /// `push_rt_tasks` (v6.12): while `cpu` has a pushable task that would not run here at
     /// once, move it to a CPU running less important work. The kernel applies the moves
     /// after the hook, so the CPUs already chosen count at their new level (`planned`).
+    /// Each attempt is recorded while decisions are (`rt_why.rs`).
     pub fn push(&mut self, cx: &mut Ctx, cpu: CpuId, curr: &[Curr], dl_busy: &Busy) {
         let running = curr[cpu].map(|(t, _)| t);
         let mut planned: Vec<(CpuId, usize)> = Vec::new();
         let mut moved: Vec<TaskId> = Vec::new();
         while let Some(next) = self.pushable_except(cx, cpu, running, &moved) {
-            match curr[cpu] {
+            let end = match curr[cpu] {
                 Some((c, Class::Rt)) if self.tasks[next].prio < self.tasks[c].prio => {
                     cx.resched_curr(cpu);
-                    return;
+                    Some(PushEnd::Preempts)
                 }
-                Some((_, Class::Fair | Class::Ext)) | None => return, // it runs here at the next pick
-                _ => {}
+                Some((_, Class::Fair | Class::Ext)) | None => Some(PushEnd::RunsHere),
+                _ => None,
+            };
+            if let Some(end) = end {
+                self.record_push(cx, cpu, next, curr, end, dl_busy, &planned);
+                return;
             }
-            let Some(t) = self.find_lowest_rq(cx, next, dl_busy, &planned) else { return };
+            let Some(t) = self.find_lowest_rq(cx, next, dl_busy, &planned) else {
+                self.record_push(cx, cpu, next, curr, PushEnd::NoLower, dl_busy, &planned);
+                return;
+            };
             if t == cpu || self.level(t, dl_busy, &planned) <= self.tasks[next].prio as i32 {
+                self.record_push(cx, cpu, next, curr, PushEnd::NotLower(t), dl_busy, &planned);
                 return;
             }
             self.pushes += 1;
             cx.migrate(next, t);
+            self.record_push(cx, cpu, next, curr, PushEnd::Pushed(t), dl_busy, &planned);
             planned.push((t, self.tasks[next].prio));
             moved.push(next);
+        }
+        if moved.is_empty() {
+            self.record_nothing_pushable(cx, cpu, running);
+        }
+    }
+
+    /// Why `pull_rt_task` on `this` passes over `p`, the best pushable task of the
+    /// overloaded `src`, or `None` if `p` is a candidate.
+    fn pull_skip(&self, cx: &Ctx, this: CpuId, src: CpuId, p: TaskId, curr: &[Curr]) -> Option<PullSkip> {
+        let prio = self.tasks[p].prio;
+        if prio >= self.highest(this) {
+            return Some(PullSkip::NotAbove);
+        }
+        if !cx.allowed(p, this) {
+            return Some(PullSkip::Affinity);
+        }
+        match curr[src] {
+            // The source is about to run it itself.
+            Some((c, Class::Rt)) if prio < self.tasks[c].prio => Some(PullSkip::AboutToRun),
+            Some((_, Class::Fair | Class::Ext)) | None => Some(PullSkip::NoRt),
+            _ => None,
         }
     }
 
@@ -395,6 +444,8 @@ impl Rt {
     pub fn pull(&mut self, cx: &mut Ctx, this: CpuId, curr: &[Curr], push_ipi: bool) -> Option<CpuId> {
         let n = cx.nr_cpus();
         cx.scanned_cpus(n as u64);
+        // What the pull saw, only while decisions are recorded.
+        let mut seen = cx.recording().then(|| (CpuSet::empty(n), Vec::new()));
         let mut best: Option<(usize, TaskId, CpuId)> = None;
         for src in (0..n).filter(|&c| c != this) {
             let running = curr[src].map(|(t, _)| t);
@@ -402,20 +453,18 @@ impl Rt {
                 continue;
             }
             let Some(p) = self.pushable(cx, src, running) else { continue };
+            let skip = self.pull_skip(cx, this, src, p, curr);
+            if let Some((o, v)) = seen.as_mut() {
+                o.insert(src);
+                v.push((p, src, skip));
+            }
             let prio = self.tasks[p].prio;
-            if prio >= self.highest(this) || !cx.allowed(p, this) {
-                continue;
-            }
-            // The source is about to run it itself.
-            if matches!(curr[src], Some((c, Class::Rt)) if prio < self.tasks[c].prio) {
-                continue;
-            }
-            if matches!(curr[src], Some((_, Class::Fair | Class::Ext)) | None) {
-                continue;
-            }
-            if best.is_none_or(|(b, _, _)| prio < b) {
+            if skip.is_none() && best.is_none_or(|(b, _, _)| prio < b) {
                 best = Some((prio, p, src));
             }
+        }
+        if let Some((o, v)) = seen {
+            self.record_pull(cx, this, &o, v, best.map(|(_, p, s)| (p, s)), push_ipi);
         }
         let (_, p, src) = best?;
         if push_ipi {
