@@ -91,7 +91,10 @@ def test_a_raising_policy_is_ejected_to_fair_with_the_reason() -> None:
 
 
 class RaisingCounters:
-    """A policy with the default callbacks whose counters() raises when the run ends."""
+    """A global-FIFO policy whose counters() raises when the run ends."""
+
+    def enqueue(self, ctx: ext.ScxCtx, p: int, enq_flags: int) -> None:
+        ctx.dsq_insert(p, ext.DSQ_GLOBAL, ext.SLICE_DFL, enq_flags)
 
     def counters(self) -> Dict[str, int]:
         raise ValueError("no counters today")
