@@ -450,11 +450,10 @@ impl Fair {
         // v4.9 takes from the head of `cfs_tasks` (most recently enqueued), v5.15 from the
         // tail (least recently run).
         let v4_9 = self.t.version == super::Version::V4_9;
-        let mut list: Vec<TaskId> = if v4_9 {
-            self.cpu[src].cfs_tasks.iter().copied().collect()
-        } else {
-            self.cpu[src].cfs_tasks.iter().rev().copied().collect()
-        };
+        // The whole list only when recording why the tasks beyond `loop_max` stayed.
+        let max = if env.why.is_some() { usize::MAX } else { loop_max };
+        let mut list: Vec<TaskId> = Vec::new();
+        self.links.collect(&self.cpu[src].cfs_tasks, !v4_9, max, &mut list);
         if env.why.is_some() {
             let nr = self.t.nr_migrate;
             for &p in list.iter().skip(loop_max) {
