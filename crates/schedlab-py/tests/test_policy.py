@@ -90,6 +90,25 @@ def test_a_raising_policy_is_ejected_to_fair_with_the_reason() -> None:
     assert r.record["policy_counters"]["ext_ejected"] == 1
 
 
+class RaisingCounters:
+    """A global-FIFO policy whose counters() raises when the run ends."""
+
+    def enqueue(self, ctx: ext.ScxCtx, p: int, enq_flags: int) -> None:
+        ctx.dsq_insert(p, ext.DSQ_GLOBAL, ext.SLICE_DFL, enq_flags)
+
+    def counters(self) -> Dict[str, int]:
+        raise ValueError("no counters today")
+
+
+def test_a_raising_counters_is_reported_as_the_policy_error() -> None:
+    r = schedlab.run(WORKERS, sched=RaisingCounters(), **RUN)
+    assert isinstance(r.policy_error, ValueError)
+    exit = r.record["scheduler"]["exit"]
+    assert "ops.counters() raised ValueError: no counters today" in exit, exit
+    assert "test_policy.py:" in exit and "in counters" in exit, exit
+    assert not any(k.startswith("ext.") for k in r.record["policy_counters"])
+
+
 class BadCpu:
     def select_cpu(self, ctx: ext.ScxCtx, p: int, prev_cpu: int, wake_flags: int) -> int:
         return ctx.nr_cpus() + 3

@@ -353,6 +353,8 @@ impl Ext {
                 self.core.local_insert(cx, cpu, p, f);
                 return;
             }
+            self.core.tasks[p].at = At::Off;
+            self.core.transit_dropped(cx, to);
         }
         if self.core.tasks[p].ddsp.is_some() {
             ef |= enq::CPU_SELECTED;
@@ -398,8 +400,10 @@ impl Ext {
                 self.core.dsq_mut(q).remove(k);
             }
             At::Transit(..) if flags & dequeue::MIGRATE != 0 && !sleep => return, // on its way
-            At::Transit(..) => {
+            At::Transit(to, _) => {
                 self.core.transit.remove(&p);
+                self.core.tasks[p].at = At::Off;
+                self.core.transit_dropped(cx, to);
             }
             At::Running(c) => {
                 self.core.update_curr(cx, c);
@@ -520,8 +524,12 @@ impl Ext {
             At::Dsq(q, k) => {
                 self.core.dsq_mut(q).remove(k);
             }
-            At::Transit(..) => {
+            At::Transit(to, _) => {
                 self.core.transit.remove(&p);
+                self.core.tasks[p].at = At::Off;
+                if to != cpu {
+                    self.core.transit_dropped(cx, to);
+                }
             }
             _ => {}
         }
@@ -641,7 +649,7 @@ impl Ext {
 
     /// Why the class was disabled (`scx_exit_info`), once it was.
     pub fn exit_info(&self) -> Option<String> {
-        self.core.exit.clone()
+        self.core.exit.clone().or_else(|| self.ops.late_error().map(|m| format!("scx_bpf_error: {m}")))
     }
 
     pub fn task_stats(&self, p: TaskId) -> Vec<Stat> {

@@ -401,8 +401,24 @@ impl Core {
             .collect();
         for p in stale {
             self.transit.remove(&p);
+            let to = match self.tasks[p].at {
+                At::Transit(c, _) => c,
+                _ => continue,
+            };
             let g = Q::Global(self.node_of[self.tasks[p].rq.unwrap_or(0)]);
             self.place(cx, p, g, 0, None);
+            self.transit_dropped(cx, to);
+        }
+    }
+
+    /// A move to `to`'s local DSQ that will not arrive (affinity changed on the way, the
+    /// task left or ran elsewhere): `to`, kept out of the idle mask while the move was
+    /// on its way (`update_idle`), rejoins it if it idles with nothing else coming, so
+    /// `select_cpu_dfl` and `pick_idle` can claim it again.
+    pub(crate) fn transit_dropped(&mut self, cx: &Ctx, to: CpuId) {
+        let incoming = self.transit.iter().any(|&q| matches!(self.tasks[q].at, At::Transit(c, _) if c == to));
+        if !incoming && self.cpus[to].curr.is_none() && cx.idle_cpu(to) {
+            self.idle.insert(to);
         }
     }
 

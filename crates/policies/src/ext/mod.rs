@@ -189,6 +189,11 @@ pub trait ScxOps {
     fn counters(&self) -> Vec<(String, u64)> {
         Vec::new()
     }
+    /// An error the policy raised where no `ScxCtx` could take it (`counters`, read when
+    /// the run ends): reported as the class's exit, as a callback's error would be.
+    fn late_error(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A sched_ext scheduler `ops` on `machine`: the chain (deadline > rt > fair > ext) with

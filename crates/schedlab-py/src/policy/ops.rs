@@ -72,6 +72,8 @@ pub struct PyOps {
     methods: Vec<Option<Py<PyAny>>>,
     counters: Option<Py<PyAny>>,
     failure: Failure,
+    /// What `counters()` raised, described: the class's exit once the run ends.
+    late: RefCell<Option<String>>,
 }
 
 /// A name for `ScxOps::name`, kept for the process's life: a few bytes per distinct
@@ -111,6 +113,7 @@ impl PyOps {
             methods,
             counters: method(obj, "counters")?,
             failure,
+            late: RefCell::new(None),
         })
     }
 
@@ -280,8 +283,10 @@ impl ScxOps for PyOps {
     fn timer(&mut self, cx: &mut ScxCtx, cpu: CpuId) {
         self.notify(cx, Cb::Timer, |py, ctx| args!(py, ctx, cpu));
     }
-    /// `counters()`: a dict (or pairs) of name → count; what fails to convert is kept as
-    /// the policy's failure and no counters are shown.
+    /// `counters()`: a dict (or pairs) of name → count. What it raises, or what fails to
+    /// convert, is the policy's error as a callback's would be: no counters are shown,
+    /// the exception goes back to the caller and the record's exit names it (the run has
+    /// ended, so there is nothing left to eject).
     fn counters(&self) -> Vec<(String, u64)> {
         let Some(m) = &self.counters else { return Vec::new() };
         Python::attach(|py| {
@@ -290,6 +295,8 @@ impl ScxOps for PyOps {
                 Err(_) => v.extract::<Vec<(String, u64)>>(),
             });
             got.unwrap_or_else(|e| {
+                let msg = describe(py, "counters", &e);
+                self.late.borrow_mut().get_or_insert(msg);
                 let mut first = self.failure.borrow_mut();
                 if first.is_none() {
                     *first = Some(e);
@@ -297,5 +304,8 @@ impl ScxOps for PyOps {
                 Vec::new()
             })
         })
+    }
+    fn late_error(&self) -> Option<String> {
+        self.late.borrow().clone()
     }
 }
