@@ -299,10 +299,9 @@ impl L<'_> {
                 }
                 AstOp::Lock(m) => Op::Lock(self.lookup(node, "mutex", m)?),
                 AstOp::Unlock(m) => Op::Unlock(self.lookup(node, "mutex", m)?),
-                AstOp::CondWait { cond, mutex } => Op::CondWait {
-                    cond: self.lookup(node, "cond", cond)?,
-                    mutex: self.lookup(node, "mutex", mutex)?,
-                },
+                AstOp::CondWait { cond, mutex } => {
+                    Op::CondWait { cond: self.lookup(node, "cond", cond)?, mutex: self.lookup(node, "mutex", mutex)? }
+                }
                 AstOp::Signal(c) => Op::Signal(self.lookup(node, "cond", c)?),
                 AstOp::Broadcast(c) => Op::Broadcast(self.lookup(node, "cond", c)?),
                 AstOp::Barrier(b) => Op::Barrier(self.lookup(node, "barrier", b)?),
@@ -340,14 +339,7 @@ impl L<'_> {
     }
     /// `Poll`, then per pipe its arm (the body with `var` bound to the pipe's index) and a
     /// `Jump` past the last arm.
-    fn poll(
-        &mut self,
-        node: &Node,
-        pipe: &str,
-        var: &str,
-        count: &IntSrc,
-        body: &[Node],
-    ) -> Result<(), SourceError> {
+    fn poll(&mut self, node: &Node, pipe: &str, var: &str, count: &IntSrc, body: &[Node]) -> Result<(), SourceError> {
         let n = self.poll_count(node, count)?;
         let saved = self.env.get(var).copied();
         let mut set = PollSet::default();

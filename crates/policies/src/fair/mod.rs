@@ -36,9 +36,9 @@ mod pick;
 mod select;
 mod select_v4_9;
 mod select_why;
+mod tasklist;
 #[cfg(test)]
 mod tests;
-mod tasklist;
 mod tree;
 mod tunables;
 mod weights;
