@@ -6,7 +6,7 @@
 use crate::cpu::{Action, Ipi, Step};
 use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
 use schedlab_machine::{KernelPath, LockSite};
-use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Request, SelectKind, TaskInfo, TaskPolicy};
+use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, OptIdx, Request, SelectKind, TaskInfo, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::sync::Arc;
 
@@ -49,6 +49,9 @@ impl Kernel<'_> {
     /// Charges a hook's reported work (per unit, `Costs::work_ns`) to `path`, after the
     /// current step's own cost.
     pub(crate) fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
+        if work.is_zero() {
+            return; // most hooks report no work: nothing to split or charge
+        }
         let work = self.split_lb_chain(path, work);
         if work.is_zero() {
             return;
@@ -85,6 +88,9 @@ impl Kernel<'_> {
 
     /// Applies policy requests made while running on `this`.
     pub(crate) fn apply_requests(&mut self, this: CpuId) {
+        if self.requests.is_empty() && self.lb_chain.0 == 0 {
+            return; // most hooks request nothing (and nothing waits in `lb_chain`)
+        }
         let reqs = std::mem::take(&mut self.requests);
         let mut first = None;
         for r in &reqs {
@@ -276,8 +282,8 @@ impl Kernel<'_> {
         let cpu = if affinity.contains(cpu) { cpu } else { affinity.first().unwrap_or(0) };
         let id = self.tasks.len();
         let inherited = |f: fn(&TaskInfo) -> Option<usize>| parent.and_then(|p| f(&self.info[p]));
-        let cgroup = tpl.group.or_else(|| inherited(|i| i.cgroup));
-        let session = tpl.session.or_else(|| inherited(|i| i.session));
+        let cgroup = tpl.group.or_else(|| inherited(|i| i.cgroup.get()));
+        let session = tpl.session.or_else(|| inherited(|i| i.session.get()));
         let slice = tpl.slice.map(|s| s.0).or_else(|| parent.and_then(|p| self.info[p].slice));
         let kthread = tpl.kthread;
         self.info.push(TaskInfo {
@@ -286,9 +292,9 @@ impl Kernel<'_> {
             policy,
             affinity,
             cpu,
-            parent,
-            cgroup,
-            session,
+            parent: parent.into(),
+            cgroup: cgroup.into(),
+            session: session.into(),
             slice,
             kthread,
         });
@@ -568,7 +574,7 @@ impl Kernel<'_> {
                 self.alive -= 1;
                 self.probe.event(&ProbeEvent::Exit { time: self.now, task });
                 let mut steps = Vec::new();
-                if let Some(p) = self.info[task].parent {
+                if let Some(p) = self.info[task].parent.get() {
                     let pt = &mut self.tasks[p];
                     pt.live_children -= 1;
                     if pt.live_children == 0 && pt.blocked_on == BlockedOn::Children && pt.state == TState::Sleeping {
@@ -578,8 +584,8 @@ impl Kernel<'_> {
                 }
                 // Orphans are reparented to nobody: their exit wakes no one.
                 for c in 0..self.info.len() {
-                    if self.info[c].parent == Some(task) && self.tasks[c].state != TState::Dead {
-                        self.info[c].parent = None;
+                    if self.info[c].parent.get() == Some(task) && self.tasks[c].state != TState::Dead {
+                        self.info[c].parent = OptIdx::NONE;
                     }
                 }
                 steps.push(self.locked1(

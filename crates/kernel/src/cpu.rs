@@ -368,6 +368,23 @@ pub(crate) enum Event {
     },
 }
 
+/// An event's lane in the queue: its CPU's; workload events share CPU 0's.
+impl schedlab_sim::Lane for Event {
+    #[inline]
+    fn lane(&self) -> usize {
+        match *self {
+            Event::CpuDone { cpu, .. }
+            | Event::Resume { cpu }
+            | Event::Tick { cpu, .. }
+            | Event::IdleWake { cpu, .. }
+            | Event::Timer { cpu, .. }
+            | Event::Ipi { cpu, .. }
+            | Event::PolicyTimer { cpu, .. } => cpu,
+            Event::Change { .. } | Event::Start { .. } => 0,
+        }
+    }
+}
+
 impl Kernel<'_> {
     pub(crate) fn dispatch(&mut self, ev: Event) {
         let (kind, a, b) = match &ev {
@@ -507,7 +524,9 @@ impl Kernel<'_> {
                 self.smt_dirty_list.push(core);
             }
         }
-        self.probe.event(&ProbeEvent::CpuMode { time: now, cpu, mode });
+        if self.modes {
+            self.probe.event(&ProbeEvent::CpuMode { time: now, cpu, mode });
+        }
     }
 
     /// Busy threads of `cpu`'s core (itself included), and the per-thread rate that gives.

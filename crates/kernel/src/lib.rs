@@ -263,6 +263,8 @@ pub struct Kernel<'p> {
     pub(crate) first_run: (u64, u64, u64),
     /// Decision records (`why.rs`): `Some` only when the probe wants them.
     pub(crate) why: Option<Vec<schedlab_sched_api::Decision>>,
+    /// The probe reads CPU mode changes (`Probe::wants_cpu_modes`).
+    pub(crate) modes: bool,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -343,11 +345,12 @@ impl<'p> Kernel<'p> {
             tasks: Vec::new(),
             info: Vec::new(),
             now: Ns(0),
-            events: EventQueue::default(),
+            events: EventQueue::with_lanes(n),
             machine,
             wl,
             cfg,
             why: probe.wants_decisions().then(Vec::new),
+            modes: probe.wants_cpu_modes(),
             policy,
             probe,
         };

@@ -204,6 +204,11 @@ impl Probe for Metrics {
         self.every
     }
 
+    /// Neither the accumulators nor the trace (which leaves them out) read mode changes.
+    fn wants_cpu_modes(&self) -> bool {
+        false
+    }
+
     fn reserve_tasks(&mut self, n: usize) {
         self.tasks.reserve_exact(n.saturating_sub(self.tasks.len()));
     }

@@ -82,6 +82,12 @@ pub trait Probe {
     /// A decision the policy or the kernel made at `time` (`schedlab_sched_api::why`),
     /// delivered right after the hook that made it, before the events it causes.
     fn decision(&mut self, _time: Ns, _d: &Decision) {}
+    /// Whether this probe reads [`ProbeEvent::CpuMode`]. Asked once, at the start of a run:
+    /// a CPU changes mode several times per simulated operation, so a probe that ignores
+    /// the changes saves the backend a call for each.
+    fn wants_cpu_modes(&self) -> bool {
+        true
+    }
 }
 
 /// A probe that ignores everything.

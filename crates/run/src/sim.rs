@@ -87,6 +87,9 @@ impl Probe for Tee<'_> {
     fn wants_decisions(&self) -> bool {
         self.a.wants_decisions() || self.b.wants_decisions()
     }
+    fn wants_cpu_modes(&self) -> bool {
+        self.a.wants_cpu_modes() || self.b.wants_cpu_modes()
+    }
     fn decision(&mut self, time: Ns, d: &schedlab_sched_api::Decision) {
         self.a.decision(time, d);
         self.b.decision(time, d);
