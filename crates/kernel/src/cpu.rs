@@ -207,7 +207,8 @@ pub(crate) struct Progress {
 impl Progress {
     /// Work done between `since` and `now` (rounded down).
     pub fn done(&self, now: Ns) -> Ns {
-        if self.fixed {
+        // Full speed (no busy SMT sibling, the common case): no 128-bit arithmetic.
+        if self.fixed || self.rate == 1000 {
             return now - self.since;
         }
         Ns(((u128::from((now - self.since).0) * u128::from(self.rate)) / 1000) as u64)
@@ -218,7 +219,7 @@ impl Progress {
     }
     /// When the work left at `since` completes (rounded up).
     pub fn end(&self) -> Ns {
-        if self.fixed {
+        if self.fixed || self.rate == 1000 {
             return self.since + self.left;
         }
         let r = u128::from(self.rate);

@@ -30,7 +30,12 @@ struct Node {
 /// The simulation's single event queue.
 ///
 /// Architecture Invariant: events pop in `(time, seq)` order, where `seq` is the order of
-/// scheduling; ties are therefore broken deterministically, never by heap layout.
+/// scheduling; ties are therefore broken deterministically, never by heap layout. The one
+/// way two pending events share a `(time, seq)` is a CPU's clock event re-armed with its
+/// timer's reserved number while the stale one is pending (`hrtimer.rs`): both are in that
+/// CPU's lane, and they pop in push order. (The binary heap this replaced popped such a
+/// pair in heap-layout order, so the trace hash of a run with one may differ from before;
+/// nothing else in the run does.)
 ///
 /// Layout: one short sorted list per lane (a CPU's few pending events: its work's end, its
 /// tick, its clock event, stale ones of each; the earliest last) and a winner tree over
@@ -244,6 +249,21 @@ mod tests {
         expected.extend(reference);
         popped.extend(std::iter::from_fn(|| q.pop()));
         assert_eq!(popped, expected);
+    }
+    /// Entries of one lane with one `(time, seq)` (a CPU's clock event re-armed with its
+    /// timer's reserved number while its stale twin is pending) pop in push order.
+    #[test]
+    fn equal_keys_pop_in_push_order() {
+        let mut q = EventQueue::default();
+        let s = q.reserve_seq();
+        q.push_seq(Ns(4), s, (1, 0));
+        q.push(Ns(9), (1, 5));
+        q.push(Ns(3), (2, 9));
+        q.push_seq(Ns(4), s, (1, 1));
+        q.push_seq(Ns(4), s, (1, 2));
+        q.push_seq(Ns(4), s, (1, 3));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e.1)).collect();
+        assert_eq!(order, vec![9, 0, 1, 2, 3, 5]);
     }
     /// Lanes added while events are pending (a lane beyond the current width) keep the
     /// order: the tree is rebuilt over every lane's earliest key.
