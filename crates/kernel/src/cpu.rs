@@ -369,23 +369,6 @@ pub(crate) enum Event {
     },
 }
 
-/// An event's lane in the queue: its CPU's; workload events share CPU 0's.
-impl schedlab_sim::Lane for Event {
-    #[inline]
-    fn lane(&self) -> usize {
-        match *self {
-            Event::CpuDone { cpu, .. }
-            | Event::Resume { cpu }
-            | Event::Tick { cpu, .. }
-            | Event::IdleWake { cpu, .. }
-            | Event::Timer { cpu, .. }
-            | Event::Ipi { cpu, .. }
-            | Event::PolicyTimer { cpu, .. } => cpu,
-            Event::Change { .. } | Event::Start { .. } => 0,
-        }
-    }
-}
-
 impl Kernel<'_> {
     pub(crate) fn dispatch(&mut self, ev: Event) {
         let (kind, a, b) = match &ev {
@@ -694,11 +677,13 @@ impl Kernel<'_> {
                     // The hooks' work runs right after the action, before what it queued
                     // (the balancer's scan after its moves: `queue_work`).
                     // Taken and put back, so its buffer is reused from event to event.
-                    let mut work = std::mem::take(&mut self.pending_work);
-                    for (path, ns) in work.drain(..).rev() {
-                        self.queue_work(cpu, path, ns);
+                    if !self.pending_work.is_empty() {
+                        let mut work = std::mem::take(&mut self.pending_work);
+                        for (path, ns) in work.drain(..).rev() {
+                            self.queue_work(cpu, path, ns);
+                        }
+                        self.pending_work = work;
                     }
-                    self.pending_work = work;
                 }
                 Step::Locked { locks, n, mut got, site, hold, action } => {
                     while got < n {
@@ -743,14 +728,16 @@ impl Kernel<'_> {
                     // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
                     let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
                     self.cpus[cpu].segs.clear();
-                    let mut work = std::mem::take(&mut self.pending_work);
-                    for (p, ns) in work.drain(..) {
-                        match p {
-                            KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
-                            _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
+                    if !self.pending_work.is_empty() {
+                        let mut work = std::mem::take(&mut self.pending_work);
+                        for (p, ns) in work.drain(..) {
+                            match p {
+                                KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
+                                _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
+                            }
                         }
+                        self.pending_work = work;
                     }
-                    self.pending_work = work;
                     self.start_kernel(cpu, Busy::Hold { locks, n }, first);
                     return;
                 }
