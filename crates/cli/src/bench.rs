@@ -3,6 +3,8 @@
 //! Timing lives here, never in tests. Rates are per second of the simulating thread's CPU
 //! time (the machine may be shared); heap bytes per thread are the peak heap in use during
 //! the row (glibc `mallinfo2`) beyond what was in use before it, divided by the threads.
+//! The steady-state cost is the CPU time per event over the second half of the simulated
+//! time only, without the threads' start (forks and their placement).
 
 use crate::CliError;
 use schedlab_run::RunSpec;
@@ -59,12 +61,41 @@ pub struct BenchRow {
     pub sim: Ns,
     /// Peak heap bytes in use during the run beyond what was in use before it.
     pub heap_bytes: u64,
+    /// CPU seconds and events of the second half of the simulated time (`None` when the
+    /// run polled too rarely to tell: fewer than two polls in that half).
+    pub steady: Option<(f64, u64)>,
 }
 
 impl BenchRow {
     /// Events per second of CPU time.
     pub fn events_per_s(&self) -> f64 {
         self.events as f64 / self.cpu_s.max(1e-9)
+    }
+    /// CPU nanoseconds per event over the second half of the simulated time.
+    pub fn steady_ns_per_event(&self) -> Option<f64> {
+        self.steady.map(|(cpu, ev)| cpu * 1e9 / ev.max(1) as f64)
+    }
+}
+
+/// Where the second half of a run's simulated time began: the thread's CPU seconds and
+/// the events processed at the first poll past the half (the run polls `keep_going`
+/// once per [`schedlab_run::PROGRESS_EVENTS`] events, so the calls count events).
+struct SteadyMark {
+    half: Ns,
+    polls: u64,
+    at: Option<(f64, u64)>,
+}
+
+impl SteadyMark {
+    fn poll(&mut self, now: Ns) {
+        self.polls += 1;
+        if self.at.is_none() && now >= self.half {
+            self.at = Some((thread_cpu_s(), self.polls * schedlab_run::PROGRESS_EVENTS));
+        }
+    }
+    fn finish(&self, cpu_end: f64, events: u64) -> Option<(f64, u64)> {
+        let (cpu, ev) = self.at?;
+        (events > ev + schedlab_run::PROGRESS_EVENTS).then(|| (cpu_end - cpu, events - ev))
     }
 }
 
@@ -96,12 +127,15 @@ pub fn time_job(label: &str, job: &RunSpec) -> Result<BenchRow, CliError> {
     #[allow(clippy::disallowed_methods)] // benchmarks measure wall time by design
     let start = std::time::Instant::now();
     let cpu0 = thread_cpu_s();
-    let r = job.run(&mut |_| {
+    let mut mark = SteadyMark { half: Ns(job.end.0 / 2), polls: 0, at: None };
+    let r = job.run(&mut |now| {
         peak = peak.max(heap_in_use());
+        mark.poll(now);
         true
     })?;
     let wall_s = start.elapsed().as_secs_f64();
-    let cpu_s = thread_cpu_s() - cpu0;
+    let cpu_end = thread_cpu_s();
+    let cpu_s = cpu_end - cpu0;
     peak = peak.max(heap_in_use());
     Ok(BenchRow {
         label: label.to_string(),
@@ -111,6 +145,7 @@ pub fn time_job(label: &str, job: &RunSpec) -> Result<BenchRow, CliError> {
         cpu_s,
         sim: Ns(r.sim_ns),
         heap_bytes: peak - before,
+        steady: mark.finish(cpu_end, r.events),
     })
 }
 
@@ -170,19 +205,21 @@ pub fn run(
 /// The table header and one row.
 pub fn header() -> String {
     format!(
-        "{:<44} {:>12} {:>9} {:>9} {:>12} {:>9} {:>11}",
-        "run", "events", "wall s", "CPU s", "events/s", "ns/event", "B/thread"
+        "{:<44} {:>12} {:>9} {:>9} {:>12} {:>9} {:>12} {:>11}",
+        "run", "events", "wall s", "CPU s", "events/s", "ns/event", "steady ns/ev", "B/thread"
     )
 }
 pub fn format_row(r: &BenchRow) -> String {
+    let steady = r.steady_ns_per_event().map_or_else(|| "-".to_string(), |ns| format!("{ns:.1}"));
     format!(
-        "{:<44} {:>12} {:>9.3} {:>9.3} {:>12.0} {:>9.1} {:>11.0}",
+        "{:<44} {:>12} {:>9.3} {:>9.3} {:>12.0} {:>9.1} {:>12} {:>11.0}",
         r.label,
         r.events,
         r.wall_s,
         r.cpu_s,
         r.events_per_s(),
         r.cpu_s * 1e9 / r.events.max(1) as f64,
+        steady,
         r.heap_bytes as f64 / r.threads.max(1) as f64
     )
 }

@@ -26,6 +26,8 @@ pub fn run(o: &Options) -> Result<(), CliError> {
     let next = AtomicU64::new(o.from);
     let done = AtomicU64::new(0);
     let failed = Mutex::new(Vec::new());
+    // With --all-configs: CPU seconds and worlds per configuration (which ones cost most).
+    let cost = Mutex::new(vec![(0.0f64, 0u64); schedlab_run::fuzz::CONFIGS.len()]);
     let last = o.from.saturating_add(o.seeds);
     #[allow(clippy::disallowed_methods)] // the rate printed is host timing, not a result
     let wall = std::time::Instant::now();
@@ -39,7 +41,7 @@ pub fn run(o: &Options) -> Result<(), CliError> {
                 }
                 let keep_going = &mut |_| !signals::stop_requested();
                 let r = if o.all_configs {
-                    schedlab_run::fuzz::check_world_everywhere(seed, end, keep_going)
+                    every_config(seed, end, keep_going, &cost)
                 } else {
                     schedlab_run::fuzz::check_world(seed, end, keep_going)
                 };
@@ -73,6 +75,9 @@ pub fn run(o: &Options) -> Result<(), CliError> {
     if signals::stop_requested() {
         note!("interrupted: the worlds in progress are not counted");
     }
+    if o.all_configs {
+        cost_table(&cost.into_inner().expect("no panics while held"));
+    }
     note!(
         "{done} worlds in {wall:.1} s ({jobs} jobs), {cpu:.1} CPU-s: {:.1} worlds per CPU-second",
         done as f64 / cpu.max(1e-9)
@@ -83,6 +88,41 @@ pub fn run(o: &Options) -> Result<(), CliError> {
         return Err(CliError { message: format!("failing seeds: {}", list.join(" ")), code: 1 });
     }
     Ok(())
+}
+
+/// World `seed` under every configuration in turn, adding each one's CPU time to `cost`.
+fn every_config(
+    seed: u64,
+    end: schedlab_sim::Ns,
+    keep_going: &mut dyn FnMut(schedlab_sim::Ns) -> bool,
+    cost: &Mutex<Vec<(f64, u64)>>,
+) -> Result<bool, schedlab_run::fuzz::Failure> {
+    for i in 0..schedlab_run::fuzz::CONFIGS.len() {
+        let t0 = crate::bench::thread_cpu_s();
+        let r = schedlab_run::fuzz::check_world_config(seed, i, end, keep_going);
+        let mut c = cost.lock().expect("no panics while held");
+        c[i].0 += crate::bench::thread_cpu_s() - t0;
+        c[i].1 += 1;
+        drop(c);
+        if !r? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Per configuration: worlds, CPU seconds, milliseconds a world and its cost against the
+/// median configuration's (on stderr: host timing, not a result).
+fn cost_table(cost: &[(f64, u64)]) {
+    let per = |&(s, n): &(f64, u64)| s * 1e3 / n.max(1) as f64;
+    let mut sorted: Vec<f64> = cost.iter().map(per).collect();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2].max(1e-9);
+    note!("{:<58} {:>7} {:>8} {:>9} {:>8}", "configuration", "worlds", "CPU s", "ms/world", "× median");
+    for (i, c) in cost.iter().enumerate() {
+        let label = schedlab_run::fuzz::config_label(i);
+        note!("{label:<58} {:>7} {:>8.2} {:>9.1} {:>8.2}", c.1, c.0, per(c), per(c) / median);
+    }
 }
 
 /// Heap allowed while one input is checked.

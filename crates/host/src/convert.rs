@@ -158,7 +158,7 @@ impl Converter {
             self.announced += 1;
             self.state[k] = St::Blocked;
             self.task_cpu[k] = cpu;
-            let parent = self.infos[k].parent;
+            let parent = self.infos[k].parent.get();
             self.emit(ProbeEvent::TaskNew { time: Ns(time), task: k, parent, cpu }, probe);
         }
     }
@@ -343,9 +343,9 @@ mod tests {
             policy: TaskPolicy::Normal,
             affinity: CpuSet::full(2),
             cpu: 0,
-            parent: None,
-            cgroup: None,
-            session: None,
+            parent: schedlab_sched_api::OptIdx::NONE,
+            cgroup: schedlab_sched_api::OptIdx::NONE,
+            session: schedlab_sched_api::OptIdx::NONE,
             slice: None,
             kthread: false,
         }

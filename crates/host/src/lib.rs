@@ -318,9 +318,9 @@ fn task_infos(run: &Run) -> (Vec<TaskInfo>, Vec<(usize, i32)>) {
                 policy: task_policy(tpl.policy),
                 affinity: tpl.affinity.clone().unwrap_or_else(|| CpuSet::full(nr)),
                 cpu: 0,
-                parent: s.parent(),
-                cgroup: None,
-                session: None,
+                parent: s.parent().into(),
+                cgroup: schedlab_sched_api::OptIdx::NONE,
+                session: schedlab_sched_api::OptIdx::NONE,
                 slice: Some(s.slice.load(SeqCst)).filter(|&v| v != 0),
                 kthread: tpl.kthread,
             }

@@ -6,7 +6,7 @@
 use crate::cpu::{Action, Ipi, Step};
 use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
 use schedlab_machine::{KernelPath, LockSite};
-use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Request, SelectKind, TaskInfo, TaskPolicy};
+use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, OptIdx, Request, SelectKind, TaskInfo, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::sync::Arc;
 
@@ -287,8 +287,8 @@ impl Kernel<'_> {
         let cpu = if affinity.contains(cpu) { cpu } else { affinity.first().unwrap_or(0) };
         let id = self.tasks.len();
         let inherited = |f: fn(&TaskInfo) -> Option<usize>| parent.and_then(|p| f(&self.info[p]));
-        let cgroup = tpl.group.or_else(|| inherited(|i| i.cgroup));
-        let session = tpl.session.or_else(|| inherited(|i| i.session));
+        let cgroup = tpl.group.or_else(|| inherited(|i| i.cgroup.get()));
+        let session = tpl.session.or_else(|| inherited(|i| i.session.get()));
         let slice = tpl.slice.map(|s| s.0).or_else(|| parent.and_then(|p| self.info[p].slice));
         let kthread = tpl.kthread;
         self.info.push(TaskInfo {
@@ -297,9 +297,9 @@ impl Kernel<'_> {
             policy,
             affinity,
             cpu,
-            parent,
-            cgroup,
-            session,
+            parent: parent.into(),
+            cgroup: cgroup.into(),
+            session: session.into(),
             slice,
             kthread,
         });
@@ -579,7 +579,7 @@ impl Kernel<'_> {
                 self.alive -= 1;
                 self.probe.event(&ProbeEvent::Exit { time: self.now, task });
                 let mut steps = Vec::new();
-                if let Some(p) = self.info[task].parent {
+                if let Some(p) = self.info[task].parent.get() {
                     let pt = &mut self.tasks[p];
                     pt.live_children -= 1;
                     if pt.live_children == 0 && pt.blocked_on == BlockedOn::Children && pt.state == TState::Sleeping {
@@ -589,8 +589,8 @@ impl Kernel<'_> {
                 }
                 // Orphans are reparented to nobody: their exit wakes no one.
                 for c in 0..self.info.len() {
-                    if self.info[c].parent == Some(task) && self.tasks[c].state != TState::Dead {
-                        self.info[c].parent = None;
+                    if self.info[c].parent.get() == Some(task) && self.tasks[c].state != TState::Dead {
+                        self.info[c].parent = OptIdx::NONE;
                     }
                 }
                 steps.push(self.locked1(

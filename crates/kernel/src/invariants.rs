@@ -1,7 +1,14 @@
 //! Invariants checked after every event when `check_invariants` is on (tests, `--check`).
 
 use crate::{Kernel, TState};
-use schedlab_sim::{CpuId, SimRng};
+use schedlab_sim::{CpuId, SimRng, TaskId};
+use std::cell::RefCell;
+
+thread_local! {
+    /// Reused lists (the policy's and the kernel's queued tasks of a CPU): the check runs
+    /// after every event, and allocating them each time cost more than comparing them.
+    static SCRATCH: RefCell<(Vec<TaskId>, Vec<TaskId>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
 
 impl Kernel<'_> {
     /// * a task is `curr` of at most one CPU, and `curr` is queued on that CPU;
@@ -17,110 +24,35 @@ impl Kernel<'_> {
     ///   passed since it was queued (it is drained at the very next one);
     /// * the policy's own checks pass.
     ///
-    /// `only`: check per-CPU state (timers, time, runqueue contents, the policy's checks)
-    /// of these CPUs only — the ones the last event touched; `None`: everything.
+    /// `only`: check per-CPU state (curr, timers, time, runqueue contents, the policy's
+    /// checks) of these CPUs only — the ones the last event touched — and the tasks the
+    /// policy has queued there; `None`: everything, every task.
     pub(crate) fn check_invariants(&self, only: Option<&[CpuId]>, rng: &mut SimRng) -> Result<(), String> {
         self.views_consistent()?;
-        let n = self.cpus.len();
         let all: Vec<CpuId>;
         let cpus = match only {
             Some(c) => c,
             None => {
-                all = (0..n).collect();
+                all = (0..self.cpus.len()).collect();
                 &all
             }
         };
-        for (c, cpu) in self.cpus.iter().enumerate() {
+        for &c in cpus {
             // `curr` is queued on its own CPU, so it cannot be `curr` of two CPUs.
-            if let Some(t) = cpu.curr {
+            if let Some(t) = self.cpus[c].curr {
                 if !self.tasks[t].on_rq || self.info[t].cpu != c {
                     return Err(format!("task {} runs on CPU {c} but is not queued there", self.info[t].name));
                 }
             }
+            self.check_cpu_time(c)?;
         }
-        for &c in cpus {
-            let cpu = &self.cpus[c];
-            for (&(hard, t), &(soft, _)) in &cpu.hrtimers {
-                let tk = &self.tasks[t];
-                if tk.state != TState::Sleeping
-                    || tk.blocked_on != crate::BlockedOn::Timer
-                    || tk.timer_cpu as usize != c
-                {
-                    return Err(format!(
-                        "CPU {c} has a sleep timer armed for task {}, which is not asleep on it",
-                        self.info[t].name
-                    ));
-                }
-                if soft > hard {
-                    return Err(format!(
-                        "CPU {c}: timer of task {} has soft expiry {soft} after hard {hard}",
-                        self.info[t].name
-                    ));
-                }
+        SCRATCH.with(|s| {
+            let (policy, kernel) = &mut *s.borrow_mut();
+            match only {
+                Some(cpus) => self.check_queued_on(cpus, policy),
+                None => self.check_all_queued(policy, kernel),
             }
-            let times = cpu.times_at(self.now);
-            let total: u64 = times.iter().map(|t| t.0).sum();
-            if total != self.now.0 {
-                return Err(format!("CPU {c}: user+kernel+spin+idle = {total} ns but {} ns elapsed", self.now.0));
-            }
-            let by_path: u64 = cpu.paths_at(self.now).iter().sum();
-            if by_path != times[schedlab_probe::Mode::Kernel as usize].0 {
-                return Err(format!(
-                    "CPU {c}: kernel time by path sums to {by_path} ns, but the CPU spent {} ns in the kernel",
-                    times[schedlab_probe::Mode::Kernel as usize].0
-                ));
-            }
-        }
-        // The kernel's queued tasks on the checked CPUs, as (cpu, task) sorted.
-        let mut kernel_rq: Vec<(CpuId, usize)> = Vec::new();
-        for (t, task) in self.tasks.iter().enumerate() {
-            if task.on_rq {
-                if task.in_transit {
-                    return Err(format!("task {} is queued while in transit", self.info[t].name));
-                }
-                let c = self.info[t].cpu;
-                if task.state == TState::Dead && self.cpus[c].curr != Some(t) {
-                    return Err(format!("dead task {} is still queued", self.info[t].name));
-                }
-                if !self.info[t].affinity.contains(c) && !task.migrate_pending {
-                    return Err(format!(
-                        "task {} is on CPU {c}, outside its affinity {}",
-                        self.info[t].name, self.info[t].affinity
-                    ));
-                }
-                if only.is_none() || self.touched_mask[c] {
-                    kernel_rq.push((c, t));
-                }
-            }
-        }
-        kernel_rq.sort_unstable();
-        let mut buf = Vec::new();
-        let mut list = Vec::new();
-        for &c in cpus {
-            let from = kernel_rq.partition_point(|&(k, _)| k < c);
-            let to = kernel_rq.partition_point(|&(k, _)| k <= c);
-            list.clear();
-            list.extend(kernel_rq[from..to].iter().map(|&(_, t)| t));
-            if self.views[c].nr_running != list.len() {
-                return Err(format!(
-                    "CPU {c}: nr_running {} but {} tasks queued",
-                    self.views[c].nr_running,
-                    list.len()
-                ));
-            }
-            buf.clear();
-            self.policy.queued(c, &mut buf);
-            buf.sort_unstable();
-            if buf != list {
-                let names = |v: &[usize]| v.iter().map(|&t| self.info[t].name.clone()).collect::<Vec<_>>().join(",");
-                return Err(format!(
-                    "CPU {c}: policy `{}` has [{}] queued, the kernel [{}]",
-                    self.policy.name(),
-                    names(&buf),
-                    names(&list)
-                ));
-            }
-        }
+        })?;
         if self.cfg.delayed_wakeup {
             self.check_delayed(cpus, only.is_none())?;
         }
@@ -144,5 +76,123 @@ impl Kernel<'_> {
             Some(cpus) => self.policy.check_cpus(&cx, cpus),
         }
         .map_err(|e| format!("policy `{}`: {e}", self.policy.name()))
+    }
+
+    /// `c`'s sleep timers, time conservation and kernel time by path.
+    fn check_cpu_time(&self, c: CpuId) -> Result<(), String> {
+        let cpu = &self.cpus[c];
+        for (&(hard, t), &(soft, _)) in &cpu.hrtimers {
+            let tk = &self.tasks[t];
+            if tk.state != TState::Sleeping || tk.blocked_on != crate::BlockedOn::Timer || tk.timer_cpu as usize != c {
+                return Err(format!(
+                    "CPU {c} has a sleep timer armed for task {}, which is not asleep on it",
+                    self.info[t].name
+                ));
+            }
+            if soft > hard {
+                return Err(format!(
+                    "CPU {c}: timer of task {} has soft expiry {soft} after hard {hard}",
+                    self.info[t].name
+                ));
+            }
+        }
+        let times = cpu.times_at(self.now);
+        let total: u64 = times.iter().map(|t| t.0).sum();
+        if total != self.now.0 {
+            return Err(format!("CPU {c}: user+kernel+spin+idle = {total} ns but {} ns elapsed", self.now.0));
+        }
+        let by_path: u64 = cpu.paths_at(self.now).iter().sum();
+        if by_path != times[schedlab_probe::Mode::Kernel as usize].0 {
+            return Err(format!(
+                "CPU {c}: kernel time by path sums to {by_path} ns, but the CPU spent {} ns in the kernel",
+                times[schedlab_probe::Mode::Kernel as usize].0
+            ));
+        }
+        Ok(())
+    }
+
+    /// A task the kernel has queued on `c`: not in transit, not dead unless it is still
+    /// `c`'s `curr` (exiting), inside its affinity unless a migration is pending.
+    fn check_queued_task(&self, c: CpuId, t: TaskId) -> Result<(), String> {
+        let task = &self.tasks[t];
+        if task.in_transit {
+            return Err(format!("task {} is queued while in transit", self.info[t].name));
+        }
+        if task.state == TState::Dead && self.cpus[c].curr != Some(t) {
+            return Err(format!("dead task {} is still queued", self.info[t].name));
+        }
+        if !self.info[t].affinity.contains(c) && !task.migrate_pending {
+            return Err(format!(
+                "task {} is on CPU {c}, outside its affinity {}",
+                self.info[t].name, self.info[t].affinity
+            ));
+        }
+        Ok(())
+    }
+
+    /// The incremental runqueue check of `cpus`: each task the policy has queued on a CPU
+    /// is queued there in the kernel (and passes [`Self::check_queued_task`]), none twice,
+    /// and as many as the kernel counts — so the two agree unless the kernel queued a task
+    /// its count also misses, which the next full check's scan of every task finds.
+    fn check_queued_on(&self, cpus: &[CpuId], policy: &mut Vec<TaskId>) -> Result<(), String> {
+        for &c in cpus {
+            policy.clear();
+            self.policy.queued(c, policy);
+            policy.sort_unstable();
+            let stray = policy.iter().any(|&t| t >= self.tasks.len() || !self.tasks[t].on_rq || self.info[t].cpu != c);
+            if stray || policy.windows(2).any(|w| w[0] == w[1]) || policy.len() != self.views[c].nr_running {
+                return self.queued_mismatch(c, policy);
+            }
+            for &t in policy.iter() {
+                self.check_queued_task(c, t)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The full runqueue check: every task the kernel has queued passes
+    /// [`Self::check_queued_task`], and on every CPU the kernel's count, the kernel's
+    /// queued tasks and the policy's are the same.
+    fn check_all_queued(&self, policy: &mut Vec<TaskId>, kernel: &mut Vec<TaskId>) -> Result<(), String> {
+        // The kernel's queued tasks as (cpu, task) sorted, packed in one word each.
+        let n = self.tasks.len();
+        kernel.clear();
+        for (t, task) in self.tasks.iter().enumerate() {
+            if task.on_rq {
+                let c = self.info[t].cpu;
+                self.check_queued_task(c, t)?;
+                kernel.push(c * n + t);
+            }
+        }
+        kernel.sort_unstable();
+        for c in 0..self.cpus.len() {
+            let from = kernel.partition_point(|&k| k < c * n);
+            let to = kernel.partition_point(|&k| k < (c + 1) * n);
+            if self.views[c].nr_running != to - from {
+                return Err(format!("CPU {c}: nr_running {} but {} tasks queued", self.views[c].nr_running, to - from));
+            }
+            policy.clear();
+            self.policy.queued(c, policy);
+            policy.sort_unstable();
+            if !policy.iter().copied().eq(kernel[from..to].iter().map(|&k| k - c * n)) {
+                return self.queued_mismatch(c, policy);
+            }
+        }
+        Ok(())
+    }
+
+    /// The error naming what the policy and the kernel each have queued on `c`.
+    fn queued_mismatch(&self, c: CpuId, policy: &[TaskId]) -> Result<(), String> {
+        let kernel: Vec<TaskId> =
+            (0..self.tasks.len()).filter(|&t| self.tasks[t].on_rq && self.info[t].cpu == c).collect();
+        let name = |t: TaskId| self.info.get(t).map_or_else(|| format!("#{t}"), |i| i.name.clone());
+        let names = |v: &[TaskId]| v.iter().map(|&t| name(t)).collect::<Vec<_>>().join(",");
+        Err(format!(
+            "CPU {c}: policy `{}` has [{}] queued, the kernel [{}] (counting {})",
+            self.policy.name(),
+            names(policy),
+            names(&kernel),
+            self.views[c].nr_running
+        ))
     }
 }

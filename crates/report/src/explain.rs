@@ -91,6 +91,12 @@ pub fn wait_text(ex: &Explained, w: &Wait) -> String {
         .map(|c| format!("{} {}", c.name(), pct(by[c.index()], w.len_ns())))
         .collect();
     let _ = writeln!(s, "  by cause: {}", parts.join(", "));
+    if !w.moved_by.is_empty() {
+        let _ = writeln!(s, "  moved by:");
+        for b in &w.moved_by {
+            let _ = writeln!(s, "    - {b}");
+        }
+    }
     if !w.balance.is_empty() {
         let _ = writeln!(s, "  why no other CPU took it:");
         for b in &w.balance {
@@ -143,6 +149,7 @@ pub(crate) fn short(c: WaitCause) -> &'static str {
         WaitCause::PreemptionPoint => "preempt-p",
         WaitCause::BalancerRefused => "balancer",
         WaitCause::LockSpin => "lockspin",
+        WaitCause::Throttled => "throttled",
         WaitCause::WakeupPath => "wakeup",
         WaitCause::Other => "other",
     }
@@ -163,8 +170,8 @@ pub fn explain_json(waits: &[&Wait], tasks: &[&TaskWaits]) -> String {
 }
 
 /// Colours of the causes in the figure, in [`WaitCause::ALL`] order.
-const COLORS: [&str; 9] =
-    ["#d62728", "#1f77b4", "#9467bd", "#ff7f0e", "#bcbd22", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"];
+const COLORS: [&str; 10] =
+    ["#d62728", "#1f77b4", "#9467bd", "#ff7f0e", "#bcbd22", "#8c564b", "#e377c2", "#2ca02c", "#17becf", "#7f7f7f"];
 
 /// A stacked horizontal bar per task: its wait time split by cause, on one ms scale, with
 /// the legend below the bars.

@@ -3,10 +3,11 @@
 //! and the policies' invariants checked after every event. A failure names the seed and
 //! prints the workload, so it replays exactly.
 
-use crate::{deterministic_json, RunError, RunSpec};
+use crate::{RunError, RunSpec};
 use rand::{Rng, RngExt};
+use schedlab_metrics::{HostInfo, RunRecord};
 use schedlab_probe::EndReason;
-use schedlab_sim::{Ns, RngStreams};
+use schedlab_sim::{Ns, RngStreams, TraceHash};
 
 /// Machines worlds are drawn on.
 pub const MACHINES: &[&str] = &["up", "smp2", "smp4", "i7-3770", "opteron-32"];
@@ -71,6 +72,25 @@ pub fn check_world(seed: u64, end: Ns, keep_going: &mut dyn FnMut(Ns) -> bool) -
     check_world_under(seed, &text, machine, end, sched, sets, keep_going)
 }
 
+/// [`check_world`] under `CONFIGS[config]` instead of its own configuration.
+pub fn check_world_config(
+    seed: u64,
+    config: usize,
+    end: Ns,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<bool, Failure> {
+    let (text, machine) = world(seed);
+    let (sched, sets) = CONFIGS[config];
+    check_world_under(seed, &text, machine, end, sched, sets, keep_going)
+}
+
+/// A configuration as `fuzz` prints it: the scheduler and its settings.
+pub fn config_label(config: usize) -> String {
+    let (sched, sets) = CONFIGS[config];
+    let sets: Vec<String> = sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{sched} [{}]", sets.join(" "))
+}
+
 /// [`check_world`] under every [`CONFIGS`] entry.
 pub fn check_world_everywhere(seed: u64, end: Ns, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<bool, Failure> {
     let (text, machine) = world(seed);
@@ -103,16 +123,62 @@ fn check_world_under(
     if first.end_reason == EndReason::Interrupted {
         return Ok(false);
     }
-    // The replay is interruptible too; an interrupted replay is not compared (it would
-    // differ from the complete first run without anything being wrong).
-    let again = spec.run(keep_going).map_err(|e| fail(e.to_string()))?;
+    // The replay checks determinism. The first run checked every invariant after every
+    // event; a replay identical to it event by event and pick by pick (the trace hash)
+    // passes through the same states, so it runs without the checks — which also checks
+    // that checking changes nothing. It is interruptible too; an interrupted replay is
+    // not compared (it would differ from the complete first run without anything being
+    // wrong).
+    let mut unchecked = spec.clone();
+    unchecked.check = false;
+    let again = unchecked.run(keep_going).map_err(|e| fail(e.to_string()))?;
     if again.end_reason == EndReason::Interrupted {
         return Ok(false);
     }
-    if first.trace_hash != again.trace_hash || deterministic_json(&first) != deterministic_json(&again) {
+    if first.trace_hash != again.trace_hash || output_hash(first) != output_hash(again) {
         return Err(fail("does not replay bit-identically".into()));
     }
     Ok(true)
+}
+
+/// A hash of a record's JSON without its `host` timing (what [`crate::deterministic_json`]
+/// compares) and without the flag saying whether invariants were checked (the one field
+/// the unchecked replay differs in), computed as serde writes it rather than from a built
+/// text.
+fn output_hash(mut r: RunRecord) -> u64 {
+    r.host = HostInfo::measured(0.0, 0);
+    r.kernel.invariants_checked = false;
+    let mut w = HashWriter(TraceHash::default(), 0, 0);
+    serde_json::to_writer(&mut w, &r).expect("a record serialises");
+    w.finish()
+}
+
+/// An `io::Write` that hashes what it is given, 8 bytes to a word (the trace hash's mix).
+struct HashWriter(TraceHash, u64, u32);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for &b in buf {
+            self.1 = self.1 << 8 | u64::from(b);
+            self.2 += 1;
+            if self.2 == 8 {
+                self.0.write_u64(self.1);
+                (self.1, self.2) = (0, 0);
+            }
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl HashWriter {
+    fn finish(mut self) -> u64 {
+        self.0.write_u64(self.1);
+        self.0.write_u64(u64::from(self.2));
+        self.0 .0
+    }
 }
 
 fn world_spec(
@@ -321,4 +387,46 @@ fn futex_tasks(rng: &mut impl Rng) -> String {
         dur(rng, 100, 3000)
     );
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The replay's comparison ignores exactly the host timing and the `--check` flag:
+    /// a record differing in anything else (an event count, a task's run time) hashes
+    /// differently.
+    #[test]
+    fn output_hash_ignores_host_timing_and_the_check_flag_only() {
+        let (text, machine) = world(4);
+        let spec = world_spec(4, &text, machine, Ns::from_ms(5), "eevdf", &[]).unwrap();
+        let a = spec.run(&mut |_| true).unwrap();
+        assert!(a.kernel.invariants_checked);
+        let mut b = a.clone();
+        b.host = HostInfo::measured(1.5, 99);
+        b.kernel.invariants_checked = false;
+        assert_eq!(output_hash(a.clone()), output_hash(b));
+        let mut c = a.clone();
+        c.events += 1;
+        assert_ne!(output_hash(a.clone()), output_hash(c));
+        let mut d = a.clone();
+        d.tasks[0].runtime_ns += 1;
+        assert_ne!(output_hash(a), output_hash(d));
+    }
+
+    /// The unchecked replay is the checked run, event for event: same trace hash, same
+    /// record apart from the flag.
+    #[test]
+    fn a_world_replays_identically_without_the_checks() {
+        for seed in [0, 7, 13] {
+            let (text, machine) = world(seed);
+            let (sched, sets) = config_of(seed);
+            let spec = world_spec(seed, &text, machine, Ns::from_ms(10), sched, sets).unwrap();
+            let mut unchecked = spec.clone();
+            unchecked.check = false;
+            let (a, b) = (spec.run(&mut |_| true).unwrap(), unchecked.run(&mut |_| true).unwrap());
+            assert_eq!(a.trace_hash, b.trace_hash, "seed {seed}");
+            assert_eq!(output_hash(a), output_hash(b), "seed {seed}");
+        }
+    }
 }

@@ -68,9 +68,9 @@ fn task_info(m: &Model, i: usize, nr_cpus: usize) -> TaskInfo {
         policy,
         affinity: CpuSet::full(nr_cpus),
         cpu: t.cpus.first().map_or(0, |&c| c as usize),
-        parent: t.parent,
-        cgroup: None,
-        session: None,
+        parent: t.parent.into(),
+        cgroup: schedlab_sched_api::OptIdx::NONE,
+        session: schedlab_sched_api::OptIdx::NONE,
         slice: None,
         kthread: false,
     }

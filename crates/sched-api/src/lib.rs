@@ -203,6 +203,52 @@ impl TaskPolicy {
     }
 }
 
+/// An optional task, cgroup or session index in 4 bytes (`u32::MAX`: none), where an
+/// `Option<usize>` takes 16: `TaskInfo` exists once per thread, and 100 000 threads are
+/// meant to fit in a kilobyte each. Indices stay below `MAX_TASKS` (one million), far from
+/// the sentinel.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct OptIdx(u32);
+
+impl OptIdx {
+    pub const NONE: OptIdx = OptIdx(u32::MAX);
+    /// `i`, which must be below `u32::MAX` (task, cgroup and session counts are limited
+    /// up front far below it).
+    pub fn some(i: usize) -> OptIdx {
+        match u32::try_from(i) {
+            Ok(v) if v != u32::MAX => OptIdx(v),
+            _ => panic!("index {i} beyond the 32-bit task/group index"),
+        }
+    }
+    pub fn get(self) -> Option<usize> {
+        (self != OptIdx::NONE).then_some(self.0 as usize)
+    }
+    pub fn is_some(self) -> bool {
+        self != OptIdx::NONE
+    }
+    pub fn is_none(self) -> bool {
+        self == OptIdx::NONE
+    }
+}
+
+impl Default for OptIdx {
+    fn default() -> Self {
+        OptIdx::NONE
+    }
+}
+
+impl From<Option<usize>> for OptIdx {
+    fn from(v: Option<usize>) -> Self {
+        v.map_or(OptIdx::NONE, OptIdx::some)
+    }
+}
+
+impl std::fmt::Debug for OptIdx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
 /// What the kernel tells policies about a task. The kernel owns it; policies read it.
 #[derive(Clone, Debug)]
 pub struct TaskInfo {
@@ -214,12 +260,13 @@ pub struct TaskInfo {
     pub affinity: CpuSet,
     /// `task_cpu(p)`: the CPU whose runqueue the task is (or was last) on.
     pub cpu: CpuId,
-    pub parent: Option<TaskId>,
-    /// The cgroup the task is in (an index into [`TaskGroups::cgroups`]); `None`: the root.
-    pub cgroup: Option<usize>,
-    /// The session the task belongs to (an index into [`TaskGroups::sessions`]); `None`:
+    /// The parent task (`OptIdx::get` gives it as an `Option<TaskId>`).
+    pub parent: OptIdx,
+    /// The cgroup the task is in (an index into [`TaskGroups::cgroups`]); none: the root.
+    pub cgroup: OptIdx,
+    /// The session the task belongs to (an index into [`TaskGroups::sessions`]); none:
     /// the default session, whose autogroup is the root task group (`autogroup_default`).
-    pub session: Option<usize>,
+    pub session: OptIdx,
     /// A custom slice set with `sched_setattr(sched_runtime)` (v6.12+), in ns; `None`: the
     /// scheduler's base slice.
     pub slice: Option<u64>,

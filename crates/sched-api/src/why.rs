@@ -81,6 +81,10 @@ pub enum Decision {
         moved: Vec<TaskId>,
         refused: Vec<(TaskId, String)>,
     },
+    /// The class holds `task` back although it is runnable (`throttled`; `why` says until
+    /// when: the deadline class's CBS ran out of its runtime), or releases it again
+    /// (`!throttled`: replenished).
+    Throttle { task: TaskId, throttled: bool, why: String },
     /// The task blocked on `on` (`mutex`, `timer`, `pipe 3`, …); recorded by the kernel.
     Sleep { task: TaskId, on: String },
     /// The task exists with this name, and its affinity is now `cpus` (creation,

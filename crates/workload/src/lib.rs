@@ -148,6 +148,50 @@ pub struct Workload {
     pub notes: Vec<String>,
     /// For an rt-app file: where lines of its converted TOML came from, for errors.
     pub(crate) origin: Option<std::sync::Arc<rtapp::Origin>>,
+    /// The named objects by name, for lowering programs.
+    pub(crate) names: NameIndex,
+}
+
+/// Pipes, mutexes, conds, barriers and futex words by name (each name to its first
+/// declaration, as a search of the declarations in order would find it), built once per
+/// workload: every started task's program is lowered from names.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NameIndex {
+    pipes: BTreeMap<String, usize>,
+    mutexes: BTreeMap<String, usize>,
+    conds: BTreeMap<String, usize>,
+    barriers: BTreeMap<String, usize>,
+    futexes: BTreeMap<String, usize>,
+}
+
+impl NameIndex {
+    fn index<'s>(names: impl Iterator<Item = &'s str>) -> BTreeMap<String, usize> {
+        let mut m = BTreeMap::new();
+        for (i, n) in names.enumerate() {
+            m.entry(n.to_string()).or_insert(i);
+        }
+        m
+    }
+    /// The index of `wl`'s declarations.
+    pub(crate) fn of_workload(wl: &Workload) -> NameIndex {
+        NameIndex {
+            pipes: Self::index(wl.declared("pipe").into_iter()),
+            mutexes: Self::index(wl.declared("mutex").into_iter()),
+            conds: Self::index(wl.declared("cond").into_iter()),
+            barriers: Self::index(wl.declared("barrier").into_iter()),
+            futexes: Self::index(wl.declared("futex").into_iter()),
+        }
+    }
+    /// The names of one kind (`pipe`, `mutex`, `cond`, `barrier`, `futex`).
+    pub(crate) fn of(&self, kind: &str) -> &BTreeMap<String, usize> {
+        match kind {
+            "pipe" => &self.pipes,
+            "mutex" => &self.mutexes,
+            "cond" => &self.conds,
+            "barrier" => &self.barriers,
+            _ => &self.futexes,
+        }
+    }
 }
 
 /// At `at`, set the affinity and/or nice of every live task of `template`.
@@ -162,6 +206,16 @@ pub struct Change {
 impl Workload {
     /// The program of instance `n` of template `t` (`n` counts that template's instances,
     /// whether started or forked).
+    /// The declared names of one kind of object, in declaration order.
+    pub(crate) fn declared(&self, kind: &str) -> Vec<&str> {
+        match kind {
+            "pipe" => self.pipes.iter().map(|p| p.name.as_str()).collect(),
+            "mutex" => self.mutexes.iter().map(String::as_str).collect(),
+            "cond" => self.conds.iter().map(String::as_str).collect(),
+            "barrier" => self.barriers.iter().map(|b| b.name.as_str()).collect(),
+            _ => self.futexes.iter().map(|f| f.name.as_str()).collect(),
+        }
+    }
     pub fn program(&self, t: usize, n: u64) -> Result<Program, SourceError> {
         lower::lower(self, t, n).map_err(|e| self.relocate(e))
     }

@@ -220,20 +220,25 @@ impl L<'_> {
         }
         Ok(total)
     }
-    fn lookup(&self, node: &Node, kind: &str, template: &str, names: &[&str]) -> Result<usize, SourceError> {
+    /// The index of the object of `kind` that `template` names once expanded, through the
+    /// workload's name index: O(log n) per name, so starting a task of a workload with
+    /// thousands of pipes does not compare its names with every pipe's.
+    fn lookup(&self, node: &Node, kind: &str, template: &str) -> Result<usize, SourceError> {
         let name = expr::expand(template, &self.env).map_err(|m| self.err(node, m))?;
-        names.iter().position(|n| *n == name).ok_or_else(|| {
-            let mut hint = names.iter().take(5).copied().collect::<Vec<_>>().join(", ");
-            if names.len() > 5 {
-                hint.push_str(", …");
-            }
-            let hint = if names.is_empty() {
-                format!("none is declared; add a `[[{kind}]]`")
-            } else {
-                format!("declared: {hint}")
-            };
-            self.err(node, format!("undefined {kind} `{name}` ({hint})"))
-        })
+        if let Some(&i) = self.wl.names.of(kind).get(name.as_str()) {
+            return Ok(i);
+        }
+        let names = self.wl.declared(kind);
+        let mut hint = names.iter().take(5).copied().collect::<Vec<_>>().join(", ");
+        if names.len() > 5 {
+            hint.push_str(", …");
+        }
+        let hint = if names.is_empty() {
+            format!("none is declared; add a `[[{kind}]]`")
+        } else {
+            format!("declared: {hint}")
+        };
+        Err(self.err(node, format!("undefined {kind} `{name}` ({hint})")))
     }
     fn push(&mut self, node: &Node, op: Op) {
         let line = schedlab_sim::line_of(&self.wl.line_starts, node.offset);
@@ -241,11 +246,6 @@ impl L<'_> {
         self.prog.origin.push((line, node.path.clone()));
     }
     fn nodes(&mut self, nodes: &[Node]) -> Result<(), SourceError> {
-        let pipes: Vec<&str> = self.wl.pipes.iter().map(|p| p.name.as_str()).collect();
-        let mutexes: Vec<&str> = self.wl.mutexes.iter().map(String::as_str).collect();
-        let conds: Vec<&str> = self.wl.conds.iter().map(String::as_str).collect();
-        let barriers: Vec<&str> = self.wl.barriers.iter().map(|b| b.name.as_str()).collect();
-        let futexes: Vec<&str> = self.wl.futexes.iter().map(|f| f.name.as_str()).collect();
         for node in nodes {
             let op = match &node.op {
                 AstOp::Run(d) => Op::Run(d.clone()),
@@ -290,24 +290,23 @@ impl L<'_> {
                 }
                 AstOp::Fork { template, count } => Op::Fork { template: *template, count: self.count(node, count)? },
                 AstOp::Send { pipe, bytes, current_cpu } => Op::Send {
-                    pipe: self.lookup(node, "pipe", pipe, &pipes)?,
+                    pipe: self.lookup(node, "pipe", pipe)?,
                     bytes: self.count(node, bytes)?,
                     current_cpu: *current_cpu,
                 },
                 AstOp::Recv { pipe, bytes } => {
-                    Op::Recv { pipe: self.lookup(node, "pipe", pipe, &pipes)?, bytes: self.count(node, bytes)? }
+                    Op::Recv { pipe: self.lookup(node, "pipe", pipe)?, bytes: self.count(node, bytes)? }
                 }
-                AstOp::Lock(m) => Op::Lock(self.lookup(node, "mutex", m, &mutexes)?),
-                AstOp::Unlock(m) => Op::Unlock(self.lookup(node, "mutex", m, &mutexes)?),
-                AstOp::CondWait { cond, mutex } => Op::CondWait {
-                    cond: self.lookup(node, "cond", cond, &conds)?,
-                    mutex: self.lookup(node, "mutex", mutex, &mutexes)?,
-                },
-                AstOp::Signal(c) => Op::Signal(self.lookup(node, "cond", c, &conds)?),
-                AstOp::Broadcast(c) => Op::Broadcast(self.lookup(node, "cond", c, &conds)?),
-                AstOp::Barrier(b) => Op::Barrier(self.lookup(node, "barrier", b, &barriers)?),
+                AstOp::Lock(m) => Op::Lock(self.lookup(node, "mutex", m)?),
+                AstOp::Unlock(m) => Op::Unlock(self.lookup(node, "mutex", m)?),
+                AstOp::CondWait { cond, mutex } => {
+                    Op::CondWait { cond: self.lookup(node, "cond", cond)?, mutex: self.lookup(node, "mutex", mutex)? }
+                }
+                AstOp::Signal(c) => Op::Signal(self.lookup(node, "cond", c)?),
+                AstOp::Broadcast(c) => Op::Broadcast(self.lookup(node, "cond", c)?),
+                AstOp::Barrier(b) => Op::Barrier(self.lookup(node, "barrier", b)?),
                 AstOp::SpinBarrier { barrier, spin } => {
-                    Op::SpinBarrier { barrier: self.lookup(node, "barrier", barrier, &barriers)?, spin: *spin }
+                    Op::SpinBarrier { barrier: self.lookup(node, "barrier", barrier)?, spin: *spin }
                 }
                 AstOp::Mark { begin, span, id } => {
                     let (span, id) = (*span, self.count(node, id)?);
@@ -318,10 +317,10 @@ impl L<'_> {
                     }
                 }
                 AstOp::Poll { pipe, var, count, body } => {
-                    self.poll(node, pipe, var, count, body, &pipes)?;
+                    self.poll(node, pipe, var, count, body)?;
                     continue;
                 }
-                AstOp::Futex(f) => Op::Futex(f.map(|w| self.lookup(node, "futex", w, &futexes))?),
+                AstOp::Futex(f) => Op::Futex(f.map(|w| self.lookup(node, "futex", w))?),
             };
             self.push(node, op);
         }
@@ -340,21 +339,13 @@ impl L<'_> {
     }
     /// `Poll`, then per pipe its arm (the body with `var` bound to the pipe's index) and a
     /// `Jump` past the last arm.
-    fn poll(
-        &mut self,
-        node: &Node,
-        pipe: &str,
-        var: &str,
-        count: &IntSrc,
-        body: &[Node],
-        names: &[&str],
-    ) -> Result<(), SourceError> {
+    fn poll(&mut self, node: &Node, pipe: &str, var: &str, count: &IntSrc, body: &[Node]) -> Result<(), SourceError> {
         let n = self.poll_count(node, count)?;
         let saved = self.env.get(var).copied();
         let mut set = PollSet::default();
         for k in 0..n {
             self.env.insert(var.to_string(), k as i64);
-            set.pipes.push(self.lookup(node, "pipe", pipe, names)?);
+            set.pipes.push(self.lookup(node, "pipe", pipe)?);
         }
         // The set's slot is taken before the arms: a poll inside an arm takes the next one.
         let idx = self.prog.polls.len();

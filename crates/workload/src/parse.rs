@@ -1136,7 +1136,8 @@ fn parse_toml(file: &str, text: &str, overrides: &[(String, String)], nr_cpus: u
         }
     }
 
-    let wl = Workload {
+    let mut wl = Workload {
+        names: crate::NameIndex::default(),
         spans: p.spans.take(),
         timers: p.timers.take(),
         notes: Vec::new(),
@@ -1159,6 +1160,7 @@ fn parse_toml(file: &str, text: &str, overrides: &[(String, String)], nr_cpus: u
         futexes,
         templates,
     };
+    wl.names = crate::NameIndex::of_workload(&wl);
     // Lower every program once now, so that undefined objects are reported before the run,
     // and bound what the started tasks' programs hold in all (instances of a template that
     // does not mention `n` share one program).

@@ -34,6 +34,8 @@ pub enum WaitCause {
     BalancerRefused,
     /// Its CPU was spinning on a lock.
     LockSpin,
+    /// Its class held it back: out of runtime until replenished (CBS throttling).
+    Throttled,
     /// Its CPU was idle or in the kernel without a task (the wakeup's IPI, `schedule()`).
     WakeupPath,
     /// No recorded comparison covers it.
@@ -41,7 +43,7 @@ pub enum WaitCause {
 }
 
 impl WaitCause {
-    pub const ALL: [WaitCause; 9] = [
+    pub const ALL: [WaitCause; 10] = [
         WaitCause::Priority,
         WaitCause::FairShare,
         WaitCause::NotEligible,
@@ -49,6 +51,7 @@ impl WaitCause {
         WaitCause::PreemptionPoint,
         WaitCause::BalancerRefused,
         WaitCause::LockSpin,
+        WaitCause::Throttled,
         WaitCause::WakeupPath,
         WaitCause::Other,
     ];
@@ -67,6 +70,7 @@ impl WaitCause {
             WaitCause::PreemptionPoint => "preemption_point",
             WaitCause::BalancerRefused => "balancer_refused",
             WaitCause::LockSpin => "lock_spin",
+            WaitCause::Throttled => "throttled",
             WaitCause::WakeupPath => "wakeup_path",
             WaitCause::Other => "other",
         }
@@ -82,6 +86,7 @@ impl WaitCause {
             WaitCause::PreemptionPoint => "reschedule pending: waiting for a preemption point",
             WaitCause::BalancerRefused => "an allowed CPU was idle; nothing moved it there",
             WaitCause::LockSpin => "its CPU spun on a lock",
+            WaitCause::Throttled => "out of runtime: throttled until replenished",
             WaitCause::WakeupPath => "its CPU was in the wakeup or schedule path",
             WaitCause::Other => "no recorded comparison",
         }
@@ -141,6 +146,10 @@ pub struct Wait {
     pub segments: Vec<Segment>,
     /// Why no other CPU took it: the balancer attempts that concerned it or its CPU.
     pub balance: Vec<String>,
+    /// The balancer attempts that moved it during this wait (a pull, a push, a
+    /// `load_balance`), with what they found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved_by: Vec<String>,
 }
 
 impl Wait {

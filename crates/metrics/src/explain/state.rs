@@ -65,6 +65,8 @@ struct TaskSt {
     focus: bool,
     /// The last comparison recorded against it: who went first, and why.
     reason: Option<(TaskId, Cause, Rc<str>)>,
+    /// Its class holds it back (throttled), and until when, in words.
+    throttled: Option<Rc<str>>,
     blocked: Option<(u64, Option<String>)>,
     placed: Option<String>,
     wake: Option<WakeInfo>,
@@ -105,6 +107,9 @@ impl Explainer {
         let t = &self.tasks[w];
         let c = t.cpu;
         let cpu = &self.cpus[c];
+        if let Some(why) = &t.throttled {
+            return (WaitCause::Throttled, cpu.curr, Words::Reason(why.clone()));
+        }
         if cpu.mode == Mode::Spin {
             return (WaitCause::LockSpin, cpu.curr, Words::Spin);
         }
@@ -186,6 +191,7 @@ impl Explainer {
             wake,
             segments: Vec::new(),
             balance: Vec::new(),
+            moved_by: Vec::new(),
         });
         self.cpus[c].waiters.push(w);
         self.reseg(w, now);
@@ -222,6 +228,7 @@ impl Explainer {
                 cpu: 0,
                 focus: false,
                 reason: None,
+                throttled: None,
                 blocked: None,
                 placed: None,
                 wake: None,
@@ -278,6 +285,8 @@ impl Explainer {
         let was_idle = self.idle(c);
         if let Some(n) = next {
             self.end_wait(n, now);
+            // Running, it is no longer held back (whatever class it is in now).
+            self.tasks[n].throttled = None;
             self.tasks[n].st = St::Running;
             self.tasks[n].cpu = c;
         }
@@ -308,6 +317,13 @@ impl Explainer {
     }
 
     fn migrate(&mut self, w: TaskId, from: CpuId, to: CpuId, now: u64) {
+        if self.tasks[w].st == St::Waiting {
+            // The segment so far was on `from`: close it there, before the CPU changes.
+            let t = &mut self.tasks[w];
+            close_segment(t, now);
+            t.key = None;
+            t.seg_start = now;
+        }
         self.tasks[w].cpu = to;
         if self.tasks[w].st == St::Waiting {
             let v = &mut self.cpus[from].waiters;
@@ -371,6 +387,13 @@ impl Explainer {
                 for (w, why) in refused {
                     self.note(*w, &format!("{found} — not moved: {why}"));
                 }
+                for &w in moved {
+                    if let Some(wait) = self.tasks.get_mut(w).and_then(|t| t.wait.as_mut()) {
+                        if wait.moved_by.len() < MAX_NOTES && !wait.moved_by.contains(found) {
+                            wait.moved_by.push(found.clone());
+                        }
+                    }
+                }
                 if let Some(s) = *src {
                     let ws: Vec<TaskId> = self.cpus[s].waiters.iter().copied().filter(|w| !moved.contains(w)).collect();
                     for w in ws {
@@ -379,6 +402,11 @@ impl Explainer {
                         }
                     }
                 }
+            }
+            Decision::Throttle { task, throttled, why } => {
+                self.task_new(*task);
+                self.tasks[*task].throttled = throttled.then(|| Rc::from(why.as_str()));
+                self.reseg(*task, now);
             }
             Decision::Sleep { task, on } => self.tasks[*task].blocked = Some((now, Some(on.clone()))),
         }

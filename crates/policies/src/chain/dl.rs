@@ -5,9 +5,14 @@
 
 use super::slots::Slots;
 use super::{Class, Curr};
+use dl_why::{PullSkip, PushEnd};
+use schedlab_machine::CpuSet;
 use schedlab_sched_api::{Ctx, DlParams, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::BTreeSet;
+
+#[path = "dl_why.rs"]
+mod dl_why;
 
 /// Per-task deadline state (`struct sched_dl_entity`).
 #[derive(Clone, Copy, Default)]
@@ -107,7 +112,9 @@ impl Dl {
         let d = self.tasks[p].params.expect("enqueued as a deadline task");
         self.tasks[p].queued_on = Some(cpu);
         if fresh {
-            self.tasks[p].throttled = false;
+            if std::mem::take(&mut self.tasks[p].throttled) {
+                self.record_throttle(cx, p, None);
+            }
             self.new_instance(p, now);
         } else if self.tasks[p].throttled {
             if self.tasks[p].replenish_at > now {
@@ -116,6 +123,7 @@ impl Dl {
                 return;
             }
             self.tasks[p].throttled = false;
+            self.record_throttle(cx, p, None);
             self.replenish(p, now);
         } else if wakeup && self.constrained_late(p, &d, now) {
             self.throttle_until_next_period(cx, cpu, p, &d);
@@ -150,6 +158,7 @@ impl Dl {
         self.throttles += 1;
         self.waiting[cpu].insert((at, p));
         cx.timer(cpu, at);
+        self.record_throttle(cx, p, Some("woken after its deadline, before its next period (dl_check_constrained_dl)"));
     }
 
     /// `update_dl_revised_wakeup` (`deadline.c`, v6.12): a constrained-deadline task woken
@@ -220,6 +229,7 @@ impl Dl {
         self.waiting[cpu].insert((at, p));
         cx.timer(cpu, at);
         cx.resched_curr(cpu);
+        self.record_throttle(cx, p, Some("its runtime is used up (update_curr_dl_se)"));
     }
 
     /// `yield_task_dl`: the instance ends; the task sleeps until its next period.
@@ -239,6 +249,7 @@ impl Dl {
             }
             self.waiting[cpu].remove(&(at, p));
             self.tasks[p].throttled = false;
+            self.record_throttle(cx, p, None);
             self.replenish(p, cx.now);
             self.ready[cpu].insert((self.tasks[p].deadline, p));
             if self.preempts(cpu, p, curr) {
@@ -334,7 +345,8 @@ impl Dl {
 
     /// `push_dl_tasks`: while `cpu` has a pushable task that would not run here at once,
     /// move it to a CPU where it would run; targets already chosen in this call count
-    /// with their new deadline (the kernel applies the moves after the hook).
+    /// with their new deadline (the kernel applies the moves after the hook). Each attempt
+    /// is recorded while decisions are (`dl_why.rs`).
     pub fn push(&mut self, cx: &mut Ctx, cpu: CpuId, curr: &[Curr]) {
         let running = curr[cpu].map(|(t, _)| t);
         let mut planned: Vec<(CpuId, Ns)> = Vec::new();
@@ -344,22 +356,48 @@ impl Dl {
                 .iter()
                 .map(|&(_, t)| t)
                 .find(|&t| Some(t) != running && !moved.contains(&t) && cx.task(t).affinity.count() > 1);
-            let Some(next) = next else { return };
+            let Some(next) = next else {
+                if moved.is_empty() {
+                    self.record_nothing_pushable(cx, cpu, running);
+                }
+                return;
+            };
             if self.preempts(cpu, next, curr) {
                 if matches!(curr[cpu], Some((_, Class::Dl))) {
                     cx.resched_curr(cpu);
                 }
+                self.record_push(cx, cpu, next, curr, PushEnd::RunsHere, &planned);
                 return;
             }
             let d = self.tasks[next].deadline;
-            let Some(t) = self.find_later_rq(cx, next, &planned) else { return };
+            let Some(t) = self.find_later_rq(cx, next, &planned) else {
+                self.record_push(cx, cpu, next, curr, PushEnd::NoLater, &planned);
+                return;
+            };
             if t == cpu || self.earliest_planned(t, &planned).is_some_and(|e| e <= d) {
+                self.record_push(cx, cpu, next, curr, PushEnd::NotLater(t), &planned);
                 return;
             }
             self.pushes += 1;
             cx.migrate(next, t);
+            self.record_push(cx, cpu, next, curr, PushEnd::Pushed(t), &planned);
             planned.push((t, d));
             moved.push(next);
+        }
+    }
+
+    /// Why `pull_dl_task` on `this` passes over `p`, the earliest pushable task of `src`,
+    /// or `None` if `p` is a candidate.
+    fn pull_skip(&self, cx: &Ctx, this: CpuId, src: CpuId, p: TaskId, curr: &[Curr]) -> Option<PullSkip> {
+        let d = self.tasks[p].deadline;
+        if !cx.allowed(p, this) {
+            Some(PullSkip::Affinity)
+        } else if self.earliest(this).is_some_and(|m| m <= d) {
+            Some(PullSkip::NotEarlier)
+        } else if self.preempts(src, p, curr) {
+            Some(PullSkip::RunsThere)
+        } else {
+            None
         }
     }
 
@@ -368,23 +406,29 @@ impl Dl {
     pub fn pull(&mut self, cx: &mut Ctx, this: CpuId, curr: &[Curr]) {
         let n = cx.nr_cpus();
         cx.scanned_cpus(n as u64);
-        let mine = self.earliest(this);
-        let mut best: Option<(Ns, TaskId)> = None;
+        // What the pull saw, only while decisions are recorded.
+        let mut seen = cx.recording().then(|| (CpuSet::empty(n), Vec::new()));
+        let mut best: Option<(Ns, TaskId, CpuId)> = None;
         for src in (0..n).filter(|&c| c != this) {
             if self.ready[src].len() < 2 {
                 continue;
             }
             let running = curr[src].map(|(t, _)| t);
             let Some(p) = self.pushable(cx, src, running) else { continue };
-            let d = self.tasks[p].deadline;
-            if !cx.allowed(p, this) || mine.is_some_and(|m| m <= d) || self.preempts(src, p, curr) {
-                continue;
+            let skip = self.pull_skip(cx, this, src, p, curr);
+            if let Some((o, v)) = seen.as_mut() {
+                o.insert(src);
+                v.push((p, src, skip));
             }
-            if best.is_none_or(|(b, _)| d < b) {
-                best = Some((d, p));
+            let d = self.tasks[p].deadline;
+            if skip.is_none() && best.is_none_or(|(b, _, _)| d < b) {
+                best = Some((d, p, src));
             }
         }
-        if let Some((_, p)) = best {
+        if let Some((o, v)) = seen {
+            self.record_pull(cx, this, &o, v, best.map(|(_, p, s)| (p, s)));
+        }
+        if let Some((_, p, _)) = best {
             self.pulls += 1;
             cx.migrate(p, this);
         }

@@ -16,9 +16,9 @@ fn at(dl: &mut Dl, m: &Machine, pol: TaskPolicy, now: u64, f: impl FnOnce(&mut D
         policy: pol,
         affinity: m.all_cpus(),
         cpu: 0,
-        parent: None,
-        cgroup: None,
-        session: None,
+        parent: schedlab_sched_api::OptIdx::NONE,
+        cgroup: schedlab_sched_api::OptIdx::NONE,
+        session: schedlab_sched_api::OptIdx::NONE,
         slice: None,
         kthread: false,
     }];

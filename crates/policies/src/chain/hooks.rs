@@ -457,11 +457,11 @@ impl SchedClass for Chain {
     }
     fn check_invariants(&self, cx: &Ctx) -> Result<(), String> {
         let all: Vec<CpuId> = (0..cx.nr_cpus()).collect();
-        self.check_chain(&all)?;
+        self.check_chain(&all, true)?;
         self.fair.check_invariants(cx)
     }
     fn check_cpus(&self, cx: &Ctx, cpus: &[CpuId]) -> Result<(), String> {
-        self.check_chain(cpus)?;
+        self.check_chain(cpus, false)?;
         self.fair.check_cpus(cx, cpus)
     }
     fn tick_period(&self) -> Option<Ns> {
@@ -495,10 +495,12 @@ impl SchedClass for Chain {
 
 impl Chain {
     /// The chain's own checks on `cpus`: each class's structure, each running task
-    /// queued in the class it runs in, and the fair counts.
-    fn check_chain(&self, cpus: &[CpuId]) -> Result<(), String> {
+    /// queued in the class it runs in, and the fair counts. `full`: also the rt lists the
+    /// bitmap marks empty (the periodic full check).
+    fn check_chain(&self, cpus: &[CpuId], full: bool) -> Result<(), String> {
+        let mut fair = Vec::new();
         for &c in cpus {
-            self.rt.check(c)?;
+            self.rt.check(c, full)?;
             self.dl.check(c)?;
             if let Some((p, cls)) = self.curr[c] {
                 if self.queued_in[p].is_some_and(|q| q != cls) && !self.unpicked[c] {
@@ -512,7 +514,7 @@ impl Chain {
                 let curr = self.curr[c].and_then(|(p, k)| (k == Class::Ext).then_some(p));
                 e.check(c, curr)?;
             }
-            let mut fair = Vec::new();
+            fair.clear();
             self.fair.queued(c, &mut fair);
             if fair.len() != self.fair_nr[c] {
                 return Err(format!("chain CPU {c}: {} fair tasks queued, {} counted", fair.len(), self.fair_nr[c]));

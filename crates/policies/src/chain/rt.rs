@@ -8,9 +8,14 @@
 
 use super::slots::Slots;
 use super::{Class, Curr};
+use rt_why::PushEnd;
+use schedlab_machine::CpuSet;
 use schedlab_sched_api::{Ctx, TaskPolicy};
 use schedlab_sim::{CpuId, TaskId};
 use std::collections::VecDeque;
+
+#[path = "rt_why.rs"]
+mod rt_why;
 
 /// `MAX_RT_PRIO`: the number of rt priority lists (and the bitmap's sentinel bit).
 pub const MAX_RT_PRIO: usize = 100;
@@ -21,26 +26,43 @@ const LEVEL_HIGHER: i32 = -1;
 const LEVEL_NORMAL: i32 = MAX_RT_PRIO as i32;
 
 /// `struct rt_prio_array`: one FIFO list per priority and the bitmap of non-empty lists.
+/// The lists are allocated on the CPU's first rt enqueue: the kernel embeds them in every
+/// runqueue, but here 100 empty lists on each of 1024 CPUs that never see an rt task
+/// would be 3.3 MB, and most workloads run no rt task at all.
 #[derive(Clone, Default)]
 pub struct PrioArray {
     bitmap: [u64; 2],
+    /// Empty until the first enqueue, then `MAX_RT_PRIO` lists.
     queue: Vec<VecDeque<TaskId>>,
     nr: usize,
 }
 
 impl PrioArray {
-    fn new() -> PrioArray {
-        PrioArray { bitmap: [0; 2], queue: vec![VecDeque::new(); MAX_RT_PRIO], nr: 0 }
-    }
     /// `sched_find_first_bit`: the best non-empty priority.
     pub fn first(&self) -> Option<usize> {
-        if self.bitmap[0] != 0 {
-            Some(self.bitmap[0].trailing_zeros() as usize)
-        } else if self.bitmap[1] != 0 {
-            Some(64 + self.bitmap[1].trailing_zeros() as usize)
-        } else {
-            None
+        self.next_from(0)
+    }
+    /// The best non-empty priority at or after `prio` (the bitmap's next set bit).
+    fn next_from(&self, prio: usize) -> Option<usize> {
+        if prio >= MAX_RT_PRIO {
+            return None;
         }
+        let mut w = prio / 64;
+        let mut bits = self.bitmap[w] & (!0u64 << (prio % 64));
+        loop {
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+            w += 1;
+            bits = *self.bitmap.get(w)?;
+        }
+    }
+    /// The list at `prio` (empty if the lists are not allocated yet).
+    fn list(&self, prio: usize) -> impl Iterator<Item = &TaskId> {
+        self.queue.get(prio).into_iter().flatten()
+    }
+    fn len_at(&self, prio: usize) -> usize {
+        self.queue.get(prio).map_or(0, VecDeque::len)
     }
     fn set(&mut self, prio: usize, on: bool) {
         let (w, b) = (prio / 64, prio % 64);
@@ -52,6 +74,9 @@ impl PrioArray {
     }
     /// `__enqueue_rt_entity`: tail, or head (`ENQUEUE_HEAD`).
     fn push(&mut self, prio: usize, p: TaskId, head: bool) {
+        if self.queue.is_empty() {
+            self.queue = vec![VecDeque::new(); MAX_RT_PRIO];
+        }
         if head {
             self.queue[prio].push_front(p);
         } else {
@@ -62,7 +87,7 @@ impl PrioArray {
     }
     /// `__dequeue_rt_entity`.
     fn remove(&mut self, prio: usize, p: TaskId) -> bool {
-        let q = &mut self.queue[prio];
+        let Some(q) = self.queue.get_mut(prio) else { return false };
         let Some(i) = q.iter().position(|&t| t == p) else { return false };
         q.remove(i);
         if q.is_empty() {
@@ -70,6 +95,10 @@ impl PrioArray {
         }
         self.nr -= 1;
         true
+    }
+    /// The non-empty priorities, best first, as the bitmap says.
+    fn prios(&self) -> impl Iterator<Item = usize> + '_ {
+        std::iter::successors(self.first(), |&p| self.next_from(p + 1))
     }
 }
 
@@ -97,6 +126,19 @@ pub struct Rt {
 /// What tells whether a CPU has a deadline task queued.
 pub type Busy<'a> = dyn Fn(CpuId) -> bool + 'a;
 
+/// Why `pull_rt_task` passed over an overloaded CPU's best pushable task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PullSkip {
+    /// Not more important than what the pulling CPU has queued.
+    NotAbove,
+    /// Its affinity excludes the pulling CPU.
+    Affinity,
+    /// More important than its CPU's running rt task: that CPU runs it next.
+    AboutToRun,
+    /// Its CPU runs no rt task: it runs there at the next pick.
+    NoRt,
+}
+
 /// Levels of CPUs already targeted by the pushes of this call: (CPU, the pushed prio).
 type Planned = [(CpuId, usize)];
 
@@ -113,7 +155,7 @@ fn rt_words(prio: usize) -> String {
 impl Rt {
     pub fn new(nr_cpus: usize, rr_ticks: u64) -> Rt {
         Rt {
-            rq: vec![PrioArray::new(); nr_cpus],
+            rq: vec![PrioArray::default(); nr_cpus],
             tasks: Slots::new(RtTask { prio: 0, queued_on: None, time_slice: rr_ticks }),
             rr_ticks,
             rotor: 0,
@@ -156,7 +198,7 @@ impl Rt {
     pub fn pick(&self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
         cx.compared(1);
         let prio = self.rq[cpu].first()?;
-        self.rq[cpu].queue[prio].front().copied()
+        self.rq[cpu].list(prio).next().copied()
     }
     /// `requeue_task_rt` to the tail of its list (`yield_task_rt`, RR expiry).
     pub fn requeue_tail(&mut self, cpu: CpuId, p: TaskId) {
@@ -179,7 +221,7 @@ impl Rt {
         }
         t.time_slice = self.rr_ticks;
         let prio = t.prio;
-        if self.rq[cpu].queue[prio].len() > 1 {
+        if self.rq[cpu].len_at(prio) > 1 {
             self.requeue_tail(cpu, p);
             cx.resched_curr(cpu);
         }
@@ -326,10 +368,10 @@ impl Rt {
         let mut prio = a.first()?;
         loop {
             let ok = |t: TaskId| Some(t) != running && !moved.contains(&t) && cx.task(t).affinity.count() > 1;
-            if let Some(&t) = a.queue[prio].iter().find(|&&t| ok(t)) {
+            if let Some(&t) = a.list(prio).find(|&&t| ok(t)) {
                 return Some(t);
             }
-            prio = (prio + 1..MAX_RT_PRIO).find(|&q| !a.queue[q].is_empty())?;
+            prio = a.next_from(prio + 1)?;
         }
     }
 
@@ -341,27 +383,58 @@ impl Rt {
     /// `push_rt_tasks` (v6.12): while `cpu` has a pushable task that would not run here at
     /// once, move it to a CPU running less important work. The kernel applies the moves
     /// after the hook, so the CPUs already chosen count at their new level (`planned`).
+    /// Each attempt is recorded while decisions are (`rt_why.rs`).
     pub fn push(&mut self, cx: &mut Ctx, cpu: CpuId, curr: &[Curr], dl_busy: &Busy) {
         let running = curr[cpu].map(|(t, _)| t);
         let mut planned: Vec<(CpuId, usize)> = Vec::new();
         let mut moved: Vec<TaskId> = Vec::new();
         while let Some(next) = self.pushable_except(cx, cpu, running, &moved) {
-            match curr[cpu] {
+            let end = match curr[cpu] {
                 Some((c, Class::Rt)) if self.tasks[next].prio < self.tasks[c].prio => {
                     cx.resched_curr(cpu);
-                    return;
+                    Some(PushEnd::Preempts)
                 }
-                Some((_, Class::Fair | Class::Ext)) | None => return, // it runs here at the next pick
-                _ => {}
+                Some((_, Class::Fair | Class::Ext)) | None => Some(PushEnd::RunsHere),
+                _ => None,
+            };
+            if let Some(end) = end {
+                self.record_push(cx, cpu, next, curr, end, dl_busy, &planned);
+                return;
             }
-            let Some(t) = self.find_lowest_rq(cx, next, dl_busy, &planned) else { return };
+            let Some(t) = self.find_lowest_rq(cx, next, dl_busy, &planned) else {
+                self.record_push(cx, cpu, next, curr, PushEnd::NoLower, dl_busy, &planned);
+                return;
+            };
             if t == cpu || self.level(t, dl_busy, &planned) <= self.tasks[next].prio as i32 {
+                self.record_push(cx, cpu, next, curr, PushEnd::NotLower(t), dl_busy, &planned);
                 return;
             }
             self.pushes += 1;
             cx.migrate(next, t);
+            self.record_push(cx, cpu, next, curr, PushEnd::Pushed(t), dl_busy, &planned);
             planned.push((t, self.tasks[next].prio));
             moved.push(next);
+        }
+        if moved.is_empty() {
+            self.record_nothing_pushable(cx, cpu, running);
+        }
+    }
+
+    /// Why `pull_rt_task` on `this` passes over `p`, the best pushable task of the
+    /// overloaded `src`, or `None` if `p` is a candidate.
+    fn pull_skip(&self, cx: &Ctx, this: CpuId, src: CpuId, p: TaskId, curr: &[Curr]) -> Option<PullSkip> {
+        let prio = self.tasks[p].prio;
+        if prio >= self.highest(this) {
+            return Some(PullSkip::NotAbove);
+        }
+        if !cx.allowed(p, this) {
+            return Some(PullSkip::Affinity);
+        }
+        match curr[src] {
+            // The source is about to run it itself.
+            Some((c, Class::Rt)) if prio < self.tasks[c].prio => Some(PullSkip::AboutToRun),
+            Some((_, Class::Fair | Class::Ext)) | None => Some(PullSkip::NoRt),
+            _ => None,
         }
     }
 
@@ -371,6 +444,8 @@ impl Rt {
     pub fn pull(&mut self, cx: &mut Ctx, this: CpuId, curr: &[Curr], push_ipi: bool) -> Option<CpuId> {
         let n = cx.nr_cpus();
         cx.scanned_cpus(n as u64);
+        // What the pull saw, only while decisions are recorded.
+        let mut seen = cx.recording().then(|| (CpuSet::empty(n), Vec::new()));
         let mut best: Option<(usize, TaskId, CpuId)> = None;
         for src in (0..n).filter(|&c| c != this) {
             let running = curr[src].map(|(t, _)| t);
@@ -378,20 +453,18 @@ impl Rt {
                 continue;
             }
             let Some(p) = self.pushable(cx, src, running) else { continue };
+            let skip = self.pull_skip(cx, this, src, p, curr);
+            if let Some((o, v)) = seen.as_mut() {
+                o.insert(src);
+                v.push((p, src, skip));
+            }
             let prio = self.tasks[p].prio;
-            if prio >= self.highest(this) || !cx.allowed(p, this) {
-                continue;
-            }
-            // The source is about to run it itself.
-            if matches!(curr[src], Some((c, Class::Rt)) if prio < self.tasks[c].prio) {
-                continue;
-            }
-            if matches!(curr[src], Some((_, Class::Fair | Class::Ext)) | None) {
-                continue;
-            }
-            if best.is_none_or(|(b, _, _)| prio < b) {
+            if skip.is_none() && best.is_none_or(|(b, _, _)| prio < b) {
                 best = Some((prio, p, src));
             }
+        }
+        if let Some((o, v)) = seen {
+            self.record_pull(cx, this, &o, v, best.map(|(_, p, s)| (p, s)), push_ipi);
         }
         let (_, p, src) = best?;
         if push_ipi {
@@ -402,17 +475,24 @@ impl Rt {
         None
     }
 
+    /// The tasks queued on `cpu`, best priority first (the lists the bitmap marks: a task
+    /// in an unmarked list is missing here, so the kernel's comparison of runqueue
+    /// contents catches it).
     pub fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
-        for q in &self.rq[cpu].queue {
-            out.extend(q.iter().copied());
+        let a = &self.rq[cpu];
+        for prio in a.prios() {
+            out.extend(a.list(prio).copied());
         }
     }
 
-    /// The bitmap matches the lists and the counts.
-    pub fn check(&self, cpu: CpuId) -> Result<(), String> {
+    /// The bitmap matches the lists and the counts. `full`: every list, also those the
+    /// bitmap marks empty (the periodic full check); otherwise the marked lists, each
+    /// non-empty and holding tasks recorded there, and their total against the count —
+    /// which also catches a task left in an unmarked list that is still counted.
+    pub fn check(&self, cpu: CpuId, full: bool) -> Result<(), String> {
         let a = &self.rq[cpu];
         let mut nr = 0;
-        for (prio, q) in a.queue.iter().enumerate() {
+        let mut check_list = |prio: usize, q: &VecDeque<TaskId>| {
             let bit = a.bitmap[prio / 64] >> (prio % 64) & 1 == 1;
             if bit == q.is_empty() {
                 return Err(format!("rt CPU {cpu}: bitmap bit {prio} disagrees with its list"));
@@ -423,10 +503,74 @@ impl Rt {
                 }
             }
             nr += q.len();
+            Ok(())
+        };
+        if a.queue.is_empty() {
+            if a.bitmap != [0; 2] {
+                return Err(format!("rt CPU {cpu}: bitmap set before any list exists"));
+            }
+        } else if full {
+            for (prio, q) in a.queue.iter().enumerate() {
+                check_list(prio, q)?;
+            }
+        } else {
+            for prio in a.prios() {
+                check_list(prio, &a.queue[prio])?;
+            }
         }
         if nr != a.nr {
             return Err(format!("rt CPU {cpu}: {nr} tasks listed, {} counted", a.nr));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fifo(prio: u8) -> TaskPolicy {
+        TaskPolicy::Fifo { prio }
+    }
+
+    /// A CPU's 100 lists exist only once an rt task was queued there; queued tasks come
+    /// out best priority first and FIFO within a priority, and both checks pass.
+    #[test]
+    fn lists_are_allocated_on_a_cpus_first_rt_task() {
+        let mut rt = Rt::new(4, 10);
+        assert!(rt.rq.iter().all(|a| a.queue.is_empty()));
+        rt.enqueue(2, 7, &fifo(10), false);
+        rt.enqueue(2, 8, &fifo(50), false);
+        rt.enqueue(2, 9, &fifo(10), false);
+        rt.enqueue(2, 6, &fifo(99), true);
+        assert_eq!(rt.rq[2].queue.len(), MAX_RT_PRIO);
+        assert!([0, 1, 3].iter().all(|&c| rt.rq[c].queue.is_empty()));
+        let mut out = Vec::new();
+        rt.queued(2, &mut out);
+        assert_eq!(out, [6, 8, 7, 9]);
+        assert_eq!(rt.highest(2), 0);
+        assert_eq!(rt.highest(1), MAX_RT_PRIO);
+        for c in 0..4 {
+            rt.check(c, true).unwrap();
+            rt.check(c, false).unwrap();
+        }
+        rt.dequeue(2, 6);
+        assert_eq!(rt.highest(2), 49);
+        assert_eq!(rt.rq[2].next_from(50), Some(89));
+        assert_eq!(rt.rq[2].next_from(90), None);
+    }
+
+    /// A task left in a list whose bitmap bit is clear: the full check names the list;
+    /// the incremental check sees more tasks counted than the marked lists hold.
+    #[test]
+    fn a_task_in_an_unmarked_list_is_caught() {
+        let mut rt = Rt::new(1, 10);
+        rt.enqueue(0, 1, &fifo(10), false);
+        rt.rq[0].set(89, false);
+        assert!(rt.check(0, true).unwrap_err().contains("bitmap bit 89"));
+        assert!(rt.check(0, false).unwrap_err().contains("1 counted"));
+        let mut out = Vec::new();
+        rt.queued(0, &mut out);
+        assert!(out.is_empty(), "the kernel's comparison of runqueue contents sees it missing");
     }
 }

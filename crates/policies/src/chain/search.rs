@@ -48,3 +48,12 @@ pub(super) fn record(
         cx.record(|| Decision::Place { task: p, prev, cpu, path, why });
     }
 }
+
+/// A set of CPUs in words: `CPU 3`, `CPUs 0-2,5`.
+pub(super) fn cpus_words(s: &schedlab_machine::CpuSet) -> String {
+    if s.count() == 1 {
+        format!("CPU {s}")
+    } else {
+        format!("CPUs {s}")
+    }
+}

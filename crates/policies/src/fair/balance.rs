@@ -8,7 +8,7 @@
 //! after the hook returns. Within one hook the balancer sees its own pending moves
 //! ([`Adjust`]), as the synchronous kernel code would.
 
-use super::balance_why::{group_type_name, LbWhy};
+use super::balance_why::{group_type_name, Kick, LbWhy};
 use super::domains::{
     Domain, SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_PKG_RESOURCES,
 };
@@ -450,11 +450,10 @@ impl Fair {
         // v4.9 takes from the head of `cfs_tasks` (most recently enqueued), v5.15 from the
         // tail (least recently run).
         let v4_9 = self.t.version == super::Version::V4_9;
-        let mut list: Vec<TaskId> = if v4_9 {
-            self.cpu[src].cfs_tasks.iter().copied().collect()
-        } else {
-            self.cpu[src].cfs_tasks.iter().rev().copied().collect()
-        };
+        // The whole list only when recording why the tasks beyond `loop_max` stayed.
+        let max = if env.why.is_some() { usize::MAX } else { loop_max };
+        let mut list: Vec<TaskId> = Vec::new();
+        self.links.collect(&self.cpu[src].cfs_tasks, !v4_9, max, &mut list);
         if env.why.is_some() {
             let nr = self.t.nr_migrate;
             for &p in list.iter().skip(loop_max) {
@@ -761,26 +760,33 @@ impl Fair {
     /// proportional to the machine's CPU count unless a kick is due.
     fn nohz_balancer_kick(&mut self, cx: &mut Ctx, cpu: CpuId, j: u64) {
         if j < self.nohz_next_balance {
+            self.record_kick(cx, cpu, Kick::NotDue);
             return;
         }
         let n = self.nr_cpus;
-        let Some(ilb) = (0..n).find(|&c| c != cpu && cx.idle_cpu(c)) else { return };
+        let Some(ilb) = (0..n).find(|&c| c != cpu && cx.idle_cpu(c)) else {
+            self.record_kick(cx, cpu, Kick::NoIdle);
+            return;
+        };
         let mut kick = cx.cpus[cpu].nr_running >= 2;
+        let mut why = Kick::Sent(ilb, false);
         if !kick {
             let llc = self.domains.llc_id[cpu];
             let busy = self.domains.llc_cpus[llc].iter().filter(|&&c| !cx.idle_cpu(c)).take(2).count();
             kick = busy > 1;
+            why = Kick::Sent(ilb, true);
         }
         if kick {
             self.nohz_next_balance = j + 1;
             // `find_new_ilb`: the first idle CPU.
             cx.kick(ilb);
             self.counters.nohz_kicks += 1;
+            self.record_kick(cx, cpu, why);
         }
     }
 
-    /// `_nohz_idle_balance` on the kicked CPU `ilb`: rebalance every idle CPU whose
-    /// balance is due, as that CPU, then itself.
+    /// `_nohz_idle_balance` (`fair.c`, v5.15) on the kicked CPU `ilb`: rebalance every
+    /// idle CPU whose balance is due, as that CPU, then itself.
     pub(super) fn nohz_idle_balance(&mut self, cx: &mut Ctx, ilb: CpuId) {
         self.adj.reset(self.nr_cpus);
         let n = self.nr_cpus;
@@ -802,7 +808,12 @@ impl Fair {
             self.rebalance_domains(cx, ilb, CpuIdleType::Idle);
             next = next.min(self.cpu[ilb].next_balance);
         }
-        self.nohz_next_balance = next;
+        // `update_next_balance`: only an idle CPU seen moves `nohz.next_balance`; with
+        // none (the kicked CPU took work meanwhile) it stays at the kick's `jiffies + 1`,
+        // so the next busy tick kicks again rather than a minute later.
+        if next < j + 60 * self.hz {
+            self.nohz_next_balance = next;
+        }
     }
 
     /// `newidle_balance` (v5.15): pull from the busiest queue of each level while the

@@ -173,27 +173,65 @@ impl Fair {
     /// needs it `imbalance_pct` above the local group). Sets `env.imbalance`.
     pub(super) fn find_busiest_group_v4_9(&mut self, cx: &Ctx, env: &mut Env) -> Option<usize> {
         let (local, busiest, avg) = self.sd_stats_v4_9(cx, env);
-        let (bi, b) = busiest?;
+        let Some((bi, b)) = busiest else {
+            env.balanced(|| "no other group carries load (update_sd_pick_busiest picks none)".into());
+            return None;
+        };
+        if let Some(w) = env.why.as_mut() {
+            w.busiest_group = Some(bi);
+        }
         if b.sum_nr_running == 0 {
+            env.balanced(|| "the busiest group runs no fair task".into());
             return None;
         }
         env.migration = Migration::Load;
         let pct = self.domains.per_cpu[env.dst][env.level].imbalance_pct;
         let force = env.idle == CpuIdleType::NewlyIdle && self.has_capacity_v4_9(env, &local) && b.overloaded;
-        if !force {
-            if local.avg_load >= b.avg_load || local.avg_load >= avg {
+        let (la, ba) = (local.avg_load, b.avg_load);
+        if force {
+            env.found_because(|| {
+                "force_balance: this CPU is newly idle with spare capacity (group_has_capacity) and the busiest group is overloaded (group_no_capacity)".into()
+            });
+        } else {
+            if la >= ba {
+                env.balanced(|| format!("the local avg_load {la} ≥ the busiest's {ba}"));
                 return None;
             }
-            let balanced = if env.idle == CpuIdleType::Idle {
-                !b.overloaded && local.idle_cpus <= b.idle_cpus + 1
-            } else {
-                100 * b.avg_load <= pct * local.avg_load
-            };
-            if balanced {
+            if la >= avg {
+                env.balanced(|| format!("the local avg_load {la} ≥ the domain's {avg}"));
                 return None;
+            }
+            if env.idle == CpuIdleType::Idle {
+                let (li, bi_) = (local.idle_cpus, b.idle_cpus);
+                if !b.overloaded && li <= bi_ + 1 {
+                    env.balanced(|| {
+                        format!("an idle CPU's pass: the busiest group is not overloaded, and the local group's idle CPUs {li} ≤ the busiest group's {bi_} + 1")
+                    });
+                    return None;
+                }
+                let why = if b.overloaded {
+                    "the busiest group is overloaded".to_string()
+                } else {
+                    format!("the local group's idle CPUs {li} > the busiest group's {bi_} + 1")
+                };
+                env.found_because(|| format!("busiest avg_load {ba} > the local {la} and the domain's {avg}; {why}"));
+            } else {
+                if 100 * ba <= pct * la {
+                    env.balanced(|| format!("busiest avg_load {ba} within imbalance_pct {pct} % of the local {la}"));
+                    return None;
+                }
+                env.found_because(|| {
+                    format!("busiest avg_load {ba} > the local {la} by more than imbalance_pct {pct} %, and above the domain's {avg}")
+                });
             }
         }
         env.imbalance = self.calculate_imbalance_v4_9(env, local, &b, avg) as i64;
+        if env.imbalance <= 0 {
+            let lpt = b.load_per_task;
+            env.balanced(|| {
+                format!("calculate_imbalance: below one average task of the busiest group ({lpt}), and fix_small_imbalance finds moving one would not help")
+            });
+        }
         (env.imbalance > 0).then_some(bi)
     }
 

@@ -10,7 +10,7 @@ use super::domains::Domain;
 use super::select::GroupType;
 use super::Fair;
 use schedlab_machine::CpuSet;
-use schedlab_sched_api::{fmt_ns, BalanceKind, Ctx, Decision};
+use schedlab_sched_api::{fmt_ns, BalanceKind, Ctx, Decision, SchedClass};
 use schedlab_sim::{CpuId, TaskId};
 
 /// What one `load_balance` pass found, gathered while recording.
@@ -22,6 +22,8 @@ pub(super) struct LbWhy {
     pub busiest_group: Option<usize>,
     /// Tasks considered and not moved, with the rule that kept each.
     pub refused: Vec<(TaskId, String)>,
+    /// Why `find_busiest_group` found an imbalance, where the version says (v4.9).
+    pub because: Option<String>,
 }
 
 /// `enum group_type` as the kernel names it.
@@ -54,6 +56,13 @@ impl Env {
     pub(super) fn balanced(&mut self, f: impl FnOnce() -> String) {
         if let Some(w) = self.why.as_mut() {
             w.verdict = Some(f());
+        }
+    }
+
+    /// Sets why the domain is imbalanced; `f` runs only while recording.
+    pub(super) fn found_because(&mut self, f: impl FnOnce() -> String) {
+        if let Some(w) = self.why.as_mut() {
+            w.because = Some(f());
         }
     }
 
@@ -119,6 +128,7 @@ impl Fair {
     pub(super) fn record_attempt(&self, cx: &mut Ctx, env: &mut Env, busiest: CpuId, moved: Vec<TaskId>, tail: &str) {
         let Some(w) = env.why.as_mut() else { return };
         let refused = std::mem::take(&mut w.refused);
+        let because = w.because.as_ref().map_or(String::new(), |b| format!(" — {b}"));
         let sd = &self.domains.per_cpu[env.dst][env.level];
         let migration = match env.migration {
             Migration::Load => "load",
@@ -126,7 +136,7 @@ impl Fair {
             Migration::Task => "tasks",
         };
         let found = format!(
-            "{}: busiest CPU {busiest} ({} fair tasks), imbalance {} ({migration}; sched_nr_migrate {}, nr_balance_failed {}, cache_nice_tries {}){tail}",
+            "{}: busiest CPU {busiest} ({} fair tasks), imbalance {} ({migration}; sched_nr_migrate {}, nr_balance_failed {}, cache_nice_tries {}){because}{tail}",
             self.lb_head(env, sd),
             self.h_nr(busiest),
             env.imbalance_found,
@@ -141,6 +151,53 @@ impl Fair {
 
     fn lb_head(&self, env: &Env, sd: &Domain) -> String {
         format!("load_balance on CPU {} at the {} level (CPUs {}), {}", env.dst, sd.name, sd.span, idle_words(env.idle))
+    }
+}
+
+/// What `nohz_balancer_kick` (`fair.c`, v5.15) decided on a busy CPU's tick.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Kick {
+    /// `time_before(now, nohz.next_balance)`: no idle CPU is due to balance yet.
+    NotDue,
+    /// `find_new_ilb` finds no other idle CPU.
+    NoIdle,
+    /// Kicked this idle CPU; `true` for an LLC with more than one busy CPU, `false` for
+    /// this CPU running two tasks or more.
+    Sent(CpuId, bool),
+}
+
+impl Fair {
+    /// Records a `nohz_balancer_kick` verdict on `cpu`: a kick sent (to which CPU, why),
+    /// or, while tasks wait on `cpu`, why none was. It concerns the fair tasks queued on
+    /// `cpu` (the only ones the idle balance could move), each noted with the verdict.
+    pub(super) fn record_kick(&self, cx: &mut Ctx, cpu: CpuId, k: Kick) {
+        if !cx.recording() {
+            return;
+        }
+        let nr = cx.cpus[cpu].nr_running;
+        let head = format!("nohz_balancer_kick on CPU {cpu} ({nr} tasks, tick)");
+        let (found, why) = match k {
+            Kick::Sent(ilb, llc) => {
+                let why = if llc {
+                    "its last-level cache has more than one busy CPU (nr_busy_cpus > 1)".to_string()
+                } else {
+                    format!("CPU {cpu} runs {nr} tasks (nr_running ≥ 2)")
+                };
+                let found = format!(
+                    "{head}: kicked CPU {ilb}, the first idle CPU (find_new_ilb), to run nohz_idle_balance for every idle CPU: {why}"
+                );
+                (found, format!("left to CPU {ilb}'s nohz_idle_balance"))
+            }
+            _ if nr < 2 => return,
+            Kick::NotDue => {
+                (head, "no kick: nohz.next_balance, the idle CPUs' earliest next balance, is not reached".to_string())
+            }
+            Kick::NoIdle => (head, "no kick: no other CPU is idle (find_new_ilb)".to_string()),
+        };
+        let mut queued = Vec::new();
+        SchedClass::queued(self, cpu, &mut queued);
+        let refused = queued.into_iter().map(|t| (t, why.clone())).collect();
+        cx.record(|| Decision::Balance { cpu, kind: BalanceKind::Tick, src: None, found, moved: Vec::new(), refused });
     }
 }
 

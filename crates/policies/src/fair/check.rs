@@ -13,26 +13,31 @@ impl Fair {
             return Err(format!("EEVDF picked an ineligible entity {} times", self.counters.ineligible_picks));
         }
         let mut ents = Vec::new();
-        for i in 0..self.rqs.len() {
+        let mut check = |i: usize| -> Result<(), String> {
             let rq = RqId(i as u32);
             let r = self.rq(rq);
-            if only.is_some_and(|cpus| !cpus.contains(&r.cpu)) {
-                continue;
-            }
             if r.timeline.len() == 0 && r.curr.is_none() {
                 if r.load != 0 || r.nr_running != 0 || r.h_nr_running != 0 || r.h_nr_runnable != 0 {
                     return Err(format!("CPU {}: an empty queue has load {} nr {}", r.cpu, r.load, r.nr_running));
                 }
-                continue;
+                return Ok(());
             }
             ents.clear();
             self.nodes.in_order(&r.timeline, &mut ents);
-            self.check_rq(rq, &mut ents)?;
+            self.check_rq(rq, &mut ents)
+        };
+        let Some(cpus) = only else {
+            (0..self.rqs.len()).try_for_each(check)?;
+            return self.check_groups();
+        };
+        // Each group's runqueues are laid out CPU by CPU (`group_rq`): visit only the
+        // touched CPUs' instead of testing every runqueue of every group.
+        for tg in 0..self.rqs.len() / self.nr_cpus.max(1) {
+            for &c in cpus {
+                check(self.group_rq(tg, c).0 as usize)?;
+            }
         }
-        if only.is_some() {
-            return Ok(());
-        }
-        self.check_groups()
+        Ok(())
     }
 
     /// `ents`: the tree's entities in order (`curr` is appended for the V check).

@@ -76,6 +76,7 @@ impl Domains {
         let n = m.nr_cpus();
         let max_dist = topo.numa_distance.iter().flatten().copied().max().unwrap_or(10);
         let mut per_cpu = Vec::with_capacity(n);
+        let mut pool = SetPool::default();
         for cpu in 0..n {
             // (name, span(c), flags, imbalance_pct, cache_nice_tries)
             type SpanOf<'a> = Box<dyn Fn(CpuId) -> CpuSet + 'a>;
@@ -107,7 +108,8 @@ impl Domains {
                 if *name == "NUMA" && max_dist > RECLAIM_DISTANCE {
                     flags &= !(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
                 }
-                let groups = groups_of(&span, n, cpu, child_fn.map(|f| &**f));
+                let groups = groups_of(&span, n, cpu, child_fn.map(|f| &**f), &mut pool);
+                let span = pool.intern(span);
                 let w = span.count() as u64;
                 doms.push(Domain {
                     name,
@@ -168,7 +170,13 @@ impl Domains {
 
 /// Groups of a domain: the distinct child spans of its CPUs (single CPUs at the lowest
 /// level), starting with the one holding `cpu`, then in CPU order.
-fn groups_of(span: &CpuSet, n: usize, cpu: CpuId, child: Option<&dyn Fn(CpuId) -> CpuSet>) -> Vec<CpuSet> {
+fn groups_of(
+    span: &CpuSet,
+    n: usize,
+    cpu: CpuId,
+    child: Option<&dyn Fn(CpuId) -> CpuSet>,
+    pool: &mut SetPool,
+) -> Vec<CpuSet> {
     let mut groups: Vec<CpuSet> = Vec::new();
     let mut seen = CpuSet::empty(n);
     let order = std::iter::once(cpu).chain(span.iter().filter(move |&c| c != cpu));
@@ -187,9 +195,27 @@ fn groups_of(span: &CpuSet, n: usize, cpu: CpuId, child: Option<&dyn Fn(CpuId) -
         for x in g.iter() {
             seen.insert(x);
         }
-        groups.push(g);
+        groups.push(pool.intern(g));
     }
     groups
+}
+
+/// One copy of each distinct span and group mask, shared by every CPU whose domains hold
+/// it, as the kernel shares a span's `sched_group`s among its CPUs
+/// (`kernel/sched/topology.c:get_group` (v5.15)). A `CpuSet` clone shares its words, so a
+/// 1024-CPU machine keeps a few thousand masks instead of one per CPU per group (4.5 MB).
+#[derive(Default)]
+struct SetPool(std::collections::BTreeMap<(Option<CpuId>, usize), Vec<CpuSet>>);
+
+impl SetPool {
+    fn intern(&mut self, s: CpuSet) -> CpuSet {
+        let same = self.0.entry((s.first(), s.count())).or_default();
+        if let Some(x) = same.iter().find(|x| **x == s) {
+            return x.clone();
+        }
+        same.push(s.clone());
+        s
+    }
 }
 
 #[cfg(test)]

@@ -126,7 +126,7 @@ impl Fair {
         r.nr_running += 1;
         if let Some(p) = self.se_task(se) {
             let cpu = self.rq(rq).cpu;
-            self.cpu[cpu].cfs_tasks.push_front(p);
+            self.links.push_front(&mut self.cpu[cpu].cfs_tasks, cpu, p);
         }
     }
 
@@ -138,10 +138,7 @@ impl Fair {
         r.nr_running -= 1;
         if let Some(p) = self.se_task(se) {
             let cpu = self.rq(rq).cpu;
-            let list = &mut self.cpu[cpu].cfs_tasks;
-            if let Some(i) = list.iter().position(|&t| t == p) {
-                list.remove(i);
-            }
+            self.links.remove(&mut self.cpu[cpu].cfs_tasks, cpu, p);
         }
     }
 

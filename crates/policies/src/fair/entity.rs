@@ -11,7 +11,6 @@ use super::pelt::SchedAvg;
 use super::tree::Timeline;
 use super::weights::LoadWeight;
 use schedlab_sim::{CpuId, TaskId};
-use std::collections::VecDeque;
 
 /// A scheduling entity: a task or a task group on one CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,33 +77,37 @@ pub struct TaskFair {
     pub alive: bool,
 }
 
-/// `struct cfs_rq`.
+/// `struct cfs_rq`. Laid out by hand (`repr(C)`, one 64-byte line aligned): the first
+/// line holds what a placement or balancing scan reads of every CPU's root queue (task
+/// counts and the PELT averages), the second what a pick reads (V's sums, the origin, the
+/// timeline), so a scan over 1 024 CPUs touches one line per CPU instead of three.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct CfsRq {
-    pub cpu: CpuId,
-    /// The task group this queue belongs to (0 = root).
-    pub tg: usize,
-    pub timeline: Timeline,
-    pub min_vruntime: u64,
-    /// Σ weight of the queued entities, `curr` included (`load.weight`).
-    pub load: u64,
-    /// Entities queued here, `curr` and delayed ones included (`nr_running`/`nr_queued`).
-    pub nr_running: u64,
     /// Tasks queued in this hierarchy (`h_nr_running`/`h_nr_queued`), delayed included.
     pub h_nr_running: u64,
-    /// Tasks queued in this hierarchy that are not delayed (v6.18 `h_nr_runnable`).
-    pub h_nr_runnable: u64,
     /// `SCHED_IDLE` tasks in this hierarchy (`idle_h_nr_running`).
     pub idle_h_nr: u64,
+    /// PELT of the runqueue, and the averages of entities that left it (`removed`).
+    pub avg: SchedAvg,
     /// EEVDF `avg_vruntime` (Σ key·w over the tree) and `avg_load` (Σ w over the tree).
     pub avg_vruntime: i128,
     pub avg_load: u64,
+    pub min_vruntime: u64,
+    pub timeline: Timeline,
     pub curr: Option<Se>,
     pub next: Option<Se>,
     pub last: Option<Se>,
     pub skip: Option<Se>,
-    /// PELT of the runqueue, and the averages of entities that left it (`removed`).
-    pub avg: SchedAvg,
+    /// Σ weight of the queued entities, `curr` included (`load.weight`).
+    pub load: u64,
+    /// Entities queued here, `curr` and delayed ones included (`nr_running`/`nr_queued`).
+    pub nr_running: u64,
+    /// Tasks queued in this hierarchy that are not delayed (v6.18 `h_nr_runnable`).
+    pub h_nr_runnable: u64,
+    pub cpu: CpuId,
+    /// The task group this queue belongs to (0 = root).
+    pub tg: usize,
     pub removed: [u64; 3],
     /// v4.9 `runnable_load_sum`, `runnable_load_avg`: the load of queued entities only.
     pub runnable_load: [u64; 2],
@@ -142,7 +145,7 @@ impl CfsRq {
 #[derive(Clone, Debug)]
 pub struct CpuRq {
     /// `rq->cfs_tasks`: queued tasks, most recently run first.
-    pub cfs_tasks: VecDeque<TaskId>,
+    pub cfs_tasks: super::tasklist::TaskList,
     /// The task `curr` was when `put_prev_task` ran; `pick_next_task_fair` decides what
     /// to put and set (the cgroup fast path: nothing, if it is picked again).
     pub prev: Option<TaskId>,

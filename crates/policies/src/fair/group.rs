@@ -97,7 +97,7 @@ impl Fair {
     /// The task group a new task runs in: its cgroup, else (with autogroup on) its
     /// session's autogroup, else the root (`task_wants_autogroup`, `sched_get_task_group`).
     pub(super) fn task_group_of(&self, info: &TaskInfo) -> usize {
-        match (info.cgroup, info.session) {
+        match (info.cgroup.get(), info.session.get()) {
             (Some(c), _) => 1 + c,
             (None, Some(s)) if self.t.autogroup => 1 + self.nr_cgroups + s,
             _ => 0,

@@ -36,6 +36,7 @@ mod pick;
 mod select;
 mod select_v4_9;
 mod select_why;
+mod tasklist;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -56,7 +57,6 @@ use schedlab_sched_api::{
     BalanceKind, Ctx, Moment, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable, Why,
 };
 use schedlab_sim::{CpuId, TaskId};
-use std::collections::VecDeque;
 
 /// Initial `min_vruntime`. The kernel starts at `(u64)-(1 << 20)` so that wrap-around is
 /// exercised early; we start far from zero instead, so raw `u64` keys order correctly in
@@ -108,6 +108,8 @@ pub struct Fair {
     task_base: u32,
     tf: Vec<TaskFair>,
     nodes: tree::Nodes,
+    /// The links of every CPU's `cfs_tasks` list.
+    links: tasklist::Links,
     /// Fair runqueues: per CPU the root, then per group per CPU.
     rqs: Vec<CfsRq>,
     cpu: Vec<CpuRq>,
@@ -163,7 +165,7 @@ impl Fair {
         adj.reset(n);
         let cpu = (0..n)
             .map(|_| CpuRq {
-                cfs_tasks: VecDeque::new(),
+                cfs_tasks: tasklist::TaskList::default(),
                 prev: None,
                 next_balance: 0,
                 avg_idle: 2 * t.migration_cost,
@@ -179,6 +181,7 @@ impl Fair {
             task_base: 0,
             tf: Vec::new(),
             nodes: tree::Nodes::default(),
+            links: tasklist::Links::default(),
             rqs: Vec::new(),
             cpu,
             tgs: vec![TaskGroup::root()],
@@ -356,6 +359,7 @@ impl SchedClass for Fair {
         self.ents.reserve_exact(ents.saturating_sub(self.ents.len()));
         self.tf.reserve_exact(n.saturating_sub(self.tf.len()));
         self.nodes.reserve_exact(ents);
+        self.links.reserve_exact(n);
     }
 
     /// `task_dead_fair` → `remove_entity_load_avg`.

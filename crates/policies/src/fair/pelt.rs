@@ -67,18 +67,20 @@ fn accumulate_pelt_segments(periods: u64, d1: u64, d3: u64) -> u64 {
     c1 + c2 + d3
 }
 
-/// `struct sched_avg`.
+/// `struct sched_avg`. The averages come first (`repr(C)`): placement and balancing scans
+/// read only them, and [`super::entity::CfsRq`] puts them in its first cache line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct SchedAvg {
+    pub load_avg: u64,
+    pub runnable_avg: u64,
+    pub util_avg: u64,
     /// ns; 0 means "not attached" (new or migrating task).
     pub last_update_time: u64,
     pub load_sum: u64,
     pub runnable_sum: u64,
     pub util_sum: u64,
     pub period_contrib: u64,
-    pub load_avg: u64,
-    pub runnable_avg: u64,
-    pub util_avg: u64,
 }
 
 impl SchedAvg {

@@ -45,11 +45,7 @@ impl Fair {
             self.switch_path(cx, prev, se);
         }
         let p = self.se_task(se).expect("picks end at a task");
-        let list = &mut self.cpu[cpu].cfs_tasks;
-        if let Some(i) = list.iter().position(|&t| t == p) {
-            list.remove(i);
-            list.push_front(p);
-        }
+        self.links.move_front(&mut self.cpu[cpu].cfs_tasks, cpu, p);
         if !self.eevdf_on() {
             let slice = self.sched_slice(self.cfs_rq_of(se), se);
             self.em(se).last_slice = slice;

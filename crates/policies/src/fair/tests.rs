@@ -66,9 +66,9 @@ impl Harness {
             policy: TaskPolicy::Normal,
             affinity: self.m.all_cpus(),
             cpu: 0,
-            parent: None,
-            cgroup: None,
-            session: None,
+            parent: schedlab_sched_api::OptIdx::NONE,
+            cgroup: schedlab_sched_api::OptIdx::NONE,
+            session: schedlab_sched_api::OptIdx::NONE,
             slice: None,
             kthread: false,
         });

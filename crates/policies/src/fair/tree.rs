@@ -18,11 +18,16 @@
 /// No node.
 pub const NIL: u32 = u32::MAX;
 
+/// One cache line a node (64 bytes of fields): the arena's allocation is line-aligned, so
+/// a descent touches one line per level instead of straddling two. The treap priority is
+/// recomputed from `seq` where needed rather than stored, leaving room for the left
+/// subtree's smallest vruntime: the eligible search tests it at every level and, when it
+/// turns right, need not load the left child at all.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Node {
     left: u32,
     right: u32,
-    prio: u32,
     key: u64,
     seq: u64,
     vruntime: u64,
@@ -30,21 +35,36 @@ struct Node {
     /// Smallest `vruntime` / `slice` in this subtree.
     min_vruntime: u64,
     min_slice: u64,
+    /// Smallest `vruntime` of the left subtree (`u64::MAX` without one).
+    left_min_vruntime: u64,
 }
 
-const EMPTY: Node =
-    Node { left: NIL, right: NIL, prio: 0, key: 0, seq: 0, vruntime: 0, slice: 0, min_vruntime: 0, min_slice: 0 };
+const _: () = assert!(std::mem::size_of::<Node>() == 64);
 
-/// One runqueue's tree: its root and size.
+const EMPTY: Node = Node {
+    left: NIL,
+    right: NIL,
+    key: 0,
+    seq: 0,
+    vruntime: 0,
+    slice: 0,
+    min_vruntime: 0,
+    min_slice: 0,
+    left_min_vruntime: u64::MAX,
+};
+
+/// One runqueue's tree: its root, size and leftmost node (`rb_root_cached`: the kernel
+/// caches the leftmost so a pick need not descend to it).
 #[derive(Clone, Copy, Debug)]
 pub struct Timeline {
     root: u32,
     len: u32,
+    first: u32,
 }
 
 impl Default for Timeline {
     fn default() -> Self {
-        Timeline { root: NIL, len: 0 }
+        Timeline { root: NIL, len: 0, first: NIL }
     }
 }
 
@@ -101,21 +121,30 @@ impl Nodes {
     fn node(&self, i: u32) -> &Node {
         &self.n[i as usize]
     }
+    fn prio_of(&self, i: u32) -> u32 {
+        prio(self.node(i).seq)
+    }
 
     /// Recomputes the augmented values of `i` from its children (`min_vruntime_update`).
     fn pull(&mut self, i: u32) {
         let Node { left, right, vruntime, slice, .. } = self.n[i as usize];
         let (mut mv, mut ms) = (vruntime, slice);
-        for c in [left, right] {
-            if c != NIL {
-                let cn = &self.n[c as usize];
-                mv = mv.min(cn.min_vruntime);
-                ms = ms.min(cn.min_slice);
-            }
+        let mut lmv = u64::MAX;
+        if left != NIL {
+            let cn = &self.n[left as usize];
+            lmv = cn.min_vruntime;
+            mv = mv.min(cn.min_vruntime);
+            ms = ms.min(cn.min_slice);
+        }
+        if right != NIL {
+            let cn = &self.n[right as usize];
+            mv = mv.min(cn.min_vruntime);
+            ms = ms.min(cn.min_slice);
         }
         let n = &mut self.n[i as usize];
         n.min_vruntime = mv;
         n.min_slice = ms;
+        n.left_min_vruntime = lmv;
     }
 
     fn less(&self, a: u32, key: u64, seq: u64) -> bool {
@@ -152,7 +181,7 @@ impl Nodes {
         if b == NIL {
             return a;
         }
-        if self.n[a as usize].prio >= self.n[b as usize].prio {
+        if self.prio_of(a) >= self.prio_of(b) {
             let r = self.merge(self.n[a as usize].right, b);
             self.n[a as usize].right = r;
             self.pull(a);
@@ -174,15 +203,18 @@ impl Nodes {
         self.n[i] = Node {
             left: NIL,
             right: NIL,
-            prio: prio(e.seq),
             key: e.key,
             seq: e.seq,
             vruntime: e.vruntime,
             slice: e.slice,
             min_vruntime: e.vruntime,
             min_slice: e.slice,
+            left_min_vruntime: u64::MAX,
         };
-        t.root = self.insert_at(t.root, id);
+        if t.first == NIL || !self.less(t.first, e.key, e.seq) {
+            t.first = id;
+        }
+        t.root = self.insert_at(t.root, id, prio(e.seq));
         t.len += 1;
         self.ops.inserts += 1;
     }
@@ -190,13 +222,13 @@ impl Nodes {
     /// Descends to where node `id`'s priority puts it and splits only the subtree found
     /// there around it: about half the work of splitting the whole tree and merging back.
     /// Recursion depth is the treap's height, as for [`Nodes::split`].
-    fn insert_at(&mut self, at: u32, id: u32) -> u32 {
+    fn insert_at(&mut self, at: u32, id: u32, id_prio: u32) -> u32 {
         if at == NIL {
             return id;
         }
         self.ops.insert_compares += 1;
-        let Node { key, seq, prio, .. } = self.n[id as usize];
-        if prio > self.n[at as usize].prio {
+        let Node { key, seq, .. } = self.n[id as usize];
+        if id_prio > self.prio_of(at) {
             let (l, r) = self.split(at, key, seq);
             self.n[id as usize].left = l;
             self.n[id as usize].right = r;
@@ -204,10 +236,10 @@ impl Nodes {
             return id;
         }
         if self.less(at, key, seq) {
-            let r = self.insert_at(self.n[at as usize].right, id);
+            let r = self.insert_at(self.n[at as usize].right, id, id_prio);
             self.n[at as usize].right = r;
         } else {
-            let l = self.insert_at(self.n[at as usize].left, id);
+            let l = self.insert_at(self.n[at as usize].left, id, id_prio);
             self.n[at as usize].left = l;
         }
         self.pull(at);
@@ -219,6 +251,11 @@ impl Nodes {
         let (key, seq) = (self.node(id).key, self.node(id).seq);
         t.root = self.remove_at(t.root, id, key, seq);
         t.len -= 1;
+        if t.first == id {
+            // `rb_erase_cached`: the next node becomes the leftmost (the nodes on the way
+            // were just touched by the removal).
+            t.first = self.leftmost_from(t.root);
+        }
         self.ops.erases += 1;
     }
 
@@ -239,16 +276,20 @@ impl Nodes {
         at
     }
 
-    /// `__pick_first_entity`: the entity with the smallest key.
+    /// `__pick_first_entity`: the entity with the smallest key (cached).
     pub fn first(&self, t: &Timeline) -> Option<u32> {
-        let mut at = t.root;
+        (t.first != NIL).then_some(t.first)
+    }
+
+    /// The leftmost node of the subtree at `at` (`NIL` for an empty one).
+    fn leftmost_from(&self, mut at: u32) -> u32 {
         if at == NIL {
-            return None;
+            return NIL;
         }
         while self.node(at).left != NIL {
             at = self.node(at).left;
         }
-        Some(at)
+        at
     }
 
     /// `__pick_next_entity(first)`: the entity after the first.
@@ -304,7 +345,7 @@ impl Nodes {
         while at != NIL {
             visited += 1;
             let n = self.node(at);
-            if n.left != NIL && eligible(self.node(n.left).min_vruntime) {
+            if n.left != NIL && eligible(n.left_min_vruntime) {
                 at = n.left;
                 continue;
             }
@@ -342,6 +383,9 @@ impl Nodes {
         if all.len() != t.len() {
             return Err(format!("timeline holds {} nodes but counts {}", all.len(), t.len()));
         }
+        if self.first(t) != all.first().copied() {
+            return Err(format!("timeline caches {:?} as leftmost, not {:?}", self.first(t), all.first()));
+        }
         for w in all.windows(2) {
             if self.key_of(w[0]) >= self.key_of(w[1]) {
                 return Err(format!("timeline out of order at entities {} and {}", w[0], w[1]));
@@ -357,7 +401,8 @@ impl Nodes {
                     ms = ms.min(self.node(c).min_slice);
                 }
             }
-            if (mv, ms) != (n.min_vruntime, n.min_slice) {
+            let lmv = if n.left == NIL { u64::MAX } else { self.node(n.left).min_vruntime };
+            if (mv, ms, lmv) != (n.min_vruntime, n.min_slice, n.left_min_vruntime) {
                 return Err(format!("timeline augmentation of entity {i} is stale"));
             }
         }

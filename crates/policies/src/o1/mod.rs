@@ -460,7 +460,7 @@ impl SchedClass for O1 {
     /// CPU gives the rest back; a hungrier child drags its parent's `sleep_avg` down.
     fn task_dead(&mut self, cx: &mut Ctx, p: TaskId) {
         self.td[p].alive = false;
-        let Some(q) = cx.task(p).parent.filter(|&q| self.td.get(q).is_some_and(|d| d.alive)) else { return };
+        let Some(q) = cx.task(p).parent.get().filter(|&q| self.td.get(q).is_some_and(|d| d.alive)) else { return };
         let (c, w) = (self.td[p].clone(), self.t.exit_weight);
         let par = &mut self.td[q];
         if c.first_time_slice && c.cpu == par.cpu {
@@ -689,7 +689,15 @@ impl SchedClass for O1 {
     }
 
     fn check_invariants(&self, cx: &Ctx) -> Result<(), String> {
-        for (c, rq) in self.rq.iter().enumerate() {
+        let all: Vec<CpuId> = (0..self.rq.len()).collect();
+        self.check_cpus(cx, &all)
+    }
+
+    /// The checks of the CPUs an event touched (every task's `sleep_avg` bound too: the
+    /// tasks are few beside the CPUs' arrays).
+    fn check_cpus(&self, cx: &Ctx, cpus: &[CpuId]) -> Result<(), String> {
+        for &c in cpus {
+            let rq = &self.rq[c];
             for (w, a) in rq.arrays.iter().enumerate() {
                 if !a.consistent() {
                     return Err(format!("o1: CPU {c} array {w}: bitmap or count out of date"));

@@ -54,9 +54,9 @@ impl Harness {
             policy: TaskPolicy::Normal,
             affinity: self.m.all_cpus(),
             cpu: 0,
-            parent,
-            cgroup: None,
-            session: None,
+            parent: parent.into(),
+            cgroup: schedlab_sched_api::OptIdx::NONE,
+            session: schedlab_sched_api::OptIdx::NONE,
             slice: None,
             kthread: false,
         });

@@ -809,7 +809,7 @@ impl SchedClass for Ule {
     /// its parent (not its sleep).
     fn task_dead(&mut self, cx: &mut Ctx, p: TaskId) {
         self.td[p].alive = false;
-        if let Some(q) = cx.task(p).parent {
+        if let Some(q) = cx.task(p).parent.get() {
             if self.td.get(q).is_some_and(|d| d.alive) {
                 self.td[q].hist.runtime += self.td[p].hist.runtime;
                 self.interact_update(q);

@@ -63,9 +63,9 @@ impl Harness {
             policy: TaskPolicy::Normal,
             affinity: only(&self.m, cpu),
             cpu,
-            parent: None,
-            cgroup: None,
-            session: None,
+            parent: schedlab_sched_api::OptIdx::NONE,
+            cgroup: schedlab_sched_api::OptIdx::NONE,
+            session: schedlab_sched_api::OptIdx::NONE,
             slice: None,
             kthread,
         });
