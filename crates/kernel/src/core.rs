@@ -87,10 +87,15 @@ impl Kernel<'_> {
     }
 
     /// Applies policy requests made while running on `this`.
+    #[inline]
     pub(crate) fn apply_requests(&mut self, this: CpuId) {
         if self.requests.is_empty() && self.lb_chain.0 == 0 {
             return; // most hooks request nothing (and nothing waits in `lb_chain`)
         }
+        self.apply_requests_now(this);
+    }
+
+    fn apply_requests_now(&mut self, this: CpuId) {
         let reqs = std::mem::take(&mut self.requests);
         let mut first = None;
         for r in &reqs {

@@ -207,7 +207,8 @@ pub(crate) struct Progress {
 impl Progress {
     /// Work done between `since` and `now` (rounded down).
     pub fn done(&self, now: Ns) -> Ns {
-        if self.fixed {
+        // Full speed (no busy SMT sibling, the common case): no 128-bit arithmetic.
+        if self.fixed || self.rate == 1000 {
             return now - self.since;
         }
         Ns(((u128::from((now - self.since).0) * u128::from(self.rate)) / 1000) as u64)
@@ -218,7 +219,7 @@ impl Progress {
     }
     /// When the work left at `since` completes (rounded up).
     pub fn end(&self) -> Ns {
-        if self.fixed {
+        if self.fixed || self.rate == 1000 {
             return self.since + self.left;
         }
         let r = u128::from(self.rate);
@@ -366,23 +367,6 @@ pub(crate) enum Event {
         left: u32,
         seq: u64,
     },
-}
-
-/// An event's lane in the queue: its CPU's; workload events share CPU 0's.
-impl schedlab_sim::Lane for Event {
-    #[inline]
-    fn lane(&self) -> usize {
-        match *self {
-            Event::CpuDone { cpu, .. }
-            | Event::Resume { cpu }
-            | Event::Tick { cpu, .. }
-            | Event::IdleWake { cpu, .. }
-            | Event::Timer { cpu, .. }
-            | Event::Ipi { cpu, .. }
-            | Event::PolicyTimer { cpu, .. } => cpu,
-            Event::Change { .. } | Event::Start { .. } => 0,
-        }
-    }
 }
 
 impl Kernel<'_> {
@@ -693,11 +677,13 @@ impl Kernel<'_> {
                     // The hooks' work runs right after the action, before what it queued
                     // (the balancer's scan after its moves: `queue_work`).
                     // Taken and put back, so its buffer is reused from event to event.
-                    let mut work = std::mem::take(&mut self.pending_work);
-                    for (path, ns) in work.drain(..).rev() {
-                        self.queue_work(cpu, path, ns);
+                    if !self.pending_work.is_empty() {
+                        let mut work = std::mem::take(&mut self.pending_work);
+                        for (path, ns) in work.drain(..).rev() {
+                            self.queue_work(cpu, path, ns);
+                        }
+                        self.pending_work = work;
                     }
-                    self.pending_work = work;
                 }
                 Step::Locked { locks, n, mut got, site, hold, action } => {
                     while got < n {
@@ -742,14 +728,16 @@ impl Kernel<'_> {
                     // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
                     let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
                     self.cpus[cpu].segs.clear();
-                    let mut work = std::mem::take(&mut self.pending_work);
-                    for (p, ns) in work.drain(..) {
-                        match p {
-                            KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
-                            _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
+                    if !self.pending_work.is_empty() {
+                        let mut work = std::mem::take(&mut self.pending_work);
+                        for (p, ns) in work.drain(..) {
+                            match p {
+                                KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
+                                _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
+                            }
                         }
+                        self.pending_work = work;
                     }
-                    self.pending_work = work;
                     self.start_kernel(cpu, Busy::Hold { locks, n }, first);
                     return;
                 }

@@ -345,7 +345,7 @@ impl<'p> Kernel<'p> {
             tasks: Vec::new(),
             info: Vec::new(),
             now: Ns(0),
-            events: EventQueue::with_lanes(n),
+            events: EventQueue::default(),
             machine,
             wl,
             cfg,

@@ -14,7 +14,7 @@ mod rng;
 mod time;
 
 pub use diag::{line_col, line_of, line_starts, SourceError};
-pub use queue::{EventQueue, Lane};
+pub use queue::EventQueue;
 pub use rng::{Distribution, RngStreams, SimRng};
 pub use time::{parse_duration, Ns, NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 

@@ -1,139 +1,62 @@
 use crate::Ns;
-
-/// Which lane of the [`EventQueue`] an event goes to: events of one CPU share a lane.
-/// Lanes only make the queue cheaper; they never change the pop order.
-pub trait Lane {
-    fn lane(&self) -> usize;
-}
-
-/// `(time, seq)` as one integer: a single comparison orders two entries.
-#[inline]
-fn key(time: Ns, seq: u64) -> u128 {
-    (u128::from(time.0) << 64) | u128::from(seq)
-}
-
-/// The key of an empty lane: above every real key (`seq` never reaches `u64::MAX`).
-const EMPTY: u128 = u128::MAX;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 struct Entry<E> {
-    key: u128,
+    time: Ns,
+    seq: u64,
     event: E,
 }
 
-/// A node of the winner tree: the earliest key below it and its lane.
-#[derive(Clone, Copy)]
-struct Node {
-    key: u128,
-    lane: u32,
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, o: &Self) -> bool {
+        self.time == o.time && self.seq == o.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<E> Entry<E> {
+    /// `(time, seq)` as one integer: one comparison instead of two dependent ones.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.time.0) << 64) | u128::from(self.seq)
+    }
+}
+impl<E> Ord for Entry<E> {
+    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest `(time, seq)` first.
+    /// Orders exactly as the `(time, seq)` pair does, so the heap's layout, and with it
+    /// the order of the rare entries that share one pair, is what it was with the pair.
+    #[inline]
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.key().cmp(&self.key())
+    }
 }
 
 /// The simulation's single event queue.
 ///
 /// Architecture Invariant: events pop in `(time, seq)` order, where `seq` is the order of
 /// scheduling; ties are therefore broken deterministically, never by heap layout.
-///
-/// Layout: one short sorted list per lane (a CPU's few pending events: its work's end, its
-/// tick, its clock event, stale ones of each; the earliest last) and a winner tree over
-/// the lanes' earliest keys. A pop takes the root's lane, pops the end of its list and
-/// replays one leaf-to-root path: O(log lanes) comparisons of one integer each, where a
-/// single binary heap of every event moved 40-byte entries through log(all events) levels
-/// twice on every pop. A push appends to its lane (usually its earliest event: a CPU's
-/// next work ends before its tick) and climbs the tree only while it is the earliest.
 pub struct EventQueue<E> {
-    /// Per lane, its events by descending key (the earliest at the end).
-    lanes: Vec<Vec<Entry<E>>>,
-    /// Winner tree: node `j` (root 1) holds the earliest key below it; leaf `width + i`
-    /// holds lane `i`'s earliest ([`EMPTY`] if none).
-    nodes: Vec<Node>,
-    width: usize,
-    len: usize,
+    heap: BinaryHeap<Entry<E>>,
     next_seq: u64,
 }
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        Self::with_lanes(1)
+        Self { heap: BinaryHeap::new(), next_seq: 0 }
     }
 }
 
 impl<E> EventQueue<E> {
-    /// A queue with room for lanes `0..n` (more are added when an event names one).
-    pub fn with_lanes(n: usize) -> Self {
-        let mut q = EventQueue { lanes: Vec::new(), nodes: Vec::new(), width: 0, len: 0, next_seq: 0 };
-        q.grow(n.max(1));
-        q
+    pub fn push(&mut self, time: Ns, event: E) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Entry { time, seq, event });
     }
-
-    /// Makes room for lanes `0..n` and rebuilds the tree.
-    #[cold]
-    fn grow(&mut self, n: usize) {
-        self.lanes.resize_with(n, Vec::new);
-        let width = n.next_power_of_two();
-        self.width = width;
-        self.nodes = vec![Node { key: EMPTY, lane: 0 }; 2 * width];
-        for i in 0..width {
-            let key = self.lanes.get(i).and_then(|l| l.last()).map_or(EMPTY, |e| e.key);
-            self.nodes[width + i] = Node { key, lane: i as u32 }; // lanes ≤ CPUs
-        }
-        for j in (1..width).rev() {
-            let (a, b) = (self.nodes[2 * j], self.nodes[2 * j + 1]);
-            self.nodes[j] = if b.key < a.key { b } else { a };
-        }
-    }
-
-    /// Lane `lane`'s earliest key is now `key`: replays its path to the root.
-    #[inline]
-    fn replay(&mut self, lane: usize, key: u128) {
-        let mut j = self.width + lane;
-        let mut cur = Node { key, lane: lane as u32 };
-        self.nodes[j] = cur;
-        while j > 1 {
-            let sib = self.nodes[j ^ 1];
-            if sib.key < cur.key {
-                cur = sib;
-            }
-            j >>= 1;
-            self.nodes[j] = cur;
-        }
-    }
-
-    /// Lane `lane`'s earliest key fell to `key`: it wins up to the first node already
-    /// holding an earlier one (nothing above that changes).
-    #[inline]
-    fn lower(&mut self, lane: usize, key: u128) {
-        let mut j = self.width + lane;
-        let cur = Node { key, lane: lane as u32 };
-        self.nodes[j] = cur;
-        while j > 1 {
-            j >>= 1;
-            if self.nodes[j].key < key {
-                return;
-            }
-            self.nodes[j] = cur;
-        }
-    }
-
-    #[inline]
-    fn insert(&mut self, lane: usize, key: u128, event: E) {
-        if lane >= self.lanes.len() {
-            self.grow(lane + 1);
-        }
-        self.len += 1;
-        let v = &mut self.lanes[lane];
-        // Equal keys (a clock event re-armed with its timer's reserved number after a
-        // stale one) pop in push order: the new entry goes before (below) the old.
-        let mut i = v.len();
-        while i > 0 && v[i - 1].key <= key {
-            i -= 1;
-        }
-        if i == v.len() {
-            v.push(Entry { key, event });
-            self.lower(lane, key);
-        } else {
-            v.insert(i, Entry { key, event });
-        }
-    }
-
     /// Takes the next sequence number without scheduling anything: an event pushed later
     /// with it ([`EventQueue::push_seq`]) is ordered as if it had been pushed now.
     pub fn reserve_seq(&mut self) -> u64 {
@@ -150,66 +73,35 @@ impl<E> EventQueue<E> {
         self.next_seq += n;
         seq
     }
-    pub fn pop(&mut self) -> Option<(Ns, E)> {
-        let root = self.nodes[1];
-        if root.key == EMPTY {
-            return None;
-        }
-        let lane = root.lane as usize;
-        let v = &mut self.lanes[lane];
-        let e = v.pop().expect("a lane with a key has an entry");
-        let next = v.last().map_or(EMPTY, |n| n.key);
-        self.replay(lane, next);
-        self.len -= 1;
-        Some((Ns((e.key >> 64) as u64), e.event))
-    }
-    pub fn peek_time(&self) -> Option<Ns> {
-        let k = self.nodes[1].key;
-        (k != EMPTY).then_some(Ns((k >> 64) as u64))
-    }
-    /// Every pending event, in no particular order (for order-independent questions only).
-    pub fn iter(&self) -> impl Iterator<Item = (Ns, &E)> {
-        self.lanes.iter().flat_map(|l| l.iter()).map(|e| (Ns((e.key >> 64) as u64), &e.event))
-    }
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-impl<E: Lane> EventQueue<E> {
-    pub fn push(&mut self, time: Ns, event: E) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.insert(event.lane(), key(time, seq), event);
-    }
     /// Schedules `event` with a sequence number from [`EventQueue::reserve_seq`].
     pub fn push_seq(&mut self, time: Ns, seq: u64, event: E) {
         debug_assert!(seq < self.next_seq);
-        self.insert(event.lane(), key(time, seq), event);
+        self.heap.push(Entry { time, seq, event });
+    }
+    pub fn pop(&mut self) -> Option<(Ns, E)> {
+        self.heap.pop().map(|e| (e.time, e.event))
+    }
+    pub fn peek_time(&self) -> Option<Ns> {
+        self.heap.peek().map(|e| e.time)
+    }
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.heap.reserve_exact(n);
+    }
+    /// Every pending event, in no particular order (for order-independent questions only).
+    pub fn iter(&self) -> impl Iterator<Item = (Ns, &E)> {
+        self.heap.iter().map(|e| (e.time, &e.event))
+    }
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    impl Lane for char {
-        fn lane(&self) -> usize {
-            *self as usize % 3
-        }
-    }
-    impl Lane for u64 {
-        fn lane(&self) -> usize {
-            (*self % 5) as usize
-        }
-    }
-    impl Lane for (i32, i32) {
-        fn lane(&self) -> usize {
-            self.0 as usize
-        }
-    }
     #[test]
     fn ties_pop_in_push_order() {
         let mut q = EventQueue::default();
@@ -244,23 +136,6 @@ mod tests {
         expected.extend(reference);
         popped.extend(std::iter::from_fn(|| q.pop()));
         assert_eq!(popped, expected);
-    }
-    /// Lanes added while events are pending (a lane beyond the current width) keep the
-    /// order: the tree is rebuilt over every lane's earliest key.
-    #[test]
-    fn lanes_added_while_pending_keep_the_order() {
-        let mut q = EventQueue::default();
-        let mut expected = Vec::new();
-        for i in 0..40u64 {
-            let t = Ns((i * 7919) % 13);
-            q.push(t, (i as i32, 0)); // lane i: the queue grows at 2, 3, 5, 9, 17, 33
-            expected.push((t, (i as i32, 0)));
-        }
-        expected.sort_by_key(|&(t, e)| (t, e.0)); // seq = push order = lane order here
-        assert_eq!(q.len(), 40);
-        let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(popped, expected);
-        assert!(q.is_empty() && q.peek_time().is_none());
     }
     /// A series queued one at a time with reserved sequence numbers (each pushed when the
     /// previous pops) pops in the same order among other events as the whole series queued
