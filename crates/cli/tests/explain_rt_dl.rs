@@ -207,3 +207,17 @@ fn snapshot_nohz_kick_under_cfs_4_9() {
     let (_, ex) = schedlab::explain::run(&j, &a, &mut |_| true).unwrap();
     insta::assert_snapshot!(render(&ex, &a).unwrap());
 }
+
+/// `push_rt_task` with only pinned tasks waiting: none is on the pushable list
+/// (`nr_cpus_allowed` 1), so the push moves nothing and the record says each is pinned.
+#[test]
+fn rt_push_with_only_pinned_waiters_says_they_are_pinned() {
+    let pinned = rt_three().replace("policy = \"fifo\"", "policy = \"fifo\"\naffinity = \"0\"");
+    let (_, ex) = explain(&with_ms(job(&pinned, "smp2", "eevdf", 1, &[]), 40), Some("low"));
+    let notes = notes(&ex);
+    assert!(
+        notes.iter().any(|n| n.starts_with("push_rt_task") && n.contains("no pushable task") && n.contains("pinned")),
+        "no record of a push that found nothing pushable: {notes:?}"
+    );
+    assert!(moved_by(&ex).is_empty(), "a pinned task was moved");
+}

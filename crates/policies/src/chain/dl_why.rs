@@ -153,13 +153,8 @@ impl Dl {
         }
         let found =
             format!("push_dl_task on CPU {cpu}: no pushable task ({} deadline tasks ready)", self.ready[cpu].len());
-        let refused = self.ready[cpu]
-            .iter()
-            .map(|&(_, t)| t)
-            .filter(|&t| Some(t) != running)
-            .map(|t| (t, format!("pinned: allowed CPUs {} (pinned tasks are not pushable)", cx.task(t).affinity)))
-            .collect();
-        cx.record(|| Decision::Balance { cpu, kind: BalanceKind::Tick, src: None, found, moved: Vec::new(), refused });
+        let waiting = self.ready[cpu].iter().map(|&(_, t)| t).filter(|&t| Some(t) != running);
+        crate::chain::search::record_pinned_waiters(cx, cpu, found, waiting);
     }
 
     /// Records a `pull_dl_task` on `this`: the CPUs with a deadline task waiting, each

@@ -145,11 +145,7 @@ impl Rt {
         self.queued(cpu, &mut waiting);
         waiting.retain(|&t| Some(t) != running);
         let found = format!("push_rt_task on CPU {cpu}: no pushable task ({} rt tasks queued)", self.nr(cpu));
-        let refused = waiting
-            .into_iter()
-            .map(|t| (t, format!("pinned: allowed CPUs {} (pinned tasks are not pushable)", cx.task(t).affinity)))
-            .collect();
-        cx.record(|| Decision::Balance { cpu, kind: BalanceKind::Tick, src: None, found, moved: Vec::new(), refused });
+        crate::chain::search::record_pinned_waiters(cx, cpu, found, waiting.into_iter());
     }
 
     /// Records a `pull_rt_task` on `this`: the rt-overloaded CPUs seen, each source's

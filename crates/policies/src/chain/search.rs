@@ -57,3 +57,14 @@ pub(super) fn cpus_words(s: &schedlab_machine::CpuSet) -> String {
         format!("CPUs {s}")
     }
 }
+
+/// Records a push on `cpu` that found no pushable task while `waiting` tasks of its class
+/// wait there: each is pinned (`nr_cpus_allowed` 1 keeps a task off the pushable list in
+/// `rt.c` and `deadline.c` alike). `found` says which push and how many wait.
+pub(super) fn record_pinned_waiters(cx: &mut Ctx, cpu: CpuId, found: String, waiting: impl Iterator<Item = TaskId>) {
+    let refused = waiting
+        .map(|t| (t, format!("pinned: allowed CPUs {} (pinned tasks are not pushable)", cx.task(t).affinity)))
+        .collect();
+    let kind = schedlab_sched_api::BalanceKind::Tick;
+    cx.record(|| Decision::Balance { cpu, kind, src: None, found, moved: Vec::new(), refused });
+}
