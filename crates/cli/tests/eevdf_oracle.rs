@@ -268,3 +268,50 @@ fn the_cfs_eevdf_study_shows_what_changed() {
     assert!((share[0] - 50.0).abs() < 1.0 && (share[2] - 50.0).abs() < 1.0, "{share:?}");
     assert!((share[1] - 90.3).abs() < 1.0 && (share[3] - 90.3).abs() < 1.0, "{share:?}");
 }
+
+/// Every `features.h` entry of each version that changes what the model does is a `--set`
+/// switch (v6.6, v6.12, v6.18), one the version lacks is refused, and WA_BIAS (shared
+/// with cfs) changes a wakeup-heavy run.
+#[test]
+fn each_versions_features_are_switches() {
+    let m = schedlab_run::load_machine("smp2").unwrap();
+    let all = [
+        "PLACE_LAG",
+        "PLACE_DEADLINE_INITIAL",
+        "RUN_TO_PARITY",
+        "NEXT_BUDDY",
+        "CACHE_HOT_BUDDY",
+        "WAKEUP_PREEMPTION",
+        "SIS_UTIL",
+        "WA_IDLE",
+        "WA_WEIGHT",
+        "WA_BIAS",
+    ];
+    let from_612 = ["PLACE_REL_DEADLINE", "PREEMPT_SHORT", "DELAY_DEQUEUE", "DELAY_ZERO"];
+    for v in VERSIONS {
+        let mut has: Vec<&str> = all.to_vec();
+        if v != "6.6" {
+            has.extend(from_612);
+        }
+        if v == "6.18" {
+            has.push("PICK_BUDDY");
+        }
+        for f in &has {
+            for on in ["0", "1"] {
+                let sets = [(f.to_string(), on.to_string())];
+                schedlab_run::check_scheduler(&format!("eevdf@{v}"), &m, &sets)
+                    .unwrap_or_else(|e| panic!("v{v} {f}={on}: {e}"));
+            }
+        }
+        for f in from_612.iter().chain(["PICK_BUDDY", "START_DEBIT"].iter()).filter(|f| !has.contains(f)) {
+            let sets = [(f.to_string(), "1".to_string())];
+            assert!(schedlab_run::check_scheduler(&format!("eevdf@{v}"), &m, &sets).is_err(), "v{v} accepts {f}");
+        }
+    }
+    let text = "[[task]]\nname = \"w\"\ncount = 24\nprogram = [ { loop = \"forever\", do = [ { run = { dist = \"exponential\", mean = \"300us\" } }, { sleep = { dist = \"exponential\", mean = \"700us\" } } ] } ]\n";
+    // WA_BIAS decides close wake_affine_weight calls, which a wakeup-heavy run has many of.
+    // (CACHE_HOT_BUDDY seldom decides anything: a buddy has nearly always run within
+    // sched_migration_cost, which makes it cache-hot anyway.)
+    let hash = |sets: &[(&str, &str)]| run(&eevdf(text, "smp8", 1, "6.18", sets)).trace_hash;
+    assert_ne!(hash(&[("WA_BIAS", "0")]), hash(&[]), "WA_BIAS=0 changed nothing");
+}
