@@ -315,3 +315,46 @@ fn each_versions_features_are_switches() {
     let hash = |sets: &[(&str, &str)]| run(&eevdf(text, "smp8", 1, "6.18", sets)).trace_hash;
     assert_ne!(hash(&[("WA_BIAS", "0")]), hash(&[]), "WA_BIAS=0 changed nothing");
 }
+
+/// The defaults: `run` (and `plot`) simulate eevdf, Linux 6.18; `compare` runs eevdf, cfs
+/// and ule unless the workload names its own; `schedlab list` shows each fair version and
+/// what its features.h lacks.
+#[test]
+fn eevdf_is_the_default_and_list_shows_versions_and_features() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.toml");
+    std::fs::write(&w, "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_schedlab");
+    let out = |args: &[&str]| {
+        let o = std::process::Command::new(bin).args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let wp = w.to_str().unwrap();
+    let one: serde_json::Value = serde_json::from_str(&out(&["run", wp, "--format", "json"])).unwrap();
+    assert_eq!(one["scheduler"]["name"], "eevdf");
+    assert_eq!(one["scheduler"]["tunables"]["version"], "6.18");
+    let many: serde_json::Value = serde_json::from_str(&out(&["compare", wp, "--format", "json"])).unwrap();
+    let names: Vec<&str> = many.as_array().unwrap().iter().map(|r| r["scheduler"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["eevdf", "cfs", "ule"]);
+    std::fs::write(
+        &w,
+        "schedulers = [\"eevdf@6.6\", \"cfs\"]\n[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n",
+    )
+    .unwrap();
+    let many: serde_json::Value = serde_json::from_str(&out(&["compare", wp, "--format", "json"])).unwrap();
+    let names: Vec<&str> = many.as_array().unwrap().iter().map(|r| r["scheduler"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["eevdf@6.6", "cfs"]);
+    let list = out(&["list"]);
+    for want in [
+        "versions: 6.6, 6.12, 6.18 (default 6.18",
+        "6.6: lacks PLACE_REL_DEADLINE, PREEMPT_SHORT, PICK_BUDDY, DELAY_DEQUEUE, DELAY_ZERO",
+        "6.12: lacks PICK_BUDDY",
+        "DELAY_DEQUEUE",
+        "RUN_TO_PARITY",
+        "autogroup",
+        "versions: 4.9, 5.15",
+    ] {
+        assert!(list.contains(want), "`schedlab list` lacks `{want}`:\n{list}");
+    }
+}
