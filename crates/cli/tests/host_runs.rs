@@ -290,13 +290,21 @@ fn wait_until_tracing(pid: u32) {
 const SLEEPERS_AND_HOGS: &str = r#"
 [[mutex]]
 name = "m"
+[[group]]
+name = "g"
+weight = 50
+[[group]]
+name = "inner"
+parent = "g"
 [[task]]
 name = "hog"
 count = 2
+group = "g"
 program = [ { loop = "forever", do = [ { run = "50ms" } ] } ]
 [[task]]
 name = "sleeper"
 count = 3
+group = "inner"
 program = [ { loop = "forever", do = [ { sleep = "1s" } ] } ]
 [[task]]
 name = "locker"
@@ -339,6 +347,7 @@ fn stops_cleanly(text: &str, sig: Option<nix::sys::signal::Signal>, after: Durat
     assert!(start.elapsed() < Duration::from_secs(3), "took {:?} to stop", start.elapsed());
     assert_eq!(group_members(pid as i32), Vec::<i32>::new(), "processes left in the run's group");
     assert_eq!(instances_of(pid, true), Vec::<String>::new(), "tracing instance left behind");
+    assert_eq!(schedlab_host::cgroup::groups_of(pid), Vec::<std::path::PathBuf>::new(), "cgroups left behind");
     let code = out.status.code().unwrap_or(-1);
     (code, String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
@@ -404,8 +413,11 @@ fn a_failing_task_ends_the_run_and_everything_is_cleaned_up() {
     require_root();
     let _s = serial();
     let forker = r#"
+[[group]]
+name = "forkers"
 [[task]]
 name = "forker"
+group = "forkers"
 program = [ { loop = "forever", do = [ { fork = "sleepy", count = 1 } ] } ]
 [[task]]
 name = "sleepy"
@@ -415,6 +427,117 @@ program = [ { sleep = "60s" } ]
     let (code, _, err) = stops_cleanly(forker, None, Duration::ZERO);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("a task failed") && err.contains("limit exceeded"), "{err}");
+}
+
+/// `[[group]]`s are cgroups of the `cpu` controller: the kernel shares a CPU between
+/// groups by weight first and between a group's tasks second (`kernel/sched/fair.c:
+/// calc_group_shares`, `CONFIG_FAIR_GROUP_SCHED`). One hog in a group of weight 200 and two
+/// in a group of weight 100, all on one CPU: 2/3 of what the three got goes to the first
+/// (1/3 without groups), 1/6 to each of the others. The groups are gone after the run.
+#[test]
+fn groups_share_the_cpu_by_cgroup_weight_and_are_removed() {
+    require_root();
+    let _s = serial();
+    let text = r#"
+[[group]]
+name = "heavy"
+weight = 200
+[[group]]
+name = "light"
+[[task]]
+name = "h"
+group = "heavy"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]
+[[task]]
+name = "l"
+count = 2
+group = "light"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]
+"#;
+    let r = run(&host_job(text, 1500));
+    let rt = |name: &str| r.tasks.iter().find(|t| t.name == name).unwrap().runtime_ns as f64;
+    let total = rt("h") + rt("l.0") + rt("l.1");
+    let (h, l0, l1) = (rt("h") / total, rt("l.0") / total, rt("l.1") / total);
+    assert!((h - 2.0 / 3.0).abs() < 0.05, "heavy group's share {h:.3}, expected 0.667 (0.333 without groups)");
+    assert!((l0 - l1).abs() < 0.05, "the light group's hogs got {l0:.3} and {l1:.3}");
+    let notes = &r.host.real.as_ref().unwrap().notes;
+    assert!(notes.iter().any(|n| n.contains("cpu.shares")), "{notes:?}");
+    assert_eq!(schedlab_host::cgroup::groups_of(std::process::id()), Vec::<std::path::PathBuf>::new());
+}
+
+/// `SCHED_FIFO` on the host (`sched_setattr`): a real-time task preempts the fair ones on
+/// its CPU and runs until it ends (`kernel/sched/rt.c`); fair tasks get only what
+/// real-time throttling or the fair server leaves them (50 ms a second by default). One
+/// task is FIFO from its start, another becomes FIFO with `set_policy`; as fair tasks
+/// beside a fair hog they would wait about as long as they run, as FIFO tasks well under half.
+#[test]
+fn fifo_tasks_run_ahead_of_fair_ones() {
+    require_root();
+    let _s = serial();
+    let text = r#"
+[[task]]
+name = "fair"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]
+[[task]]
+name = "rt"
+policy = "fifo"
+rt_priority = 10
+affinity = [0]
+start = "100ms"
+program = [ { run = "200ms" } ]
+[[task]]
+name = "flip"
+affinity = [0]
+start = "500ms"
+program = [ { set_policy = "fifo", rt_priority = 5 }, { run = "200ms" } ]
+"#;
+    let r = run(&host_job(text, 1500));
+    for name in ["rt", "flip"] {
+        let t = r.tasks.iter().find(|t| t.name == name).unwrap();
+        assert!(t.exit_ns.is_some(), "{name} did not finish its 200 ms: {t:?}");
+        assert!(t.runtime_ns >= 200_000_000, "{name}: {t:?}");
+        assert!(t.wait_ns * 2 < t.runtime_ns, "{name} waited {} ns for {} ns of run time", t.wait_ns, t.runtime_ns);
+    }
+}
+
+/// Without privilege (here: the unprivileged user `nobody`, `RLIMIT_NICE` and
+/// `RLIMIT_RTPRIO` 0), a negative nice, a FIFO priority and `SCHED_DEADLINE` are refused
+/// before anything starts, naming the privilege.
+#[test]
+fn without_privilege_negative_nice_and_real_time_are_refused_up_front() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    require_root();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let w = dir.path().join("w.toml");
+    let hog = "[[task]]\nname = \"h\"\nprogram = [ { run = \"1ms\" } ]\n";
+    for (field, says) in [
+        ("nice = -5", "needs privilege (CAP_SYS_NICE or RLIMIT_NICE)"),
+        ("policy = \"fifo\"\nrt_priority = 10", "needs privilege (CAP_SYS_NICE, or RLIMIT_RTPRIO ≥ 10"),
+        ("policy = \"deadline\"\nruntime = \"1ms\"\nperiod = \"10ms\"", "SCHED_DEADLINE needs privilege"),
+    ] {
+        std::fs::write(&w, hog.replace("name = \"h\"", &format!("name = \"h\"\n{field}"))).unwrap();
+        std::fs::set_permissions(&w, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedlab"));
+        cmd.args(["run", w.to_str().unwrap(), "--sched", "host"]).env("TMPDIR", dir.path()).uid(65534).gid(65534);
+        // SAFETY: only async-signal-safe setrlimit calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                let zero = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+                libc::setrlimit(libc::RLIMIT_NICE, &zero);
+                libc::setrlimit(libc::RLIMIT_RTPRIO, &zero);
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {err}");
+        assert!(err.contains(says), "{field}: {err}");
+    }
 }
 
 /// Tasks that are processes (`process = true`) share the workload's mutex and pipe with
@@ -570,13 +693,13 @@ fn compare_puts_simulation_and_reality_side_by_side() {
     let w = dir.path().join("w.toml");
     std::fs::write(&w, NICE_PAIR).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(["compare", w.to_str().unwrap(), "--sched", "cfs,host", "--duration", "1s"])
+        .args(["compare", w.to_str().unwrap(), "--sched", "eevdf,host", "--duration", "1s"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let header = text.lines().find(|l| l.contains("cfs") && l.contains("host")).unwrap_or_else(|| panic!("{text}"));
-    assert!(header.contains("host − cfs"), "{text}");
+    let header = text.lines().find(|l| l.contains("eevdf") && l.contains("host")).unwrap_or_else(|| panic!("{text}"));
+    assert!(header.contains("host − eevdf"), "{text}");
     let share = text.lines().find(|l| l.starts_with("nice0 ×1 run share")).unwrap();
     assert!(share.contains(" pp"), "{share}");
 }
