@@ -7,8 +7,8 @@
 //! Architecture Invariant: a host run touches only threads and processes it created and
 //! settings it restores. Every exit path — normal end, error, a failing task, Ctrl-C or
 //! SIGTERM (the caller's `keep_going` returns false) — stops every task, joins its threads,
-//! reaps its processes and removes the tracing instance before [`run`] returns; limits are
-//! checked before anything starts.
+//! reaps its processes and removes the tracing instance and the run's cgroups before [`run`]
+//! returns; limits are checked before anything starts.
 //!
 //! `docs/host-runs.md` describes the mapping of each op, what is measured, what changes on
 //! the host and what is missing.
