@@ -541,6 +541,31 @@ fn run_time_between(trace: &schedlab_metrics::Trace, cpu: usize, from: u64, to: 
     out
 }
 
+/// Durations drawn from a distribution come from the simulator's seeded `workload` stream:
+/// with one task the host draws the same sequence as the simulation of the same seed, so
+/// the CPU time it asks for is the same (within what the host adds around it: thread set-up
+/// and the kernel's work for it), and another seed asks for a clearly different total.
+#[test]
+fn distributions_draw_the_simulations_sequence() {
+    require_root();
+    let _s = serial();
+    let text = r#"
+[[task]]
+name = "d"
+program = [ { loop = 6, do = [ { run = { dist = "exponential", mean = "20ms" } } ] } ]
+"#;
+    let mut host = host_job(text, 1500);
+    host.seed = 7;
+    let runtime = |j: &Job| run(j).tasks[0].runtime_ns as f64;
+    let mut sim = host.clone();
+    sim.sched = "eevdf".into();
+    let (sim7, h7) = (runtime(&sim), runtime(&host));
+    sim.seed = 8;
+    let sim8 = runtime(&sim);
+    assert!((sim8 - sim7).abs() > 0.1 * sim7, "seeds 7 and 8 ask for {sim7} and {sim8} ns: pick another seed");
+    assert!((h7 - sim7).abs() < 0.03 * sim7, "host {h7} ns, simulation {sim7} ns for seed 7");
+}
+
 /// `SCHED_FIFO` on the host (`sched_setattr`): a real-time task preempts the fair ones on
 /// its CPU and runs until it ends (`kernel/sched/rt.c`); fair tasks get only what
 /// real-time throttling or the fair server leaves them (50 ms a second by default). One
