@@ -123,7 +123,9 @@ fn select(trace: &Trace, opts: &Options) -> Selection {
             }
             Kind::Wake { pid, .. } | Kind::Migrate { pid, .. } | Kind::Exit { pid } => note(pid, &mut order, &mut seen),
             Kind::Fork { parent, child } => {
-                if child > 0 && !forks.contains_key(&child) && !seen.contains_key(&child) {
+                // A child already seen, or its own parent (a reused pid), is no fork within the
+                // trace: a thread that existed before it.
+                if child > 0 && child != parent && !forks.contains_key(&child) && !seen.contains_key(&child) {
                     forks.insert(child, (parent, e.time));
                 }
                 note(parent, &mut order, &mut seen);

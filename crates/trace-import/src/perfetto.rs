@@ -175,7 +175,7 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
                 Kind::Fork { child, .. } => Kind::Fork { parent: current, child },
                 k => k,
             };
-            t.push(file, Ev { time, cpu, current, irq, kind })?;
+            t.push(file, &at, Ev { time, cpu, current, irq, kind })?;
         }
     }
     Ok(t)
