@@ -94,7 +94,13 @@ struct Payload<'a> {
 impl Payload<'_> {
     fn bytes(&self, name: &'static str) -> Result<(&[u8], Field), String> {
         let f = *self.fmt.get(name).ok_or_else(|| format!("the event's format has no field `{name}`"))?;
-        let b = self.raw.get(f.offset..f.offset + f.size).ok_or_else(|| format!("payload too short for `{name}`"))?;
+        // The format text is part of the file: an empty or out-of-range field is refused.
+        let b = f
+            .offset
+            .checked_add(f.size)
+            .filter(|_| f.size > 0)
+            .and_then(|end| self.raw.get(f.offset..end))
+            .ok_or_else(|| format!("payload too short for `{name}` ({} bytes at {})", f.size, f.offset))?;
         Ok((b, f))
     }
 

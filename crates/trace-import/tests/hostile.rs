@@ -173,6 +173,20 @@ fn perf_data_with_huge_sizes_and_counts_is_refused() {
     let index = data + u64_at(48) as usize;
     d[index + 8..index + 16].copy_from_slice(&(1u64 << 59).to_le_bytes());
     refused("feature.perf.data", &d, "lies outside the file");
+    // The tracepoint formats in the file's TRACING_DATA section (the field layouts the
+    // payloads are decoded with) made empty or pointing past the payloads.
+    for (from, to) in [(&b"size:4;"[..], &b"size:0;"[..]), (b"offset:24;", b"offset:99;"), (b"size:16;", b"size:99;")] {
+        let mut d = b.clone();
+        let mut i = 0;
+        while let Some(j) = d[i..].windows(from.len()).position(|w| w == from) {
+            d[i + j..i + j + to.len()].copy_from_slice(to);
+            i += j + 1;
+        }
+        assert_ne!(d, b, "{}", String::from_utf8_lossy(from));
+        if let Err(e) = import("formats.perf.data", &d) {
+            assert!(e.to_string().starts_with("formats.perf.data"), "{e}");
+        }
+    }
     // Cut at every 1/97th and around the header, the attributes and the data start.
     let mut cuts: Vec<usize> = (0..97).map(|i| b.len() * i / 97).collect();
     cuts.extend([data - 1, data, data + 1, data + 8, data + 9, b.len() - 1]);
