@@ -11,6 +11,7 @@
 //! touches files, clocks or the environment; a malformed or truncated input is an
 //! [`ImportError`] naming where, never a panic.
 
+mod compact;
 pub mod emit;
 mod error;
 mod event;
@@ -21,7 +22,7 @@ mod perfetto;
 pub mod probe;
 
 pub use error::ImportError;
-pub use event::{Ev, Kind, Trace, TraceFormat};
+pub use event::{Ev, Kind, PrevState, Trace, TraceFormat};
 
 /// Hard limits, checked while reading: a trace larger than this is refused with a
 /// [`ImportError`] rather than exhausting memory.
