@@ -275,26 +275,40 @@ fn an_overrunning_deadline_task_is_throttled_until_replenished() {
 }
 
 /// EDF on a CPU: pinned implicit-deadline periodic sets with U ≤ 1 per CPU miss no
-/// deadline; the same CPU overloaded past U = 1 (admission lifted) does.
+/// deadline (Liu and Layland 1973; each CBS keeps its bandwidth, Abeni and Buttazzo 1998),
+/// up to reservations summing to exactly 1; the same CPU overloaded past U = 1 (admission
+/// lifted) does.
 #[test]
 fn pinned_implicit_deadline_sets_within_capacity_miss_nothing() {
-    let set = |cpu: usize, tasks: &[(u64, u64)]| -> String {
+    // Jobs of `c` µs every `p` ms on `cpu`.
+    let set_us = |cpu: usize, tasks: &[(u64, u64)]| -> String {
         let mut w = String::new();
         for (i, (c, p)) in tasks.iter().enumerate() {
             // The reservation covers the job plus the kernel paths charged to it.
             w += &format!(
                 "[[task]]\nname = \"c{cpu}t{i}\"\npolicy = \"deadline\"\nruntime = \"{}us\"\nperiod = \"{p}ms\"\naffinity = \"{cpu}\"\nprogram = [ {} ]\n",
-                c * 1000 + 200,
-                periodic(&format!("{c}ms"), &format!("{p}ms"))
+                c + 200,
+                periodic(&format!("{c}us"), &format!("{p}ms"))
             );
         }
         w
+    };
+    let set = |cpu: usize, tasks: &[(u64, u64)]| -> String {
+        set_us(cpu, &tasks.iter().map(|&(c, p)| (c * 1000, p)).collect::<Vec<_>>())
     };
     let w = set(0, &[(2, 10), (6, 20), (8, 40), (3, 25)]) + &set(1, &[(5, 10), (4, 16)]) + &fair_hog("f", "0-1");
     for sched in ["cfs", "eevdf"] {
         let r = run(&job(&w, "smp2", sched, 2, &[]));
         assert_eq!(counter(&r, "dl_deadline_misses"), 0, "{sched}");
         assert!(task(&r, "c0t2").wakeups >= 45);
+    }
+    // At the bound: reservations of 2.5/10 + 5/20 + 10/40 + 6.25/25 = 1 on CPU 0 (the work
+    // 200 µs less each), no fair task, the cap lifted.
+    let full = set_us(0, &[(2300, 10), (4800, 20), (9800, 40), (6050, 25)]);
+    for sched in ["cfs", "eevdf"] {
+        let r = run(&job(&full, "smp2", sched, 2, &[("sched_rt_runtime_us", "-1")]));
+        assert_eq!(counter(&r, "dl_deadline_misses"), 0, "{sched}: U = 1");
+        assert!(task(&r, "c0t0").wakeups >= 190);
     }
     let over = set(0, &[(6, 10), (6, 10)]);
     let r = run(&job(&over, "smp2", "eevdf", 1, &[("sched_rt_runtime_us", "-1")]));

@@ -560,7 +560,7 @@ program = [ {{ lock_pi = "Y" }}, {{ run = "20ms" }}, {{ unlock_pi = "Y" }} ]
 }
 
 /// PI across classes (`rt_mutex_setprio`, `core.c`, v6.12): a normal owner L of X, sharing
-/// CPU 0 with a fair task F, inherits the FIFO 50 priority of H (CPU 1) that blocks on X at
+/// CPU 0 with a fair task F from 0.1 ms, inherits the FIFO 50 priority of H (CPU 1) that blocks on X at
 /// 0.5 ms, and so leaves the fair class: it runs ahead of F and a FIFO 30 task M waking on
 /// CPU 0 at 1 ms cannot preempt it until it unlocks; H then gets X within about 3.5 ms.
 /// Unboosted (H waits on another word), M preempts the fair L at 1 ms and H waits for L.
@@ -580,6 +580,7 @@ program = [ {{ lock_pi = "X" }}, {{ run = "3ms" }}, {{ unlock_pi = "X" }}, {{ ru
 [[task]]
 name = "F"
 affinity = "0"
+start = "100us"
 program = [ {{ run = "20ms" }} ]
 [[task]]
 name = "H"
@@ -610,7 +611,7 @@ program = [ {{ lock_pi = "Y" }}, {{ run = "20ms" }}, {{ unlock_pi = "Y" }} ]
         assert_eq!(boosts, [(0, Some(49)), (0, None)], "{sched}");
         let r = run(&world("X"), "smp4", sched, &[]);
         let (h, m) = (exit_ns(&r, "H"), exit_ns(&r, "M"));
-        // L had at most 0.5 ms before the boost, then ran its 3 ms alone.
+        // L ran at least 0.1 ms before the boost, then the rest of its 3 ms alone.
         assert!(h < 3_700_000 && h < m, "{sched}: H {h} M {m}");
         let r = run(&world("Y"), "smp4", sched, &[]);
         let (l, m) = (exit_ns(&r, "L"), exit_ns(&r, "M"));
