@@ -53,7 +53,7 @@ impl Kernel<'_> {
         if let Some(hard) = first {
             let due = c.hrtimers.range((hard, 0)..=(hard, TaskId::MAX));
             let seq = due.map(|(_, &(_, seq))| seq).min().expect("the first timer is due");
-            self.events.push_seq(hard.max(self.now), seq, Event::Timer { cpu, gen });
+            self.events.push_seq(hard.max(self.now), seq, Event::Timer { cpu: cpu as u32, gen });
         }
     }
 
@@ -68,7 +68,7 @@ impl Kernel<'_> {
         c.policy_timer = Some(at);
         c.policy_timer_gen += 1;
         let gen = c.policy_timer_gen;
-        self.events.push(at.max(self.now), Event::PolicyTimer { cpu, gen });
+        self.events.push(at.max(self.now), Event::PolicyTimer { cpu: cpu as u32, gen });
     }
 
     /// `__hrtimer_run_queues` in an hrtimer interrupt on `cpu`: walks the armed timers in
