@@ -128,7 +128,7 @@ impl Kernel<'_> {
                     }
                 }
                 Request::MigrateBatch { from, to, tasks, count } => {
-                    if to < self.cpus.len() && to != from && count > 0 {
+                    if to < self.cpus.len() && to != from && (count > 0 || self.lb_locks_empty_pass()) {
                         match self.lb_move_step(this, from, to, tasks, count) {
                             // Runs first, straight after the hold whose lock it keeps.
                             (s, true) => first = Some(s),
