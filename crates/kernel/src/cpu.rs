@@ -519,6 +519,11 @@ impl Kernel<'_> {
         if flips && self.smt {
             // The siblings' speed changes: re-timed once this event is handled.
             let core = self.machine.topology.cpus[cpu].core;
+            if mode == Mode::Idle {
+                self.smt_busy[core] -= 1;
+            } else {
+                self.smt_busy[core] += 1;
+            }
             if !self.smt_dirty[core] {
                 self.smt_dirty[core] = true;
                 self.smt_dirty_list.push(core);
@@ -535,7 +540,8 @@ impl Kernel<'_> {
             return 1000;
         }
         let topo = &self.machine.topology;
-        let busy = topo.smt_siblings(cpu).filter(|&s| self.cpus[s].mode != Mode::Idle).count();
+        let busy = self.smt_busy[topo.cpus[cpu].core] as usize;
+        debug_assert_eq!(busy, topo.smt_siblings(cpu).filter(|&s| self.cpus[s].mode != Mode::Idle).count());
         self.machine.smt_rate(busy)
     }
 

@@ -96,6 +96,14 @@ impl Kernel<'_> {
                 ));
             }
         }
+        if self.smt {
+            let topo = &self.machine.topology;
+            let busy = topo.smt_siblings(c).filter(|&s| self.cpus[s].mode != schedlab_probe::Mode::Idle).count();
+            let kept = self.smt_busy[topo.cpus[c].core] as usize;
+            if busy != kept {
+                return Err(format!("CPU {c}: its core has {busy} threads not idle, counted {kept}"));
+            }
+        }
         let times = cpu.times_at(self.now);
         let total: u64 = times.iter().map(|t| t.0).sum();
         if total != self.now.0 {

@@ -248,6 +248,9 @@ pub struct Kernel<'p> {
     /// Cores whose busy-thread count changed during the current event (`smt_retime`).
     pub(crate) smt_dirty: Vec<bool>,
     pub(crate) smt_dirty_list: Vec<usize>,
+    /// Per core, its threads not idle (kept by `set_mode`): the SMT rate of work started
+    /// there without counting the siblings each time.
+    pub(crate) smt_busy: Vec<u32>,
     /// The path of the step being executed: where its hooks' work is charged by default.
     pub(crate) cur_path: KernelPath,
     /// The current step's hooks' work, to be charged after the action, per path.
@@ -318,6 +321,7 @@ impl<'p> Kernel<'p> {
             smt: machine.smt_shares(),
             smt_dirty: vec![false; cores],
             smt_dirty_list: Vec::new(),
+            smt_busy: vec![0; cores],
             cur_path: KernelPath::Schedule,
             pending_work: Vec::new(),
             dtq: delayed::DelayQueues::new(n),
