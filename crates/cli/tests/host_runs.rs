@@ -5,6 +5,7 @@
 use schedlab_metrics::RunRecord;
 use schedlab_run::RunSpec as Job;
 use schedlab_sim::Ns;
+use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -290,13 +291,21 @@ fn wait_until_tracing(pid: u32) {
 const SLEEPERS_AND_HOGS: &str = r#"
 [[mutex]]
 name = "m"
+[[group]]
+name = "g"
+weight = 50
+[[group]]
+name = "inner"
+parent = "g"
 [[task]]
 name = "hog"
 count = 2
+group = "g"
 program = [ { loop = "forever", do = [ { run = "50ms" } ] } ]
 [[task]]
 name = "sleeper"
 count = 3
+group = "inner"
 program = [ { loop = "forever", do = [ { sleep = "1s" } ] } ]
 [[task]]
 name = "locker"
@@ -339,6 +348,7 @@ fn stops_cleanly(text: &str, sig: Option<nix::sys::signal::Signal>, after: Durat
     assert!(start.elapsed() < Duration::from_secs(3), "took {:?} to stop", start.elapsed());
     assert_eq!(group_members(pid as i32), Vec::<i32>::new(), "processes left in the run's group");
     assert_eq!(instances_of(pid, true), Vec::<String>::new(), "tracing instance left behind");
+    assert_eq!(schedlab_host::cgroup::groups_of(pid), Vec::<std::path::PathBuf>::new(), "cgroups left behind");
     let code = out.status.code().unwrap_or(-1);
     (code, String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
@@ -404,8 +414,11 @@ fn a_failing_task_ends_the_run_and_everything_is_cleaned_up() {
     require_root();
     let _s = serial();
     let forker = r#"
+[[group]]
+name = "forkers"
 [[task]]
 name = "forker"
+group = "forkers"
 program = [ { loop = "forever", do = [ { fork = "sleepy", count = 1 } ] } ]
 [[task]]
 name = "sleepy"
@@ -415,6 +428,215 @@ program = [ { sleep = "60s" } ]
     let (code, _, err) = stops_cleanly(forker, None, Duration::ZERO);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("a task failed") && err.contains("limit exceeded"), "{err}");
+}
+
+/// `[[group]]`s are cgroups of the `cpu` controller: the kernel shares a CPU between
+/// groups by weight first and between a group's tasks second (`kernel/sched/fair.c:
+/// calc_group_shares`, `CONFIG_FAIR_GROUP_SCHED`). One hog in a group of weight 200 and two
+/// in a group of weight 100, all on one CPU: 2/3 of what the three got goes to the first
+/// (1/3 without groups), 1/6 to each of the others. The groups are gone after the run.
+#[test]
+fn groups_share_the_cpu_by_cgroup_weight_and_are_removed() {
+    require_root();
+    let _s = serial();
+    let text = r#"
+[[group]]
+name = "heavy"
+weight = 200
+[[group]]
+name = "light"
+[[task]]
+name = "h"
+group = "heavy"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]
+[[task]]
+name = "l"
+count = 2
+group = "light"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]
+"#;
+    let r = run(&host_job(text, 1500));
+    let rt = |name: &str| r.tasks.iter().find(|t| t.name == name).unwrap().runtime_ns as f64;
+    let total = rt("h") + rt("l.0") + rt("l.1");
+    let (h, l0, l1) = (rt("h") / total, rt("l.0") / total, rt("l.1") / total);
+    assert!((h - 2.0 / 3.0).abs() < 0.05, "heavy group's share {h:.3}, expected 0.667 (0.333 without groups)");
+    assert!((l0 - l1).abs() < 0.05, "the light group's hogs got {l0:.3} and {l1:.3}");
+    let notes = &r.host.real.as_ref().unwrap().notes;
+    assert!(notes.iter().any(|n| n.contains("cpu.shares")), "{notes:?}");
+    assert_eq!(schedlab_host::cgroup::groups_of(std::process::id()), Vec::<std::path::PathBuf>::new());
+}
+
+/// `[[change]]`, `set_nice` and `set_affinity` act on the real threads. CPU 0: two hogs, and
+/// at 500 ms a `[[change]]` renices `b` to 19, so `b` gets half of CPU 0 before and 15/1039
+/// after — about 18 % of what the pair got in 1.5 s (50 % without the change, 1.4 % had it
+/// applied from the start). CPU 1: `c` renices itself to 19 (`set_nice`), and `mover`,
+/// started pinned to CPU 0, moves itself there (`set_affinity`): it migrates, and beside a
+/// nice-19 hog it waits for little of its 200 ms (as long as it runs beside a nice-0 one).
+#[test]
+fn change_set_nice_and_set_affinity_act_on_the_threads() {
+    require_root();
+    let _s = serial();
+    let text = r#"
+[[task]]
+name = "a"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "50ms" } ] } ]
+[[task]]
+name = "b"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "50ms" } ] } ]
+[[change]]
+at = "500ms"
+tasks = "b"
+set_nice = 19
+[[task]]
+name = "c"
+affinity = [1]
+program = [ { set_nice = 19 }, { loop = "forever", do = [ { run = "50ms" } ] } ]
+[[task]]
+name = "mover"
+affinity = [0]
+start = "100ms"
+program = [ { set_affinity = "1" }, { run = "200ms" } ]
+"#;
+    let mut j = host_job(text, 1500);
+    j.trace = true;
+    let r = run(&j);
+    assert_traced(&r);
+    let t = |n: &str| r.tasks.iter().find(|t| t.name == n).unwrap();
+    let b_share = t("b").runtime_ns as f64 / (t("a").runtime_ns + t("b").runtime_ns) as f64;
+    assert!((0.08..0.30).contains(&b_share), "b's share {b_share:.3}: the change at 500 ms predicts 0.18");
+    let m = t("mover");
+    let exit = m.exit_ns.unwrap_or_else(|| panic!("mover did not finish: {m:?}"));
+    assert!(m.migrations >= 1, "{m:?}");
+    // While `mover` lived, what CPU 1 gave the run's two tasks there (other sessions' work
+    // on this shared machine takes its own part, whoever of the two it delays).
+    let on1 = run_time_between(r.trace.as_ref().expect("a traced run"), 1, m.start_ns, exit);
+    let (mv, c) = (on1.get(&m.tid).copied().unwrap_or(0), on1.get(&t("c").tid).copied().unwrap_or(0));
+    let share = mv as f64 / (mv + c) as f64;
+    assert!(share > 0.9, "mover got {share:.3} of CPU 1 beside the reniced c (1024/1039 = 0.986; 0.5 at nice 0)");
+}
+
+/// Each task's time on `cpu` within `[from, to)`, from the trace's switches.
+fn run_time_between(trace: &schedlab_metrics::Trace, cpu: usize, from: u64, to: u64) -> BTreeMap<usize, u64> {
+    let mut out = BTreeMap::new();
+    let mut cur: Option<(usize, u64)> = None;
+    for e in &trace.events {
+        if let schedlab_probe::ProbeEvent::Switch { time, cpu: c, next, .. } = e {
+            if *c != cpu {
+                continue;
+            }
+            if let Some((task, since)) = cur.take() {
+                let (a, b) = (since.max(from), time.0.min(to));
+                *out.entry(task).or_insert(0) += b.saturating_sub(a);
+            }
+            cur = next.map(|n| (n, time.0));
+        }
+    }
+    if let Some((task, since)) = cur {
+        *out.entry(task).or_insert(0) += to.saturating_sub(since.max(from));
+    }
+    out
+}
+
+/// Durations drawn from a distribution come from the simulator's seeded `workload` stream:
+/// with one task the host draws the same sequence as the simulation of the same seed, so
+/// the CPU time it asks for is the same (within what the host adds around it: thread set-up
+/// and the kernel's work for it), and another seed asks for a clearly different total.
+#[test]
+fn distributions_draw_the_simulations_sequence() {
+    require_root();
+    let _s = serial();
+    let text = r#"
+[[task]]
+name = "d"
+program = [ { loop = 6, do = [ { run = { dist = "exponential", mean = "20ms" } } ] } ]
+"#;
+    let mut host = host_job(text, 1500);
+    host.seed = 7;
+    let runtime = |j: &Job| run(j).tasks[0].runtime_ns as f64;
+    let mut sim = host.clone();
+    sim.sched = "eevdf".into();
+    let (sim7, h7) = (runtime(&sim), runtime(&host));
+    sim.seed = 8;
+    let sim8 = runtime(&sim);
+    assert!((sim8 - sim7).abs() > 0.1 * sim7, "seeds 7 and 8 ask for {sim7} and {sim8} ns: pick another seed");
+    assert!((h7 - sim7).abs() < 0.03 * sim7, "host {h7} ns, simulation {sim7} ns for seed 7");
+}
+
+/// `SCHED_FIFO` on the host (`sched_setattr`): a real-time task preempts the fair ones on
+/// its CPU and runs until it ends (`kernel/sched/rt.c`); fair tasks get only what
+/// real-time throttling or the fair server leaves them (50 ms a second by default). One
+/// task is FIFO from its start, another becomes FIFO with `set_policy`; as fair tasks
+/// beside a fair hog they would wait about as long as they run, as FIFO tasks well under half.
+#[test]
+fn fifo_tasks_run_ahead_of_fair_ones() {
+    require_root();
+    let _s = serial();
+    let text = r#"
+[[task]]
+name = "fair"
+affinity = [0]
+program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]
+[[task]]
+name = "rt"
+policy = "fifo"
+rt_priority = 10
+affinity = [0]
+start = "100ms"
+program = [ { run = "200ms" } ]
+[[task]]
+name = "flip"
+affinity = [0]
+start = "500ms"
+program = [ { set_policy = "fifo", rt_priority = 5 }, { run = "200ms" } ]
+"#;
+    let r = run(&host_job(text, 1500));
+    for name in ["rt", "flip"] {
+        let t = r.tasks.iter().find(|t| t.name == name).unwrap();
+        assert!(t.exit_ns.is_some(), "{name} did not finish its 200 ms: {t:?}");
+        assert!(t.runtime_ns >= 200_000_000, "{name}: {t:?}");
+        assert!(t.wait_ns * 2 < t.runtime_ns, "{name} waited {} ns for {} ns of run time", t.wait_ns, t.runtime_ns);
+    }
+}
+
+/// Without privilege (here: the unprivileged user `nobody`, `RLIMIT_NICE` and
+/// `RLIMIT_RTPRIO` 0), a negative nice, a FIFO priority and `SCHED_DEADLINE` are refused
+/// before anything starts, naming the privilege.
+#[test]
+fn without_privilege_negative_nice_and_real_time_are_refused_up_front() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    require_root();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let w = dir.path().join("w.toml");
+    let hog = "[[task]]\nname = \"h\"\nprogram = [ { run = \"1ms\" } ]\n";
+    for (field, says) in [
+        ("nice = -5", "needs privilege (CAP_SYS_NICE or RLIMIT_NICE)"),
+        ("policy = \"fifo\"\nrt_priority = 10", "needs privilege (CAP_SYS_NICE, or RLIMIT_RTPRIO ≥ 10"),
+        ("policy = \"deadline\"\nruntime = \"1ms\"\nperiod = \"10ms\"", "SCHED_DEADLINE needs privilege"),
+    ] {
+        std::fs::write(&w, hog.replace("name = \"h\"", &format!("name = \"h\"\n{field}"))).unwrap();
+        std::fs::set_permissions(&w, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedlab"));
+        cmd.args(["run", w.to_str().unwrap(), "--sched", "host"]).env("TMPDIR", dir.path()).uid(65534).gid(65534);
+        // SAFETY: only async-signal-safe setrlimit calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                let zero = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+                libc::setrlimit(libc::RLIMIT_NICE, &zero);
+                libc::setrlimit(libc::RLIMIT_RTPRIO, &zero);
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {err}");
+        assert!(err.contains(says), "{field}: {err}");
+    }
 }
 
 /// Tasks that are processes (`process = true`) share the workload's mutex and pipe with
@@ -570,13 +792,13 @@ fn compare_puts_simulation_and_reality_side_by_side() {
     let w = dir.path().join("w.toml");
     std::fs::write(&w, NICE_PAIR).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(["compare", w.to_str().unwrap(), "--sched", "cfs,host", "--duration", "1s"])
+        .args(["compare", w.to_str().unwrap(), "--sched", "eevdf,host", "--duration", "1s"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let header = text.lines().find(|l| l.contains("cfs") && l.contains("host")).unwrap_or_else(|| panic!("{text}"));
-    assert!(header.contains("host − cfs"), "{text}");
+    let header = text.lines().find(|l| l.contains("eevdf") && l.contains("host")).unwrap_or_else(|| panic!("{text}"));
+    assert!(header.contains("host − eevdf"), "{text}");
     let share = text.lines().find(|l| l.starts_with("nice0 ×1 run share")).unwrap();
     assert!(share.contains(" pp"), "{share}");
 }

@@ -33,20 +33,45 @@ impl From<crate::objects::Interrupted> for End {
     }
 }
 
-/// `SCHED_NORMAL`/`SCHED_BATCH`/`SCHED_IDLE` (`include/uapi/linux/sched.h`).
-fn policy_number(p: Policy) -> u32 {
+/// The `sched_attr` of a policy (`include/uapi/linux/sched.h` numbers) with the task's nice
+/// and, for the fair policies, its custom slice (`runtime`).
+fn sched_attr(p: Policy, nice: i32, slice: u64) -> sys::SchedAttr {
+    let fair = |policy: u32| sys::SchedAttr { policy, nice, runtime: slice, ..Default::default() };
     match p {
-        Policy::Normal => libc::SCHED_OTHER as u32,
-        Policy::Batch => libc::SCHED_BATCH as u32,
-        Policy::Idle => libc::SCHED_IDLE as u32,
-        // Refused up front (`limits::preflight`); the numbers, for completeness.
-        Policy::Fifo { .. } => libc::SCHED_FIFO as u32,
-        Policy::Rr { .. } => libc::SCHED_RR as u32,
-        Policy::Deadline(_) => 6,
+        Policy::Normal => fair(libc::SCHED_OTHER as u32),
+        Policy::Batch => fair(libc::SCHED_BATCH as u32),
+        Policy::Idle => fair(libc::SCHED_IDLE as u32),
         // `SCHED_EXT` (v6.12): the kernel runs it in the fair class while no sched_ext
         // scheduler is loaded; older kernels refuse it (EINVAL).
-        Policy::Ext => 7,
+        Policy::Ext => fair(7),
+        Policy::Fifo { prio } => rt(libc::SCHED_FIFO as u32, prio, nice),
+        Policy::Rr { prio } => rt(libc::SCHED_RR as u32, prio, nice),
+        Policy::Deadline(d) => sys::SchedAttr {
+            policy: 6, // SCHED_DEADLINE
+            nice,
+            runtime: d.runtime,
+            deadline: d.deadline,
+            period: d.period,
+            ..Default::default()
+        },
     }
+}
+
+fn rt(policy: u32, prio: u8, nice: i32) -> sys::SchedAttr {
+    sys::SchedAttr { policy, nice, priority: u32::from(prio), ..Default::default() }
+}
+
+/// `sched_setattr` of `p` on the calling thread; a deadline refusal says why.
+fn apply_policy(p: Policy, nice: i32, slice: u64) -> Result<(), String> {
+    sys::set_attr(sys::gettid(), &sched_attr(p, nice, slice)).map_err(|e| {
+        let hint = if matches!(p, Policy::Deadline(_)) && e == libc::EBUSY {
+            " (deadline admission: the total runtime/period would exceed the rt bandwidth, \
+             kernel.sched_rt_runtime_us / sched_rt_period_us per CPU)"
+        } else {
+            ""
+        };
+        format!("sched_setattr({p:?}): {}{hint}", sys::strerror(e))
+    })
 }
 
 /// The template's nice, policy and affinity, set by the new thread on itself before its
@@ -55,12 +80,17 @@ fn policy_number(p: Policy) -> u32 {
 fn set_attributes(run: &Run, slot: &Slot, tid: i32) -> Result<(), String> {
     let tpl = &run.wl.templates[slot.template()];
     let name = slot.name(&run.wl);
-    let e = |what: &str, errno| format!("task `{name}`: {what}: {}", sys::strerror(errno));
     if let Some(s) = tpl.session {
         start_session(&run.wl.groups.sessions[s]).map_err(|m| format!("task `{name}`: {m}"))?;
     }
+    // A group named by the template; without one the thread stays in its creator's cgroup
+    // (the kernel's fork inherits it), as the simulator gives a forked task its parent's.
+    if let Some(g) = tpl.group {
+        let group = &run.wl.groups.cgroups[g].name;
+        crate::cgroup::enter(&run.group_files[g], tid).map_err(|m| format!("task `{name}`: group `{group}`: {m}"))?;
+    }
     let slice = slot.slice.load(SeqCst);
-    sys::set_policy(tid, policy_number(tpl.policy), tpl.nice, slice).map_err(|x| e("sched_setattr", x))?;
+    apply_policy(tpl.policy, tpl.nice, slice).map_err(|m| format!("task `{name}`: {m}"))?;
     if let Some(set) = &tpl.affinity {
         set_affinity(0, set).map_err(|m| format!("task `{name}`: {m}"))?;
     }
@@ -105,6 +135,7 @@ pub fn task_main(run: &Arc<Run>, idx: usize, prog: &Program) {
             rt_timers: Vec::new(),
             started: sys::monotonic_ns(),
             poll_next: Vec::new(),
+            policy: run.wl.templates[slot.template()].policy,
         }
         .run(),
         Err(m) => Err(End::Failed(m)),
@@ -156,6 +187,8 @@ fn finish(run: &Run, slot: &Slot, natural: bool) {
 
 struct Interp<'a> {
     run: &'a Arc<Run>,
+    /// The task's policy now (the template's, then each `set_policy`'s).
+    policy: Policy,
     idx: usize,
     prog: &'a Program,
     pc: usize,
@@ -269,8 +302,10 @@ impl Interp<'_> {
             }
             Op::SetAffinity(set) => set_affinity(0, set).map_err(End::Failed)?,
             Op::SetSlice(s) => self.set_slice(s.map_or(0, |s| s.0))?,
-            Op::SetPolicy { .. } => {
-                return Err(End::Failed("set_policy is refused on the host (limits::preflight)".into()))
+            Op::SetPolicy { policy, .. } => {
+                let slot = self.run.slot(self.idx);
+                apply_policy(*policy, slot.nice.load(SeqCst), slot.slice.load(SeqCst)).map_err(End::Failed)?;
+                self.policy = *policy;
             }
         }
         self.pc += 1;
@@ -280,9 +315,7 @@ impl Interp<'_> {
     /// `set_slice`: `sched_setattr` with the task's policy and nice and a new runtime.
     fn set_slice(&self, ns: u64) -> Result<(), End> {
         let slot = self.run.slot(self.idx);
-        let policy = policy_number(self.run.wl.templates[slot.template()].policy);
-        sys::set_policy(sys::gettid(), policy, slot.nice.load(SeqCst), ns)
-            .map_err(|e| End::Failed(format!("sched_setattr(sched_runtime={ns}): {}", sys::strerror(e))))?;
+        apply_policy(self.policy, slot.nice.load(SeqCst), ns).map_err(End::Failed)?;
         slot.slice.store(ns, SeqCst);
         Ok(())
     }

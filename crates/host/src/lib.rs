@@ -7,13 +7,14 @@
 //! Architecture Invariant: a host run touches only threads and processes it created and
 //! settings it restores. Every exit path — normal end, error, a failing task, Ctrl-C or
 //! SIGTERM (the caller's `keep_going` returns false) — stops every task, joins its threads,
-//! reaps its processes and removes the tracing instance before [`run`] returns; limits are
-//! checked before anything starts.
+//! reaps its processes and removes the tracing instance and the run's cgroups before [`run`]
+//! returns; limits are checked before anything starts.
 //!
 //! `docs/host-runs.md` describes the mapping of each op, what is measured, what changes on
 //! the host and what is missing.
 
 pub mod autogroup;
+pub mod cgroup;
 mod convert;
 mod exec;
 pub mod info;
@@ -146,7 +147,17 @@ pub fn run(
     tracing.enabled = trace.is_some();
     tracing.instance = trace.as_ref().map(|t| t.instance().display().to_string());
     let streams = RngStreams::new(cfg.seed);
-    let run = Arc::new(Run::new(wl.clone(), objs, streams.stream("workload", 0), cfg.max_tasks).map_err(HostError)?);
+    // Made before any task exists, removed after every task has been stopped and reaped.
+    let groups = (!wl.groups.cgroups.is_empty())
+        .then(|| cgroup::Cgroups::create(&wl.groups.cgroups))
+        .transpose()
+        .map_err(HostError)?;
+    if let Some(g) = &groups {
+        notes.push(format!("groups: cgroup v1 cpu.shares = weight × 1024 / 100, in {}", g.dirs[0].display()));
+    }
+    let mut run = Run::new(wl.clone(), objs, streams.stream("workload", 0), cfg.max_tasks).map_err(HostError)?;
+    run.group_files = groups.as_ref().map_or_else(Vec::new, |g| g.attach_files());
+    let run = Arc::new(run);
     let _reaper = processes.then(safety::Subreaper::set);
     let t0 = sys::monotonic_ns();
     let mut conv = trace.as_ref().map(|_| convert::Converter::new(t0, cfg.duration, nr_cpus, probe.sample_every()));
@@ -163,10 +174,12 @@ pub fn run(
         (ended, end.min(cfg.duration.0), live_stats)
     };
     let (ended, end, live_stats) = outcome;
+    let groups_removed = groups.map_or(Ok(()), cgroup::Cgroups::remove);
     if let Some(m) = run.failure() {
         return Err(HostError(format!("a task failed: {m}")));
     }
     let reason = ended.map_err(HostError)?;
+    groups_removed.map_err(HostError)?;
     ctl.drain(end);
     if let Some(t) = &trace {
         tracing.records = t.records;

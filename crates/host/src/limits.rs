@@ -3,11 +3,10 @@
 
 use schedlab_machine::CpuSet;
 use schedlab_sim::Ns;
-use schedlab_workload::{FutexOp, Op, Workload};
+use schedlab_workload::{FutexOp, Op, Policy, Workload};
 
-/// Why real-time and deadline policies are refused on the host.
-const NO_RT: &str = "host runs do not set fifo, rr or deadline policies (a runaway real-time \
-                     thread could starve the shared machine); simulate them instead";
+/// `kernel.sched_rt_runtime_us`: -1 turns real-time throttling off.
+const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 
 /// Hard cap on a host run's length, whatever `--duration` says.
 pub const MAX_DURATION: Ns = Ns::from_secs(600);
@@ -47,10 +46,50 @@ fn min_nice() -> i32 {
 /// `(where it is asked, what)` pairs.
 type Asked<T> = Vec<(String, T)>;
 
-fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
+/// Why this process may not set policy `p` on its threads, if it may not: real-time
+/// priorities need `CAP_SYS_NICE` (root here) or `RLIMIT_RTPRIO` at least the priority,
+/// `SCHED_DEADLINE` always needs `CAP_SYS_NICE` (`kernel/sched/syscalls.c:
+/// user_check_sched_setscheduler`, v6.18). Either needs real-time throttling on, so a
+/// runaway real-time thread cannot starve the machine for the run's length.
+fn policy_refusal(p: Policy) -> Option<String> {
+    if !p.is_rt() && !p.is_dl() {
+        return None;
+    }
+    let root = nix::unistd::geteuid().is_root();
+    if let Policy::Fifo { prio } | Policy::Rr { prio } = p {
+        let lim = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_RTPRIO).map_or(0, |(cur, _)| cur);
+        if !root && lim < u64::from(prio) {
+            return Some(format!(
+                "{p:?} needs privilege (CAP_SYS_NICE, or RLIMIT_RTPRIO ≥ {prio}; it is {lim} for this process)"
+            ));
+        }
+    } else if !root {
+        return Some("SCHED_DEADLINE needs privilege (CAP_SYS_NICE)".into());
+    }
+    let runtime = std::fs::read_to_string(RT_RUNTIME).unwrap_or_default();
+    if runtime.trim() == "-1" {
+        return Some(format!(
+            "real-time throttling is off ({RT_RUNTIME} = -1): a runaway real-time thread could \
+             starve this machine; host runs set fifo, rr or deadline only with it on"
+        ));
+    }
+    None
+}
+
+/// `CONFIG_RT_GROUP_SCHED`: the `cpu` controller has `cpu.rt_runtime_us`.
+fn rt_group_sched() -> bool {
+    crate::cgroup::cpu_hierarchy().is_ok_and(|h| h.base().join("cpu.rt_runtime_us").exists())
+}
+
+/// Affinities, nice values and policies asked (`requested`).
+type AllAsked = (Asked<CpuSet>, Asked<i32>, Asked<Policy>);
+
+fn requested(wl: &Workload) -> Result<AllAsked, String> {
     let mut sets = Vec::new();
     let mut nices = Vec::new();
+    let mut policies = Vec::new();
     for (t, tpl) in wl.templates.iter().enumerate() {
+        policies.push((format!("task `{}` policy", tpl.name), tpl.policy));
         if let Some(a) = &tpl.affinity {
             sets.push((format!("task `{}` affinity", tpl.name), a.clone()));
         }
@@ -65,7 +104,7 @@ fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
                 match op {
                     Op::SetAffinity(s) => sets.push((format!("line {line}, `{path}`"), s.clone())),
                     Op::SetNice(v) => nices.push((format!("line {line}, `{path}`"), *v)),
-                    Op::SetPolicy { .. } => return Err(format!("line {line}, `{path}`: {NO_RT}")),
+                    Op::SetPolicy { policy, .. } => policies.push((format!("line {line}, `{path}`"), *policy)),
                     _ => {}
                 }
             }
@@ -83,7 +122,7 @@ fn requested(wl: &Workload) -> Result<(Asked<CpuSet>, Asked<i32>), String> {
             nices.push((format!("[[change]] of `{name}` at {}", c.at), v));
         }
     }
-    Ok((sets, nices))
+    Ok((sets, nices, policies))
 }
 
 /// Why a host run cannot perform `op`: the mechanisms upstream Linux lacks are
@@ -148,8 +187,13 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
         return Err(format!("span `{s}`: mark_begin/mark_end are simulation-only; host runs do not record spans yet"));
     }
     for tpl in &wl.templates {
-        if tpl.policy.is_rt() || tpl.policy.is_dl() {
-            return Err(format!("task `{}`: {NO_RT}", tpl.name));
+        if tpl.policy.is_rt() && tpl.group.is_some() && rt_group_sched() {
+            return Err(format!(
+                "task `{}`: a {:?} task in a `group`: this kernel has CONFIG_RT_GROUP_SCHED \
+                 (cpu.rt_runtime_us), where a new cgroup has no real-time runtime; host runs do \
+                 not give it any",
+                tpl.name, tpl.policy
+            ));
         }
         if tpl.kthread {
             return Err(format!(
@@ -167,15 +211,17 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
         if let Some(s) = tpl.session {
             check_session(wl, tpl, s)?;
         }
-        if tpl.group.is_some() {
-            return Err(format!(
-                "task `{}`: `group` needs a cgroup (cpu.weight); host runs do not create cgroups yet",
-                tpl.name
-            ));
-        }
+    }
+    if let Some(g) = wl.groups.cgroups.first() {
+        crate::cgroup::cpu_hierarchy().map_err(|m| format!("group `{}`: {m}", g.name))?;
     }
     let allowed = allowed_cpus();
-    let (sets, nices) = requested(wl)?;
+    let (sets, nices, policies) = requested(wl)?;
+    for (what, p) in &policies {
+        if let Some(why) = policy_refusal(*p) {
+            return Err(format!("{what}: {why}"));
+        }
+    }
     for (what, set) in &sets {
         if let Some(c) = set.iter().find(|c| !allowed.contains(c)) {
             return Err(format!(

@@ -101,16 +101,32 @@ pub fn set_nice(tid: i32, nice: i32) -> Result<(), Errno> {
     }
 }
 
-/// `sched_setattr(tid, {policy, nice, runtime})` for `SCHED_NORMAL`/`SCHED_BATCH`/
-/// `SCHED_IDLE`. A non-zero `runtime_ns` is a custom slice for a fair task (v6.12+, which
-/// clamps it to 0.1–100 ms); 0 restores the base slice.
-pub fn set_policy(tid: i32, policy: u32, nice: i32, runtime_ns: u64) -> Result<(), Errno> {
+/// The fields of `struct sched_attr` (`include/uapi/linux/sched/types.h`) a host run sets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedAttr {
+    pub policy: u32,
+    /// Used by the fair policies (and kept by the kernel for the others).
+    pub nice: i32,
+    /// `sched_priority`, 1..=99 for `SCHED_FIFO`/`SCHED_RR`, else 0.
+    pub priority: u32,
+    /// `SCHED_DEADLINE`'s runtime; for a fair task a custom slice (v6.12+, which clamps it
+    /// to 0.1–100 ms; 0 is the base slice).
+    pub runtime: u64,
+    pub deadline: u64,
+    pub period: u64,
+}
+
+/// `sched_setattr(tid, attr, 0)`.
+pub fn set_attr(tid: i32, a: &SchedAttr) -> Result<(), Errno> {
     // SAFETY: `sched_attr` is plain data; zeroed is a valid starting value.
     let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
     attr.size = std::mem::size_of::<libc::sched_attr>() as u32;
-    attr.sched_policy = policy;
-    attr.sched_nice = nice;
-    attr.sched_runtime = runtime_ns;
+    attr.sched_policy = a.policy;
+    attr.sched_nice = a.nice;
+    attr.sched_priority = a.priority;
+    attr.sched_runtime = a.runtime;
+    attr.sched_deadline = a.deadline;
+    attr.sched_period = a.period;
     // SAFETY: `attr` is valid and sized; flags 0.
     let r = unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &attr as *const libc::sched_attr, 0u32) };
     if r == 0 {

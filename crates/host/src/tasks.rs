@@ -139,6 +139,8 @@ pub struct Run {
     failure: Shared<Failure>,
     rng: Shared<RngCell>,
     local: Mutex<Local>,
+    /// Per `[[group]]`, the file a thread writes its tid to to enter that cgroup.
+    pub group_files: Vec<std::path::PathBuf>,
 }
 
 /// A poisoned lock only means another task panicked; the data is still usable for cleanup.
@@ -159,6 +161,7 @@ impl Run {
             wl,
             objs,
             max_tasks,
+            group_files: Vec::new(),
         })
     }
 

@@ -617,3 +617,63 @@ program = [ {{ lock_pi = "Y" }}, {{ run = "20ms" }}, {{ unlock_pi = "Y" }} ]
     let (l_ran, m) = (task(&r, "L").runtime_ns, exit_ns(&r, "M"));
     assert!(m < 6_200_000 && l_unboosted > m && l_ran >= 4_000_000, "L {l_unboosted} M {m}");
 }
+
+/// PI across classes (`rt_mutex_setprio`, `core.c`, v6.12): a normal owner L of X, sharing
+/// CPU 0 with a fair task F from 0.1 ms, inherits the FIFO 50 priority of H (CPU 1) that blocks on X at
+/// 0.5 ms, and so leaves the fair class: it runs ahead of F and a FIFO 30 task M waking on
+/// CPU 0 at 1 ms cannot preempt it until it unlocks; H then gets X within about 3.5 ms.
+/// Unboosted (H waits on another word), M preempts the fair L at 1 ms and H waits for L.
+#[test]
+fn pi_lifts_a_normal_owner_into_the_rt_class() {
+    let world = |h_word: &str| {
+        format!(
+            r#"
+[[futex]]
+name = "X"
+[[futex]]
+name = "Y"
+[[task]]
+name = "L"
+affinity = "0"
+program = [ {{ lock_pi = "X" }}, {{ run = "3ms" }}, {{ unlock_pi = "X" }}, {{ run = "1ms" }} ]
+[[task]]
+name = "F"
+affinity = "0"
+start = "100us"
+program = [ {{ run = "20ms" }} ]
+[[task]]
+name = "H"
+policy = "fifo"
+rt_priority = 50
+affinity = "1"
+start = "500us"
+program = [ {{ lock_pi = "{h_word}" }}, {{ run = "100us" }}, {{ unlock_pi = "{h_word}" }} ]
+[[task]]
+name = "M"
+policy = "fifo"
+rt_priority = 30
+affinity = "0"
+program = [ {{ sleep = "1ms" }}, {{ run = "5ms" }} ]
+[[task]]
+name = "Y-holder"
+affinity = "2"
+program = [ {{ lock_pi = "Y" }}, {{ run = "20ms" }}, {{ unlock_pi = "Y" }} ]
+"#
+        )
+    };
+    for sched in ["cfs", "eevdf"] {
+        let (ev, _) = events(&world("X"), "smp4", sched, &[]);
+        let boosts: Vec<(TaskId, Option<i32>)> = ev
+            .iter()
+            .filter_map(|e| if let ProbeEvent::PiSetprio { task, prio, .. } = e { Some((*task, *prio)) } else { None })
+            .collect();
+        assert_eq!(boosts, [(0, Some(49)), (0, None)], "{sched}");
+        let r = run(&world("X"), "smp4", sched, &[]);
+        let (h, m) = (exit_ns(&r, "H"), exit_ns(&r, "M"));
+        // L ran at least 0.1 ms before the boost, then the rest of its 3 ms alone.
+        assert!(h < 3_700_000 && h < m, "{sched}: H {h} M {m}");
+        let r = run(&world("Y"), "smp4", sched, &[]);
+        let (l, m) = (exit_ns(&r, "L"), exit_ns(&r, "M"));
+        assert!(l > m, "{sched}: unboosted, the fair L ({l}) finished before the FIFO M ({m})");
+    }
+}

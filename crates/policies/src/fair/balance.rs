@@ -404,8 +404,7 @@ impl Fair {
         }
         let se = self.task_se(p);
         let rq = self.rq(self.cfs_rq_of(se));
-        // CACHE_HOT_BUDDY
-        if self.nr(cx, dst) > 0 && (rq.next == Some(se) || rq.last == Some(se)) {
+        if self.t.feat.cache_hot_buddy && self.nr(cx, dst) > 0 && (rq.next == Some(se) || rq.last == Some(se)) {
             return true;
         }
         let exec = self.e(se).exec_start;
