@@ -153,15 +153,17 @@ impl Kernel<'_> {
         let mut t = start;
         for _ in 0..self.cfg.futex.max_lock_depth {
             let held = self.objs.ft(t).pi_held.clone();
-            let best = held.iter().filter_map(|&w| self.pi_top_waiter(w)).map(|w| self.eff_prio(w)).min();
-            let boost = best.filter(|&b| b < self.normal_prio(t));
+            // The best waiter over every lock `t` holds; ties go to the lower task id.
+            let best = held.iter().filter_map(|&w| self.pi_top_waiter(w)).map(|w| (self.eff_prio(w), w)).min();
+            let best = best.filter(|&(b, _)| b < self.normal_prio(t));
+            let (boost, donor) = (best.map(|b| b.0), best.map(|b| b.1));
             if self.objs.ft(t).pi_boost == boost {
                 return;
             }
             self.objs.ft(t).pi_boost = boost;
             self.objs.stats.pi_boosts += u64::from(boost.is_some());
             self.probe.event(&ProbeEvent::PiSetprio { time: self.now, task: t, prio: boost });
-            hook!(self, cpu, |p, cx| p.pi_setprio(&mut cx, t, boost));
+            hook!(self, cpu, |p, cx| p.pi_setprio(&mut cx, t, boost, donor));
             let Some(key) = self.objs.ft(t).waiting else { return };
             self.futex_rerank(t);
             match self.lock_owner(key) {

@@ -677,3 +677,53 @@ program = [ {{ lock_pi = "Y" }}, {{ run = "20ms" }}, {{ unlock_pi = "Y" }} ]
         assert!(l > m, "{sched}: unboosted, the fair L ({l}) finished before the FIFO M ({m})");
     }
 }
+
+/// A deadline waiter lends its reservation, not just a priority (`rt_mutex_setprio`,
+/// `core.c` v6.12: `p->dl.pi_se = pi_task->dl.pi_se`): the fair owner `L` of a PI lock
+/// that the deadline task `D` waits for runs in the deadline class with `D`'s 5 ms
+/// deadline, so it goes ahead of `E`, a deadline task of 100 ms deadline on its CPU, and
+/// its 3 ms critical section outlasts `D`'s 1 ms runtime without a throttle (a boosted
+/// entity is replenished at once, `update_curr_dl_se`). As FIFO 99 it would wait for `E`'s
+/// 8 ms, and `D` would get the lock after about 11 ms instead of 3.
+#[test]
+fn a_deadline_waiter_lends_its_reservation_to_the_lock_owner() {
+    let text = r#"
+[[futex]]
+name = "X"
+[[task]]
+name = "L"
+affinity = "0"
+program = [ { lock_pi = "X" }, { run = "3ms" }, { unlock_pi = "X" }, { run = "1ms" } ]
+[[task]]
+name = "E"
+policy = "deadline"
+runtime = "8ms"
+deadline = "100ms"
+period = "100ms"
+affinity = "0"
+start = "1ms"
+program = [ { run = "8ms" } ]
+[[task]]
+name = "D"
+policy = "deadline"
+runtime = "1ms"
+deadline = "5ms"
+period = "10ms"
+affinity = "1"
+start = "500us"
+program = [ { lock_pi = "X" }, { run = "100us" }, { unlock_pi = "X" } ]
+"#;
+    for sched in ["cfs", "eevdf"] {
+        let (ev, _) = events(text, "smp2", sched, &[]);
+        let boosts: Vec<(TaskId, Option<i32>)> = ev
+            .iter()
+            .filter_map(|e| if let ProbeEvent::PiSetprio { task, prio, .. } = e { Some((*task, *prio)) } else { None })
+            .collect();
+        assert_eq!(boosts, [(0, Some(-1)), (0, None)], "{sched}");
+        let r = run(text, "smp2", sched, &[]);
+        let (d, e) = (exit_ns(&r, "D"), exit_ns(&r, "E"));
+        assert!(d < 4_000_000, "{sched}: D got the lock late ({d} ns): L did not run on D's reservation");
+        assert!(e > d, "{sched}: E ({e}) before D ({d})");
+        assert_eq!(task(&r, "L").runtime_ns / 1_000_000, 4, "{sched}: L's demand is unchanged");
+    }
+}

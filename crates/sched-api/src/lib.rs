@@ -564,9 +564,11 @@ pub trait SchedClass {
     /// The task's effective priority changed through priority inheritance
     /// (`rt_mutex_setprio`, `kernel/sched/core.c` v6.x): `prio` is the kernel priority it
     /// runs at (−1 deadline, 0..=99 real-time, 100..=139 normal; lower is better), `None` when the boost
-    /// ends. Upstream only the real-time and deadline classes act on it (a fair task's
-    /// weight stays that of its nice value); default: ignore.
-    fn pi_setprio(&mut self, _cx: &mut Ctx, _p: TaskId, _prio: Option<i32>) {}
+    /// ends. `donor` is the top waiter the priority comes from (`pi_task`): a deadline
+    /// donor lends its reservation, not just a priority. Upstream only the real-time and
+    /// deadline classes act on it (a fair task's weight stays that of its nice value);
+    /// default: ignore.
+    fn pi_setprio(&mut self, _cx: &mut Ctx, _p: TaskId, _prio: Option<i32>, _donor: Option<TaskId>) {}
 
     /// Whether the task gets VIP treatment changed (its own `vip`, or inherited through a
     /// lock a VIP waits on; `docs/futex.md`). A class may prefer VIP tasks; default: ignore.

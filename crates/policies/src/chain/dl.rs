@@ -31,6 +31,9 @@ pub struct DlTask {
     missed: Ns,
     /// Bandwidth admitted for this task (20-bit fixed point).
     pub admitted_bw: u64,
+    /// `is_dl_boosted`: running on a deadline donor's reservation through priority
+    /// inheritance; out of runtime it is replenished at once, never throttled.
+    pub boosted: bool,
 }
 
 pub struct Dl {
@@ -212,8 +215,23 @@ impl Dl {
             self.misses += 1;
         }
         if self.tasks[p].runtime <= 0 {
-            self.throttle(cx, cpu, p);
+            if self.tasks[p].boosted {
+                self.replenish_boosted(cx, cpu, p);
+            } else {
+                self.throttle(cx, cpu, p);
+            }
         }
+    }
+
+    /// `update_curr_dl_se` for a PI-boosted task (deadline.c v6.12): instead of the
+    /// `dl_timer`, an immediate `ENQUEUE_REPLENISH` — the deadline moves a period at a time
+    /// and the CPU reschedules in case another task's deadline is now earlier.
+    fn replenish_boosted(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) {
+        let before = self.tasks[p].deadline;
+        self.ready[cpu].remove(&(before, p));
+        self.replenish(p, cx.now);
+        self.ready[cpu].insert((self.tasks[p].deadline, p));
+        cx.resched_curr(cpu);
     }
 
     /// Throttles `p` (queued on `cpu`) until its next period; `sched_yield` uses this with

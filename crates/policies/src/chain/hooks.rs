@@ -359,23 +359,19 @@ impl SchedClass for Chain {
         } // else a PI boost holds the effective policy; the new one applies when it ends
     }
     /// `rt_mutex_setprio` (`core.c`, v6.12): a PI boost to kernel prio `prio` < 100 runs
-    /// the task in the rt class at `rt_priority` 99 − prio (a deadline donor is seen as the
-    /// best rt priority); a boost to a normal prio leaves fair tasks as they are, as
-    /// upstream; `None` ends the boost.
-    fn pi_setprio(&mut self, cx: &mut Ctx, p: TaskId, prio: Option<i32>) {
+    /// the task in the rt class at `rt_priority` 99 − prio; a deadline donor's boost (−1)
+    /// runs it in the deadline class with the donor's reservation (`p->dl.pi_se =
+    /// pi_task->dl.pi_se`), replenished instead of throttled while boosted; a boost to a
+    /// normal prio leaves fair tasks as they are, as upstream; `None` ends the boost.
+    fn pi_setprio(&mut self, cx: &mut Ctx, p: TaskId, prio: Option<i32>, donor: Option<TaskId>) {
         self.grow(p);
         let old = self.eff(cx, p);
         self.boost[p] = match prio {
-            Some(k) if k < 100 => {
-                // A deadline donor (−1) is seen as rt priority 99.
-                let rp = (99 - k).clamp(1, 99) as u8;
-                // Never lower an rt or deadline task below its own priority.
-                let own = cx.task(p).policy;
-                let better = own.kernel_prio(0) > k;
-                better.then_some(TaskPolicy::Fifo { prio: rp })
-            }
+            // Never lower an rt or deadline task below its own priority.
+            Some(k) if k < 100 && cx.task(p).policy.kernel_prio(0) > k => Some(self.pi_policy(cx, k, donor)),
             _ => None,
         };
+        self.dl.tasks[p].boosted = matches!(self.boost[p], Some(TaskPolicy::Deadline(_)));
         if self.eff(cx, p) != old {
             self.setscheduler(cx, p, old);
         }
@@ -566,6 +562,16 @@ impl Chain {
     /// effective policy from `old`: requeue it in its new class (at the head of its rt
     /// list if its priority was lowered), settle the fair class if it leaves it while
     /// running, and reschedule its CPU.
+    /// The policy a PI boost to kernel prio `k` (< 100) runs the owner at: the deadline
+    /// donor's own reservation (its effective policy, so a boost passed along a chain
+    /// carries the first donor's), else FIFO at `rt_priority` 99 − k.
+    fn pi_policy(&self, cx: &Ctx, k: i32, donor: Option<TaskId>) -> TaskPolicy {
+        match donor.map(|d| self.eff(cx, d)) {
+            Some(dl @ TaskPolicy::Deadline(_)) if k < 0 => dl,
+            _ => TaskPolicy::Fifo { prio: (99 - k).clamp(1, 99) as u8 },
+        }
+    }
+
     fn setscheduler(&mut self, cx: &mut Ctx, p: TaskId, old: TaskPolicy) {
         self.grow(p);
         let new = self.eff(cx, p);
