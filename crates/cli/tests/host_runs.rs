@@ -753,6 +753,19 @@ fn impossible_host_runs_are_refused_up_front() {
     assert!(err.contains("simulation-only"), "{err}");
     let err = refuse(&hog.replace("name = \"h\"", "name = \"h\"\nvip = true"), &[]);
     assert!(err.contains("`vip` is simulation-only"), "{err}");
+    // With CONFIG_RT_GROUP_SCHED a new cgroup has no real-time runtime: a FIFO task in a
+    // group, or one that becomes FIFO there, could not run.
+    let rt_groups = schedlab_host::cgroup::cpu_hierarchy().is_ok_and(|h| h.base().join("cpu.rt_runtime_us").exists());
+    if rt_groups {
+        let grouped =
+            format!("[[group]]\nname = \"g\"\n{}", hog.replace("name = \"h\"", "name = \"h\"\ngroup = \"g\""));
+        let fifo = grouped.replace("group = \"g\"", "group = \"g\"\npolicy = \"fifo\"\nrt_priority = 1");
+        let err = refuse(&fifo, &[]);
+        assert!(err.contains("CONFIG_RT_GROUP_SCHED"), "{err}");
+        let becomes = grouped.replace("{ run = \"1ms\" }", "{ set_policy = \"rr\", rt_priority = 1 }");
+        let err = refuse(&becomes, &[]);
+        assert!(err.contains("CONFIG_RT_GROUP_SCHED") && err.contains("line"), "{err}");
+    }
     // So are the simulated kernel's switches: the host runs its own kernel.
     for flag in [&["--kernel", "2.6.32"][..], &["--delayed-wakeup"], &["--lb-narrow-lock"]] {
         let err = refuse(hog, flag);
