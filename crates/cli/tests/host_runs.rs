@@ -541,6 +541,46 @@ fn run_time_between(trace: &schedlab_metrics::Trace, cpu: usize, from: u64, to: 
     out
 }
 
+/// `yield` is `sched_yield` and `spin` busy-waits on the wall clock. Two hogs on CPU 0 that
+/// yield after every 100 µs of work take turns (EEVDF's `yield_task_fair` moves the yielder's
+/// vruntime to its deadline, so the other is picked): each is switched out about once per
+/// yield, where the tick and the 1.4 ms base slice alone would switch them a few dozen times.
+/// Beside a hog, a 100 ms `spin` ends after 100 ms of wall time having had about half of it
+/// on the CPU, where a 100 ms `run` would need all 100 ms of CPU time.
+#[test]
+fn yield_and_spin_act_as_the_kernel_does() {
+    require_root();
+    let _s = serial();
+    let text = r#"
+[[task]]
+name = "y"
+count = 2
+affinity = [0]
+program = [ { loop = 200, do = [ { run = "100us" }, "yield" ] } ]
+[[task]]
+name = "hog"
+affinity = [1]
+program = [ { loop = "forever", do = [ { run = "50ms" } ] } ]
+[[task]]
+name = "spinner"
+affinity = [1]
+program = [ { spin = "100ms" } ]
+"#;
+    let r = run(&host_job(text, 1500));
+    let t = |n: &str| r.tasks.iter().find(|t| t.name == n).unwrap();
+    for name in ["y.0", "y.1"] {
+        let y = t(name);
+        assert!(y.exit_ns.is_some(), "{y:?}");
+        assert!(
+            y.switches_involuntary >= 150,
+            "{name} was switched out {} times in 200 yields",
+            y.switches_involuntary
+        );
+    }
+    let s = t("spinner");
+    assert!(s.exit_ns.is_some() && s.runtime_ns < 80_000_000, "spinner: {s:?}");
+}
+
 /// Durations drawn from a distribution come from the simulator's seeded `workload` stream:
 /// with one task the host draws the same sequence as the simulation of the same seed, so
 /// the CPU time it asks for is the same (within what the host adds around it: thread set-up
