@@ -158,6 +158,22 @@ const CASES: &[Case] = &[
         "outside 100us..=100ms",
     ),
     (
+        "unknown version in schedulers",
+        "schedulers = [\"eevdf\", \"eevdf@6.7\"]\n[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":1:24",
+        "schedulers[1]",
+        "eevdf models 6.6, 6.12 or 6.18, not `6.7`",
+    ),
+    (
+        "unknown scheduler in schedulers",
+        "schedulers = [\"cfss\"]\n[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n",
+        &[],
+        ":1:15",
+        "schedulers[0]",
+        "unknown scheduler `cfss`",
+    ),
+    (
         "session nice out of range",
         "[[session]]\nname = \"s\"\nnice = -21\n[[task]]\nname = \"t\"\nsession = \"s\"\nprogram = [ { run = \"1ms\" } ]\n",
         &[],

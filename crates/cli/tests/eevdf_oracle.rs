@@ -268,3 +268,93 @@ fn the_cfs_eevdf_study_shows_what_changed() {
     assert!((share[0] - 50.0).abs() < 1.0 && (share[2] - 50.0).abs() < 1.0, "{share:?}");
     assert!((share[1] - 90.3).abs() < 1.0 && (share[3] - 90.3).abs() < 1.0, "{share:?}");
 }
+
+/// Every `features.h` entry of each version that changes what the model does is a `--set`
+/// switch (v6.6, v6.12, v6.18), one the version lacks is refused, and WA_BIAS (shared
+/// with cfs) changes a wakeup-heavy run.
+#[test]
+fn each_versions_features_are_switches() {
+    let m = schedlab_run::load_machine("smp2").unwrap();
+    let all = [
+        "PLACE_LAG",
+        "PLACE_DEADLINE_INITIAL",
+        "RUN_TO_PARITY",
+        "NEXT_BUDDY",
+        "CACHE_HOT_BUDDY",
+        "WAKEUP_PREEMPTION",
+        "SIS_UTIL",
+        "WA_IDLE",
+        "WA_WEIGHT",
+        "WA_BIAS",
+    ];
+    let from_612 = ["PLACE_REL_DEADLINE", "PREEMPT_SHORT", "DELAY_DEQUEUE", "DELAY_ZERO"];
+    for v in VERSIONS {
+        let mut has: Vec<&str> = all.to_vec();
+        if v != "6.6" {
+            has.extend(from_612);
+        }
+        if v == "6.18" {
+            has.push("PICK_BUDDY");
+        }
+        for f in &has {
+            for on in ["0", "1"] {
+                let sets = [(f.to_string(), on.to_string())];
+                schedlab_run::check_scheduler(&format!("eevdf@{v}"), &m, &sets)
+                    .unwrap_or_else(|e| panic!("v{v} {f}={on}: {e}"));
+            }
+        }
+        for f in from_612.iter().chain(["PICK_BUDDY", "START_DEBIT"].iter()).filter(|f| !has.contains(f)) {
+            let sets = [(f.to_string(), "1".to_string())];
+            assert!(schedlab_run::check_scheduler(&format!("eevdf@{v}"), &m, &sets).is_err(), "v{v} accepts {f}");
+        }
+    }
+    let text = "[[task]]\nname = \"w\"\ncount = 24\nprogram = [ { loop = \"forever\", do = [ { run = { dist = \"exponential\", mean = \"300us\" } }, { sleep = { dist = \"exponential\", mean = \"700us\" } } ] } ]\n";
+    // WA_BIAS decides close wake_affine_weight calls, which a wakeup-heavy run has many of.
+    // (CACHE_HOT_BUDDY seldom decides anything: a buddy has nearly always run within
+    // sched_migration_cost, which makes it cache-hot anyway.)
+    let hash = |sets: &[(&str, &str)]| run(&eevdf(text, "smp8", 1, "6.18", sets)).trace_hash;
+    assert_ne!(hash(&[("WA_BIAS", "0")]), hash(&[]), "WA_BIAS=0 changed nothing");
+}
+
+/// The defaults: `run` (and `plot`) simulate eevdf, Linux 6.18; `compare` runs eevdf, cfs
+/// and ule unless the workload names its own; `schedlab list` shows each fair version and
+/// what its features.h lacks.
+#[test]
+fn eevdf_is_the_default_and_list_shows_versions_and_features() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.toml");
+    std::fs::write(&w, "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_schedlab");
+    let out = |args: &[&str]| {
+        let o = std::process::Command::new(bin).args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let wp = w.to_str().unwrap();
+    let one: serde_json::Value = serde_json::from_str(&out(&["run", wp, "--format", "json"])).unwrap();
+    assert_eq!(one["scheduler"]["name"], "eevdf");
+    assert_eq!(one["scheduler"]["tunables"]["version"], "6.18");
+    let many: serde_json::Value = serde_json::from_str(&out(&["compare", wp, "--format", "json"])).unwrap();
+    let names: Vec<&str> = many.as_array().unwrap().iter().map(|r| r["scheduler"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["eevdf", "cfs", "ule"]);
+    std::fs::write(
+        &w,
+        "schedulers = [\"eevdf@6.6\", \"cfs\"]\n[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n",
+    )
+    .unwrap();
+    let many: serde_json::Value = serde_json::from_str(&out(&["compare", wp, "--format", "json"])).unwrap();
+    let names: Vec<&str> = many.as_array().unwrap().iter().map(|r| r["scheduler"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["eevdf@6.6", "cfs"]);
+    let list = out(&["list"]);
+    for want in [
+        "versions: 6.6, 6.12, 6.18 (default 6.18",
+        "6.6: lacks PLACE_REL_DEADLINE, PREEMPT_SHORT, PICK_BUDDY, DELAY_DEQUEUE, DELAY_ZERO",
+        "6.12: lacks PICK_BUDDY",
+        "DELAY_DEQUEUE",
+        "RUN_TO_PARITY",
+        "autogroup",
+        "versions: 4.9, 5.15",
+    ] {
+        assert!(list.contains(want), "`schedlab list` lacks `{want}`:\n{list}");
+    }
+}

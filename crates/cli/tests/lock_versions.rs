@@ -188,6 +188,40 @@ fn lb_narrow_lock_moves_the_chain_out_of_the_double_lock() {
     }
 }
 
+/// A balance pass that finds the busiest runqueue with more than one task but can move none
+/// (three hogs pinned to CPU 0, CPU 1 idle) still takes both runqueue locks under 2.6.32 and
+/// 3.4 — they lock before `move_tasks` examines the candidates — and holds them for that
+/// examination (path `migrate`), though no task ever moves. With `lb_narrow_lock` the
+/// examination runs unlocked and an empty pass takes no lock. Under CFS and O(1) (2.6.20's
+/// `load_balance` locks the same way).
+#[test]
+fn a_balance_pass_that_moves_nothing_still_takes_the_locks() {
+    let text: String = (0..3).map(|i| hog(&format!("h{i}"), 0, 0)).collect();
+    for sched in ["cfs", "o1"] {
+        for v in [KernelVersion::V2_6_32, KernelVersion::V3_4] {
+            for narrow in [false, true] {
+                let mut j = job(&text, "smp2", sched, 1, &[]);
+                let costs = Costs { work_task: Ns(20), ..Costs::default() };
+                j.machine = Arc::new(Machine { costs, ..(*j.machine).clone() });
+                j.kernel = v;
+                j.lb_narrow_lock = narrow;
+                let r = run(&j);
+                assert!(r.tasks.iter().all(|t| t.migrations == 0), "{sched} {v}: a pinned hog moved");
+                let (acq, _, _) = site(&r, "load_balance");
+                if narrow {
+                    assert_eq!(acq, 0, "{sched} {v}: the narrow section locked for nothing");
+                } else {
+                    assert!(acq > 0, "{sched} {v}: no balance pass took the locks");
+                    // CFS reports the tasks its `detach_tasks` examined (O(1) reports no work).
+                    if sched == "cfs" {
+                        assert!(path_ns(&r, "migrate") > 0, "{v}: nothing examined under the locks");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The versions and switches change the run, and each still replays bit-identically.
 #[test]
 fn versions_are_deterministic() {

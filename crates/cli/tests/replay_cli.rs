@@ -65,3 +65,35 @@ fn replay_prints_the_trace_beside_the_simulation() {
     assert!(header.contains("eevdf"), "{out}");
     assert!(out.contains("per-task run time Δ mean/max"), "{out}");
 }
+
+/// Hostile files through the binary: each is exit status 2 with the file named — not a
+/// signal (a perf.data whose feature index claims a huge section once made the perf reader
+/// allocate it and abort the process).
+#[test]
+fn hostile_traces_exit_2_not_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let perf = std::fs::read(fixture("messaging.perf.data")).unwrap();
+    let data_end = (40..56).step_by(8).map(|o| u64::from_le_bytes(perf[o..o + 8].try_into().unwrap())).sum::<u64>();
+    let mut index = perf.clone();
+    let at = data_end as usize + 8;
+    index[at..at + 8].copy_from_slice(&(1u64 << 59).to_le_bytes());
+    let mut magic = perf.clone();
+    magic[..8].copy_from_slice(b"PERFILE1");
+    let garbage: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 | 0x80).collect();
+    let cases: [(&str, Vec<u8>, &str); 5] = [
+        ("empty.data", Vec::new(), "not a trace"),
+        ("garbage.bin", garbage, "not a trace"),
+        ("magic.perf.data", magic, "not a trace"),
+        ("index.perf.data", index, "lies outside the file"),
+        ("cut.perf.data", perf[..perf.len() / 2].to_vec(), "truncated"),
+    ];
+    for (name, bytes, words) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        for cmd in ["import", "replay"] {
+            let (code, _, err) = schedlab(&[cmd, p.to_str().unwrap()]);
+            assert_eq!(code, 2, "{cmd} {name}: {err}");
+            assert!(err.contains(p.to_str().unwrap()) && err.contains(words), "{cmd} {name}: {err}");
+        }
+    }
+}

@@ -178,6 +178,63 @@ fn push_pull_runs_the_n_highest_rt_tasks() {
     }
 }
 
+/// `pull_rt_task` takes from an overloaded CPU the best waiting task that may run on the
+/// pulling CPU (`pick_highest_pushable_task`, `rt.c`, v6.12), passing over a better one
+/// whose affinity excludes it. On 4 CPUs: CPU 2 runs a pinned FIFO 90 with `a` (FIFO 80,
+/// CPUs 1-2) and `b` (FIFO 70, CPUs 0,2) waiting; CPUs 0, 1 and 3 run pinned FIFO 95
+/// tasks. When CPU 0's task exits at 20 ms, CPU 0 pulls `b` (CPU 1 stays busy, so `a`
+/// waits). With `RT_PUSH_IPI` CPU 0 pulls nothing and asks CPU 2 to push; `push_rt_tasks`
+/// stops at its best pushable task `a`, which has nowhere to go, so `b` stays stranded —
+/// the kernel's behaviour too.
+#[test]
+fn rt_pull_takes_the_best_task_allowed_on_the_pulling_cpu() {
+    let w = rt_task("r0", "fifo", 95, "0", "0", "{ run = \"20ms\" }")
+        + &rt_task("r1", "fifo", 95, "1", "0", "{ run = \"100s\" }")
+        + &rt_task("h2", "fifo", 90, "2", "1ms", "{ run = \"100s\" }")
+        + &rt_task("a", "fifo", 80, "2", "0", "{ set_affinity = \"1-2\" }, { sleep = \"2ms\" }, { run = \"100s\" }")
+        + &rt_task("b", "fifo", 70, "2", "0", "{ set_affinity = \"0,2\" }, { sleep = \"2ms\" }, { run = \"100s\" }")
+        + &rt_task("r3", "fifo", 95, "3", "0", "{ run = \"100s\" }");
+    for sched in ["cfs", "eevdf"] {
+        let r = run(&job(&w, "smp4", sched, 1, &[("rt_bandwidth", "none"), ("rt_push_ipi", "0")]));
+        let (a, b) = (task(&r, "a").runtime_ns, task(&r, "b").runtime_ns);
+        assert!(b > 970 * MS, "{sched}: b was not pulled to CPU 0 (ran {b} ns)");
+        assert!(a < MS, "{sched}: a ran {a} ns though no CPU it may use was free");
+        assert!(counter(&r, "rt_pulls") >= 1, "{sched}: no pull counted");
+        let r = run(&job(&w, "smp4", sched, 1, &[("rt_bandwidth", "none"), ("rt_push_ipi", "1")]));
+        let b = task(&r, "b").runtime_ns;
+        assert!(b < MS, "{sched}: with RT_PUSH_IPI the push stops at a; b ran {b} ns");
+    }
+}
+
+/// `pull_dl_task` likewise takes the earliest waiting deadline task that may run on the
+/// pulling CPU (`pick_earliest_pushable_dl_task`, `deadline.c`, v6.12). On 4 CPUs: CPU 2
+/// runs a pinned deadline task (9 ms per 10 ms, from 1 ms) with `a` (due every 50 ms, CPUs
+/// 1-2) and `b` (due every 100 ms, CPUs 0,2) waiting from 2 ms; CPUs 1 and 3 run pinned
+/// ones (18 ms per 20 ms). When CPU 0's pinned task exits at about 5 ms, CPU 0 pulls `b`
+/// then and there — not at CPU 2's next pick (its task's throttling at about 10 ms), when
+/// a push would move it.
+#[test]
+fn dl_pull_takes_the_earliest_task_allowed_on_the_pulling_cpu() {
+    let dl = |name: &str, rt: &str, period: &str, cpus: &str, body: &str| {
+        format!(
+            "[[task]]\nname = \"{name}\"\npolicy = \"deadline\"\nruntime = \"{rt}\"\nperiod = \"{period}\"\naffinity = \"{cpus}\"\nprogram = [ {body} ]\n"
+        )
+    };
+    let w = dl("d0", "9ms", "10ms", "0", "{ run = \"5ms\" }")
+        + &dl("d1", "18ms", "20ms", "1", "{ run = \"100s\" }")
+        + &dl("d2", "9ms", "10ms", "2", "{ sleep = \"1ms\" }, { run = \"100s\" }")
+        + &dl("a", "5ms", "50ms", "2", "{ set_affinity = \"1-2\" }, { sleep = \"2ms\" }, { run = \"100s\" }")
+        + &dl("b", "10ms", "100ms", "2", "{ set_affinity = \"0,2\" }, { sleep = \"2ms\" }, { run = \"100s\" }")
+        + &dl("d3", "18ms", "20ms", "3", "{ run = \"100s\" }");
+    let mut sw = Switches::default();
+    let mut j = job(&w, "smp4", "eevdf", 1, &[("sched_rt_runtime_us", "-1")]);
+    j.end = Ns::from_ms(100);
+    run_with_probe(&j, &mut sw);
+    let b_on_0 = first_run(&sw, 0, 4, 0).expect("b ran on CPU 0");
+    assert!((5 * MS..8 * MS).contains(&b_on_0), "b first ran on CPU 0 at {b_on_0} ns");
+    assert!(first_run(&sw, 0, 3, 0).is_none(), "a never may run on CPU 0");
+}
+
 fn dl_tasks(n: usize, runtime: &str, period: &str) -> String {
     format!(
         "[[task]]\nname = \"d\"\ncount = {n}\npolicy = \"deadline\"\nruntime = \"{runtime}\"\nperiod = \"{period}\"\nprogram = [ {} ]\n",
@@ -218,26 +275,40 @@ fn an_overrunning_deadline_task_is_throttled_until_replenished() {
 }
 
 /// EDF on a CPU: pinned implicit-deadline periodic sets with U ≤ 1 per CPU miss no
-/// deadline; the same CPU overloaded past U = 1 (admission lifted) does.
+/// deadline (Liu and Layland 1973; each CBS keeps its bandwidth, Abeni and Buttazzo 1998),
+/// up to reservations summing to exactly 1; the same CPU overloaded past U = 1 (admission
+/// lifted) does.
 #[test]
 fn pinned_implicit_deadline_sets_within_capacity_miss_nothing() {
-    let set = |cpu: usize, tasks: &[(u64, u64)]| -> String {
+    // Jobs of `c` µs every `p` ms on `cpu`.
+    let set_us = |cpu: usize, tasks: &[(u64, u64)]| -> String {
         let mut w = String::new();
         for (i, (c, p)) in tasks.iter().enumerate() {
             // The reservation covers the job plus the kernel paths charged to it.
             w += &format!(
                 "[[task]]\nname = \"c{cpu}t{i}\"\npolicy = \"deadline\"\nruntime = \"{}us\"\nperiod = \"{p}ms\"\naffinity = \"{cpu}\"\nprogram = [ {} ]\n",
-                c * 1000 + 200,
-                periodic(&format!("{c}ms"), &format!("{p}ms"))
+                c + 200,
+                periodic(&format!("{c}us"), &format!("{p}ms"))
             );
         }
         w
+    };
+    let set = |cpu: usize, tasks: &[(u64, u64)]| -> String {
+        set_us(cpu, &tasks.iter().map(|&(c, p)| (c * 1000, p)).collect::<Vec<_>>())
     };
     let w = set(0, &[(2, 10), (6, 20), (8, 40), (3, 25)]) + &set(1, &[(5, 10), (4, 16)]) + &fair_hog("f", "0-1");
     for sched in ["cfs", "eevdf"] {
         let r = run(&job(&w, "smp2", sched, 2, &[]));
         assert_eq!(counter(&r, "dl_deadline_misses"), 0, "{sched}");
         assert!(task(&r, "c0t2").wakeups >= 45);
+    }
+    // At the bound: reservations of 2.5/10 + 5/20 + 10/40 + 6.25/25 = 1 on CPU 0 (the work
+    // 200 µs less each), no fair task, the cap lifted.
+    let full = set_us(0, &[(2300, 10), (4800, 20), (9800, 40), (6050, 25)]);
+    for sched in ["cfs", "eevdf"] {
+        let r = run(&job(&full, "smp2", sched, 2, &[("sched_rt_runtime_us", "-1")]));
+        assert_eq!(counter(&r, "dl_deadline_misses"), 0, "{sched}: U = 1");
+        assert!(task(&r, "c0t0").wakeups >= 190);
     }
     let over = set(0, &[(6, 10), (6, 10)]);
     let r = run(&job(&over, "smp2", "eevdf", 1, &[("sched_rt_runtime_us", "-1")]));

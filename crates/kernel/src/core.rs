@@ -110,7 +110,7 @@ impl Kernel<'_> {
                 Request::Kick(cpu) => {
                     if cpu < self.cpus.len() && cpu != this {
                         let at = self.now + self.machine.costs.ipi_latency;
-                        self.events.push(at, crate::cpu::Event::Ipi { cpu, kind: Ipi::Balance });
+                        self.events.push(at, crate::cpu::Event::Ipi { cpu: cpu as u32, kind: Ipi::Balance });
                     }
                 }
                 Request::ActiveBalance { from, to } => {
@@ -128,7 +128,7 @@ impl Kernel<'_> {
                     }
                 }
                 Request::MigrateBatch { from, to, tasks, count } => {
-                    if to < self.cpus.len() && to != from && count > 0 {
+                    if to < self.cpus.len() && to != from && (count > 0 || self.lb_locks_empty_pass()) {
                         match self.lb_move_step(this, from, to, tasks, count) {
                             // Runs first, straight after the hold whose lock it keeps.
                             (s, true) => first = Some(s),
@@ -167,7 +167,7 @@ impl Kernel<'_> {
         self.set_need_resched(cpu, true);
         if cpu != this {
             let at = self.now + self.machine.costs.ipi_latency;
-            self.events.push(at, crate::cpu::Event::Ipi { cpu, kind: Ipi::Resched });
+            self.events.push(at, crate::cpu::Event::Ipi { cpu: cpu as u32, kind: Ipi::Resched });
         }
     }
 
@@ -706,7 +706,7 @@ impl Kernel<'_> {
             self.views[target].ttwu_pending = true;
             if first {
                 let at = self.now + self.machine.costs.ipi_latency;
-                self.events.push(at, crate::cpu::Event::Ipi { cpu: target, kind: Ipi::WakeList });
+                self.events.push(at, crate::cpu::Event::Ipi { cpu: target as u32, kind: Ipi::WakeList });
             }
         } else {
             let s = self.locked1(

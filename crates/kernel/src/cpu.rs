@@ -321,56 +321,61 @@ pub(crate) enum Ipi {
     Delayed,
 }
 
+/// An entry of the event queue. CPU numbers are `u32` (a machine has far fewer CPUs, checked
+/// when it is built) so that every variant fits in 16 bytes and a queue entry in 32.
 #[derive(Clone, Debug)]
 pub(crate) enum Event {
     /// The CPU's current delay, lock hold or user work ended.
     CpuDone {
-        cpu: CpuId,
+        cpu: u32,
         gen: u64,
     },
     /// A lock was handed to this spinning CPU.
     Resume {
-        cpu: CpuId,
+        cpu: u32,
     },
     Tick {
-        cpu: CpuId,
+        cpu: u32,
         gen: u64,
     },
     /// The timer interrupt that wakes an idle CPU whose tick is stopped
     /// (`SchedClass::idle_wakeup`); `gen` is the CPU's `tick_gen` when it went idle.
     IdleWake {
-        cpu: CpuId,
+        cpu: u32,
         gen: u64,
     },
     /// `cpu`'s clock event for its earliest hrtimer (see `hrtimer.rs`).
     Timer {
-        cpu: CpuId,
+        cpu: u32,
         gen: u64,
     },
     Ipi {
-        cpu: CpuId,
+        cpu: u32,
         kind: Ipi,
     },
     /// `cpu`'s policy timer (`Request::Timer`: `dl_timer`, the rt period timer, …).
     PolicyTimer {
-        cpu: CpuId,
+        cpu: u32,
         gen: u64,
     },
     /// The workload's `[[change]]` number `idx` takes effect.
     Change {
-        idx: usize,
+        idx: u32,
     },
     /// Instance of workload template `template` starts; `left` more follow, each with the
-    /// next sequence number after `seq` (this event's own).
+    /// next sequence number after this event's own (`EventQueue::pop_with_seq`).
     Start {
         template: u32,
         left: u32,
-        seq: u64,
     },
 }
 
+// Keeps a queue entry at 32 bytes (see `schedlab_sim::EventQueue`).
+const _: () = assert!(std::mem::size_of::<Event>() == 16);
+
 impl Kernel<'_> {
-    pub(crate) fn dispatch(&mut self, ev: Event) {
+    /// Handles one event; `seq` is its sequence number in the queue.
+    pub(crate) fn dispatch(&mut self, ev: Event, seq: u64) {
         let (kind, a, b) = match &ev {
             Event::CpuDone { cpu, gen } => (1, *cpu as u64, *gen),
             Event::Resume { cpu } => (2, *cpu as u64, 0),
@@ -394,29 +399,32 @@ impl Kernel<'_> {
                 | Event::IdleWake { cpu, .. }
                 | Event::Timer { cpu, .. }
                 | Event::Ipi { cpu, .. }
-                | Event::PolicyTimer { cpu, .. } => self.touch(*cpu),
+                | Event::PolicyTimer { cpu, .. } => self.touch(*cpu as CpuId),
                 Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
             }
         }
         match ev {
             Event::CpuDone { cpu, gen } => {
+                let cpu = cpu as CpuId;
                 if self.cpus[cpu].gen != gen {
                     return; // cancelled (user work interrupted)
                 }
                 self.cpu_done(cpu);
             }
             Event::Resume { cpu } => {
+                let cpu = cpu as CpuId;
                 debug_assert_eq!(self.cpus[cpu].busy, Busy::Spin);
                 self.cpus[cpu].busy = Busy::None;
                 self.advance(cpu);
             }
-            Event::Tick { cpu, gen } => {
+            Event::Tick { cpu: cpu32, gen } => {
+                let cpu = cpu32 as CpuId;
                 let c = &mut self.cpus[cpu];
                 if !c.tick_on || c.tick_gen != gen {
                     return;
                 }
                 let next = self.now + self.tick;
-                self.events.push(next, Event::Tick { cpu, gen });
+                self.events.push(next, Event::Tick { cpu: cpu32, gen });
                 self.ticks_pending += 1;
                 let hold = self.machine.costs.tick;
                 let mut steps = std::mem::take(&mut self.irq_scratch);
@@ -427,6 +435,7 @@ impl Kernel<'_> {
                 self.irq_scratch = steps;
             }
             Event::IdleWake { cpu, gen } => {
+                let cpu = cpu as CpuId;
                 let c = &self.cpus[cpu];
                 if c.tick_on || c.tick_gen != gen {
                     return; // the CPU got work since it went idle
@@ -435,6 +444,7 @@ impl Kernel<'_> {
                 self.interrupt(cpu, [Step::Do(Action::IdleWake)]);
             }
             Event::Timer { cpu, gen } => {
+                let cpu = cpu as CpuId;
                 if self.cpus[cpu].hrtimer_gen != gen {
                     return;
                 }
@@ -444,21 +454,9 @@ impl Kernel<'_> {
                 self.interrupt(cpu, steps.drain(..));
                 self.irq_scratch = steps;
             }
-            Event::Ipi { cpu, kind } => match kind {
-                Ipi::Resched => self.interrupt(cpu, []),
-                Ipi::WakeList => {
-                    let hold = self.machine.costs.ttwu_activate;
-                    self.interrupt(cpu, [self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
-                }
-                Ipi::Balance => self.interrupt(cpu, [Step::Do(Action::NohzBalance)]),
-                Ipi::Delayed => {
-                    if self.dtq.has_pending(cpu) {
-                        self.set_need_resched(cpu, true);
-                        self.interrupt(cpu, []);
-                    }
-                }
-            },
+            Event::Ipi { cpu, kind } => self.ipi(cpu as CpuId, kind),
             Event::PolicyTimer { cpu, gen } => {
+                let cpu = cpu as CpuId;
                 if self.cpus[cpu].policy_timer_gen != gen {
                     return;
                 }
@@ -466,15 +464,33 @@ impl Kernel<'_> {
                 let s = self.locked1(cpu, LockSite::SchedulerTick, self.machine.costs.timer_irq, Action::PolicyTimer);
                 self.interrupt(cpu, [s]);
             }
-            Event::Start { template, left, seq } => {
+            Event::Start { template, left } => {
                 if left > 0 {
-                    let next = Event::Start { template, left: left - 1, seq: seq + 1 };
+                    let next = Event::Start { template, left: left - 1 };
                     self.events.push_seq(self.now, seq + 1, next);
                 }
                 self.pending_starts -= 1;
                 self.start_task(template as usize);
             }
-            Event::Change { idx } => self.apply_change(idx),
+            Event::Change { idx } => self.apply_change(idx as usize),
+        }
+    }
+
+    /// An inter-processor interrupt arrives at `cpu`.
+    fn ipi(&mut self, cpu: CpuId, kind: Ipi) {
+        match kind {
+            Ipi::Resched => self.interrupt(cpu, []),
+            Ipi::WakeList => {
+                let hold = self.machine.costs.ttwu_activate;
+                self.interrupt(cpu, [self.locked1(cpu, LockSite::TtwuPending, hold, Action::TtwuPending)])
+            }
+            Ipi::Balance => self.interrupt(cpu, [Step::Do(Action::NohzBalance)]),
+            Ipi::Delayed => {
+                if self.dtq.has_pending(cpu) {
+                    self.set_need_resched(cpu, true);
+                    self.interrupt(cpu, []);
+                }
+            }
         }
     }
 
@@ -546,7 +562,7 @@ impl Kernel<'_> {
                 c.prog = Progress { since: now, left: c.prog.left_at(now), rate, fixed: false };
                 c.gen += 1;
                 let (gen, end) = (c.gen, c.prog.end());
-                self.events.push(end, Event::CpuDone { cpu: s, gen });
+                self.events.push(end, Event::CpuDone { cpu: s as u32, gen });
             }
         }
         self.smt_dirty_list = list;
@@ -628,7 +644,7 @@ impl Kernel<'_> {
             Some((w, since)) => {
                 l.owner = Some(w);
                 let _ = since;
-                self.events.push(now, Event::Resume { cpu: w });
+                self.events.push(now, Event::Resume { cpu: w as u32 });
             }
             None => l.owner = None,
         }
@@ -778,7 +794,7 @@ impl Kernel<'_> {
         c.gen += 1;
         c.prog = Progress { since: now, left: work, rate, fixed };
         let gen = c.gen;
-        self.events.push(c.prog.end(), Event::CpuDone { cpu, gen });
+        self.events.push(c.prog.end(), Event::CpuDone { cpu: cpu as u32, gen });
     }
 
     /// Starts a kernel delay or lock hold: its `first` segment (path, work) now, then the
@@ -807,7 +823,7 @@ impl Kernel<'_> {
         c.gen += 1;
         c.prog = Progress { since: now, left: after, rate: c.prog.rate, fixed: true };
         let gen = c.gen;
-        self.events.push(now + after, Event::CpuDone { cpu, gen });
+        self.events.push(now + after, Event::CpuDone { cpu: cpu as u32, gen });
     }
 
     /// Starts user work of `dur` for the current task; `fixed`: a wall-clock span.
@@ -867,7 +883,7 @@ impl Kernel<'_> {
     pub(crate) fn arm_idle_wakeup(&mut self, cpu: CpuId) {
         if let Some(p) = self.idle_wakeup {
             let gen = self.cpus[cpu].tick_gen;
-            self.events.push(self.now + p, Event::IdleWake { cpu, gen });
+            self.events.push(self.now + p, Event::IdleWake { cpu: cpu as u32, gen });
             self.ticks_pending += 1;
         }
     }
@@ -883,7 +899,7 @@ impl Kernel<'_> {
         let gen = c.tick_gen;
         // Ticks stay aligned to the global jiffy grid, as the kernel's are.
         let next = Ns((self.now.0 / tick + 1) * tick);
-        self.events.push(next, Event::Tick { cpu, gen });
+        self.events.push(next, Event::Tick { cpu: cpu as u32, gen });
         self.ticks_pending += 1;
     }
 

@@ -51,11 +51,11 @@ impl Kernel<'_> {
             return false;
         }
         self.events.iter().all(|(_, ev)| match *ev {
-            Event::CpuDone { cpu, gen } => gen != self.cpus[cpu].gen,
+            Event::CpuDone { cpu, gen } => gen != self.cpus[cpu as usize].gen,
             // An idle wakeup only looks for runnable work, and there is none.
             Event::Tick { .. } | Event::Timer { .. } | Event::IdleWake { .. } => true,
             // An armed policy timer (a deadline replenishment, …) may make a task runnable.
-            Event::PolicyTimer { cpu, gen } => gen != self.cpus[cpu].policy_timer_gen,
+            Event::PolicyTimer { cpu, gen } => gen != self.cpus[cpu as usize].policy_timer_gen,
             Event::Resume { .. } | Event::Ipi { .. } | Event::Change { .. } | Event::Start { .. } => false,
         })
     }

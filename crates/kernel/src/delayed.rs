@@ -317,7 +317,7 @@ impl Kernel<'_> {
         self.cpus[cpu].kstack.push_front(Step::Delay(KernelPath::ForkExit, cost));
         if self.cpus[target].curr.is_none() && !self.cpus[target].need_resched {
             let at = self.now + self.machine.costs.ipi_latency;
-            self.events.push(at, Event::Ipi { cpu: target, kind: Ipi::Delayed });
+            self.events.push(at, Event::Ipi { cpu: target as u32, kind: Ipi::Delayed });
         }
     }
 

@@ -133,8 +133,9 @@ impl Kernel<'_> {
 
     /// Runs task `t`'s program on `cpu` from its current op until it needs time: user work
     /// (busy until done) or a syscall (kernel steps queued on the CPU).
-    /// No allocation and no reference counting per operation: the op is copied out of the
-    /// shared program and its kernel steps go through a reused buffer.
+    /// No allocation and no copy per operation: the ops are borrowed from the shared
+    /// program (one reference count per call) and their kernel steps go through a reused
+    /// buffer.
     pub(crate) fn run_task(&mut self, cpu: CpuId, t: TaskId) {
         let mut steps = std::mem::take(&mut self.scratch);
         self.run_ops(cpu, t, &mut steps);
@@ -143,6 +144,8 @@ impl Kernel<'_> {
     }
 
     fn run_ops(&mut self, cpu: CpuId, t: TaskId, steps: &mut Vec<Step>) {
+        // A task's program never changes: held here, its ops are read without copying them.
+        let prog = std::sync::Arc::clone(&self.tasks[t].prog);
         let mut guard = 0u32;
         loop {
             guard += 1;
@@ -157,13 +160,13 @@ impl Kernel<'_> {
                 return;
             }
             let pc = self.tasks[t].pc;
-            let Some(op) = self.tasks[t].prog.ops.get(pc).cloned() else {
+            let Some(op) = prog.ops.get(pc) else {
                 let exit = Step::Delay(KernelPath::ForkExit, self.machine.costs.exit);
                 self.push_steps(cpu, [exit, Step::Do(Action::Exit { task: t })]);
                 return;
             };
             steps.clear();
-            match &op {
+            match op {
                 Op::Run(d) => {
                     let left = match self.tasks[t].op_left {
                         Some(l) => l,

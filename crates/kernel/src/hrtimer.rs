@@ -51,9 +51,10 @@ impl Kernel<'_> {
         c.hrtimer_gen += 1;
         let gen = c.hrtimer_gen;
         if let Some(hard) = first {
-            let due = c.hrtimers.range((hard, 0)..=(hard, TaskId::MAX));
+            // The timers due at `hard` lead the map: read from its start, no range search.
+            let due = c.hrtimers.iter().take_while(|(&(h, _), _)| h == hard);
             let seq = due.map(|(_, &(_, seq))| seq).min().expect("the first timer is due");
-            self.events.push_seq(hard.max(self.now), seq, Event::Timer { cpu, gen });
+            self.events.push_seq(hard.max(self.now), seq, Event::Timer { cpu: cpu as u32, gen });
         }
     }
 
@@ -68,7 +69,7 @@ impl Kernel<'_> {
         c.policy_timer = Some(at);
         c.policy_timer_gen += 1;
         let gen = c.policy_timer_gen;
-        self.events.push(at.max(self.now), Event::PolicyTimer { cpu, gen });
+        self.events.push(at.max(self.now), Event::PolicyTimer { cpu: cpu as u32, gen });
     }
 
     /// `__hrtimer_run_queues` in an hrtimer interrupt on `cpu`: walks the armed timers in
@@ -76,11 +77,13 @@ impl Kernel<'_> {
     /// that has not (as the kernel does). The interrupt's work: per expired sleeper
     /// `timer_irq`, then its `try_to_wake_up`, appended to `steps`.
     pub(crate) fn expire_hrtimers(&mut self, cpu: CpuId, steps: &mut Vec<Step>) {
-        while let Some((&(hard, task), &(soft, _))) = self.cpus[cpu].hrtimers.first_key_value() {
-            if soft > self.now {
+        let now = self.now;
+        // One search per expired timer: the first entry is removed through its handle.
+        while let Some(first) = self.cpus[cpu].hrtimers.first_entry() {
+            if first.get().0 > now {
                 break;
             }
-            self.cpus[cpu].hrtimers.remove(&(hard, task));
+            let ((_, task), _) = first.remove_entry();
             steps.push(Step::Delay(KernelPath::Timer, self.machine.costs.timer_irq));
             steps.push(Step::Do(Action::TtwuStart { task, wf: schedlab_sched_api::wf::IRQ, claimed: false }));
         }

@@ -134,6 +134,17 @@ impl Kernel<'_> {
         self.cfg.version.lb_holds_both_locks() && !self.cfg.lb_narrow_lock
     }
 
+    /// Whether a balance pass that found a busiest runqueue with more than one task but
+    /// moves nothing still takes the locks: 2.6.32 and 3.4 lock both runqueues before
+    /// `move_tasks` examines the candidates (`kernel/sched.c:load_balance (v2.6.32)`,
+    /// `kernel/sched/fair.c:load_balance (v3.4)`), so the examination is held under them
+    /// whatever it finds. Not with `lb_narrow_lock` (the examination runs unlocked, and with
+    /// nothing to detach there is nothing to lock), and not modelled under 5.15, whose
+    /// `detach_tasks` holds the busiest runqueue's lock (`docs/kernel-versions.md`).
+    pub(crate) fn lb_locks_empty_pass(&self) -> bool {
+        self.lb_chain_locked()
+    }
+
     /// Splits a balance hook's work: the per-task examination is part of the `move_tasks`
     /// chain, which the old kernels run under both runqueue locks; it is set aside for the
     /// move's hold (`lb_chain`). Returns the work left to charge on the balance path.

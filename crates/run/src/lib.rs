@@ -31,6 +31,7 @@ mod input;
 pub mod parallel;
 pub mod record;
 pub mod replay;
+mod sched_check;
 pub mod sim;
 pub mod suite;
 pub mod suites;
@@ -42,6 +43,7 @@ pub use input::{
     DEFAULT_COMPARE, DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES,
 };
 pub use record::deterministic_json;
+pub use sched_check::check_scheduler;
 pub use schedlab_kernel::{KernelVersion, PROGRESS_EVENTS};
 pub use schedlab_metrics::RunRecord;
 
@@ -166,6 +168,9 @@ impl RunSpec {
             .unwrap_or_else(|| DEFAULT_MACHINE.into());
         let machine = load_machine(&spec)?;
         let wl = parse_workload(path, text, params, machine.nr_cpus())?;
+        if wl.schedulers.is_some() {
+            sched_check::check_workload_schedulers(path, text, &machine)?;
+        }
         let end = duration.or(wl.duration).unwrap_or(DEFAULT_DURATION);
         if end > MAX_SIM_TIME {
             return Err(RunError::Limit(format!("run time {end} exceeds the limit of {MAX_SIM_TIME}")));

@@ -165,3 +165,103 @@ fn a_truncated_perfetto_trace_is_an_error() {
     let e = import_bytes("cut.pftrace", &bytes[..bytes.len() / 2 + 1], &Options::default());
     assert!(e.is_err() || bytes.len() < 4, "a cut inside a packet is refused");
 }
+
+/// ftrace text of a nice-19 thread `p` woken by a timer interrupt (irq context, on the
+/// other CPU) 3 ms after each 1 ms burst, then waiting 2 ms behind a hog for its CPU,
+/// twelve times, beside two hogs; returns the text and the times of the wakeups (ns from
+/// the first event).
+fn timer_woken_trace() -> (String, Vec<u64>) {
+    let ms = 1_000_000u64;
+    let base = 100_000_000_000u64;
+    let ts = |t: u64| format!("{}.{:06}", (base + t) / 1_000_000_000, (base + t) % 1_000_000_000 / 1000);
+    let sw = |cpu: u32, t: u64, (pc, pp, pr): (&str, u32, u32), st: &str, (nc, np, nr): (&str, u32, u32)| {
+        format!(
+            " {pc}-{pp} [{cpu:03}] d..2. {}: sched_switch: prev_comm={pc} prev_pid={pp} prev_prio={pr} \
+             prev_state={st} ==> next_comm={nc} next_pid={np} next_prio={nr}\n",
+            ts(t)
+        )
+    };
+    let (hog0, hog1, p, idle1) = (("hog0", 21, 120), ("hog1", 20, 120), ("p", 10, 139), ("swapper/1", 0, 120));
+    let mut text = String::from("# tracer: nop\n");
+    text += &sw(1, 0, idle1, "R", hog1);
+    let mut wakes = Vec::new();
+    let mut start = 0;
+    for k in 0..12 {
+        text += &sw(0, start, hog0, "R+", p);
+        if k == 11 {
+            text += &sw(0, start + ms, p, "X", hog0);
+            break;
+        }
+        text += &sw(0, start + ms, p, "S", hog0);
+        let wake = start + 4 * ms;
+        text += &format!(" hog1-20 [001] d.h2. {}: sched_waking: comm=p pid=10 prio=139 target_cpu=000\n", ts(wake));
+        wakes.push(wake);
+        start = wake + 2 * ms;
+    }
+    let end = start + 5 * ms;
+    text += &sw(0, end, hog0, "S", ("swapper/0", 0, 120));
+    text += &sw(1, end, hog1, "S", idle1);
+    (text, wakes)
+}
+
+/// Wakeups from outside the traced set (here a timer interrupt) fire at the times the
+/// trace saw them, whatever the replay's schedule: replayed on four CPUs, `p` no longer
+/// waits behind the hogs, yet each wakeup still comes when it came in the trace (an
+/// absolute timer; a sleep of the length seen would drift earlier by every 2 ms wait).
+#[test]
+fn outside_wakeups_fire_at_the_times_seen() {
+    let (text, wakes) = timer_woken_trace();
+    let imp = import_bytes("timer.txt", text.as_bytes(), &Options::default()).unwrap();
+    let p = imp.model.threads.iter().find(|t| t.comm == "p").unwrap();
+    let seen: Vec<u64> = p.ops.iter().filter_map(|o| if let Op::WakeAt(t) = o { Some(*t) } else { None }).collect();
+    assert_eq!(seen, wakes, "every irq-context wakeup is an outside wakeup at its time");
+    let last = *wakes.last().unwrap();
+    for sched in ["eevdf", "cfs", "ule"] {
+        let r = run("timer.replay.toml", &imp.text, sched);
+        let exit = sim_task(&r, &p.name).exit_ns.expect("p exits");
+        // Its last burst (1 ms) follows its last wakeup, which is not early, nor late by
+        // more than a wakeup's and an exit's costs on a machine with a CPU to spare.
+        assert!(exit >= last + 1_000_000, "{sched}: exit {exit} before the wakeup at {last} + 1 ms");
+        assert!(exit <= last + 1_300_000, "{sched}: exit {exit}, wakeup at {last}");
+    }
+}
+
+/// The committed `perf sched record` of `perf bench sched messaging -g 1` (its workers),
+/// replayed under eevdf, cfs and ule: the schedules differ, each thread's CPU demand does
+/// not — its run time is its demand plus only the replay's own kernel work for its
+/// operations (futex calls, timers, forks, switches: under 5 µs each on average on `smp2`,
+/// allowed 10).
+#[test]
+fn a_recorded_trace_keeps_its_demand_under_every_scheduler() {
+    let p = format!("{}/../trace-import/tests/fixtures/messaging.perf.data", env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(&p).unwrap();
+    let opts = Options { only: vec!["sched-messaging".into()] };
+    let imp = import_bytes("messaging.perf.data", &bytes, &opts).unwrap();
+    let runs: Vec<RunRecord> = ["eevdf", "cfs", "ule"]
+        .iter()
+        .map(|s| {
+            let mut spec = RunSpec::load("m.toml", &imp.text, Some("smp2"), &[], Some(Ns::from_secs(10))).unwrap();
+            spec.sched = (*s).into();
+            spec.check = true;
+            spec.run(&mut |_| true).unwrap()
+        })
+        .collect();
+    for r in &runs {
+        assert_eq!(r.end_reason.as_str(), "all_exited", "{}: no dependency deadlock", r.scheduler.name);
+    }
+    for t in &imp.model.threads {
+        let demand: u64 = t.ops.iter().map(|o| if let Op::Run(d) = o { *d } else { 0 }).sum();
+        let ops = t.ops.len() as u64 + 2;
+        for r in &runs {
+            let got = sim_task(r, &t.name).runtime_ns;
+            assert!(
+                got >= demand && got - demand <= ops * 10_000,
+                "{} under {}: {got} ns for a demand of {demand} ns over {ops} operations",
+                t.name,
+                r.scheduler.name
+            );
+        }
+    }
+    let order = |r: &RunRecord| r.tasks.iter().map(|t| (t.exit_ns, t.switches_voluntary)).collect::<Vec<_>>();
+    assert!(order(&runs[0]) != order(&runs[1]) && order(&runs[1]) != order(&runs[2]), "identical schedules");
+}

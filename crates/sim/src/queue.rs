@@ -2,15 +2,17 @@ use crate::Ns;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// A heap entry: `(time, seq)` packed into one `u128` (time in the high half), so a
+/// comparison is a single 128-bit compare and an entry with a 16-byte event is 32 bytes
+/// (half a cache line; the heap's sift moves copy whole entries).
 struct Entry<E> {
-    time: Ns,
-    seq: u64,
+    key: u128,
     event: E,
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -20,10 +22,17 @@ impl<E> PartialOrd for Entry<E> {
     }
 }
 impl<E> Entry<E> {
-    /// `(time, seq)` as one integer: one comparison instead of two dependent ones.
     #[inline]
-    fn key(&self) -> u128 {
-        (u128::from(self.time.0) << 64) | u128::from(self.seq)
+    fn new(time: Ns, seq: u64, event: E) -> Self {
+        Entry { key: (u128::from(time.0) << 64) | u128::from(seq), event }
+    }
+    #[inline]
+    fn time(&self) -> Ns {
+        Ns((self.key >> 64) as u64)
+    }
+    #[inline]
+    fn seq(&self) -> u64 {
+        self.key as u64
     }
 }
 impl<E> Ord for Entry<E> {
@@ -32,7 +41,7 @@ impl<E> Ord for Entry<E> {
     /// the order of the rare entries that share one pair, is what it was with the pair.
     #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
-        o.key().cmp(&self.key())
+        o.key.cmp(&self.key)
     }
 }
 
@@ -52,10 +61,11 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E> EventQueue<E> {
+    #[inline]
     pub fn push(&mut self, time: Ns, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry::new(time, seq, event));
     }
     /// Takes the next sequence number without scheduling anything: an event pushed later
     /// with it ([`EventQueue::push_seq`]) is ordered as if it had been pushed now.
@@ -76,20 +86,28 @@ impl<E> EventQueue<E> {
     /// Schedules `event` with a sequence number from [`EventQueue::reserve_seq`].
     pub fn push_seq(&mut self, time: Ns, seq: u64, event: E) {
         debug_assert!(seq < self.next_seq);
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry::new(time, seq, event));
     }
+    #[inline]
     pub fn pop(&mut self) -> Option<(Ns, E)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        self.heap.pop().map(|e| (e.time(), e.event))
     }
+    /// [`EventQueue::pop`] with the event's sequence number (an event that queues its
+    /// successor with the next reserved number needs not carry its own).
+    #[inline]
+    pub fn pop_with_seq(&mut self) -> Option<(Ns, u64, E)> {
+        self.heap.pop().map(|e| (e.time(), e.seq(), e.event))
+    }
+    #[inline]
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|e| e.time())
     }
     pub fn reserve_exact(&mut self, n: usize) {
         self.heap.reserve_exact(n);
     }
     /// Every pending event, in no particular order (for order-independent questions only).
     pub fn iter(&self) -> impl Iterator<Item = (Ns, &E)> {
-        self.heap.iter().map(|e| (e.time, &e.event))
+        self.heap.iter().map(|e| (e.time(), &e.event))
     }
     pub fn len(&self) -> usize {
         self.heap.len()
@@ -136,6 +154,18 @@ mod tests {
         expected.extend(reference);
         popped.extend(std::iter::from_fn(|| q.pop()));
         assert_eq!(popped, expected);
+    }
+    /// `pop_with_seq` gives each event the number it was queued with, reserved or not.
+    #[test]
+    fn pop_with_seq_gives_queue_numbers() {
+        let mut q = EventQueue::default();
+        q.push(Ns(5), 'a');
+        let s = q.reserve_seq();
+        q.push(Ns(5), 'b');
+        q.push_seq(Ns(5), s, 'c');
+        q.push(Ns(4), 'd');
+        let out: Vec<_> = std::iter::from_fn(|| q.pop_with_seq()).collect();
+        assert_eq!(out, vec![(Ns(4), 3, 'd'), (Ns(5), 0, 'a'), (Ns(5), 1, 'c'), (Ns(5), 2, 'b')]);
     }
     /// A series queued one at a time with reserved sequence numbers (each pushed when the
     /// previous pops) pops in the same order among other events as the whole series queued

@@ -235,6 +235,7 @@ impl Parser<'_> {
             Some(v) => self.dims(self.table(v, "grid.set")?, "grid.set", true)?,
             None => Vec::new(),
         };
+        self.check_grid_names(g, &machines, &schedulers, base)?;
         let whole = get(g, "machines").or(get(g, "schedulers")).or(get(g, "seeds"));
         for machine in &machines {
             for sched in &schedulers {
@@ -268,6 +269,60 @@ impl Parser<'_> {
         Ok(())
     }
 
+    /// The grid's schedulers and tunables, checked on each of its machines before anything
+    /// runs: an unknown scheduler, version or tunable (or a feature the version lacks, a
+    /// value out of range) is reported where the file names it. A tunable is checked alone
+    /// against each scheduler it aims at; combinations are checked when the runs start.
+    fn check_grid_names(&self, g: &DeTable<'_>, machines: &[Option<String>], scheds: &[String], base: &Point) -> R<()> {
+        let loaded = check_machines(machines, base);
+        if let Some(v) = get(g, "schedulers") {
+            for (i, (e, field)) in elements(v, "grid.schedulers").into_iter().enumerate() {
+                for m in &loaded {
+                    schedlab_run::check_scheduler(&scheds[i], m, &[])
+                        .map_err(|msg| self.err(e.span().start, &field, msg))?;
+                }
+            }
+        }
+        let Some(DeValue::Table(t)) = get(g, "set").map(|v| v.get_ref()) else { return Ok(()) };
+        for (k, v) in t.iter() {
+            let name = k.get_ref().to_string();
+            let (target, key) = match name.rsplit_once(':') {
+                Some((s, key)) if !s.is_empty() && !key.is_empty() => (Some(s), key),
+                _ => (None, name.as_str()),
+            };
+            for (e, field) in elements(v, &format!("grid.set.{name}")) {
+                let value = self.scalar(e, &field)?;
+                for sched in scheds.iter().filter(|s| target.is_none_or(|t| aims_at(t, s))) {
+                    let sets = [(key.to_string(), value.clone())];
+                    for m in &loaded {
+                        schedlab_run::check_scheduler(sched, m, &sets)
+                            .map_err(|msg| self.err(e.span().start, &field, format!("{sched}: {msg}")))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A listed run's scheduler with its tunables, on its machine.
+    fn check_listed(&self, t: &DeTable<'_>, pt: &Point, f: &str) -> R<()> {
+        let loaded = check_machines(std::slice::from_ref(&pt.machine), pt);
+        for m in &loaded {
+            if let Some(v) = get(t, "scheduler") {
+                let field = format!("{f}.scheduler");
+                schedlab_run::check_scheduler(&pt.scheduler, m, &[])
+                    .map_err(|msg| self.err(v.span().start, &field, msg))?;
+            }
+            let Some(DeValue::Table(sets)) = get(t, "set").map(|v| v.get_ref()) else { continue };
+            for ((k, v), kv) in sets.iter().zip(&pt.sets) {
+                let field = format!("{f}.set.{}", k.get_ref());
+                schedlab_run::check_scheduler(&pt.scheduler, m, std::slice::from_ref(kv))
+                    .map_err(|msg| self.err(v.span().start, &field, msg))?;
+            }
+        }
+        Ok(())
+    }
+
     fn listed(&self, t: &DeTable<'_>, base: &Point, i: usize) -> R<Point> {
         let f = format!("run[{i}]");
         self.only(t, &["machine", "scheduler", "seed", "params", "set"], &f)?;
@@ -281,14 +336,36 @@ impl Parser<'_> {
                 .map(|(k, v)| Ok((k.get_ref().to_string(), self.scalar(v, &format!("{field}.{}", k.get_ref()))?)))
                 .collect()
         };
-        Ok(Point {
+        let pt = Point {
             machine: get(t, "machine").map(|v| self.string(v, &format!("{f}.machine"))).transpose()?,
             scheduler: self.string(sched, &format!("{f}.scheduler"))?,
             seed: get(t, "seed").map(|v| self.seed(v, &format!("{f}.seed"))).transpose()?.unwrap_or(1),
             params: pairs("params")?,
             sets: pairs("set")?,
             ..base.clone()
+        };
+        self.check_listed(t, &pt, &f)?;
+        Ok(pt)
+    }
+}
+
+/// The machines names are checked on: each given one that loads (one that does not is
+/// reported when its runs start), else the workload's or the default machine.
+fn check_machines(machines: &[Option<String>], base: &Point) -> Vec<schedlab_machine::Machine> {
+    machines
+        .iter()
+        .filter_map(|m| {
+            let name = m.clone().or_else(|| schedlab_run::workload_machine_hint(&base.workload_text));
+            schedlab_run::load_machine(name.as_deref().unwrap_or(schedlab_run::DEFAULT_MACHINE)).ok()
         })
+        .collect()
+}
+
+/// A value or each element of an array of values, with its field name.
+fn elements<'v, 'a>(v: &'v V<'a>, field: &str) -> Vec<(&'v V<'a>, String)> {
+    match v.get_ref() {
+        DeValue::Array(a) => a.iter().enumerate().map(|(i, e)| (e, format!("{field}[{i}]"))).collect(),
+        _ => vec![(v, field.to_string())],
     }
 }
 

@@ -68,14 +68,34 @@ fn errors_name_file_line_column_and_field() {
     assert_eq!(e.field, "grid.seeds.count", "{e}");
 }
 
-/// A point that cannot run (a tunable one scheduler lacks) fails before any run starts,
-/// naming the run.
+/// An unknown scheduler, version or tunable (or one a scheduler of the grid lacks) is
+/// refused where the sweep file names it, before anything runs.
+#[test]
+fn unknown_schedulers_versions_and_tunables_are_located() {
+    let e = sweep("workload = \"w.toml\"\n[grid]\nschedulers = [\"cfs\", \"eevdf@6.7\"]\n").unwrap_err();
+    assert_eq!((e.line, e.column, e.field.as_str()), (3, 22, "grid.schedulers[1]"), "{e}");
+    assert!(e.message.contains("6.6, 6.12 or 6.18"), "{e}");
+    let e = sweep("workload = \"w.toml\"\n[grid]\nschedulers = [\"cfs\", \"ule\"]\nset = { sched_min_granularity_ns = 1000000 }\n")
+        .unwrap_err();
+    assert_eq!((e.line, e.field.as_str()), (4, "grid.set.sched_min_granularity_ns"), "{e}");
+    assert!(e.message.starts_with("ule: ") && e.message.contains("unknown tunable"), "{e}");
+    let e = sweep("workload = \"w.toml\"\n[grid]\nschedulers = [\"eevdf@6.12\"]\nset = { PICK_BUDDY = [0, 1] }\n")
+        .unwrap_err();
+    assert_eq!((e.line, e.field.as_str()), (4, "grid.set.PICK_BUDDY[0]"), "{e}");
+    assert!(e.message.contains("does not exist in fair.c v6.12"), "{e}");
+    let e =
+        sweep("workload = \"w.toml\"\n[[run]]\nscheduler = \"eevdf\"\nset = { DELAY_DEQUEUE = \"2\" }\n").unwrap_err();
+    assert_eq!((e.line, e.field.as_str()), (4, "run[0].set.DELAY_DEQUEUE"), "{e}");
+}
+
+/// A point whose tunables are each valid but not together (a feature the version it also
+/// sets lacks) fails before any run starts, naming the run.
 #[test]
 fn a_bad_run_fails_up_front_and_names_the_run() {
-    let s = sweep("workload = \"w.toml\"\n[grid]\nschedulers = [\"cfs\", \"ule\"]\nset = { sched_min_granularity_ns = 1000000 }\n")
+    let s = sweep("workload = \"w.toml\"\n[grid]\nschedulers = [\"cfs\", \"eevdf\"]\nset = { \"eevdf:version\" = \"6.6\", \"eevdf:PICK_BUDDY\" = 1 }\n")
         .unwrap();
     let e = run_local(&s.points, 2, &|_, _| true, &|_| panic!("no run may start")).unwrap_err();
-    assert!(e.to_string().starts_with("sweep run 1 (scheduler ule"), "{e}");
+    assert!(e.to_string().starts_with("sweep run 1 (scheduler eevdf"), "{e}");
 }
 
 /// The table is the same on one thread and on several, and has one row per run in order.

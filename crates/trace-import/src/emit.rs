@@ -13,11 +13,16 @@ const DURATION_FACTOR: u64 = 10;
 /// The workload language's longest run.
 const MAX_DURATION_NS: u64 = 86_400 * 1_000_000_000;
 
-/// `prio` (kernel scale) as the task's policy keys: real-time below 100, else nice.
+/// `prio` (kernel scale, `include/linux/sched/prio.h`) as the task's policy keys:
+/// real-time below 100 (`MAX_RT_PRIO`), else nice; -1 is `SCHED_DEADLINE`'s (`MAX_DL_PRIO -
+/// 1`), whose runtime and period no sched tracepoint carries, so it is said, not replayed.
 fn policy(prio: Option<i32>) -> String {
     match prio {
         Some(p @ 0..=99) => format!("policy = \"fifo\"\nrt_priority = {}\n", (99 - p).clamp(1, 99)),
         Some(p @ 100..=139) if p != 120 => format!("nice = {}\n", p - 120),
+        Some(-1) => "# SCHED_DEADLINE in the trace (prio -1): its runtime and period are not in a trace, \
+                     so it replays as SCHED_OTHER\n"
+            .into(),
         _ => String::new(),
     }
 }
@@ -37,13 +42,24 @@ fn ns(v: u64) -> String {
     format!("\"{v}ns\"")
 }
 
+/// The task's own timer for wakeups from outside the traced set.
+const WAKE_TIMER: &str = "outside";
+
 fn program(m: &Model, t: &Thread, out: &mut String) -> usize {
     let mut n = 0;
+    // An absolute rt-app timer counts from the task's start and keeps its grid: each use
+    // sleeps until the start plus the periods so far, here the wakeup's time in the trace
+    // (no sleep if the replay is already past it).
+    let mut expiry = t.start;
     out.push_str("program = [\n");
     for op in &t.ops {
         let line = match op {
             Op::Run(d) => format!("{{ run = {} }}", ns(*d)),
-            Op::Sleep(d) => format!("{{ sleep = {} }}", ns(*d)),
+            Op::WakeAt(at) => {
+                let period = at.saturating_sub(expiry);
+                expiry = expiry.max(*at);
+                format!("{{ timer = {}, ref = \"{WAKE_TIMER}\", mode = \"absolute\" }}", ns(period))
+            }
             Op::Signal { edge } => {
                 n += 1;
                 format!("{{ futex_add = \"e.{edge}\", value = 1 }}, {{ futex_wake = \"e.{edge}\" }}")
@@ -77,7 +93,8 @@ fn header(m: &Model, trace: &Trace, file: &str, out: &mut String) {
          #   (waker, wakee) pair and wakes it, the wakee waits while the word holds the count it has seen,\n\
          #   so each wake still follows its cause when timing changes (from {});\n\
          # - {} wakeups from outside the traced set (timers, interrupts, the idle task, wakes in interrupt\n\
-         #   context where the format records it): sleeps of the length seen;\n\
+         #   context where the format records it): an absolute timer `outside` per task that fires at\n\
+         #   the time seen (counted from the task's start; no sleep if the replay is already later);\n\
          # - forks within the trace (`template` tasks forked by their parent); exits (`prev_state` X/Z);\n\
          # - nice or a real-time priority from the first `prio` seen; per-CPU kernel threads\n\
          #   (`ksoftirqd/N`, `migration/N`, `kworker/N:…`) bound to CPU N.",
@@ -167,4 +184,20 @@ fn toml_str(s: &str) -> String {
     }
     o.push('"');
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_prio_becomes_policy_or_nice() {
+        assert_eq!(policy(Some(0)), "policy = \"fifo\"\nrt_priority = 99\n");
+        assert_eq!(policy(Some(98)), "policy = \"fifo\"\nrt_priority = 1\n");
+        assert_eq!(policy(Some(100)), "nice = -20\n");
+        assert_eq!(policy(Some(139)), "nice = 19\n");
+        assert_eq!(policy(Some(120)), "");
+        assert!(policy(Some(-1)).starts_with("# SCHED_DEADLINE"));
+        assert_eq!(policy(Some(140)), "", "beyond the kernel's range: nothing inferred");
+    }
 }

@@ -133,11 +133,28 @@ impl Trace {
         *self.skipped.entry(what.to_string()).or_default() += 1;
     }
 
-    pub fn push(&mut self, file: &str, ev: Ev) -> Result<(), ImportError> {
+    /// Adds an event; `at` is where it was read (`12:5`, `record 7`, `packet 3`). Its CPU
+    /// numbers are checked against [`crate::MAX_CPUS`] here, once for every format, so that
+    /// every per-CPU table built from the trace is bounded.
+    pub fn push(&mut self, file: &str, at: &str, ev: Ev) -> Result<(), ImportError> {
         if self.events.len() >= crate::MAX_EVENTS {
             return Err(ImportError::new(file, format!("more than {} events (limit)", crate::MAX_EVENTS)));
         }
-        self.nr_cpus = self.nr_cpus.max(ev.cpu + 1);
+        let mut cpus = vec![("cpu", ev.cpu)];
+        match ev.kind {
+            Kind::Migrate { from, to, .. } => cpus.extend([("orig_cpu", from), ("dest_cpu", to)]),
+            Kind::Wake { target_cpu, .. } => cpus.push(("target_cpu", target_cpu)),
+            _ => {}
+        }
+        for (field, cpu) in cpus {
+            if cpu as usize >= crate::MAX_CPUS {
+                let m = format!("CPU {cpu} is beyond the limit of {} CPUs", crate::MAX_CPUS);
+                return Err(ImportError::at(file, at, field, m));
+            }
+            // A wakeup's target is where the kernel chose to queue it; a CPU only seen as
+            // a target still belongs to the machine.
+            self.nr_cpus = self.nr_cpus.max(cpu + 1);
+        }
         self.events.push(ev);
         Ok(())
     }
@@ -151,9 +168,6 @@ impl Trace {
                 file,
                 "the trace has no sched_switch events (record sched:sched_switch, e.g. with `perf sched record`)",
             ));
-        }
-        if self.nr_cpus > 4096 {
-            return Err(ImportError::new(file, format!("CPU {} is beyond the limit of 4096 CPUs", self.nr_cpus - 1)));
         }
         Ok(())
     }

@@ -21,6 +21,8 @@ struct Line<'a> {
     body: &'a str,
     /// Byte offset of `body` in the line (for error columns).
     body_at: usize,
+    /// Byte offset of the CPU number.
+    cpu_at: usize,
 }
 
 /// Where `[CPU]` is: the first bracketed decimal number.
@@ -85,7 +87,7 @@ fn split_line(l: &str) -> Option<Line<'_>> {
         return None;
     }
     let body_at = l.len() - body.len();
-    Some(Line { comm, pid, cpu, irq, time, event, body: body.trim(), body_at })
+    Some(Line { comm, pid, cpu, irq, time, event, body: body.trim(), body_at, cpu_at: open + 1 })
 }
 
 pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
@@ -109,7 +111,8 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
         names(&mut t, &line);
         t.name(line.pid, line.comm);
         let ev = Ev { time: line.time, cpu: line.cpu, current: line.pid, irq: line.irq, kind };
-        t.push(file, ev)?;
+        // A CPU beyond the limit: the line (at its `[CPU]`), the field named by the error.
+        t.push(file, &at(line.cpu_at), ev)?;
     }
     Ok(t)
 }

@@ -11,6 +11,7 @@
 //! touches files, clocks or the environment; a malformed or truncated input is an
 //! [`ImportError`] naming where, never a panic.
 
+mod compact;
 pub mod emit;
 mod error;
 mod event;
@@ -21,13 +22,16 @@ mod perfetto;
 pub mod probe;
 
 pub use error::ImportError;
-pub use event::{Ev, Kind, Trace, TraceFormat};
+pub use event::{Ev, Kind, PrevState, Trace, TraceFormat};
 
 /// Hard limits, checked while reading: a trace larger than this is refused with a
 /// [`ImportError`] rather than exhausting memory.
 pub const MAX_TRACE_BYTES: usize = 512 << 20;
 /// At most this many events are kept from one trace.
 pub const MAX_EVENTS: usize = 20_000_000;
+/// CPU numbers at or above this (an event's CPU, a migration's or a wakeup's target) are
+/// refused: the machine model's limit, and a bound on every per-CPU table built here.
+pub const MAX_CPUS: usize = 4096;
 
 /// Which reader a file's first bytes call for: `PERFILE2` is `perf.data`, a leading
 /// protobuf tag of `Trace.packet` (field 1, length-delimited: byte 0x0a) a Perfetto trace,

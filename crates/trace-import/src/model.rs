@@ -2,7 +2,7 @@
 //! blocked, and what ended each block — another traced thread's wakeup (a dependency: the
 //! waker signals a futex word the sleeper waits on, so the order survives when timing
 //! changes) or something outside the traced set (a timer, an interrupt, the idle task: a
-//! sleep of the length seen).
+//! timer that fires at the time seen).
 //!
 //! A thread's run time is summed over its preemptions (`prev_state` R): preemption is the
 //! scheduler's doing, not the program's, so it is not replayed; only blocking is.
@@ -23,8 +23,10 @@ pub struct Options {
 pub enum Op {
     /// CPU demand (ns).
     Run(u64),
-    /// Blocked until something outside the traced set woke it (ns).
-    Sleep(u64),
+    /// Blocked until something outside the traced set woke it, at this time (ns from the
+    /// trace's first event): a timer at the time seen, so a replay that runs late or early
+    /// still sees the outside world's wakeups when the trace did, without drift.
+    WakeAt(u64),
     /// Wake the thread at the other end of edge `e` (its `n`-th signal, from 0).
     Signal { edge: usize },
     /// Block until edge `e` has been signalled more than `seen` times.
@@ -123,7 +125,9 @@ fn select(trace: &Trace, opts: &Options) -> Selection {
             }
             Kind::Wake { pid, .. } | Kind::Migrate { pid, .. } | Kind::Exit { pid } => note(pid, &mut order, &mut seen),
             Kind::Fork { parent, child } => {
-                if child > 0 && !forks.contains_key(&child) && !seen.contains_key(&child) {
+                // A child already seen, or its own parent (a reused pid), is no fork within the
+                // trace: a thread that existed before it.
+                if child > 0 && child != parent && !forks.contains_key(&child) && !seen.contains_key(&child) {
                     forks.insert(child, (parent, e.time));
                 }
                 note(parent, &mut order, &mut seen);
@@ -320,7 +324,7 @@ impl Builder {
     fn external(&mut self, i: usize, from: u64, r: u64) {
         self.wakes_external += 1;
         if r > from {
-            self.threads[i].ops.push(Op::Sleep(r - from));
+            self.threads[i].ops.push(Op::WakeAt(r));
         }
     }
 
@@ -376,7 +380,7 @@ impl Builder {
             self.flush(i);
             if let Some(b) = self.st[i].blocked.take() {
                 if end > b && !self.st[i].dead {
-                    self.threads[i].ops.push(Op::Sleep(end - b));
+                    self.threads[i].ops.push(Op::WakeAt(end));
                 }
             }
         }

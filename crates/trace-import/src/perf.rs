@@ -94,7 +94,13 @@ struct Payload<'a> {
 impl Payload<'_> {
     fn bytes(&self, name: &'static str) -> Result<(&[u8], Field), String> {
         let f = *self.fmt.get(name).ok_or_else(|| format!("the event's format has no field `{name}`"))?;
-        let b = self.raw.get(f.offset..f.offset + f.size).ok_or_else(|| format!("payload too short for `{name}`"))?;
+        // The format text is part of the file: an empty or out-of-range field is refused.
+        let b = f
+            .offset
+            .checked_add(f.size)
+            .filter(|_| f.size > 0)
+            .and_then(|end| self.raw.get(f.offset..end))
+            .ok_or_else(|| format!("payload too short for `{name}` ({} bytes at {})", f.size, f.offset))?;
         Ok((b, f))
     }
 
@@ -129,23 +135,33 @@ impl Payload<'_> {
 }
 
 /// The parts of the perf header the reader relies on, checked before the crate parses the
-/// file, so that a truncated or corrupt header is an error here rather than in it.
+/// file, so that a truncated or corrupt header is an error here rather than in it: every
+/// section the crate reads (the attributes, the data, the event types and each feature
+/// section named in the index after the data) must lie within the file. The crate allocates
+/// a feature section's size before reading it, so an unchecked size from a damaged index
+/// would abort the process rather than fail. The header (`tools/perf/util/header.h`:
+/// `struct perf_file_header`): magic, size, attr_size, then the `attrs`, `data` and
+/// `event_types` sections (offset, size) at bytes 24, 40 and 56, and the feature bitmap
+/// at 72..104.
 fn check_header(file: &str, b: &[u8]) -> Result<(), ImportError> {
-    let u64_at = |o: usize| -> Result<u64, ImportError> {
-        let s = b.get(o..o + 8).ok_or_else(|| ImportError::at(file, format!("byte {o}"), "header", "truncated"))?;
+    let u64_at = |o: u64| -> Result<u64, ImportError> {
+        let s = usize::try_from(o)
+            .ok()
+            .and_then(|o| b.get(o..o.checked_add(8)?))
+            .ok_or_else(|| ImportError::at(file, format!("byte {o}"), "header", "truncated"))?;
         Ok(u64::from_le_bytes(s.try_into().expect("8 bytes")))
     };
     if !b.starts_with(b"PERFILE2") {
         return Err(ImportError::new(file, "a big-endian perf.data: only little-endian files are read"));
     }
-    let attr_size = u64_at(16)?;
-    let (attrs_off, attrs_size) = (u64_at(24)?, u64_at(32)?);
-    let (data_off, data_size) = (u64_at(40)?, u64_at(48)?);
     let len = b.len() as u64;
     let within = |o: u64, s: u64| o.checked_add(s).is_some_and(|e| e <= len);
+    let attr_size = u64_at(16)?;
+    let (attrs_off, attrs_size) = (u64_at(24)?, u64_at(32)?);
     if attr_size == 0 || attrs_size < attr_size || !within(attrs_off, attrs_size) {
         return Err(ImportError::at(file, "byte 24", "header.attrs", "the event attributes lie outside the file"));
     }
+    let (data_off, data_size) = (u64_at(40)?, u64_at(48)?);
     if !within(data_off, data_size) {
         return Err(ImportError::at(
             file,
@@ -154,10 +170,29 @@ fn check_header(file: &str, b: &[u8]) -> Result<(), ImportError> {
             format!("the data section ({data_size} bytes at {data_off}) runs past the end of the file ({len} bytes): truncated"),
         ));
     }
-    // The feature sections' index follows the data section.
-    let features = b.get(56..88).map_or(0, |f| f.iter().map(|x| x.count_ones()).sum::<u32>());
-    if !within(data_off + data_size, 16 * u64::from(features)) {
-        return Err(ImportError::at(file, "byte 56", "header.features", "the feature section index is truncated"));
+    let (types_off, types_size) = (u64_at(56)?, u64_at(64)?);
+    if types_size != 0 && !within(types_off, types_size) {
+        return Err(ImportError::at(file, "byte 56", "header.event_types", "the event types lie outside the file"));
+    }
+    let bitmap = b.get(72..104).ok_or_else(|| ImportError::at(file, "byte 72", "header.features", "truncated"))?;
+    let features = bitmap.iter().map(|x| x.count_ones()).sum::<u32>();
+    // The feature sections' index follows the data section: (offset, size) per feature.
+    let index = data_off + data_size;
+    if !within(index, 16 * u64::from(features)) {
+        return Err(ImportError::at(
+            file,
+            format!("byte {index}"),
+            "features",
+            "the feature section index is truncated",
+        ));
+    }
+    for i in 0..u64::from(features) {
+        let at = index + 16 * i;
+        let (off, size) = (u64_at(at)?, u64_at(at + 8)?);
+        if !within(off, size) {
+            let m = format!("feature section {i} ({size} bytes at {off}) lies outside the file ({len} bytes)");
+            return Err(ImportError::at(file, format!("byte {at}"), "features", m));
+        }
     }
     Ok(())
 }
@@ -210,7 +245,7 @@ fn read_checked(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
         let time = s.timestamp.ok_or_else(|| at("time", "a sample without PERF_SAMPLE_TIME".into()))?;
         let cpu = s.cpu.ok_or_else(|| at("cpu", "a sample without PERF_SAMPLE_CPU".into()))?;
         let irq = p.int("common_flags").is_ok_and(|f| f & 0x18 != 0);
-        t.push(file, Ev { time, cpu, current: s.tid.unwrap_or(0), irq, kind })?;
+        t.push(file, &format!("record {n}"), Ev { time, cpu, current: s.tid.unwrap_or(0), irq, kind })?;
     }
     Ok(t)
 }

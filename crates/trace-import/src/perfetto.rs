@@ -1,6 +1,7 @@
 //! Perfetto traces: the ftrace events of `FtraceEventBundle`s (`sched_switch`,
 //! `sched_waking`, `sched_wakeup(_new)`, `sched_migrate_task`, `task_newtask`,
-//! `sched_process_exit`) and thread names from `ProcessTree`. schedlab's own `--trace`
+//! `sched_process_exit`), their `compact_sched` form (`crate::compact`) and thread names
+//! from `ProcessTree`. schedlab's own `--trace`
 //! output is such a file, so a simulated or host run can be imported and re-simulated.
 //!
 //! Only the fields read are declared (field numbers of Perfetto's
@@ -30,10 +31,9 @@ struct Bundle {
     cpu: Option<u32>,
     #[prost(message, repeated, tag = "2")]
     event: Vec<FtraceEvent>,
-    /// `compact_sched`: a packed encoding of switches and wakings this reader does not
-    /// decode (it is refused, not silently dropped).
-    #[prost(bytes = "vec", optional, tag = "4")]
-    compact_sched: Option<Vec<u8>>,
+    /// `compact_sched`: switches and wakings packed per bundle (`crate::compact`).
+    #[prost(message, optional, tag = "4")]
+    compact_sched: Option<crate::compact::CompactSched>,
 }
 
 #[derive(Clone, PartialEq, Message)]
@@ -139,12 +139,13 @@ struct Thread {
 }
 
 /// `TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ` of `common_flags` (`kernel/trace/trace.h`).
-const IRQ_FLAGS: u32 = 0x08 | 0x10;
+pub(crate) const IRQ_FLAGS: u32 = 0x08 | 0x10;
 
 pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
     let pt = PTrace::decode(bytes)
         .map_err(|e| ImportError::new(file, format!("not a valid Perfetto trace (truncated?): {e}")))?;
     let mut t = Trace::new(TraceFormat::Perfetto);
+    let mut on_cpu = crate::compact::OnCpu::new();
     for (pi, p) in pt.packet.iter().enumerate() {
         for th in p.process_tree.iter().flat_map(|tree| &tree.threads) {
             if let (Some(tid), Some(n)) = (th.tid, &th.name) {
@@ -153,15 +154,10 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
         }
         let Some(b) = &p.ftrace_events else { continue };
         let at = format!("packet {pi}");
-        if b.compact_sched.is_some() {
-            return Err(ImportError::at(
-                file,
-                at,
-                "compact_sched",
-                "compact sched events are not read; record with `compact_sched { enabled: false }`",
-            ));
-        }
         let cpu = b.cpu.ok_or_else(|| ImportError::at(file, &at, "cpu", "an event bundle without its CPU"))?;
+        if let Some(c) = &b.compact_sched {
+            crate::compact::read(file, &at, cpu, c, &mut on_cpu, &mut t)?;
+        }
         for e in &b.event {
             let Some(kind) = e.event.as_ref().map(|x| kind(&mut t, x)) else {
                 t.skip("other ftrace event");
@@ -175,7 +171,7 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
                 Kind::Fork { child, .. } => Kind::Fork { parent: current, child },
                 k => k,
             };
-            t.push(file, Ev { time, cpu, current, irq, kind })?;
+            t.push(file, &at, Ev { time, cpu, current, irq, kind })?;
         }
     }
     Ok(t)

@@ -386,13 +386,20 @@ impl Dl {
         }
     }
 
-    /// Why `pull_dl_task` on `this` passes over `p`, the earliest pushable task of `src`,
-    /// or `None` if `p` is a candidate.
-    fn pull_skip(&self, cx: &Ctx, this: CpuId, src: CpuId, p: TaskId, curr: &[Curr]) -> Option<PullSkip> {
+    /// `pick_earliest_pushable_dl_task` (`deadline.c`, v6.12): the earliest-deadline
+    /// pushable task of `src` that may run on `this` (`task_is_pushable`).
+    fn pushable_to(&self, cx: &Ctx, src: CpuId, running: Option<TaskId>, this: CpuId) -> Option<TaskId> {
+        self.ready[src]
+            .iter()
+            .map(|&(_, t)| t)
+            .find(|&t| Some(t) != running && cx.task(t).affinity.count() > 1 && cx.allowed(t, this))
+    }
+
+    /// Why `pull_dl_task` passes over `p`, the candidate of `src`, when the pulling CPU's
+    /// earliest deadline is `mine`, or `None` if `p` is pulled.
+    fn pull_skip(&self, src: CpuId, p: TaskId, mine: Option<Ns>, curr: &[Curr]) -> Option<PullSkip> {
         let d = self.tasks[p].deadline;
-        if !cx.allowed(p, this) {
-            Some(PullSkip::Affinity)
-        } else if self.earliest(this).is_some_and(|m| m <= d) {
+        if mine.is_some_and(|m| m <= d) {
             Some(PullSkip::NotEarlier)
         } else if self.preempts(src, p, curr) {
             Some(PullSkip::RunsThere)
@@ -401,34 +408,43 @@ impl Dl {
         }
     }
 
-    /// `pull_dl_task`: take the earliest-deadline task waiting on another CPU behind an
-    /// earlier one there, if it is due before everything `this` has.
+    /// `pull_dl_task` (v6.12): visit the CPUs with more than one deadline task, in order,
+    /// and from each take the earliest-deadline waiting task that may run on `this`
+    /// (`pick_earliest_pushable_dl_task`) if it is due before everything `this` has by
+    /// then — so a later source's earlier task is pulled too — and not before the task
+    /// running on its own CPU (which would run it next).
     pub fn pull(&mut self, cx: &mut Ctx, this: CpuId, curr: &[Curr]) {
         let n = cx.nr_cpus();
         cx.scanned_cpus(n as u64);
         // What the pull saw, only while decisions are recorded.
         let mut seen = cx.recording().then(|| (CpuSet::empty(n), Vec::new()));
-        let mut best: Option<(Ns, TaskId, CpuId)> = None;
+        let mut mine = self.earliest(this);
+        let mut taken: Vec<(TaskId, CpuId)> = Vec::new();
         for src in (0..n).filter(|&c| c != this) {
             if self.ready[src].len() < 2 {
                 continue;
             }
             let running = curr[src].map(|(t, _)| t);
-            let Some(p) = self.pushable(cx, src, running) else { continue };
-            let skip = self.pull_skip(cx, this, src, p, curr);
+            let (p, skip) = match self.pushable_to(cx, src, running, this) {
+                Some(p) => (p, self.pull_skip(src, p, mine, curr)),
+                None => match self.pushable(cx, src, running) {
+                    Some(p) => (p, Some(PullSkip::Affinity)),
+                    None => continue,
+                },
+            };
             if let Some((o, v)) = seen.as_mut() {
                 o.insert(src);
                 v.push((p, src, skip));
             }
-            let d = self.tasks[p].deadline;
-            if skip.is_none() && best.is_none_or(|(b, _, _)| d < b) {
-                best = Some((d, p, src));
+            if skip.is_none() {
+                mine = Some(self.tasks[p].deadline);
+                taken.push((p, src));
             }
         }
         if let Some((o, v)) = seen {
-            self.record_pull(cx, this, &o, v, best.map(|(_, p, s)| (p, s)));
+            self.record_pull(cx, this, &o, v, &taken);
         }
-        if let Some((_, p, _)) = best {
+        for &(p, _) in &taken {
             self.pulls += 1;
             cx.migrate(p, this);
         }

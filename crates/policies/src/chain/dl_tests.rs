@@ -95,3 +95,21 @@ fn constrained_task_woken_in_time_keeps_its_instance() {
     let t = &dl.tasks[0];
     assert!(t.deadline == Ns(10 * MS) && t.runtime == (3 * MS) as i64);
 }
+
+/// The `--check` of the deadline class: a ready task whose recorded deadline no longer
+/// matches its place in the EDF order, or one marked throttled while ready, or queued on
+/// another CPU, is reported; the consistent state passes.
+#[test]
+fn the_check_catches_a_ready_task_out_of_step() {
+    let (mut dl, _) = sleep_and_wake(4, 10, 20, 1, 2);
+    dl.check(0).unwrap();
+    dl.check(1).unwrap();
+    dl.tasks[0].deadline = Ns(11 * MS);
+    assert!(dl.check(0).unwrap_err().contains("ready task 0 out of step"));
+    dl.tasks[0].deadline = Ns(10 * MS);
+    dl.tasks[0].throttled = true;
+    assert!(dl.check(0).is_err());
+    dl.tasks[0].throttled = false;
+    dl.tasks[0].queued_on = Some(1);
+    assert!(dl.check(0).is_err());
+}

@@ -158,15 +158,16 @@ impl Dl {
     }
 
     /// Records a `pull_dl_task` on `this`: the CPUs with a deadline task waiting, each
-    /// one's earliest pushable task with why it was passed over (`None`: a candidate), and
-    /// the task pulled.
+    /// one's earliest pushable task that may run on `this` (or, if none may, its earliest
+    /// pushable one) with why it was passed over (`None`: pulled), and the tasks pulled, in
+    /// the order taken.
     pub(super) fn record_pull(
         &self,
         cx: &mut Ctx,
         this: CpuId,
         sources: &CpuSet,
         considered: Vec<(TaskId, CpuId, Option<PullSkip>)>,
-        taken: Option<(TaskId, CpuId)>,
+        taken: &[(TaskId, CpuId)],
     ) {
         if sources.is_empty() {
             return;
@@ -175,30 +176,37 @@ impl Dl {
         let mine = self
             .earliest(this)
             .map_or("no deadline task".to_string(), |e| format!("earliest deadline {}", due(e, now)));
-        let outcome = match taken {
-            Some((p, s)) => format!("pulled the task {} from CPU {s}", due(self.tasks[p].deadline, now)),
-            None => "nothing to pull".into(),
+        let outcome = if taken.is_empty() {
+            "nothing to pull".into()
+        } else {
+            let each: Vec<String> = taken
+                .iter()
+                .map(|&(p, s)| format!("the task {} from CPU {s}", due(self.tasks[p].deadline, now)))
+                .collect();
+            format!("pulled {}", each.join(", then "))
         };
         let found =
             format!("pull_dl_task on CPU {this} ({mine}): a deadline task waits on {}; {outcome}", cpus_words(sources));
         let mut refused = Vec::new();
         for (p, src, skip) in considered {
             let d = self.tasks[p].deadline;
-            let why = match (skip, taken) {
-                (Some(PullSkip::Affinity), _) => {
-                    format!("affinity: allowed CPUs {} exclude CPU {this}", cx.task(p).affinity)
+            // The last task pulled from a CPU visited before `src`: the bar `p` had to beat.
+            let before = taken.iter().rev().find(|&&(_, s)| s < src);
+            let why = match (skip, before) {
+                (Some(PullSkip::Affinity), _) => format!(
+                    "affinity: allowed CPUs {} exclude CPU {this}, and no other task waiting on CPU {src} may run there",
+                    cx.task(p).affinity
+                ),
+                (Some(PullSkip::NotEarlier), Some(&(_, s))) => {
+                    format!("{} is not before the task just pulled from CPU {s}", due(d, now))
                 }
-                (Some(PullSkip::NotEarlier), _) => format!("{} is not before CPU {this}'s {mine}", due(d, now)),
+                (Some(PullSkip::NotEarlier), None) => format!("{} is not before CPU {this}'s {mine}", due(d, now)),
                 (Some(PullSkip::RunsThere), _) => format!("CPU {src} runs it next"),
-                (None, Some((t, _))) if t == p => continue,
-                (None, Some((_, s))) => {
-                    format!("a task due earlier waiting on CPU {s} was taken first (this one {})", due(d, now))
-                }
-                (None, None) => continue,
+                (None, _) => continue,
             };
             refused.push((p, why));
         }
-        let moved = taken.map(|(p, _)| vec![p]).unwrap_or_default();
+        let moved = taken.iter().map(|&(p, _)| p).collect();
         cx.record(|| Decision::Balance { cpu: this, kind: BalanceKind::NewIdle, src: None, found, moved, refused });
     }
 }

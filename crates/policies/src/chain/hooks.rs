@@ -80,8 +80,8 @@ impl Chain {
             return;
         }
         self.dl.pull(cx, cpu, &self.curr);
-        if let Some(src) = self.rt.pull(cx, cpu, &self.curr, self.t.rt_push_ipi) {
-            // `tell_cpu_to_push`: the overloaded CPU pushes from an IPI.
+        for src in self.rt.pull(cx, cpu, &self.curr, self.t.rt_push_ipi) {
+            // `tell_cpu_to_push`: each overloaded CPU pushes from the IPI passed along.
             self.push_kick[src] = true;
             cx.kick(src);
         }

@@ -361,14 +361,31 @@ impl Rt {
     /// The best pushable task of `cpu`: queued, not running, allowed elsewhere
     /// (`pick_next_pushable_task`).
     fn pushable(&self, cx: &Ctx, cpu: CpuId, running: Option<TaskId>) -> Option<TaskId> {
-        self.pushable_except(cx, cpu, running, &[])
+        self.first_pushable(cx, cpu, running, |_| true)
     }
     fn pushable_except(&self, cx: &Ctx, cpu: CpuId, running: Option<TaskId>, moved: &[TaskId]) -> Option<TaskId> {
+        self.first_pushable(cx, cpu, running, |t| !moved.contains(&t))
+    }
+    /// `pick_highest_pushable_task` (`rt.c`, v6.12): the best pushable task of `src` that
+    /// may run on `this` (`task_is_pushable`), passing over better ones whose affinity
+    /// excludes `this`.
+    fn pushable_to(&self, cx: &Ctx, src: CpuId, running: Option<TaskId>, this: CpuId) -> Option<TaskId> {
+        self.first_pushable(cx, src, running, |t| cx.allowed(t, this))
+    }
+    /// The first task of `cpu`'s lists, best priority first, that is not running, may run
+    /// on more than one CPU (the kernel's pushable list) and passes `ok`.
+    fn first_pushable(
+        &self,
+        cx: &Ctx,
+        cpu: CpuId,
+        running: Option<TaskId>,
+        ok: impl Fn(TaskId) -> bool,
+    ) -> Option<TaskId> {
         let a = &self.rq[cpu];
         let mut prio = a.first()?;
         loop {
-            let ok = |t: TaskId| Some(t) != running && !moved.contains(&t) && cx.task(t).affinity.count() > 1;
-            if let Some(&t) = a.list(prio).find(|&&t| ok(t)) {
+            let fits = |t: TaskId| Some(t) != running && cx.task(t).affinity.count() > 1 && ok(t);
+            if let Some(&t) = a.list(prio).find(|&&t| fits(t)) {
                 return Some(t);
             }
             prio = a.next_from(prio + 1)?;
@@ -420,15 +437,12 @@ impl Rt {
         }
     }
 
-    /// Why `pull_rt_task` on `this` passes over `p`, the best pushable task of the
-    /// overloaded `src`, or `None` if `p` is a candidate.
-    fn pull_skip(&self, cx: &Ctx, this: CpuId, src: CpuId, p: TaskId, curr: &[Curr]) -> Option<PullSkip> {
+    /// Why `pull_rt_task` passes over `p`, the candidate of the overloaded `src`, when the
+    /// pulling CPU's best queued prio is `mine`, or `None` if `p` is pulled.
+    fn pull_skip(&self, src: CpuId, p: TaskId, mine: usize, curr: &[Curr]) -> Option<PullSkip> {
         let prio = self.tasks[p].prio;
-        if prio >= self.highest(this) {
+        if prio >= mine {
             return Some(PullSkip::NotAbove);
-        }
-        if !cx.allowed(p, this) {
-            return Some(PullSkip::Affinity);
         }
         match curr[src] {
             // The source is about to run it itself.
@@ -438,41 +452,54 @@ impl Rt {
         }
     }
 
-    /// `pull_rt_task` (v6.12): `this` lowered its priority; take the best task waiting on an
-    /// overloaded CPU behind a more important one there, if it beats what `this` has.
-    /// Returns the source CPU to kick instead, with `RT_PUSH_IPI` (`tell_cpu_to_push`).
-    pub fn pull(&mut self, cx: &mut Ctx, this: CpuId, curr: &[Curr], push_ipi: bool) -> Option<CpuId> {
+    /// `pull_rt_task` (v6.12): `this` lowered its priority. With `RT_PUSH_IPI` it pulls
+    /// nothing itself: every rt-overloaded CPU is asked to push (`tell_cpu_to_push`, the
+    /// IPI passed along `rto_mask`), returned here. Without, it visits the overloaded CPUs
+    /// in order and from each takes the best waiting task that may run on `this`
+    /// (`pick_highest_pushable_task`), if it beats what `this` has by then — so a later,
+    /// more important one is pulled too — unless its own CPU is about to run it.
+    pub fn pull(&mut self, cx: &mut Ctx, this: CpuId, curr: &[Curr], push_ipi: bool) -> Vec<CpuId> {
         let n = cx.nr_cpus();
         cx.scanned_cpus(n as u64);
-        // What the pull saw, only while decisions are recorded.
-        let mut seen = cx.recording().then(|| (CpuSet::empty(n), Vec::new()));
-        let mut best: Option<(usize, TaskId, CpuId)> = None;
+        let mut overloaded: Vec<CpuId> = Vec::new();
+        // Each source's candidate and why it stayed, only while decisions are recorded.
+        let mut seen = cx.recording().then(Vec::new);
+        let mut mine = self.highest(this);
+        let mut taken: Vec<(TaskId, CpuId)> = Vec::new();
         for src in (0..n).filter(|&c| c != this) {
             let running = curr[src].map(|(t, _)| t);
             if !self.overloaded(cx, src, running) {
                 continue;
             }
-            let Some(p) = self.pushable(cx, src, running) else { continue };
-            let skip = self.pull_skip(cx, this, src, p, curr);
-            if let Some((o, v)) = seen.as_mut() {
-                o.insert(src);
+            overloaded.push(src);
+            let (p, skip) = match self.pushable_to(cx, src, running, this) {
+                Some(p) => (p, self.pull_skip(src, p, mine, curr)),
+                None => match self.pushable(cx, src, running) {
+                    Some(p) => (p, Some(PullSkip::Affinity)),
+                    None => continue,
+                },
+            };
+            if let Some(v) = seen.as_mut() {
                 v.push((p, src, skip));
             }
-            let prio = self.tasks[p].prio;
-            if skip.is_none() && best.is_none_or(|(b, _, _)| prio < b) {
-                best = Some((prio, p, src));
+            if skip.is_none() && !push_ipi {
+                mine = self.tasks[p].prio;
+                taken.push((p, src));
             }
         }
-        if let Some((o, v)) = seen {
-            self.record_pull(cx, this, &o, v, best.map(|(_, p, s)| (p, s)), push_ipi);
+        if let Some(v) = seen {
+            let mut set = CpuSet::empty(n);
+            overloaded.iter().for_each(|&c| set.insert(c));
+            self.record_pull(cx, this, &set, v, &taken, push_ipi);
         }
-        let (_, p, src) = best?;
         if push_ipi {
-            return Some(src);
+            return overloaded;
         }
-        self.pulls += 1;
-        cx.migrate(p, this);
-        None
+        for &(p, _) in &taken {
+            self.pulls += 1;
+            cx.migrate(p, this);
+        }
+        Vec::new()
     }
 
     /// The tasks queued on `cpu`, best priority first (the lists the bitmap marks: a task

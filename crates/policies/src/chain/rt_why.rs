@@ -149,15 +149,16 @@ impl Rt {
     }
 
     /// Records a `pull_rt_task` on `this`: the rt-overloaded CPUs seen, each source's
-    /// candidate with why it was passed over (`None`: a candidate), and the outcome
-    /// (`taken`; `ipi`: `RT_PUSH_IPI` asked the source to push instead).
+    /// candidate with why it was passed over (`None`: pulled, or with `ipi` left to its
+    /// CPU's push), and the outcome (`taken`: the tasks pulled, in the order taken; `ipi`:
+    /// `RT_PUSH_IPI` asked every overloaded CPU to push instead).
     pub(super) fn record_pull(
         &self,
         cx: &mut Ctx,
         this: CpuId,
         overloaded: &CpuSet,
         considered: Vec<(TaskId, CpuId, Option<PullSkip>)>,
-        taken: Option<(TaskId, CpuId)>,
+        taken: &[(TaskId, CpuId)],
         ipi: bool,
     ) {
         if overloaded.is_empty() {
@@ -167,32 +168,28 @@ impl Rt {
             p if p < MAX_RT_PRIO => format!("its best queued task at {}", prio_words(p)),
             _ => "no rt task queued".into(),
         };
-        let outcome = match taken {
-            Some((p, s)) if ipi => format!(
-                "the best candidate ({}) waits on CPU {s}: RT_PUSH_IPI asks CPU {s} to push instead (tell_cpu_to_push)",
-                prio_words(self.tasks[p].prio)
-            ),
-            Some((p, s)) => format!("pulled the task of {} from CPU {s}", prio_words(self.tasks[p].prio)),
-            None => "nothing to pull".into(),
+        let outcome = if ipi {
+            format!("RT_PUSH_IPI asks {} to push instead (tell_cpu_to_push)", cpus_words(overloaded))
+        } else if taken.is_empty() {
+            "nothing to pull".into()
+        } else {
+            let each: Vec<String> = taken
+                .iter()
+                .map(|&(p, s)| format!("the task of {} from CPU {s}", prio_words(self.tasks[p].prio)))
+                .collect();
+            format!("pulled {}", each.join(", then "))
         };
         let found = format!("pull_rt_task on CPU {this} ({mine}): rt-overloaded {}; {outcome}", cpus_words(overloaded));
         let mut refused: Vec<(TaskId, String)> = Vec::new();
         for (p, src, skip) in considered {
-            let why = match (skip, taken) {
-                (Some(k), _) => self.skip_words(cx, this, src, p, k),
-                (None, Some((t, _))) if t == p && ipi => format!("RT_PUSH_IPI: CPU {src} is asked to push it"),
-                (None, Some((t, _))) if t == p => continue,
-                (None, Some((_, s))) => {
-                    format!(
-                        "a more important task waiting on CPU {s} was taken first (this one: {})",
-                        prio_words(self.tasks[p].prio)
-                    )
-                }
-                (None, None) => continue,
+            let why = match skip {
+                Some(k) => self.skip_words(cx, this, src, p, k),
+                None if ipi => format!("RT_PUSH_IPI: CPU {src} is asked to push it"),
+                None => continue,
             };
             refused.push((p, why));
         }
-        let moved = taken.filter(|_| !ipi).map(|(p, _)| vec![p]).unwrap_or_default();
+        let moved = if ipi { Vec::new() } else { taken.iter().map(|&(p, _)| p).collect() };
         cx.record(|| Decision::Balance { cpu: this, kind: BalanceKind::NewIdle, src: None, found, moved, refused });
     }
 
@@ -200,12 +197,13 @@ impl Rt {
     fn skip_words(&self, cx: &Ctx, this: CpuId, src: CpuId, p: TaskId, k: PullSkip) -> String {
         let prio = self.tasks[p].prio;
         match k {
-            PullSkip::NotAbove => format!(
-                "{} is not above CPU {this}'s best queued rt task ({})",
-                prio_words(prio),
-                prio_words(self.highest(this))
+            PullSkip::NotAbove => {
+                format!("{} is not above CPU {this}'s best queued rt task by then", prio_words(prio))
+            }
+            PullSkip::Affinity => format!(
+                "affinity: allowed CPUs {} exclude CPU {this}, and no other task waiting on CPU {src} may run there",
+                cx.task(p).affinity
             ),
-            PullSkip::Affinity => format!("affinity: allowed CPUs {} exclude CPU {this}", cx.task(p).affinity),
             PullSkip::AboutToRun => format!("CPU {src} is about to run it (more important than its running rt task)"),
             PullSkip::NoRt => format!("CPU {src} runs no rt task: it runs there at the next pick"),
         }

@@ -404,8 +404,7 @@ impl Fair {
         }
         let se = self.task_se(p);
         let rq = self.rq(self.cfs_rq_of(se));
-        // CACHE_HOT_BUDDY
-        if self.nr(cx, dst) > 0 && (rq.next == Some(se) || rq.last == Some(se)) {
+        if self.t.feat.cache_hot_buddy && self.nr(cx, dst) > 0 && (rq.next == Some(se) || rq.last == Some(se)) {
             return true;
         }
         let exec = self.e(se).exec_start;
@@ -604,7 +603,14 @@ impl Fair {
             env.all_pinned = true;
             if self.h_nr(busiest) > 1 {
                 let before = self.adj.moved.len();
-                moved += self.detach_tasks(cx, &mut env, busiest);
+                let n = self.detach_tasks(cx, &mut env, busiest);
+                if n == 0 {
+                    // The kernel locked the runqueues for this pass all the same
+                    // (`busiest->nr_running > 1`); whether its version holds them for a
+                    // pass that moves nothing is the kernel's to model.
+                    cx.migrate_batch(busiest, env.dst, Vec::new(), 0);
+                }
+                moved += n;
                 if env.all_pinned {
                     env.cpus.remove(busiest);
                     let local = &self.domains.per_cpu[dst][level].groups[0];

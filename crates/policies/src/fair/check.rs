@@ -6,8 +6,8 @@ use super::entity::{RqId, Se};
 use super::{vdiff, Fair};
 
 impl Fair {
-    /// `only`: the runqueues of these CPUs only, without the group-wide checks (the
-    /// incremental check after an event); `None`: everything.
+    /// `only`: the runqueues and group entities of these CPUs only, without the group-wide
+    /// `load_avg` sums (the incremental check after an event); `None`: everything.
     pub(super) fn check_fair(&self, only: Option<&[schedlab_sim::CpuId]>) -> Result<(), String> {
         if self.counters.ineligible_picks > 0 {
             return Err(format!("EEVDF picked an ineligible entity {} times", self.counters.ineligible_picks));
@@ -37,7 +37,7 @@ impl Fair {
                 check(self.group_rq(tg, c).0 as usize)?;
             }
         }
-        Ok(())
+        self.check_group_cpus(cpus)
     }
 
     /// `ents`: the tree's entities in order (`curr` is appended for the V check).

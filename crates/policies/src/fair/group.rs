@@ -12,7 +12,7 @@ use super::entity::{CfsRq, Entity, RqId, Se};
 use super::weights::{LoadWeight, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT};
 use super::{Fair, MIN_VRUNTIME_INIT};
 use schedlab_sched_api::{Ctx, TaskGroups, TaskInfo};
-use schedlab_sim::TaskId;
+use schedlab_sim::{CpuId, TaskId};
 
 /// `MIN_SHARES` (sched.h): the smallest weight a group entity gets.
 const MIN_SHARES: u64 = 2;
@@ -169,8 +169,8 @@ impl Fair {
         ph * self.e(gse).avg.load_avg / (self.rq(parent).avg.load_avg + 1)
     }
 
-    /// Group-structure checks: a group entity is queued iff its queue has entities, or
-    /// (delayed) it has none but still owes service.
+    /// Group-structure checks: every group's `load_avg` is the sum its runqueues
+    /// contributed, and the per-CPU checks of [`Fair::check_group_cpus`] on every CPU.
     pub(super) fn check_groups(&self) -> Result<(), String> {
         for g in 1..self.tgs.len() {
             let tg = &self.tgs[g];
@@ -181,28 +181,32 @@ impl Fair {
                     tg.name, tg.load_avg
                 ));
             }
-            // A queued group entity weighs its share of the group (an idle one keeps
-            // whatever it had: `update_cfs_group` leaves an empty group alone).
-            for c in (0..self.nr_cpus).filter(|&c| self.e(self.group_se(g, c)).on_rq) {
-                let w = self.e(self.group_se(g, c)).load.weight;
-                if !(MIN_SHARES..=tg.shares.max(MIN_SHARES)).contains(&w) {
-                    return Err(format!(
-                        "group `{}` on CPU {c}: weight {w} outside {MIN_SHARES}..={}",
-                        tg.name, tg.shares
-                    ));
-                }
-            }
-            for c in 0..self.nr_cpus {
+        }
+        let all: Vec<CpuId> = (0..self.nr_cpus).collect();
+        self.check_group_cpus(&all)
+    }
+
+    /// Per-CPU group checks, cheap enough for every event (on the CPUs it touched): a group
+    /// entity is queued iff its queue has entities, or (delayed) it has none but still owes
+    /// service; a queued one weighs its share of the group (an idle one keeps whatever it
+    /// had: `update_cfs_group` leaves an empty group alone).
+    pub(super) fn check_group_cpus(&self, cpus: &[CpuId]) -> Result<(), String> {
+        for g in 1..self.tgs.len() {
+            let tg = &self.tgs[g];
+            for &c in cpus {
                 let se = self.group_se(g, c);
                 let q = self.rq(self.group_rq(g, c));
-                // A group entity whose dequeue was delayed stays queued with an empty queue.
                 let e = self.e(se);
+                if e.on_rq && !(MIN_SHARES..=tg.shares.max(MIN_SHARES)).contains(&e.load.weight) {
+                    return Err(format!(
+                        "group `{}` on CPU {c}: weight {} outside {MIN_SHARES}..={}",
+                        tg.name, e.load.weight, tg.shares
+                    ));
+                }
                 if e.on_rq != (q.nr_running > 0 || e.sched_delayed) || (e.sched_delayed && q.nr_running > 0) {
                     return Err(format!(
                         "group `{}` on CPU {c}: entity on_rq={} but its queue holds {} entities",
-                        self.tgs[g].name,
-                        self.e(se).on_rq,
-                        q.nr_running
+                        tg.name, e.on_rq, q.nr_running
                     ));
                 }
             }

@@ -157,7 +157,7 @@ impl Fair {
     }
 
     /// `wake_affine_weight`: move to the waker's CPU if its load, with the wakee, would
-    /// stay below the previous CPU's (biased by half the domain's imbalance_pct).
+    /// stay below the previous CPU's (biased by half the domain's imbalance_pct: WA_BIAS).
     fn wake_affine_weight(
         &self,
         cx: &Ctx,
@@ -179,8 +179,11 @@ impl Fair {
         }
         let tl = self.task_h_load(p) as i64;
         let cap = SCHED_CAPACITY_SCALE as i64;
-        let this_eff = (this_eff + tl) * 100 * cap;
-        let mut prev_eff = (self.cpu_load(prev) as i64 - tl) * (100 + (sd.imbalance_pct as i64 - 100) / 2) * cap;
+        // WA_BIAS: the previous CPU is favoured by half the domain's imbalance_pct.
+        let (this_bias, prev_bias) =
+            if self.t.feat.wa_bias { (100, 100 + (sd.imbalance_pct as i64 - 100) / 2) } else { (1, 1) };
+        let this_eff = (this_eff + tl) * this_bias * cap;
+        let mut prev_eff = (self.cpu_load(prev) as i64 - tl) * prev_bias * cap;
         if sync {
             prev_eff += 1;
         }

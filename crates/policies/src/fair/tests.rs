@@ -331,3 +331,107 @@ fn v4_9_cpu_load_history_smooths_per_tick() {
     h.f.cpu_load_update_active(0, j + 1);
     assert_eq!(h.f.cpu[0].cpu_load, [0, 512, 768, 896, 960]);
 }
+
+/// Two nice-0 tasks on CPU 0; the first picked runs 3 ms (well past V) and goes to sleep.
+/// Returns (sleeper, other, whether the dequeue completed).
+fn sleep_past_v(h: &mut Harness) -> (TaskId, TaskId, bool) {
+    let (a, b) = (h.spawn(0), h.spawn(0));
+    let s = h.schedule().expect("a task is queued");
+    let other = if s == a { b } else { a };
+    h.advance(3_000_000);
+    h.with(|f, cx| f.update_curr(cx, f.root(0)));
+    assert!(h.lag(s) < 0, "the sleeper ran past V");
+    let done = h.with(|f, cx| f.dequeue_task(cx, 0, s, dequeue::SLEEP));
+    (s, other, done)
+}
+
+/// §9 item 14, §2.9 (v6.12+ DELAY_DEQUEUE): a task going to sleep while ineligible stays
+/// queued — counted in `nr_running` and the load, not in `h_nr_runnable` — and a wakeup in
+/// that window requeues it where it is (its vruntime unchanged). 6.6 dequeues at once.
+#[test]
+fn an_ineligible_sleeper_stays_queued_and_is_requeued_in_place() {
+    for v in ["6.6", "6.12", "6.18"] {
+        let mut h = Harness::new(v);
+        let (s, _, done) = sleep_past_v(&mut h);
+        let r = h.f.rq(h.root());
+        if v == "6.6" {
+            assert!(done && r.nr_running == 1 && r.load == 1024, "6.6 has no delayed dequeue");
+            continue;
+        }
+        assert!(!done, "v{v}: the ineligible sleeper was dequeued");
+        assert_eq!((r.nr_running, r.load, r.h_nr_runnable), (2, 2048, 1), "v{v}: still counted, not runnable");
+        let e = h.f.e(h.se(s));
+        assert!(e.on_rq && e.sched_delayed, "v{v}");
+        let before = e.vruntime;
+        h.with(|f, cx| f.enqueue_task(cx, 0, s, enqueue::DELAYED | enqueue::WAKEUP));
+        let e = h.f.e(h.se(s));
+        assert!(e.on_rq && !e.sched_delayed, "v{v}: requeued");
+        assert_eq!(e.vruntime, before, "v{v}: a negative-lag wakee is requeued in place");
+        let r = h.f.rq(h.root());
+        assert_eq!((r.nr_running, r.h_nr_runnable), (2, 2), "v{v}");
+    }
+}
+
+/// §9 item 14, DELAY_ZERO: a delayed task whose lag has turned positive by the time it is
+/// woken is re-placed with lag 0, and if it is left asleep until picked (eligible), it is
+/// dequeued for good with a stored lag of 0; without DELAY_ZERO it keeps that positive lag.
+#[test]
+fn delay_zero_drops_the_lag_a_delayed_task_earned() {
+    for (zero, v) in [(true, "6.12"), (true, "6.18"), (false, "6.18")] {
+        for wake in [true, false] {
+            let mut h = Harness::new(v);
+            let sets = [("version".into(), v.into()), ("DELAY_ZERO".into(), u8::from(zero).to_string())];
+            h.f = Fair::eevdf(&h.m, &sets).unwrap();
+            let (s, other, done) = sleep_past_v(&mut h);
+            assert!(!done, "v{v}: delayed");
+            // The other task runs long enough for the sleeper's lag to turn positive.
+            assert_eq!(h.schedule(), Some(other), "v{v}: the delayed sleeper is not eligible yet");
+            h.advance(9_000_000);
+            h.with(|f, cx| f.update_curr(cx, f.root(0)));
+            let earned = h.lag(s);
+            assert!(earned > 1_000_000, "v{v}: lag {earned}");
+            let kept = if wake {
+                h.with(|f, cx| f.enqueue_task(cx, 0, s, enqueue::DELAYED | enqueue::WAKEUP));
+                h.lag(s)
+            } else {
+                // `schedule()` finds the sleeper eligible: it leaves the queue for good.
+                assert_eq!(h.schedule(), Some(other), "v{v}");
+                let e = h.f.e(h.se(s));
+                assert!(!e.on_rq && !e.sched_delayed, "v{v}: dequeued when picked");
+                assert_eq!(h.f.rq(h.root()).nr_running, 1, "v{v}");
+                e.vlag
+            };
+            if zero {
+                assert!(kept.abs() <= 1, "v{v} wake={wake}: DELAY_ZERO kept lag {kept}");
+            } else {
+                assert!(kept > earned / 2, "v{v} wake={wake}: without DELAY_ZERO the lag {earned} became {kept}");
+            }
+        }
+    }
+}
+
+/// §9 item 11: the EEVDF check run after every event is not vacuous. It passes on a busy
+/// queue and fails when the queue's weighted key sum (from which V is computed) no longer
+/// matches its entities, or when a pick was ineligible.
+#[test]
+fn the_v_check_catches_a_stale_sum_and_an_ineligible_pick() {
+    let mut h = Harness::new("6.18");
+    for nice in [0, 5, -3] {
+        h.spawn(nice);
+    }
+    for _ in 0..4 {
+        h.schedule();
+        h.advance(1_700_000);
+        h.with(|f, cx| f.update_curr(cx, f.root(0)));
+        h.f.check_fair(None).unwrap();
+    }
+    let root = h.root();
+    h.f.rqm(root).avg_vruntime += 1 << 20;
+    let e = h.f.check_fair(None).unwrap_err();
+    assert!(e.contains("avg_vruntime"), "{e}");
+    h.f.rqm(root).avg_vruntime -= 1 << 20;
+    h.f.check_fair(Some(&[0])).unwrap();
+    h.f.counters.ineligible_picks = 1;
+    let e = h.f.check_fair(Some(&[0])).unwrap_err();
+    assert!(e.contains("ineligible"), "{e}");
+}

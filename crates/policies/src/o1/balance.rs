@@ -327,7 +327,8 @@ impl O1 {
             return 0;
         };
         let mut moved = Vec::new();
-        if self.rq[busiest].nr_running as i64 + self.adj[busiest] > 1 {
+        let locked = self.rq[busiest].nr_running as i64 + self.adj[busiest] > 1;
+        if locked {
             moved = self.move_tasks(cx, this, busiest, f.imbalance, lvl, false);
         }
         let n = moved.len();
@@ -340,6 +341,10 @@ impl O1 {
                 self.taken_by_balance(t);
             }
             cx.migrate_batch(busiest, this, moved, n);
+        } else if locked {
+            // `double_rq_lock` (`double_lock_balance` when newly idle) took both runqueue locks
+            // for a pass that moved nothing (`kernel/sched.c:load_balance (v2.6.20)`).
+            cx.migrate_batch(busiest, this, Vec::new(), 0);
         }
         if idle == IdleType::NewlyIdle {
             self.record_lb(cx, (this, lvl, idle), Some((busiest, f.imbalance)), noted, "");
