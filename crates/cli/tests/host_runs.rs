@@ -555,6 +555,46 @@ fn run_time_between(trace: &schedlab_metrics::Trace, cpu: usize, from: u64, to: 
     out
 }
 
+/// `yield` is `sched_yield` and `spin` busy-waits on the wall clock. Two hogs on CPU 0 that
+/// yield after every 100 µs of work take turns (EEVDF's `yield_task_fair` moves the yielder's
+/// vruntime to its deadline, so the other is picked): each is switched out about once per
+/// yield, where the tick and the 1.4 ms base slice alone would switch them a few dozen times.
+/// Beside a hog, a 100 ms `spin` ends after 100 ms of wall time having had about half of it
+/// on the CPU, where a 100 ms `run` would need all 100 ms of CPU time.
+#[test]
+fn yield_and_spin_act_as_the_kernel_does() {
+    require_root();
+    let _s = serial();
+    let text = r#"
+[[task]]
+name = "y"
+count = 2
+affinity = [0]
+program = [ { loop = 200, do = [ { run = "100us" }, "yield" ] } ]
+[[task]]
+name = "hog"
+affinity = [1]
+program = [ { loop = "forever", do = [ { run = "50ms" } ] } ]
+[[task]]
+name = "spinner"
+affinity = [1]
+program = [ { spin = "100ms" } ]
+"#;
+    let r = run(&host_job(text, 1500));
+    let t = |n: &str| r.tasks.iter().find(|t| t.name == n).unwrap();
+    for name in ["y.0", "y.1"] {
+        let y = t(name);
+        assert!(y.exit_ns.is_some(), "{y:?}");
+        assert!(
+            y.switches_involuntary >= 150,
+            "{name} was switched out {} times in 200 yields",
+            y.switches_involuntary
+        );
+    }
+    let s = t("spinner");
+    assert!(s.exit_ns.is_some() && s.runtime_ns < 80_000_000, "spinner: {s:?}");
+}
+
 /// Durations drawn from a distribution come from the simulator's seeded `workload` stream:
 /// with one task the host draws the same sequence as the simulation of the same seed, so
 /// the CPU time it asks for is the same (within what the host adds around it: thread set-up
@@ -767,6 +807,19 @@ fn impossible_host_runs_are_refused_up_front() {
     assert!(err.contains("simulation-only"), "{err}");
     let err = refuse(&hog.replace("name = \"h\"", "name = \"h\"\nvip = true"), &[]);
     assert!(err.contains("`vip` is simulation-only"), "{err}");
+    // With CONFIG_RT_GROUP_SCHED a new cgroup has no real-time runtime: a FIFO task in a
+    // group, or one that becomes FIFO there, could not run.
+    let rt_groups = schedlab_host::cgroup::cpu_hierarchy().is_ok_and(|h| h.base().join("cpu.rt_runtime_us").exists());
+    if rt_groups {
+        let grouped =
+            format!("[[group]]\nname = \"g\"\n{}", hog.replace("name = \"h\"", "name = \"h\"\ngroup = \"g\""));
+        let fifo = grouped.replace("group = \"g\"", "group = \"g\"\npolicy = \"fifo\"\nrt_priority = 1");
+        let err = refuse(&fifo, &[]);
+        assert!(err.contains("CONFIG_RT_GROUP_SCHED"), "{err}");
+        let becomes = grouped.replace("{ run = \"1ms\" }", "{ set_policy = \"rr\", rt_priority = 1 }");
+        let err = refuse(&becomes, &[]);
+        assert!(err.contains("CONFIG_RT_GROUP_SCHED") && err.contains("line"), "{err}");
+    }
     // So are the simulated kernel's switches: the host runs its own kernel.
     for flag in [&["--kernel", "2.6.32"][..], &["--delayed-wakeup"], &["--lb-narrow-lock"]] {
         let err = refuse(hog, flag);

@@ -5,6 +5,10 @@ use schedlab_machine::CpuSet;
 use schedlab_sim::Ns;
 use schedlab_workload::{FutexOp, Op, Policy, Workload};
 
+/// Why a fifo/rr task in a `group` is refused where the kernel has `CONFIG_RT_GROUP_SCHED`.
+const RT_IN_GROUP: &str = "a fifo or rr task in a `group`: this kernel has CONFIG_RT_GROUP_SCHED \
+                           (cpu.rt_runtime_us), where a new cgroup has no real-time runtime, and \
+                           host runs do not give it any";
 /// `kernel.sched_rt_runtime_us`: -1 turns real-time throttling off.
 const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 
@@ -104,7 +108,12 @@ fn requested(wl: &Workload) -> Result<AllAsked, String> {
                 match op {
                     Op::SetAffinity(s) => sets.push((format!("line {line}, `{path}`"), s.clone())),
                     Op::SetNice(v) => nices.push((format!("line {line}, `{path}`"), *v)),
-                    Op::SetPolicy { policy, .. } => policies.push((format!("line {line}, `{path}`"), *policy)),
+                    Op::SetPolicy { policy, .. } => {
+                        if policy.is_rt() && tpl.group.is_some() && rt_group_sched() {
+                            return Err(format!("line {line}, `{path}`: {RT_IN_GROUP}"));
+                        }
+                        policies.push((format!("line {line}, `{path}`"), *policy))
+                    }
                     _ => {}
                 }
             }
@@ -188,12 +197,7 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
     }
     for tpl in &wl.templates {
         if tpl.policy.is_rt() && tpl.group.is_some() && rt_group_sched() {
-            return Err(format!(
-                "task `{}`: a {:?} task in a `group`: this kernel has CONFIG_RT_GROUP_SCHED \
-                 (cpu.rt_runtime_us), where a new cgroup has no real-time runtime; host runs do \
-                 not give it any",
-                tpl.name, tpl.policy
-            ));
+            return Err(format!("task `{}`: {RT_IN_GROUP}", tpl.name));
         }
         if tpl.kthread {
             return Err(format!(
