@@ -559,26 +559,21 @@ program = [ {{ futex_set = "f", value = 1 }}, {{ loop = 5, do = [ {{ futex_wake 
     assert_eq!(woken, [3, 2, 1, 0, 4]);
 }
 
-/// PI boosts a low-priority real-time owner (`rt_mutex_adjust_prio_chain`): L (FIFO 10)
-/// holds X on CPU 0; H (FIFO 50, CPU 1) blocks on X, so L runs at H's priority and the FIFO
-/// 30 hog M that wakes on CPU 0 at 1 ms cannot preempt it until L unlocks; then L drops back
-/// to 10 and M runs. When H waits on another word, nothing boosts L and M preempts it at 1 ms.
-#[test]
-fn pi_boosts_a_low_priority_rt_owner_over_a_middle_priority_hog() {
-    let world = |h_word: &str| {
-        format!(
-            r#"
+/// The PI scenario of the two tests below: L (policy `l_policy`) holds X on CPU 0 for 3 ms;
+/// H (FIFO 50, CPU 1) locks `h_word` at 0.5 ms; M (FIFO 30, CPU 0) wakes at 1 ms for 5 ms;
+/// a normal task holds Y on CPU 2 for 20 ms; `extra` adds tasks.
+fn pi_world(l_policy: &str, extra: &str, h_word: &str) -> String {
+    format!(
+        r#"
 [[futex]]
 name = "X"
 [[futex]]
 name = "Y"
 [[task]]
 name = "L"
-policy = "fifo"
-rt_priority = 10
-affinity = "0"
+{l_policy}affinity = "0"
 program = [ {{ lock_pi = "X" }}, {{ run = "3ms" }}, {{ unlock_pi = "X" }}, {{ run = "1ms" }} ]
-[[task]]
+{extra}[[task]]
 name = "H"
 policy = "fifo"
 rt_priority = 50
@@ -596,8 +591,16 @@ name = "Y-holder"
 affinity = "2"
 program = [ {{ lock_pi = "Y" }}, {{ run = "20ms" }}, {{ unlock_pi = "Y" }} ]
 "#
-        )
-    };
+    )
+}
+
+/// PI boosts a low-priority real-time owner (`rt_mutex_adjust_prio_chain`): L (FIFO 10)
+/// holds X on CPU 0; H (FIFO 50, CPU 1) blocks on X, so L runs at H's priority and the FIFO
+/// 30 hog M that wakes on CPU 0 at 1 ms cannot preempt it until L unlocks; then L drops back
+/// to 10 and M runs. When H waits on another word, nothing boosts L and M preempts it at 1 ms.
+#[test]
+fn pi_boosts_a_low_priority_rt_owner_over_a_middle_priority_hog() {
+    let world = |h_word: &str| pi_world("policy = \"fifo\"\nrt_priority = 10\n", "", h_word);
     let (ev, _) = events(&world("X"), "smp4", "eevdf", &[]);
     let boosts: Vec<(TaskId, Option<i32>)> = ev
         .iter()
@@ -626,39 +629,10 @@ program = [ {{ lock_pi = "Y" }}, {{ run = "20ms" }}, {{ unlock_pi = "Y" }} ]
 #[test]
 fn pi_lifts_a_normal_owner_into_the_rt_class() {
     let world = |h_word: &str| {
-        format!(
-            r#"
-[[futex]]
-name = "X"
-[[futex]]
-name = "Y"
-[[task]]
-name = "L"
-affinity = "0"
-program = [ {{ lock_pi = "X" }}, {{ run = "3ms" }}, {{ unlock_pi = "X" }}, {{ run = "1ms" }} ]
-[[task]]
-name = "F"
-affinity = "0"
-start = "100us"
-program = [ {{ run = "20ms" }} ]
-[[task]]
-name = "H"
-policy = "fifo"
-rt_priority = 50
-affinity = "1"
-start = "500us"
-program = [ {{ lock_pi = "{h_word}" }}, {{ run = "100us" }}, {{ unlock_pi = "{h_word}" }} ]
-[[task]]
-name = "M"
-policy = "fifo"
-rt_priority = 30
-affinity = "0"
-program = [ {{ sleep = "1ms" }}, {{ run = "5ms" }} ]
-[[task]]
-name = "Y-holder"
-affinity = "2"
-program = [ {{ lock_pi = "Y" }}, {{ run = "20ms" }}, {{ unlock_pi = "Y" }} ]
-"#
+        pi_world(
+            "",
+            "[[task]]\nname = \"F\"\naffinity = \"0\"\nstart = \"100us\"\nprogram = [ { run = \"20ms\" } ]\n",
+            h_word,
         )
     };
     for sched in ["cfs", "eevdf"] {

@@ -6,22 +6,9 @@
 use schedlab_trace_import::model::{build, Options};
 use schedlab_trace_import::{read, Ev, Kind, PrevState};
 
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-fn int(tag: u64, v: u64, out: &mut Vec<u8>) {
-    varint(tag << 3, out);
-    varint(v, out);
-}
-fn bytes(tag: u64, body: &[u8], out: &mut Vec<u8>) {
-    varint((tag << 3) | 2, out);
-    varint(body.len() as u64, out);
-    out.extend_from_slice(body);
-}
+mod pb;
+use pb::{int_field as int, msg_field as bytes, varint};
+
 /// A packed repeated varint field, as `traced` writes them.
 fn packed(tag: u64, vals: &[u64], out: &mut Vec<u8>) {
     let mut body = Vec::new();

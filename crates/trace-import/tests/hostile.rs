@@ -39,23 +39,8 @@ fn refused(file: &str, bytes: &[u8], words: &str) {
     assert!(e.starts_with(file) && e.contains(words), "{file}: {e}");
 }
 
-// A minimal protobuf writer for hand-made Perfetto traces.
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-fn int_field(tag: u64, v: u64, out: &mut Vec<u8>) {
-    varint(tag << 3, out);
-    varint(v, out);
-}
-fn msg_field(tag: u64, body: &[u8], out: &mut Vec<u8>) {
-    varint((tag << 3) | 2, out);
-    varint(body.len() as u64, out);
-    out.extend_from_slice(body);
-}
+mod pb;
+use pb::{int_field, msg_field};
 
 /// `sched_switch` prev → next (prev blocked) at `time` on `cpu`, as one Perfetto packet.
 fn perfetto_switch(cpu: u64, time: u64, prev: u64, next: u64) -> Vec<u8> {
