@@ -37,3 +37,21 @@ fn a_random_world_on_an_smt_machine() {
         }
     }
 }
+
+/// Worlds the fuzzer once failed on, kept as regressions. 477353 (eevdf 6.18 on `i7-3770`):
+/// a `futex_swap` direct switch took a delayed-dequeue sleeper that the balancer had detached
+/// but not yet attached, so it was enqueued twice (on the waker's CPU and at the attach).
+#[test]
+fn worlds_that_once_failed_keep_their_invariants() {
+    for seed in [477_353] {
+        match check_world(seed, schedlab_sim::Ns::from_ms(25), &mut |_| true) {
+            Ok(done) => assert!(done, "seed {seed} was interrupted"),
+            Err(f) => {
+                panic!(
+                    "seed {seed}, {} {:?} on {}: {}\nworkload:\n{}",
+                    f.sched, f.sets, f.machine, f.message, f.workload
+                )
+            }
+        }
+    }
+}

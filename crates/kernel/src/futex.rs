@@ -386,8 +386,14 @@ impl Kernel<'_> {
     /// to a plain wakeup and schedule when the switch is no longer possible.
     fn direct_switch(&mut self, cpu: CpuId, prev: TaskId, next: TaskId, wake_flags: u32) -> Ns {
         let nt = &self.tasks[next];
-        let can_take =
-            nt.state == TState::Sleeping && !nt.waking && !nt.on_rq && self.info[next].affinity.contains(cpu);
+        // A task the balancer detached and has not attached yet (`TASK_ON_RQ_MIGRATING`, e.g.
+        // a delayed-dequeue sleeper being moved) is not off its runqueue for good: the
+        // ordinary wakeup waits for the move, as `task_rq_lock` does.
+        let can_take = nt.state == TState::Sleeping
+            && !nt.waking
+            && !nt.on_rq
+            && !nt.in_transit
+            && self.info[next].affinity.contains(cpu);
         let prev_sleeps = self.tasks[prev].state == TState::Sleeping && self.cpus[cpu].curr == Some(prev);
         if !can_take || !prev_sleeps {
             self.objs.stats.direct_fallbacks += 1;
