@@ -323,7 +323,7 @@ pub(crate) enum Ipi {
 
 /// An entry of the event queue. CPU numbers are `u32` (a machine has far fewer CPUs, checked
 /// when it is built) so that every variant fits in 16 bytes and a queue entry in 32.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
     /// The CPU's current delay, lock hold or user work ended.
     CpuDone {

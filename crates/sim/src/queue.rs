@@ -1,26 +1,14 @@
 use crate::Ns;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// A heap entry: `(time, seq)` packed into one `u128` (time in the high half), so a
 /// comparison is a single 128-bit compare and an entry with a 16-byte event is 32 bytes
 /// (half a cache line; the heap's sift moves copy whole entries).
+#[derive(Clone, Copy)]
 struct Entry<E> {
     key: u128,
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
 impl<E> Entry<E> {
     #[inline]
     fn new(time: Ns, seq: u64, event: E) -> Self {
@@ -35,32 +23,23 @@ impl<E> Entry<E> {
         self.key as u64
     }
 }
-impl<E> Ord for Entry<E> {
-    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest `(time, seq)` first.
-    /// Orders exactly as the `(time, seq)` pair does, so the heap's layout, and with it
-    /// the order of the rare entries that share one pair, is what it was with the pair.
-    #[inline]
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.key.cmp(&self.key)
-    }
-}
 
 /// The simulation's single event queue.
 ///
 /// Architecture Invariant: events pop in `(time, seq)` order, where `seq` is the order of
 /// scheduling; ties are therefore broken deterministically, never by heap layout.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Heap<E>,
     next_seq: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
-        Self { heap: BinaryHeap::new(), next_seq: 0 }
+        Self { heap: Heap { data: Vec::new() }, next_seq: 0 }
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn push(&mut self, time: Ns, event: E) {
         let seq = self.next_seq;
@@ -100,20 +79,84 @@ impl<E> EventQueue<E> {
     }
     #[inline]
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.peek().map(|e| e.time())
+        self.heap.data.first().map(|e| e.time())
     }
     pub fn reserve_exact(&mut self, n: usize) {
-        self.heap.reserve_exact(n);
+        self.heap.data.reserve_exact(n);
     }
     /// Every pending event, in no particular order (for order-independent questions only).
     pub fn iter(&self) -> impl Iterator<Item = (Ns, &E)> {
-        self.heap.iter().map(|e| (e.time(), &e.event))
+        self.heap.data.iter().map(|e| (e.time(), &e.event))
     }
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.data.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.data.is_empty()
+    }
+}
+
+/// A binary min-heap on `Entry::key`, with exactly the sift steps of the standard library's
+/// `BinaryHeap` (a push sifts up; a pop moves the last entry to the root, sifts it down to
+/// the bottom along the smaller children, then up), so its layout after any series of
+/// operations is the one `BinaryHeap` of reversed keys would have: the rare entries that
+/// share one key (a CPU's clock event re-armed with its timer's reserved sequence number
+/// while its stale twin is still queued, `hrtimer.rs`) pop in the order they always did.
+/// Entries are `Copy` and moved by plain assignment, so the sifts compile to loads and
+/// stores without the standard heap's `Option` and hole bookkeeping (the test
+/// `layout_matches_std_binary_heap` checks the layouts agree).
+struct Heap<E> {
+    data: Vec<Entry<E>>,
+}
+
+impl<E: Copy> Heap<E> {
+    #[inline]
+    fn push(&mut self, e: Entry<E>) {
+        let pos = self.data.len();
+        self.data.push(e);
+        self.sift_up(pos, e);
+    }
+
+    /// Moves `e` (whose slot is `pos`) up while its parent's key is larger.
+    #[inline]
+    fn sift_up(&mut self, mut pos: usize, e: Entry<E>) {
+        let d = &mut self.data[..];
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if e.key >= d[parent].key {
+                break;
+            }
+            d[pos] = d[parent];
+            pos = parent;
+        }
+        d[pos] = e;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Entry<E>> {
+        let last = self.data.pop()?;
+        if self.data.is_empty() {
+            return Some(last);
+        }
+        let top = self.data[0];
+        let d = &mut self.data[..];
+        let end = d.len();
+        // Down to the bottom along the smaller child (the later one on a tie), as
+        // `sift_down_to_bottom` does, then up.
+        let mut pos = 0;
+        let mut child = 1;
+        while child + 1 < end {
+            child += usize::from(d[child].key >= d[child + 1].key);
+            d[pos] = d[child];
+            pos = child;
+            child = 2 * pos + 1;
+        }
+        if child == end - 1 {
+            d[pos] = d[child];
+            pos = child;
+        }
+        self.sift_up(pos, last);
+        Some(top)
     }
 }
 
@@ -199,5 +242,49 @@ mod tests {
         };
         assert_eq!(run(true), run(false));
         assert_eq!(run(false).iter().map(|&(_, e)| e.0).collect::<Vec<_>>(), vec![3, 0, 1, 1, 1, 2, 4]);
+    }
+
+    /// The heap's layout, and so the pop order of entries sharing a key, is the standard
+    /// `BinaryHeap`'s (with keys reversed) after any series of pushes and pops; keys are
+    /// drawn from a small range so that ties are frequent.
+    #[test]
+    fn layout_matches_std_binary_heap() {
+        use std::cmp::Ordering;
+        use std::collections::BinaryHeap;
+        struct Rev(u128, u32);
+        impl PartialEq for Rev {
+            fn eq(&self, o: &Self) -> bool {
+                self.0 == o.0
+            }
+        }
+        impl Eq for Rev {}
+        impl PartialOrd for Rev {
+            fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+                Some(self.cmp(o))
+            }
+        }
+        impl Ord for Rev {
+            fn cmp(&self, o: &Self) -> Ordering {
+                o.0.cmp(&self.0)
+            }
+        }
+        let mut std_heap = BinaryHeap::new();
+        let mut ours = Heap { data: Vec::new() };
+        let mut x = 99u64;
+        for i in 0..20_000u32 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            if x % 5 < 3 || ours.data.is_empty() {
+                let key = u128::from((x >> 40) % 16);
+                std_heap.push(Rev(key, i));
+                ours.push(Entry { key, event: i });
+            } else {
+                let a = std_heap.pop().map(|r| (r.0, r.1));
+                let b = ours.pop().map(|e| (e.key, e.event));
+                assert_eq!(a, b, "pop {i}");
+            }
+            let layout: Vec<(u128, u32)> = std_heap.as_slice().iter().map(|r| (r.0, r.1)).collect();
+            let mine: Vec<(u128, u32)> = ours.data.iter().map(|e| (e.key, e.event)).collect();
+            assert_eq!(layout, mine, "after operation {i}");
+        }
     }
 }
