@@ -4,7 +4,7 @@ use crate::{Kernel, LockName, LockStat, ProbeEvent};
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_probe::Mode;
 use schedlab_sim::{CpuId, Ns, TaskId};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 pub(crate) const SITES: [LockSite; 10] = [
     LockSite::Schedule,
@@ -242,7 +242,7 @@ pub(crate) struct Cpu {
     pub spin_since: Option<Ns>,
     /// Armed sleep timers, `(hard expiry, task) → (soft expiry, event sequence number)`
     /// (see `hrtimer.rs`).
-    pub hrtimers: BTreeMap<(Ns, TaskId), (Ns, u64)>,
+    pub hrtimers: crate::hrtimer::Timers,
     /// The hard expiry the clock event is programmed for, and its generation (an event of
     /// an older generation is stale).
     pub hrtimer_next: Option<Ns>,
@@ -279,7 +279,7 @@ impl Default for Cpu {
             tick_gen: 0,
             wake_list: Vec::new(),
             spin_since: None,
-            hrtimers: BTreeMap::new(),
+            hrtimers: Default::default(),
             hrtimer_next: None,
             policy_timer: None,
             policy_timer_gen: 0,

@@ -19,6 +19,55 @@ use crate::cpu::{Action, Event, Step};
 use crate::Kernel;
 use schedlab_machine::KernelPath;
 use schedlab_sim::{CpuId, Ns, TaskId};
+use std::collections::VecDeque;
+
+/// An armed sleep timer: `(hard expiry, task)` and `(soft expiry, event sequence number)`.
+type Armed = ((Ns, TaskId), (Ns, u64));
+
+/// A CPU's armed sleep timers, sorted by `(hard expiry, task)` (the kernel's timerqueue, an
+/// rbtree ordered by expiry). A sorted deque rather than a search tree: a CPU holds a few
+/// dozen timers, the earliest leaves from the front, and a new timer usually expires after
+/// every armed one (a periodic sleeper re-arms a period ahead), so it joins at the back
+/// without a search; otherwise it is placed by binary search and the shorter side shifts.
+#[derive(Default)]
+pub(crate) struct Timers {
+    q: VecDeque<Armed>,
+}
+
+impl Timers {
+    /// Arms a timer; a task has one sleep timer at a time, so its key is new.
+    pub(crate) fn insert(&mut self, key: (Ns, TaskId), val: (Ns, u64)) {
+        match self.q.back() {
+            Some(&(last, _)) if last > key => {
+                let at = self.q.partition_point(|&(k, _)| k < key);
+                debug_assert!(self.q.get(at).is_none_or(|&(k, _)| k != key));
+                self.q.insert(at, (key, val));
+            }
+            _ => self.q.push_back((key, val)),
+        }
+    }
+    pub(crate) fn first(&self) -> Option<&Armed> {
+        self.q.front()
+    }
+    pub(crate) fn pop_first(&mut self) -> Option<Armed> {
+        self.q.pop_front()
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    /// The timers in expiry order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&(Ns, TaskId), &(Ns, u64))> {
+        self.q.iter().map(|(k, v)| (k, v))
+    }
+}
+
+impl<'a> IntoIterator for &'a Timers {
+    type Item = (&'a (Ns, TaskId), &'a (Ns, u64));
+    type IntoIter = std::iter::Map<std::collections::vec_deque::Iter<'a, Armed>, fn(&'a Armed) -> Self::Item>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.q.iter().map(|(k, v)| (k, v))
+    }
+}
 
 impl Kernel<'_> {
     /// `hrtimer_nanosleep`: arms `task`'s sleep timer on `cpu` for [soft, soft + slack].
@@ -43,7 +92,7 @@ impl Kernel<'_> {
     /// fires at once (the clock event's minimum delta).
     pub(crate) fn program_clock_event(&mut self, cpu: CpuId) {
         let c = &mut self.cpus[cpu];
-        let first = c.hrtimers.first_key_value().map(|(&(hard, _), _)| hard);
+        let first = c.hrtimers.first().map(|&((hard, _), _)| hard);
         if first == c.hrtimer_next {
             return;
         }
@@ -78,12 +127,11 @@ impl Kernel<'_> {
     /// `timer_irq`, then its `try_to_wake_up`, appended to `steps`.
     pub(crate) fn expire_hrtimers(&mut self, cpu: CpuId, steps: &mut Vec<Step>) {
         let now = self.now;
-        // One search per expired timer: the first entry is removed through its handle.
-        while let Some(first) = self.cpus[cpu].hrtimers.first_entry() {
-            if first.get().0 > now {
+        while let Some(&(_, (soft, _))) = self.cpus[cpu].hrtimers.first() {
+            if soft > now {
                 break;
             }
-            let ((_, task), _) = first.remove_entry();
+            let ((_, task), _) = self.cpus[cpu].hrtimers.pop_first().expect("just read");
             steps.push(Step::Delay(KernelPath::Timer, self.machine.costs.timer_irq));
             steps.push(Step::Do(Action::TtwuStart { task, wf: schedlab_sched_api::wf::IRQ, claimed: false }));
         }
