@@ -55,12 +55,12 @@ impl Kernel<'_> {
 
     /// `clock_nanosleep` until `until`: syscall entry, arming the hrtimer in the task's own
     /// context (charged to its run time, as `sum_exec_runtime` charges it), then blocking.
-    fn sleep_steps(&self, t: TaskId, until: Ns) -> [Step; 3] {
-        [
-            self.syscall(KernelPath::Timer),
-            Step::Delay(KernelPath::Timer, self.machine.costs.hrtimer_start),
-            Step::Do(Action::SleepUntil { task: t, until }),
-        ]
+    /// Pushed one by one: `extend` from an array of three 80-byte steps copied the array
+    /// through `memcpy` first.
+    fn sleep_steps(&self, t: TaskId, until: Ns, steps: &mut Vec<Step>) {
+        steps.push(self.syscall(KernelPath::Timer));
+        steps.push(Step::Delay(KernelPath::Timer, self.machine.costs.hrtimer_start));
+        steps.push(Step::Do(Action::SleepUntil { task: t, until }));
     }
 
     fn futex_steps(&mut self, key: FutexKey, action: Action) -> [Step; 2] {
@@ -229,7 +229,7 @@ impl Kernel<'_> {
                 Op::Sleep(d) => {
                     let until = self.now + self.machine.costs.syscall + d.sample(&mut self.wl_rng);
                     self.next_op(t);
-                    steps.extend(self.sleep_steps(t, until));
+                    self.sleep_steps(t, until, steps);
                 }
                 Op::Timer { period, named } => {
                     let next = self.timer_next(t, pc, *period, *named);
@@ -239,7 +239,7 @@ impl Kernel<'_> {
                         self.objs.stats.timer_overruns += 1;
                         continue; // overrun: rt-app does not sleep when the period is already over
                     }
-                    steps.extend(self.sleep_steps(t, next));
+                    self.sleep_steps(t, next, steps);
                 }
                 Op::Yield => {
                     self.next_op(t);

@@ -615,11 +615,22 @@ impl Chain {
     /// `scx_ops_disable_workfn`): the class is disabled and every task it had queued moves
     /// to fair where it is, a running one keeps running until the reschedule. `true` if
     /// the class was ejected now.
+    ///
+    /// Inlined into every hook for its first test (no sched_ext class attached, the common
+    /// case); the ejection itself is out of line.
+    #[inline]
     pub(crate) fn ext_settle(&mut self, cx: &mut Ctx) -> bool {
-        let Some(e) = self.ext.as_mut() else { return false };
-        if !e.take_error() {
-            return false;
+        let ejected = self.ext.as_mut().is_some_and(|e| e.take_error());
+        if ejected {
+            self.ext_eject(cx);
         }
+        ejected
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn ext_eject(&mut self, cx: &mut Ctx) {
+        let e = self.ext.as_mut().expect("ejecting an attached class");
         for (p, cpu, running) in e.disable() {
             self.queued_in[p] = None;
             self.enqueue_class(cx, cpu, p, 0, false);
@@ -636,6 +647,5 @@ impl Chain {
                 self.curr[c] = None;
             }
         }
-        true
     }
 }
