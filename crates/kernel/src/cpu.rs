@@ -211,7 +211,13 @@ impl Progress {
         if self.fixed || self.rate == 1000 {
             return now - self.since;
         }
-        Ns(((u128::from((now - self.since).0) * u128::from(self.rate)) / 1000) as u64)
+        // 64-bit arithmetic whenever the product fits (spans under 213 days): the same
+        // result without a 128-bit multiply.
+        let span = (now - self.since).0;
+        match span.checked_mul(u64::from(self.rate)) {
+            Some(x) => Ns(x / 1000),
+            None => Ns(((u128::from(span) * u128::from(self.rate)) / 1000) as u64),
+        }
     }
     /// Work left at `now`.
     pub fn left_at(&self, now: Ns) -> Ns {
@@ -221,6 +227,11 @@ impl Progress {
     pub fn end(&self) -> Ns {
         if self.fixed || self.rate == 1000 {
             return self.since + self.left;
+        }
+        // 64-bit division whenever `left × 1000` fits (work under 213 days): the same
+        // result without a call to the 128-bit division routine.
+        if let Some(x) = self.left.0.checked_mul(1000) {
+            return self.since + Ns(x.div_ceil(u64::from(self.rate)));
         }
         let r = u128::from(self.rate);
         self.since + Ns(((u128::from(self.left.0) * 1000).div_ceil(r)) as u64)
@@ -581,7 +592,7 @@ impl Kernel<'_> {
         match was {
             Busy::User => {
                 self.preempt_user(cpu);
-                self.cpus[cpu].kstack.extend(steps);
+                append(&mut self.cpus[cpu].kstack, steps);
                 self.advance(cpu);
             }
             Busy::None => {
@@ -589,10 +600,10 @@ impl Kernel<'_> {
                 let exit = self.machine.costs.idle_exit;
                 let c = &mut self.cpus[cpu];
                 c.kstack.push_back(Step::Delay(KernelPath::IdleExit, exit));
-                c.kstack.extend(steps);
+                append(&mut c.kstack, steps);
                 self.advance(cpu);
             }
-            _ => self.cpus[cpu].kstack.extend(steps),
+            _ => append(&mut self.cpus[cpu].kstack, steps),
         }
     }
 
@@ -982,5 +993,14 @@ fn push_segment(first: &mut (KernelPath, Ns), rest: &mut VecDeque<(KernelPath, N
         last.1 += w;
     } else if w.0 != 0 {
         rest.push_back((p, w));
+    }
+}
+
+/// Appends `steps` one `push_back` at a time: `VecDeque::extend` over a `Drain` takes a
+/// generic path that costs more than the few steps an interrupt queues.
+#[inline]
+fn append(ks: &mut VecDeque<Step>, steps: impl IntoIterator<Item = Step>) {
+    for s in steps {
+        ks.push_back(s);
     }
 }

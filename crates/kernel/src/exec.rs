@@ -429,7 +429,7 @@ impl Kernel<'_> {
                     steps.extend(self.setattr(cpu, Action::SetPolicy { task: t, policy, at }));
                 }
             }
-            self.push_steps(cpu, steps.drain(..));
+            self.push_steps_vec(cpu, steps);
             return;
         }
     }
@@ -451,6 +451,15 @@ impl Kernel<'_> {
     {
         let ks = &mut self.cpus[cpu].kstack;
         for s in steps.into_iter().rev() {
+            ks.push_front(s);
+        }
+    }
+
+    /// [`Kernel::push_steps`] from a buffer, which is left empty: popped from its end, so no
+    /// `Drain` (its iterator and its drop's tail bookkeeping, run at every op).
+    pub(crate) fn push_steps_vec(&mut self, cpu: CpuId, steps: &mut Vec<Step>) {
+        let ks = &mut self.cpus[cpu].kstack;
+        while let Some(s) = steps.pop() {
             ks.push_front(s);
         }
     }

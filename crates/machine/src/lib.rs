@@ -60,12 +60,14 @@ impl Machine {
     }
 
     /// Whether SMT threads slow each other down on this machine.
+    #[inline]
     pub fn smt_shares(&self) -> bool {
         self.topology.threads_per_core > 1 && self.costs.smt_factor < 1000
     }
 
     /// Per-thread speed, in permille, of a thread of a core with `busy` busy threads (itself
     /// included): a whole core alone, `smt_factor` each for two, `smt_factor × 2 / n` for `n`.
+    #[inline]
     pub fn smt_rate(&self, busy: usize) -> u32 {
         if busy <= 1 || !self.smt_shares() {
             1000
