@@ -3,7 +3,7 @@
 //! Each action runs on the CPU executing it, with its locks already held (see `cpu.rs`),
 //! and returns any extra lock hold time.
 
-use crate::cpu::{Action, Ipi, Step};
+use crate::cpu::{Action, Batch, Ipi, Step};
 use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, OptIdx, Request, SelectKind, TaskInfo, TaskPolicy};
@@ -506,14 +506,16 @@ impl Kernel<'_> {
             }
             Action::WakeUpNewTask { child, cpu: rq } => self.wake_up_new_task(cpu, child, rq),
             Action::WakeUpNewTaskTry { child, cpu: rq } => self.wake_up_new_task_try(cpu, child, rq),
-            Action::DetachBatch { tasks, from, to, count, attach_hold } => {
+            Action::DetachBatch { batch, attach_hold } => {
+                let Batch { tasks, from, to, count } = *batch;
                 self.detach_tasks(cpu, tasks, from, to, count, attach_hold)
             }
             Action::AttachBatch { tasks, to } => self.attach_tasks(cpu, tasks, to),
             Action::DoubleLockBalance { this, busiest, hold, action } => {
                 self.double_lock_balance(this, busiest, hold, *action)
             }
-            Action::MoveQueuedBatch { tasks, from, to, count } => {
+            Action::MoveQueuedBatch(batch) => {
+                let Batch { tasks, from, to, count } = *batch;
                 // `detach_tasks` under both locks: the first `count` candidates that are
                 // still queued on `from`, not running and allowed on `to`.
                 let mut moved = 0;
@@ -551,7 +553,10 @@ impl Kernel<'_> {
                 self.info[task].nice = nice;
                 hook!(self, cpu, |p, cx| p.reweight_task(&mut cx, task));
             }
-            Action::SetPolicy { task, policy, at } => self.setscheduler(cpu, task, policy, at),
+            Action::SetPolicy(b) => {
+                let (task, policy, at) = *b;
+                self.setscheduler(cpu, task, policy, at)
+            }
             Action::PolicyTimer => {
                 hook!(self, cpu, |p, cx| p.timer(&mut cx, cpu));
             }
@@ -611,7 +616,7 @@ impl Kernel<'_> {
             Action::Poll { task } => self.do_poll(cpu, task),
             Action::FutexWait { task, key, expected } => self.futex_wait_locked(cpu, task, key, expected),
             Action::FutexWake { key, n } => self.futex_wake_locked(cpu, key, n, 0),
-            Action::Futex(a) => return self.futex_act(cpu, a),
+            Action::Futex(a) => return self.futex_act(cpu, *a),
         }
         Ns(0)
     }

@@ -46,12 +46,7 @@ pub(crate) enum Action {
     /// An idle CPU woken by its timer looks for work (`balance(IdleWake)`).
     IdleWake,
     /// Move up to `count` of `tasks` (in order) from `from` to `to`.
-    MoveQueuedBatch {
-        tasks: Vec<TaskId>,
-        from: CpuId,
-        to: CpuId,
-        count: usize,
-    },
+    MoveQueuedBatch(Box<Batch>),
     TtwuStart {
         task: TaskId,
         wf: u32,
@@ -84,10 +79,7 @@ pub(crate) enum Action {
     /// v5.15 `detach_tasks` under `from`'s lock alone: up to `count` of `tasks` leave it
     /// (in transit), then `AttachBatch` takes `to`'s lock.
     DetachBatch {
-        tasks: Vec<TaskId>,
-        from: CpuId,
-        to: CpuId,
-        count: usize,
+        batch: Box<Batch>,
         attach_hold: Ns,
     },
     /// v5.15 `attach_tasks` under `to`'s lock.
@@ -128,12 +120,9 @@ pub(crate) enum Action {
         task: TaskId,
         slice: Option<u64>,
     },
-    /// `sched_setattr(policy)`; `at`: the op's byte offset in the workload, for a refusal.
-    SetPolicy {
-        task: TaskId,
-        policy: schedlab_sched_api::TaskPolicy,
-        at: usize,
-    },
+    /// `sched_setattr(policy)` of `task`; `at`: the op's byte offset in the workload, for a
+    /// refusal.
+    SetPolicy(Box<(TaskId, schedlab_sched_api::TaskPolicy, usize)>),
     /// The policy's timer expired on this CPU (`SchedClass::timer`).
     PolicyTimer,
     SleepUntil {
@@ -168,8 +157,23 @@ pub(crate) enum Action {
         n: u64,
     },
     /// The operations on `[[futex]]` words (`futex.rs`).
-    Futex(crate::futex::FAction),
+    Futex(Box<crate::futex::FAction>),
 }
+
+/// A balancer's batch: up to `count` of `tasks` (in order) move from `from` to `to`.
+/// Boxed in its actions, as are the rare large ones (`SetPolicy`, the futex word
+/// operations), so that an `Action` is 40 bytes and a `Step` 72: steps are moved in and
+/// out of the CPUs' step queues several times an event.
+#[derive(Clone, Debug)]
+pub(crate) struct Batch {
+    pub tasks: Vec<TaskId>,
+    pub from: CpuId,
+    pub to: CpuId,
+    pub count: usize,
+}
+
+const _: () = assert!(std::mem::size_of::<Action>() == 40);
+const _: () = assert!(std::mem::size_of::<Step>() == 72);
 
 #[derive(Clone, Debug)]
 pub(crate) enum Step {
@@ -950,7 +954,7 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
         Action::Tick | Action::PolicyTimer => KernelPath::Tick,
         Action::NohzBalance | Action::IdleWake => KernelPath::Balance,
-        Action::MoveQueuedBatch { .. }
+        Action::MoveQueuedBatch(..)
         | Action::MoveQueued { .. }
         | Action::ActivateMoved { .. }
         | Action::DoubleLockBalance { .. }
@@ -964,7 +968,7 @@ pub(crate) fn do_path(a: &Action) -> KernelPath {
         | Action::WakeUpNewTaskTry { .. }
         | Action::Exit { .. }
         | Action::WaitChildren { .. } => KernelPath::ForkExit,
-        Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } | Action::SetPolicy { .. } => {
+        Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } | Action::SetPolicy(..) => {
             KernelPath::SchedSyscall
         }
         Action::SleepUntil { .. } => KernelPath::Timer,

@@ -426,7 +426,7 @@ impl Kernel<'_> {
                 Op::SetPolicy { policy, at } => {
                     let (policy, at) = (*policy, *at);
                     self.next_op(t);
-                    steps.extend(self.setattr(cpu, Action::SetPolicy { task: t, policy, at }));
+                    steps.extend(self.setattr(cpu, Action::SetPolicy(Box::new((t, policy, at)))));
                 }
             }
             self.push_steps_vec(cpu, steps);

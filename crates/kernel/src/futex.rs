@@ -363,7 +363,7 @@ impl Kernel<'_> {
         self.record_sleep(task, &BlockedOn::Futex);
         match next {
             Some(n) if direct => {
-                let a = Action::Futex(FAction::DirectSwitch { prev: task, next: n, wf: wake_flags });
+                let a = Action::Futex(Box::new(FAction::DirectSwitch { prev: task, next: n, wf: wake_flags }));
                 let s = self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, a);
                 self.push_steps(cpu, [s]);
             }
@@ -441,7 +441,7 @@ impl Kernel<'_> {
                 got: 0,
                 site: LockSite::FutexBucket,
                 hold: c.futex_bucket_hold,
-                action: Action::Futex(action),
+                action: Action::Futex(Box::new(action)),
             },
         ]
     }

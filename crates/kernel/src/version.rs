@@ -11,7 +11,7 @@
 //! | newly-idle balance | own rq held throughout, busiest by `double_lock_balance` | own rq dropped, `double_rq_lock` | own rq dropped |
 //! | `load_balance` moves | both locks across the `move_tasks` chain | both locks across `move_tasks` | never both: `detach_tasks` under the busiest, `attach_tasks` under ours |
 
-use crate::cpu::{Action, Step};
+use crate::cpu::{Action, Batch, Step};
 use crate::Kernel;
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::Work;
@@ -178,7 +178,7 @@ impl Kernel<'_> {
         count: usize,
     ) -> (Step, bool) {
         let hold = Ns(self.machine.costs.migrate.0 * count as u64) + std::mem::take(&mut self.lb_chain);
-        let action = Action::MoveQueuedBatch { tasks, from, to, count };
+        let action = Action::MoveQueuedBatch(Box::new(Batch { tasks, from, to, count }));
         let keeps = self.in_newidle
             && self.cfg.version.newidle_keeps_lock()
             && to == this
@@ -191,8 +191,8 @@ impl Kernel<'_> {
         if !self.cfg.version.lb_holds_both_locks() {
             // v5.15: never both locks; the moves' cost is split between the two holds.
             let detach = Ns(hold.0 / 2);
-            let Action::MoveQueuedBatch { tasks, .. } = action else { unreachable!("built above") };
-            let action = Action::DetachBatch { tasks, from, to, count, attach_hold: hold - detach };
+            let Action::MoveQueuedBatch(batch) = action else { unreachable!("built above") };
+            let action = Action::DetachBatch { batch, attach_hold: hold - detach };
             return (self.locked1(from, LockSite::LoadBalance, detach, action), false);
         }
         (self.locked2(from, to, LockSite::LoadBalance, hold, action), false)
