@@ -23,7 +23,9 @@ fn site_index(s: LockSite) -> usize {
     SITES.iter().position(|x| *x == s).expect("every site listed")
 }
 
-pub(crate) type LockId = usize;
+/// A lock's number: runqueue locks first (lock `c` is CPU `c`'s), then futex buckets'.
+/// `u32` (checked where a lock is created) so that a step holding two is 64 bytes.
+pub(crate) type LockId = u32;
 
 #[derive(Default)]
 pub(crate) struct Lock {
@@ -162,7 +164,7 @@ pub(crate) enum Action {
 
 /// A balancer's batch: up to `count` of `tasks` (in order) move from `from` to `to`.
 /// Boxed in its actions, as are the rare large ones (`SetPolicy`, the futex word
-/// operations), so that an `Action` is 40 bytes and a `Step` 72: steps are moved in and
+/// operations), so that an `Action` is 40 bytes and a `Step` 64: steps are moved in and
 /// out of the CPUs' step queues several times an event.
 #[derive(Clone, Debug)]
 pub(crate) struct Batch {
@@ -173,7 +175,7 @@ pub(crate) struct Batch {
 }
 
 const _: () = assert!(std::mem::size_of::<Action>() == 40);
-const _: () = assert!(std::mem::size_of::<Step>() == 72);
+const _: () = assert!(std::mem::size_of::<Step>() == 64);
 
 #[derive(Clone, Debug)]
 pub(crate) enum Step {
@@ -511,14 +513,16 @@ impl Kernel<'_> {
 
     /// A step taking `cpu`'s runqueue lock.
     pub(crate) fn locked1(&self, cpu: CpuId, site: LockSite, hold: Ns, action: Action) -> Step {
-        Step::Locked { locks: [cpu, cpu], n: 1, got: 0, site, hold, action }
+        let l = cpu as LockId;
+        Step::Locked { locks: [l, l], n: 1, got: 0, site, hold, action }
     }
     /// `double_rq_lock`: both runqueue locks, lower CPU first (v5.14+ `rq_order_less`).
     pub(crate) fn locked2(&self, a: CpuId, b: CpuId, site: LockSite, hold: Ns, action: Action) -> Step {
         if a == b {
             return self.locked1(a, site, hold, action);
         }
-        Step::Locked { locks: [a.min(b), a.max(b)], n: 2, got: 0, site, hold, action }
+        let (lo, hi) = (a.min(b) as LockId, a.max(b) as LockId);
+        Step::Locked { locks: [lo, hi], n: 2, got: 0, site, hold, action }
     }
 
     pub(crate) fn set_mode(&mut self, cpu: CpuId, mode: Mode) {
@@ -660,7 +664,7 @@ impl Kernel<'_> {
 
     pub(crate) fn release(&mut self, lock: LockId) {
         let now = self.now;
-        let l = &mut self.locks[lock];
+        let l = &mut self.locks[lock as usize];
         match l.waiters.pop_front() {
             Some((w, since)) => {
                 l.owner = Some(w);
@@ -672,7 +676,7 @@ impl Kernel<'_> {
     }
 
     pub(crate) fn stat(&mut self, lock: LockId, site: LockSite) -> &mut LockStat {
-        &mut self.lock_stats[lock][site_index(site)]
+        &mut self.lock_stats[lock as usize][site_index(site)]
     }
 
     /// Executes the CPU's pending kernel steps until it must wait (a delay, a lock hold,
@@ -724,14 +728,15 @@ impl Kernel<'_> {
                 }
                 Step::Locked { locks, n, mut got, site, hold, action } => {
                     while got < n {
-                        let id = locks[got as usize];
+                        let lock = locks[got as usize];
+                        let id = lock as usize;
                         if id < self.cpus.len() {
                             self.touch(id); // an rq lock: that runqueue may change
                         }
                         match self.locks[id].owner {
                             None => {
                                 self.locks[id].owner = Some(cpu);
-                                self.stat(id, site).acquisitions += 1;
+                                self.stat(lock, site).acquisitions += 1;
                                 got += 1;
                             }
                             Some(o) if o == cpu => {
@@ -741,7 +746,7 @@ impl Kernel<'_> {
                             Some(_) => {
                                 let now = self.now;
                                 self.locks[id].waiters.push_back((cpu, now));
-                                let st = self.stat(id, site);
+                                let st = self.stat(lock, site);
                                 st.acquisitions += 1;
                                 st.contended += 1;
                                 self.cpus[cpu].kstack.push_front(Step::Locked { locks, n, got, site, hold, action });
@@ -859,12 +864,12 @@ impl Kernel<'_> {
     fn take_lines(&mut self, cpu: CpuId, locks: &[LockId]) -> Ns {
         let mut t = Ns(0);
         for &id in locks {
-            if let Some(from) = self.locks[id].last {
+            if let Some(from) = self.locks[id as usize].last {
                 if from != cpu {
                     t += self.machine.line_ns(from, cpu);
                 }
             }
-            self.locks[id].last = Some(cpu);
+            self.locks[id as usize].last = Some(cpu);
         }
         t
     }
@@ -932,12 +937,12 @@ impl Kernel<'_> {
 
     pub(crate) fn lock_id(&mut self, name: LockName) -> LockId {
         match name {
-            LockName::Rq(c) => c,
+            LockName::Rq(c) => c as LockId,
             LockName::FutexBucket(b) => {
                 if let Some(&id) = self.objs.bucket_locks.get(&b) {
                     return id;
                 }
-                let id = self.locks.len();
+                let id = LockId::try_from(self.locks.len()).expect("fewer than 2^32 locks: one a CPU and a futex bucket");
                 self.locks.push(Lock::default());
                 self.lock_names.push(LockName::FutexBucket(b));
                 self.lock_stats.push([LockStat::default(); SITES.len()]);

@@ -11,7 +11,7 @@
 //! | newly-idle balance | own rq held throughout, busiest by `double_lock_balance` | own rq dropped, `double_rq_lock` | own rq dropped |
 //! | `load_balance` moves | both locks across the `move_tasks` chain | both locks across `move_tasks` | never both: `detach_tasks` under the busiest, `attach_tasks` under ours |
 
-use crate::cpu::{Action, Batch, Step};
+use crate::cpu::{Action, Batch, LockId, Step};
 use crate::Kernel;
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::Work;
@@ -185,7 +185,7 @@ impl Kernel<'_> {
             && self.locks[this].owner == Some(this)
             && self.cpus[this].kept.is_none();
         if keeps {
-            self.cpus[this].kept = Some(this);
+            self.cpus[this].kept = Some(this as LockId);
             return (Step::Do(Action::DoubleLockBalance { this, busiest: from, hold, action: Box::new(action) }), true);
         }
         if !self.cfg.version.lb_holds_both_locks() {
@@ -258,7 +258,7 @@ impl Kernel<'_> {
         self.cpus[this].kept = None;
         let site = LockSite::LoadBalance;
         if busiest == this {
-            self.release(this);
+            self.release(this as LockId);
             let s = self.locked1(this, site, hold, action);
             self.cpus[this].kstack.push_front(s);
             return;
@@ -266,11 +266,11 @@ impl Kernel<'_> {
         let lo = this.min(busiest);
         let hi = this.max(busiest);
         if self.locks[busiest].owner.is_some() && busiest < this {
-            self.release(this);
+            self.release(this as LockId);
         }
         // Our own lock, still held, is passed over by the acquisition loop; a released one
         // is taken again in order.
-        let s = Step::Locked { locks: [lo, hi], n: 2, got: 0, site, hold, action };
+        let s = Step::Locked { locks: [lo as LockId, hi as LockId], n: 2, got: 0, site, hold, action };
         self.cpus[this].kstack.push_front(s);
     }
 }
