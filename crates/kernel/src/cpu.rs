@@ -525,12 +525,20 @@ impl Kernel<'_> {
         Step::Locked { locks: [lo, hi], n: 2, got: 0, site, hold, action }
     }
 
+    /// Switches `cpu` to `mode`, accounting the time spent in the mode it leaves. Inlined:
+    /// most calls (a kernel step of a CPU already in kernel mode) change nothing.
+    #[inline(always)]
     pub(crate) fn set_mode(&mut self, cpu: CpuId, mode: Mode) {
+        if self.cpus[cpu].mode != mode {
+            self.change_mode(cpu, mode);
+        }
+    }
+
+    /// [`Kernel::set_mode`]'s change: time accounting, the SMT busy count, the probe.
+    #[inline(never)]
+    fn change_mode(&mut self, cpu: CpuId, mode: Mode) {
         let now = self.now;
         let c = &mut self.cpus[cpu];
-        if c.mode == mode {
-            return;
-        }
         c.times[c.mode as usize] += now - c.mode_since;
         let flips = (c.mode == Mode::Idle) != (mode == Mode::Idle);
         c.mode = mode;
