@@ -950,7 +950,8 @@ impl Kernel<'_> {
                 if let Some(&id) = self.objs.bucket_locks.get(&b) {
                     return id;
                 }
-                let id = LockId::try_from(self.locks.len()).expect("fewer than 2^32 locks: one a CPU and a futex bucket");
+                let id =
+                    LockId::try_from(self.locks.len()).expect("fewer than 2^32 locks: one a CPU and a futex bucket");
                 self.locks.push(Lock::default());
                 self.lock_names.push(LockName::FutexBucket(b));
                 self.lock_stats.push([LockStat::default(); SITES.len()]);
