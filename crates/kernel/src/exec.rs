@@ -55,12 +55,14 @@ impl Kernel<'_> {
 
     /// `clock_nanosleep` until `until`: syscall entry, arming the hrtimer in the task's own
     /// context (charged to its run time, as `sum_exec_runtime` charges it), then blocking.
-    /// Pushed one by one: `extend` from an array of three 80-byte steps copied the array
-    /// through `memcpy` first.
-    fn sleep_steps(&self, t: TaskId, until: Ns, steps: &mut Vec<Step>) {
-        steps.push(self.syscall(KernelPath::Timer));
-        steps.push(Step::Delay(KernelPath::Timer, self.machine.costs.hrtimer_start));
-        steps.push(Step::Do(Action::SleepUntil { task: t, until }));
+    /// Queued to run next on `cpu`, straight to the front of its step queue: neither
+    /// through an array (`extend` copied it through `memcpy`) nor through the op buffer.
+    fn sleep_steps(&mut self, cpu: CpuId, t: TaskId, until: Ns) {
+        let (syscall, arm) = (self.syscall(KernelPath::Timer), self.machine.costs.hrtimer_start);
+        let ks = &mut self.cpus[cpu].kstack;
+        ks.push_front(Step::Do(Action::SleepUntil { task: t, until }));
+        ks.push_front(Step::Delay(KernelPath::Timer, arm));
+        ks.push_front(syscall);
     }
 
     fn futex_steps(&mut self, key: FutexKey, action: Action) -> [Step; 2] {
@@ -229,7 +231,8 @@ impl Kernel<'_> {
                 Op::Sleep(d) => {
                     let until = self.now + self.machine.costs.syscall + d.sample(&mut self.wl_rng);
                     self.next_op(t);
-                    self.sleep_steps(t, until, steps);
+                    self.sleep_steps(cpu, t, until);
+                    return;
                 }
                 Op::Timer { period, named } => {
                     let next = self.timer_next(t, pc, *period, *named);
@@ -239,7 +242,8 @@ impl Kernel<'_> {
                         self.objs.stats.timer_overruns += 1;
                         continue; // overrun: rt-app does not sleep when the period is already over
                     }
-                    self.sleep_steps(t, next, steps);
+                    self.sleep_steps(cpu, t, next);
+                    return;
                 }
                 Op::Yield => {
                     self.next_op(t);
@@ -287,13 +291,18 @@ impl Kernel<'_> {
                     let c = &self.machine.costs;
                     let copy = Ns(left.saturating_mul(c.pipe_byte_ps) / 1000);
                     let call = if self.objs.pipes[*pipe].socket { c.socket_op } else { c.pipe_op };
-                    steps.push(Step::Delay(KernelPath::Pipe, c.syscall + call + copy));
+                    let delay = Step::Delay(KernelPath::Pipe, c.syscall + call + copy);
                     let send = matches!(op, Op::Send { .. });
-                    steps.push(Step::Do(if send {
+                    let act = Step::Do(if send {
                         Action::PipeWrite { task: t, pipe: *pipe }
                     } else {
                         Action::PipeRead { task: t, pipe: *pipe }
-                    }));
+                    });
+                    // Straight to the front of the CPU's step queue, not through the buffer.
+                    let ks = &mut self.cpus[cpu].kstack;
+                    ks.push_front(act);
+                    ks.push_front(delay);
+                    return;
                 }
                 Op::Lock(m) => {
                     let mut phase = self.tasks[t].op_phase;
