@@ -569,7 +569,7 @@ impl Kernel<'_> {
         let topo = &self.machine.topology;
         let busy = self.smt_busy[topo.cpus[cpu].core] as usize;
         debug_assert_eq!(busy, topo.smt_siblings(cpu).filter(|&s| self.cpus[s].mode != Mode::Idle).count());
-        self.machine.smt_rate(busy)
+        self.smt_rates[busy]
     }
 
     /// Re-times the work in progress on every core whose busy-thread count changed during

@@ -251,6 +251,9 @@ pub struct Kernel<'p> {
     /// Per core, its threads not idle (kept by `set_mode`): the SMT rate of work started
     /// there without counting the siblings each time.
     pub(crate) smt_busy: Vec<u32>,
+    /// `Machine::smt_rate` of each busy-thread count a core can have, computed once: the
+    /// rate is looked up at every start of work.
+    pub(crate) smt_rates: Vec<u32>,
     /// The path of the step being executed: where its hooks' work is charged by default.
     pub(crate) cur_path: KernelPath,
     /// The current step's hooks' work, to be charged after the action, per path.
@@ -322,6 +325,7 @@ impl<'p> Kernel<'p> {
             smt_dirty: vec![false; cores],
             smt_dirty_list: Vec::new(),
             smt_busy: vec![0; cores],
+            smt_rates: (0..=machine.topology.threads_per_core).map(|b| machine.smt_rate(b)).collect(),
             cur_path: KernelPath::Schedule,
             pending_work: Vec::new(),
             dtq: delayed::DelayQueues::new(n),
