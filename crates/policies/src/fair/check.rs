@@ -4,6 +4,13 @@
 
 use super::entity::{RqId, Se};
 use super::{vdiff, Fair};
+use std::cell::RefCell;
+
+thread_local! {
+    /// A runqueue's entities in order, reused: the checks run after every event, and
+    /// allocating the list each time cost more than checking it.
+    static ENTS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
 
 impl Fair {
     /// `only`: the runqueues and group entities of these CPUs only, without the group-wide
@@ -12,7 +19,11 @@ impl Fair {
         if self.counters.ineligible_picks > 0 {
             return Err(format!("EEVDF picked an ineligible entity {} times", self.counters.ineligible_picks));
         }
-        let mut ents = Vec::new();
+        ENTS.with(|ents| self.check_rqs(only, &mut ents.borrow_mut()))
+    }
+
+    /// [`Fair::check_fair`]'s runqueue and group checks, with `ents` for scratch.
+    fn check_rqs(&self, only: Option<&[schedlab_sim::CpuId]>, ents: &mut Vec<u32>) -> Result<(), String> {
         let mut check = |i: usize| -> Result<(), String> {
             let rq = RqId(i as u32);
             let r = self.rq(rq);
@@ -23,8 +34,8 @@ impl Fair {
                 return Ok(());
             }
             ents.clear();
-            self.nodes.in_order(&r.timeline, &mut ents);
-            self.check_rq(rq, &mut ents)
+            self.nodes.in_order(&r.timeline, ents);
+            self.check_rq(rq, ents)
         };
         let Some(cpus) = only else {
             (0..self.rqs.len()).try_for_each(check)?;

@@ -359,16 +359,24 @@ impl Nodes {
 
     /// The entities in key order (for checks and dumps; O(n)).
     pub fn in_order(&self, t: &Timeline, out: &mut Vec<u32>) {
-        let mut stack = Vec::new();
-        let mut at = t.root;
-        while at != NIL || !stack.is_empty() {
-            while at != NIL {
-                stack.push(at);
-                at = self.node(at).left;
-            }
-            let n = stack.pop().expect("non-empty");
-            out.push(n);
-            at = self.node(n).right;
+        self.for_each_in_order(t, &mut |i| out.push(i));
+    }
+
+    /// Calls `f` on the entities in key order, allocating nothing (the checks run after
+    /// every event): recursion as deep as the treap, which its random priorities keep
+    /// O(log n) deep.
+    pub fn for_each_in_order(&self, t: &Timeline, f: &mut impl FnMut(u32)) {
+        self.visit(t.root, f);
+    }
+
+    /// In-order walk of the subtree at `at`: the left subtree recursively, the right one by
+    /// looping (so only left spines take stack).
+    fn visit(&self, mut at: u32, f: &mut impl FnMut(u32)) {
+        while at != NIL {
+            let n = self.node(at);
+            self.visit(n.left, f);
+            f(at);
+            at = n.right;
         }
     }
 

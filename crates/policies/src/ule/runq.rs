@@ -76,9 +76,18 @@ impl Runq {
             .flat_map(move |i| self.lists[i].iter().map(move |&t| (i, t)))
         })
     }
-    /// The bitmap agrees with the lists.
+    /// The bitmap agrees with the lists: a bit is set exactly for each non-empty list
+    /// (bits past the last list are not looked at). Built word by word, branch-free: the
+    /// check runs after every event on every list.
     pub fn consistent(&self) -> bool {
-        self.lists.iter().enumerate().all(|(i, l)| (self.bits[i / 64] & (1 << (i % 64)) != 0) != l.is_empty())
+        self.lists.chunks(64).zip(self.bits).all(|(lists, word)| {
+            let mut busy = 0u64;
+            for (b, l) in lists.iter().enumerate() {
+                busy |= u64::from(!l.is_empty()) << b;
+            }
+            let valid = if lists.len() == 64 { u64::MAX } else { (1 << lists.len()) - 1 };
+            busy == word & valid
+        })
     }
 }
 
