@@ -1016,9 +1016,9 @@ impl SchedClass for Ule {
     fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
         let q = &self.tdq[cpu];
         out.extend(q.curr.filter(|&c| self.td[c].loaded_on == Some(cpu)));
-        out.extend(q.realtime.iter().map(|(_, t)| t));
-        out.extend(q.timeshare.rq.iter().map(|(_, t)| t));
-        out.extend(q.idle.iter().map(|(_, t)| t));
+        q.realtime.append_to(out);
+        q.timeshare.rq.append_to(out);
+        q.idle.append_to(out);
     }
 
     fn why(

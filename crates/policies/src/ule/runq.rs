@@ -76,6 +76,18 @@ impl Runq {
             .flat_map(move |i| self.lists[i].iter().map(move |&t| (i, t)))
         })
     }
+    /// Appends the queued threads in list order (what [`Runq::iter`] yields, without its
+    /// list indices), with plain loops: the checks list every CPU's threads after every event.
+    pub fn append_to(&self, out: &mut Vec<TaskId>) {
+        for (w, &word) in self.bits.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                out.extend(self.lists[i].iter().copied());
+            }
+        }
+    }
     /// The bitmap agrees with the lists: a bit is set exactly for each non-empty list
     /// (bits past the last list are not looked at). Built word by word, branch-free: the
     /// check runs after every event on every list.
