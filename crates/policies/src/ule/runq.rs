@@ -93,12 +93,9 @@ impl Runq {
     /// check runs after every event on every list.
     pub fn consistent(&self) -> bool {
         self.lists.chunks(64).zip(self.bits).all(|(lists, word)| {
-            let mut busy = 0u64;
-            for (b, l) in lists.iter().enumerate() {
-                busy |= u64::from(!l.is_empty()) << b;
-            }
-            let valid = if lists.len() == 64 { u64::MAX } else { (1 << lists.len()) - 1 };
-            busy == word & valid
+            // Bit b: list b is not empty (folded from the chunk's last list down).
+            let busy = lists.iter().rev().fold(0u64, |m, l| m << 1 | u64::from(!l.is_empty()));
+            busy == word & u64::MAX >> (64 - lists.len())
         })
     }
 }
@@ -199,6 +196,29 @@ impl Calendar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bitmap check (after every event) sees a stale bit either way, in the first
+    /// word and past it (109 lists: the current calendar), and ignores bits past the last
+    /// list, which name no list.
+    #[test]
+    fn consistent_catches_a_stale_bit_either_way() {
+        for n in [8, 64, 109] {
+            let last = n - 1;
+            let mut q = Runq::new(n);
+            q.add(last, 7, false);
+            assert!(q.consistent());
+            q.bits[last / 64] &= !(1 << (last % 64));
+            assert!(!q.consistent(), "{n} lists: list {last} holds a task, its bit is clear");
+            q.bits[last / 64] |= 1 << (last % 64);
+            q.bits[0] |= 1;
+            assert!(!q.consistent(), "{n} lists: bit 0 set over an empty list");
+            q.bits[0] &= !1;
+            if n % 64 != 0 {
+                q.bits[n / 64] |= 1 << 63;
+                assert!(q.consistent(), "{n} lists: bit 63 of word {} names no list", n / 64);
+            }
+        }
+    }
 
     #[test]
     fn runq_is_fifo_per_list_and_bitmap_tracks_lists() {
