@@ -68,10 +68,13 @@ impl Kernel<'_> {
         }
     }
 
-    /// Whether the per-CPU views policies read agree with the CPUs (they are updated where
-    /// the CPUs change, not copied before every hook).
-    pub(crate) fn views_consistent(&self) -> Result<(), String> {
-        for (i, (v, c)) in self.views.iter().zip(&self.cpus).enumerate() {
+    /// Whether the per-CPU views policies read agree with the CPUs on `cpus` (they are
+    /// updated where the CPUs change, not copied before every hook). The three fields are
+    /// written in four places, each of which touches the CPU it writes (`touch`), so the
+    /// incremental check after an event sees every CPU whose view could have gone stale.
+    pub(crate) fn views_consistent(&self, cpus: &[CpuId]) -> Result<(), String> {
+        for &i in cpus {
+            let (v, c) = (&self.views[i], &self.cpus[i]);
             if v.curr != c.curr || v.ttwu_pending == c.wake_list.is_empty() || v.need_resched != c.need_resched {
                 return Err(format!("CPU {i}: the policy's view of curr/ttwu_pending/need_resched is stale"));
             }
@@ -486,6 +489,7 @@ impl Kernel<'_> {
             }
             Action::TtwuActivate { task, wf, cpu: rq } => self.ttwu_activate(cpu, rq, task, wf),
             Action::TtwuPending => {
+                self.touch(cpu);
                 let list = std::mem::take(&mut self.cpus[cpu].wake_list);
                 self.views[cpu].ttwu_pending = false;
                 for t in list {
@@ -798,6 +802,7 @@ impl Kernel<'_> {
         self.hash.write_u64(next.map_or(u64::MAX, |n| n as u64));
         let mut cost = Ns(0);
         if next != prev {
+            self.touch(cpu);
             self.cpus[cpu].curr = next;
             self.views[cpu].curr = next;
             self.probe.event(&ProbeEvent::Switch { time: self.now, cpu, prev, prev_state, next });

@@ -24,11 +24,10 @@ impl Kernel<'_> {
     ///   passed since it was queued (it is drained at the very next one);
     /// * the policy's own checks pass.
     ///
-    /// `only`: check per-CPU state (curr, timers, time, runqueue contents, the policy's
-    /// checks) of these CPUs only — the ones the last event touched — and the tasks the
-    /// policy has queued there; `None`: everything, every task.
+    /// `only`: check per-CPU state (curr, the policies' views, timers, time, runqueue
+    /// contents, the policy's checks) of these CPUs only — the ones the last event touched
+    /// — and the tasks the policy has queued there; `None`: everything, every task.
     pub(crate) fn check_invariants(&self, only: Option<&[CpuId]>, rng: &mut SimRng) -> Result<(), String> {
-        self.views_consistent()?;
         let all: Vec<CpuId>;
         let cpus = match only {
             Some(c) => c,
@@ -37,6 +36,7 @@ impl Kernel<'_> {
                 &all
             }
         };
+        self.views_consistent(cpus)?;
         for &c in cpus {
             // `curr` is queued on its own CPU, so it cannot be `curr` of two CPUs.
             if let Some(t) = self.cpus[c].curr {

@@ -494,7 +494,6 @@ impl Chain {
     /// queued in the class it runs in, and the fair counts. `full`: also the rt lists the
     /// bitmap marks empty (the periodic full check).
     fn check_chain(&self, cpus: &[CpuId], full: bool) -> Result<(), String> {
-        let mut fair = Vec::new();
         for &c in cpus {
             self.rt.check(c, full)?;
             self.dl.check(c)?;
@@ -510,10 +509,9 @@ impl Chain {
                 let curr = self.curr[c].and_then(|(p, k)| (k == Class::Ext).then_some(p));
                 e.check(c, curr)?;
             }
-            fair.clear();
-            self.fair.queued(c, &mut fair);
-            if fair.len() != self.fair_nr[c] {
-                return Err(format!("chain CPU {c}: {} fair tasks queued, {} counted", fair.len(), self.fair_nr[c]));
+            let fair = self.fair.nr_queued_tasks(c);
+            if fair != self.fair_nr[c] {
+                return Err(format!("chain CPU {c}: {fair} fair tasks queued, {} counted", self.fair_nr[c]));
             }
         }
         Ok(())

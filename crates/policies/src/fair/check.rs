@@ -5,6 +5,26 @@
 use super::entity::{RqId, Se};
 use super::{vdiff, Fair};
 
+/// What one walk of a runqueue's tree (then `curr`) adds up for [`Fair::check_rq`].
+#[derive(Default)]
+struct Sums {
+    /// Σ of each entity's `h_nr_running` / `h_nr_runnable` (1 / 1 unless delayed for a task).
+    h: u64,
+    h_runnable: u64,
+    load: u64,
+    nr: u64,
+    /// Tree entities only: Σ key·w and Σ w (EEVDF's `avg_vruntime`, `avg_load`).
+    key_sum: i128,
+    w_sum: u64,
+    /// Σ w·(V − v) and Σ w over the tree and `curr` (EEVDF's V check).
+    lag: i128,
+    lag_w: i128,
+    /// The first tree entry, in key order, that is stale (`false`) or is `curr` (`true`).
+    bad: Option<(u32, bool)>,
+    /// CFS: the first tree entry more than `sched_latency` left of `min_vruntime`.
+    far_left: Option<u32>,
+}
+
 impl Fair {
     /// `only`: the runqueues and group entities of these CPUs only, without the group-wide
     /// `load_avg` sums (the incremental check after an event); `None`: everything.
@@ -12,8 +32,7 @@ impl Fair {
         if self.counters.ineligible_picks > 0 {
             return Err(format!("EEVDF picked an ineligible entity {} times", self.counters.ineligible_picks));
         }
-        let mut ents = Vec::new();
-        let mut check = |i: usize| -> Result<(), String> {
+        let check = |i: usize| -> Result<(), String> {
             let rq = RqId(i as u32);
             let r = self.rq(rq);
             if r.timeline.len() == 0 && r.curr.is_none() {
@@ -22,9 +41,7 @@ impl Fair {
                 }
                 return Ok(());
             }
-            ents.clear();
-            self.nodes.in_order(&r.timeline, &mut ents);
-            self.check_rq(rq, &mut ents)
+            self.check_rq(rq)
         };
         let Some(cpus) = only else {
             (0..self.rqs.len()).try_for_each(check)?;
@@ -40,93 +57,105 @@ impl Fair {
         self.check_group_cpus(cpus)
     }
 
-    /// `ents`: the tree's entities in order (`curr` is appended for the V check).
-    fn check_rq(&self, rq: RqId, ents: &mut Vec<u32>) -> Result<(), String> {
+    /// One runqueue: its tree (order, augmentation, size), the hierarchical counts, each
+    /// tree entry queued here and not `curr`, load and count, then EEVDF's sums and V or
+    /// CFS's spread. One walk of the tree gathers everything (it runs after every event);
+    /// the failures are reported in that order, so the first found is the one a check
+    /// pass by pass would report.
+    fn check_rq(&self, rq: RqId) -> Result<(), String> {
         let r = self.rq(rq);
         let name = || format!("CPU {} group `{}`", r.cpu, self.tgs[r.tg].name);
-        self.nodes.check(&r.timeline, ents).map_err(|e| format!("{}: {e}", name()))?;
-        let (mut load, mut nr, mut key_sum, mut w_sum) = (0, 0, 0i128, 0u64);
-        let (mut h, mut h_runnable) = (0, 0);
-        let mut count_h = |se: Se| match self.e(se).my_q {
-            Some(q) => {
-                h += self.rq(q).h_nr_running;
-                h_runnable += self.rq(q).h_nr_runnable;
-            }
-            None => {
-                h += 1;
-                h_runnable += u64::from(!self.e(se).sched_delayed);
-            }
-        };
-        for &id in ents.iter() {
-            count_h(Se(id));
-        }
+        let eevdf = self.eevdf_on();
+        let v = if eevdf { self.avg_vruntime(rq) } else { 0 };
+        let mut s = Sums::default();
+        let walked = self.nodes.check_walk(&r.timeline, &mut |id| self.sum_tree_entry(rq, Se(id), v, &mut s));
+        walked.map_err(|e| format!("{}: {e}", name()))?;
         if let Some(c) = r.curr.filter(|&c| self.e(c).on_rq) {
-            count_h(c);
+            self.add_h_counts(c, &mut s);
+            s.load += self.e(c).load.weight;
+            s.nr += 1;
+            s.lag += self.e(c).load.weight as i128 * vdiff(v, self.e(c).vruntime) as i128;
+            s.lag_w += self.e(c).load.weight as i128;
         }
-        if (h, h_runnable) != (r.h_nr_running, r.h_nr_runnable) {
+        if (s.h, s.h_runnable) != (r.h_nr_running, r.h_nr_runnable) {
             return Err(format!(
-                "{}: h_nr_running {} / h_nr_runnable {} but the entities hold {h} / {h_runnable}",
+                "{}: h_nr_running {} / h_nr_runnable {} but the entities hold {} / {}",
                 name(),
                 r.h_nr_running,
-                r.h_nr_runnable
+                r.h_nr_runnable,
+                s.h,
+                s.h_runnable
             ));
         }
-        for &id in ents.iter() {
-            let se = Se(id);
-            let e = self.e(se);
-            if !e.on_rq || e.cfs_rq != rq || e.relative {
-                return Err(format!("{}: tree entry {id} is stale", name()));
-            }
-            if Some(se) == r.curr {
-                return Err(format!("{}: curr {id} is in the tree", name()));
-            }
-            load += e.load.weight;
-            nr += 1;
-            key_sum += self.entity_key(rq, se) as i128 * e.load.weight as i128;
-            w_sum += e.load.weight;
+        match s.bad {
+            Some((id, false)) => return Err(format!("{}: tree entry {id} is stale", name())),
+            Some((id, true)) => return Err(format!("{}: curr {id} is in the tree", name())),
+            None => {}
         }
-        if let Some(c) = r.curr.filter(|&c| self.e(c).on_rq) {
-            load += self.e(c).load.weight;
-            nr += 1;
-        }
-        if load != r.load || nr != r.nr_running {
+        if s.load != r.load || s.nr != r.nr_running {
             return Err(format!(
-                "{}: load {}/{load} nr {}/{nr} disagree with the entities",
+                "{}: load {}/{} nr {}/{} disagree with the entities",
                 name(),
                 r.load,
-                r.nr_running
+                s.load,
+                r.nr_running,
+                s.nr
             ));
         }
-        if self.eevdf_on() {
-            if key_sum != r.avg_vruntime || w_sum != r.avg_load {
-                return Err(format!("{}: avg_vruntime/avg_load disagree with the tree", name()));
-            }
-            ents.extend(r.curr.filter(|&c| self.e(c).on_rq).map(|c| c.0));
-            self.check_v(rq, ents)?;
-        } else {
-            for &id in ents.iter() {
-                if vdiff(self.e(Se(id)).vruntime, r.min_vruntime) < -(self.t.latency as i64) {
-                    return Err(format!("{}: entity {id} is more than sched_latency left of min_vruntime", name()));
-                }
-            }
+        if !eevdf {
+            return match s.far_left {
+                Some(id) => Err(format!("{}: entity {id} is more than sched_latency left of min_vruntime", name())),
+                None => Ok(()),
+            };
         }
-        Ok(())
-    }
-
-    /// V is the weighted mean of the queued vruntimes: Σ w·(V − v) is 0 up to the floor
-    /// of the division (−Σw < Σ w·(V − v) ≤ 0).
-    fn check_v(&self, rq: RqId, queued: &[u32]) -> Result<(), String> {
-        let r = self.rq(rq);
-        let v = self.avg_vruntime(rq);
-        let (mut lag, mut w) = (0i128, 0i128);
-        for &id in queued {
-            let e = self.e(Se(id));
-            lag += e.load.weight as i128 * vdiff(v, e.vruntime) as i128;
-            w += e.load.weight as i128;
+        if s.key_sum != r.avg_vruntime || s.w_sum != r.avg_load {
+            return Err(format!("{}: avg_vruntime/avg_load disagree with the tree", name()));
         }
+        // V is the weighted mean of the queued vruntimes: Σ w·(V − v) is 0 up to the floor
+        // of the division (−Σw < Σ w·(V − v) ≤ 0).
+        let (lag, w) = (s.lag, s.lag_w);
         if w > 0 && !(lag > -w && lag <= 0) {
             return Err(format!("CPU {}: Σ w·(V − v) = {lag} with Σ w = {w}: V is not the weighted mean", r.cpu));
         }
         Ok(())
+    }
+
+    /// Adds tree entry `se` of `rq` to `s` (`v`: the queue's V, EEVDF only).
+    fn sum_tree_entry(&self, rq: RqId, se: Se, v: u64, s: &mut Sums) {
+        let r = self.rq(rq);
+        let e = self.e(se);
+        self.add_h_counts(se, s);
+        if s.bad.is_none() {
+            if !e.on_rq || e.cfs_rq != rq || e.relative {
+                s.bad = Some((se.0, false));
+            } else if Some(se) == r.curr {
+                s.bad = Some((se.0, true));
+            }
+        }
+        let w = e.load.weight;
+        s.load += w;
+        s.nr += 1;
+        s.key_sum += self.entity_key(rq, se) as i128 * w as i128;
+        s.w_sum += w;
+        s.lag += w as i128 * vdiff(v, e.vruntime) as i128;
+        s.lag_w += w as i128;
+        if s.far_left.is_none() && vdiff(e.vruntime, r.min_vruntime) < -(self.t.latency as i64) {
+            s.far_left = Some(se.0);
+        }
+    }
+
+    /// Adds `se`'s tasks to the hierarchical counts: its queue's for a group entity, itself
+    /// (runnable unless delayed) for a task.
+    fn add_h_counts(&self, se: Se, s: &mut Sums) {
+        match self.e(se).my_q {
+            Some(q) => {
+                s.h += self.rq(q).h_nr_running;
+                s.h_runnable += self.rq(q).h_nr_runnable;
+            }
+            None => {
+                s.h += 1;
+                s.h_runnable += u64::from(!self.e(se).sched_delayed);
+            }
+        }
     }
 }

@@ -183,21 +183,30 @@ impl Fair {
 
     /// The tasks queued in `rq`'s hierarchy, `curr` and delayed ones included.
     pub(super) fn queued_tasks(&self, rq: RqId, out: &mut Vec<TaskId>) {
-        let mut stack = vec![rq];
-        let mut ents = Vec::new();
-        while let Some(q) = stack.pop() {
-            ents.clear();
-            self.nodes.in_order(&self.rq(q).timeline, &mut ents);
-            if let Some(c) = self.rq(q).curr.filter(|&c| self.e(c).on_rq) {
-                ents.push(c.0);
-            }
-            for &id in &ents {
-                match self.e(Se(id)).my_q {
-                    Some(child) => stack.push(child),
-                    None => out.push(self.se_task(Se(id)).expect("a task entity")),
-                }
-            }
+        self.for_each_queued_task(rq, &mut |p| out.push(p));
+    }
+
+    /// Calls `f` on each task queued in `rq`'s hierarchy, `curr` and delayed ones included,
+    /// allocating nothing (the kernel's and the chain's checks list them after every event):
+    /// a group entity's queue is walked where the entity is met.
+    pub(super) fn for_each_queued_task(&self, rq: RqId, f: &mut dyn FnMut(TaskId)) {
+        let mut visit = |id: u32| match self.e(Se(id)).my_q {
+            Some(child) => self.for_each_queued_task(child, f),
+            None => f(self.se_task(Se(id)).expect("a task entity")),
+        };
+        let r = self.rq(rq);
+        self.nodes.for_each_in_order(&r.timeline, &mut visit);
+        if let Some(c) = r.curr.filter(|&c| self.e(c).on_rq) {
+            visit(c.0);
         }
+    }
+
+    /// How many tasks [`Fair::queued_tasks`] lists for `cpu`, counted without listing them
+    /// (the chain's check of its count of fair tasks, after every event).
+    pub(crate) fn nr_queued_tasks(&self, cpu: CpuId) -> usize {
+        let mut n = 0;
+        self.for_each_queued_task(self.root(cpu), &mut |_| n += 1);
+        n
     }
 
     /// Per-task internals for time series: vruntime (from the start), lag (positive: owed

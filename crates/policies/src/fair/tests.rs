@@ -410,6 +410,43 @@ fn delay_zero_drops_the_lag_a_delayed_task_earned() {
     }
 }
 
+/// The runqueue check after every event (one walk of the tree gathers all it compares)
+/// catches each corruption it looks for and names it: the hierarchical count, a tree entry
+/// not recorded as queued there, the queue's load, and under CFS an entity far left of
+/// `min_vruntime`; each undone, it passes again.
+#[test]
+fn the_rq_check_catches_counts_stale_entries_load_and_spread() {
+    for cfs in [false, true] {
+        let mut h = if cfs { Harness::cfs("5.15") } else { Harness::new("6.18") };
+        let ps: Vec<TaskId> = [0, 5, -3].into_iter().map(|n| h.spawn(n)).collect();
+        h.schedule();
+        h.advance(1_000_000);
+        h.with(|f, cx| f.update_curr(cx, f.root(0)));
+        h.f.check_fair(Some(&[0])).unwrap();
+        let root = h.root();
+        let se = h.se(*ps.iter().find(|&&p| Some(p) != h.cpus[0].curr).expect("a task in the tree"));
+        let fails = |h: &Harness, what: &str| {
+            let e = h.f.check_fair(Some(&[0])).unwrap_err();
+            assert!(e.contains(what), "cfs={cfs}: expected `{what}`, got {e}");
+        };
+        h.f.rqm(root).h_nr_running += 1;
+        fails(&h, "h_nr_running");
+        h.f.rqm(root).h_nr_running -= 1;
+        h.f.em(se).relative = true;
+        fails(&h, "is stale");
+        h.f.em(se).relative = false;
+        h.f.rqm(root).load += 1;
+        fails(&h, "disagree with the entities");
+        h.f.rqm(root).load -= 1;
+        h.f.check_fair(Some(&[0])).unwrap();
+        if cfs {
+            let far = 10 * h.f.t.latency;
+            h.f.em(se).vruntime = h.f.e(se).vruntime.wrapping_sub(far);
+            fails(&h, "more than sched_latency left of min_vruntime");
+        }
+    }
+}
+
 /// §9 item 11: the EEVDF check run after every event is not vacuous. It passes on a busy
 /// queue and fails when the queue's weighted key sum (from which V is computed) no longer
 /// matches its entities, or when a pick was ineligible.

@@ -357,18 +357,27 @@ impl Nodes {
         (None, visited)
     }
 
-    /// The entities in key order (for checks and dumps; O(n)).
+    /// The entities in key order (tests; O(n)).
+    #[cfg(test)]
     pub fn in_order(&self, t: &Timeline, out: &mut Vec<u32>) {
-        let mut stack = Vec::new();
-        let mut at = t.root;
-        while at != NIL || !stack.is_empty() {
-            while at != NIL {
-                stack.push(at);
-                at = self.node(at).left;
-            }
-            let n = stack.pop().expect("non-empty");
-            out.push(n);
-            at = self.node(n).right;
+        self.for_each_in_order(t, &mut |i| out.push(i));
+    }
+
+    /// Calls `f` on the entities in key order, allocating nothing (the checks run after
+    /// every event): recursion as deep as the treap, which its random priorities keep
+    /// O(log n) deep.
+    pub fn for_each_in_order(&self, t: &Timeline, f: &mut impl FnMut(u32)) {
+        self.visit(t.root, f);
+    }
+
+    /// In-order walk of the subtree at `at`: the left subtree recursively, the right one by
+    /// looping (so only left spines take stack).
+    fn visit(&self, mut at: u32, f: &mut impl FnMut(u32)) {
+        while at != NIL {
+            let n = self.node(at);
+            self.visit(n.left, f);
+            f(at);
+            at = n.right;
         }
     }
 
@@ -377,8 +386,9 @@ impl Nodes {
         (self.node(id).key, self.node(id).seq)
     }
 
-    /// Checks order, augmentation and size (tests and `--check`); `all` is the tree's
-    /// [`Nodes::in_order`] list.
+    /// Checks order, augmentation and size (tests: the model [`Nodes::check_walk`] is
+    /// compared with); `all` is the tree's [`Nodes::in_order`] list.
+    #[cfg(test)]
     pub fn check(&self, t: &Timeline, all: &[u32]) -> Result<(), String> {
         if all.len() != t.len() {
             return Err(format!("timeline holds {} nodes but counts {}", all.len(), t.len()));
@@ -391,22 +401,58 @@ impl Nodes {
                 return Err(format!("timeline out of order at entities {} and {}", w[0], w[1]));
             }
         }
-        for &i in all {
-            let n = *self.node(i);
-            let mut mv = n.vruntime;
-            let mut ms = n.slice;
-            for c in [n.left, n.right] {
-                if c != NIL {
-                    mv = mv.min(self.node(c).min_vruntime);
-                    ms = ms.min(self.node(c).min_slice);
+        match all.iter().find(|&&i| !self.augmented(i)) {
+            Some(i) => Err(format!("timeline augmentation of entity {i} is stale")),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Nodes::check`] in the one walk that hands `f` each entity in key order (`--check`,
+    /// after every event: no list built), failing as `check` would on the walk's list.
+    pub fn check_walk(&self, t: &Timeline, f: &mut impl FnMut(u32)) -> Result<(), String> {
+        let (mut n, mut first, mut prev) = (0, None, None);
+        let (mut order, mut stale) = (None, None);
+        self.for_each_in_order(t, &mut |i| {
+            n += 1;
+            first = first.or(Some(i));
+            if let Some(p) = prev.replace(i) {
+                if order.is_none() && self.key_of(p) >= self.key_of(i) {
+                    order = Some((p, i));
                 }
             }
-            let lmv = if n.left == NIL { u64::MAX } else { self.node(n.left).min_vruntime };
-            if (mv, ms, lmv) != (n.min_vruntime, n.min_slice, n.left_min_vruntime) {
-                return Err(format!("timeline augmentation of entity {i} is stale"));
+            if stale.is_none() && !self.augmented(i) {
+                stale = Some(i);
+            }
+            f(i);
+        });
+        if n != t.len() {
+            return Err(format!("timeline holds {n} nodes but counts {}", t.len()));
+        }
+        if self.first(t) != first {
+            return Err(format!("timeline caches {:?} as leftmost, not {first:?}", self.first(t)));
+        }
+        if let Some((a, b)) = order {
+            return Err(format!("timeline out of order at entities {a} and {b}"));
+        }
+        match stale {
+            Some(i) => Err(format!("timeline augmentation of entity {i} is stale")),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `i`'s augmented values are its subtree's (what [`Nodes::pull`] computes).
+    fn augmented(&self, i: u32) -> bool {
+        let n = *self.node(i);
+        let mut mv = n.vruntime;
+        let mut ms = n.slice;
+        for c in [n.left, n.right] {
+            if c != NIL {
+                mv = mv.min(self.node(c).min_vruntime);
+                ms = ms.min(self.node(c).min_slice);
             }
         }
-        Ok(())
+        let lmv = if n.left == NIL { u64::MAX } else { self.node(n.left).min_vruntime };
+        (mv, ms, lmv) == (n.min_vruntime, n.min_slice, n.left_min_vruntime)
     }
 }
 
@@ -445,6 +491,9 @@ mod tests {
                 let mut all = Vec::new();
                 nodes.in_order(&t, &mut all);
                 nodes.check(&t, &all).map_err(TestCaseError::fail)?;
+                let mut walked = Vec::new();
+                nodes.check_walk(&t, &mut |i| walked.push(i)).map_err(TestCaseError::fail)?;
+                prop_assert_eq!(&walked, &all);
                 let mut sorted = items.clone();
                 sorted.sort_by_key(|(_, e)| (e.key, e.seq));
                 prop_assert_eq!(nodes.first(&t), sorted.first().map(|x| x.0));

@@ -1016,9 +1016,9 @@ impl SchedClass for Ule {
     fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
         let q = &self.tdq[cpu];
         out.extend(q.curr.filter(|&c| self.td[c].loaded_on == Some(cpu)));
-        out.extend(q.realtime.iter().map(|(_, t)| t));
-        out.extend(q.timeshare.rq.iter().map(|(_, t)| t));
-        out.extend(q.idle.iter().map(|(_, t)| t));
+        q.realtime.append_to(out);
+        q.timeshare.rq.append_to(out);
+        q.idle.append_to(out);
     }
 
     fn why(
@@ -1052,8 +1052,26 @@ impl SchedClass for Ule {
     /// Thread counts are recounted from every thread (cheap); each CPU's queues and
     /// bitmaps only for `cpus`.
     fn check_cpus(&self, cx: &Ctx, cpus: &[CpuId]) -> Result<(), String> {
-        let mut loads = vec![0u32; self.tdq.len()];
-        let mut queued = vec![0u32; self.tdq.len()];
+        COUNTS.with(|s| {
+            let (loads, queued) = &mut *s.borrow_mut();
+            for v in [&mut *loads, &mut *queued] {
+                v.clear();
+                v.resize(self.tdq.len(), 0);
+            }
+            self.check_tdqs(cx, cpus, loads, queued)
+        })
+    }
+}
+
+thread_local! {
+    /// The check's per-CPU thread counts, reused: it runs after every event, and
+    /// allocating them each time cost more than counting.
+    static COUNTS: std::cell::RefCell<(Vec<u32>, Vec<u32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl Ule {
+    /// [`SchedClass::check_cpus`] with zeroed per-CPU `loads` and `queued` counts to fill.
+    fn check_tdqs(&self, cx: &Ctx, cpus: &[CpuId], loads: &mut [u32], queued: &mut [u32]) -> Result<(), String> {
         for (p, td) in self.td.iter().enumerate() {
             if let Some(c) = td.loaded_on {
                 loads[c] += 1;
@@ -1062,7 +1080,7 @@ impl SchedClass for Ule {
                 }
             }
             if td.runq.is_some() {
-                let c = td.loaded_on.ok_or(format!("ule: task {p} queued but not loaded"))?;
+                let c = td.loaded_on.ok_or_else(|| format!("ule: task {p} queued but not loaded"))?;
                 queued[c] += 1;
                 // `tdq_lowpri` is the chosen thread's priority, so it is only ordered
                 // against the realtime queue's lists (4 priorities share a list in 11.1).

@@ -76,9 +76,27 @@ impl Runq {
             .flat_map(move |i| self.lists[i].iter().map(move |&t| (i, t)))
         })
     }
-    /// The bitmap agrees with the lists.
+    /// Appends the queued threads in list order (what [`Runq::iter`] yields, without its
+    /// list indices), with plain loops: the checks list every CPU's threads after every event.
+    pub fn append_to(&self, out: &mut Vec<TaskId>) {
+        for (w, &word) in self.bits.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                out.extend(self.lists[i].iter().copied());
+            }
+        }
+    }
+    /// The bitmap agrees with the lists: a bit is set exactly for each non-empty list
+    /// (bits past the last list are not looked at). Built word by word, branch-free: the
+    /// check runs after every event on every list.
     pub fn consistent(&self) -> bool {
-        self.lists.iter().enumerate().all(|(i, l)| (self.bits[i / 64] & (1 << (i % 64)) != 0) != l.is_empty())
+        self.lists.chunks(64).zip(self.bits).all(|(lists, word)| {
+            // Bit b: list b is not empty (folded from the chunk's last list down).
+            let busy = lists.iter().rev().fold(0u64, |m, l| m << 1 | u64::from(!l.is_empty()));
+            busy == word & u64::MAX >> (64 - lists.len())
+        })
     }
 }
 
@@ -178,6 +196,29 @@ impl Calendar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bitmap check (after every event) sees a stale bit either way, in the first
+    /// word and past it (109 lists: the current calendar), and ignores bits past the last
+    /// list, which name no list.
+    #[test]
+    fn consistent_catches_a_stale_bit_either_way() {
+        for n in [8, 64, 109] {
+            let last = n - 1;
+            let mut q = Runq::new(n);
+            q.add(last, 7, false);
+            assert!(q.consistent());
+            q.bits[last / 64] &= !(1 << (last % 64));
+            assert!(!q.consistent(), "{n} lists: list {last} holds a task, its bit is clear");
+            q.bits[last / 64] |= 1 << (last % 64);
+            q.bits[0] |= 1;
+            assert!(!q.consistent(), "{n} lists: bit 0 set over an empty list");
+            q.bits[0] &= !1;
+            if n % 64 != 0 {
+                q.bits[n / 64] |= 1 << 63;
+                assert!(q.consistent(), "{n} lists: bit 63 of word {} names no list", n / 64);
+            }
+        }
+    }
 
     #[test]
     fn runq_is_fifo_per_list_and_bitmap_tracks_lists() {
