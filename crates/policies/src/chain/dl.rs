@@ -40,6 +40,9 @@ pub struct Dl {
     pub tasks: Slots<DlTask>,
     /// Per CPU: ready tasks by (deadline, id), the running one included.
     ready: Vec<BTreeSet<(Ns, TaskId)>>,
+    /// The CPUs with more than one ready task: the only ones that can be deadline-overloaded
+    /// (`rd->dlo_mask` is a subset), so `pull_dl_task` visits these, not every CPU.
+    multi: CpuSet,
     /// Per CPU: throttled tasks by (replenishment time, id).
     waiting: Vec<BTreeSet<(Ns, TaskId)>>,
     /// Admitted bandwidth in all (`dl_bw->total_bw`).
@@ -56,6 +59,7 @@ impl Dl {
         Dl {
             tasks: Slots::new(DlTask::default()),
             ready: vec![BTreeSet::new(); nr_cpus],
+            multi: CpuSet::empty(nr_cpus),
             waiting: vec![BTreeSet::new(); nr_cpus],
             total_bw: 0,
             rotor: 0,
@@ -139,6 +143,16 @@ impl Dl {
             }
         }
         self.ready[cpu].insert((self.tasks[p].deadline, p));
+        self.note_ready(cpu);
+    }
+
+    /// Keeps `multi` in step with `cpu`'s ready tasks.
+    fn note_ready(&mut self, cpu: CpuId) {
+        if self.ready[cpu].len() > 1 {
+            self.multi.insert(cpu);
+        } else {
+            self.multi.remove(cpu);
+        }
     }
 
     /// `dl_check_constrained_dl` (`deadline.c`, v6.12), its condition: a constrained-deadline
@@ -179,6 +193,7 @@ impl Dl {
     pub fn dequeue(&mut self, cpu: CpuId, p: TaskId) {
         let t = self.tasks[p];
         self.ready[cpu].remove(&(t.deadline, p));
+        self.note_ready(cpu);
         self.waiting[cpu].remove(&(t.replenish_at, p));
         self.tasks[p].queued_on = None;
     }
@@ -240,6 +255,7 @@ impl Dl {
         let t = self.tasks[p];
         let d = t.params.expect("a deadline task has parameters");
         self.ready[cpu].remove(&(t.deadline, p));
+        self.note_ready(cpu);
         self.throttles += 1;
         let at = Ns((t.deadline.0 + d.period).saturating_sub(d.deadline));
         self.tasks[p].throttled = true;
@@ -270,6 +286,7 @@ impl Dl {
             self.record_throttle(cx, p, None);
             self.replenish(p, cx.now);
             self.ready[cpu].insert((self.tasks[p].deadline, p));
+            self.note_ready(cpu);
             if self.preempts(cpu, p, curr) {
                 cx.resched_curr(cpu);
             }
@@ -431,17 +448,20 @@ impl Dl {
     /// (`pick_earliest_pushable_dl_task`) if it is due before everything `this` has by
     /// then — so a later source's earlier task is pulled too — and not before the task
     /// running on its own CPU (which would run it next).
+    ///
+    /// Only the CPUs in `dlo_mask` are visited (here: those with more than one ready task
+    /// and a pushable one), each a CPU read; with none the kernel returns after
+    /// `dl_overloaded`, so the pull costs nothing per CPU of the machine.
     pub fn pull(&mut self, cx: &mut Ctx, this: CpuId, curr: &[Curr]) {
+        if self.multi.is_empty() {
+            return;
+        }
         let n = cx.nr_cpus();
-        cx.scanned_cpus(n as u64);
         // What the pull saw, only while decisions are recorded.
         let mut seen = cx.recording().then(|| (CpuSet::empty(n), Vec::new()));
         let mut mine = self.earliest(this);
         let mut taken: Vec<(TaskId, CpuId)> = Vec::new();
-        for src in (0..n).filter(|&c| c != this) {
-            if self.ready[src].len() < 2 {
-                continue;
-            }
+        for src in self.multi.iter().filter(|&c| c != this) {
             let running = curr[src].map(|(t, _)| t);
             let (p, skip) = match self.pushable_to(cx, src, running, this) {
                 Some(p) => (p, self.pull_skip(src, p, mine, curr)),
@@ -450,6 +470,7 @@ impl Dl {
                     None => continue,
                 },
             };
+            cx.scanned_cpus(1);
             if let Some((o, v)) = seen.as_mut() {
                 o.insert(src);
                 v.push((p, src, skip));
@@ -478,6 +499,9 @@ impl Dl {
     }
 
     pub fn check(&self, cpu: CpuId) -> Result<(), String> {
+        if self.multi.contains(cpu) != (self.ready[cpu].len() > 1) {
+            return Err(format!("dl CPU {cpu}: {} ready but the overload candidates say otherwise", self.ready[cpu].len()));
+        }
         for &(d, t) in &self.ready[cpu] {
             let x = &self.tasks[t];
             if x.deadline != d || x.throttled || x.queued_on != Some(cpu) {

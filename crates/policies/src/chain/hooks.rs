@@ -74,12 +74,17 @@ impl Chain {
         done
     }
 
-    /// `prev_balance` (v6.12): a CPU leaving an rt or deadline task pulls from the others.
-    fn pull(&mut self, cx: &mut Ctx, cpu: CpuId) {
+    /// `prev_balance` (`core.c`, v6.12): the `balance` of `prev`'s class and of each class
+    /// below it, so a CPU leaving a deadline task runs `balance_dl` and `balance_rt`, one
+    /// leaving an rt task `balance_rt` only, and one leaving a fair, ext or no task neither
+    /// (an idle CPU gets rt and deadline work by their pushes, not by pulling).
+    fn pull(&mut self, cx: &mut Ctx, cpu: CpuId, prev: Class) {
         if self.dl.busy(cpu) {
             return;
         }
-        self.dl.pull(cx, cpu, &self.curr);
+        if prev == Class::Dl {
+            self.dl.pull(cx, cpu, &self.curr);
+        }
         for src in self.rt.pull(cx, cpu, &self.curr, self.t.rt_push_ipi) {
             // `tell_cpu_to_push`: each overloaded CPU pushes from the IPI passed along.
             self.push_kick[src] = true;
@@ -281,8 +286,8 @@ impl SchedClass for Chain {
         if self.curr[cpu].is_none() {
             self.account(cx, cpu); // idle time, for the fair server
         }
-        if matches!(self.prev_class[cpu].take(), Some(Class::Rt | Class::Dl)) {
-            self.pull(cx, cpu);
+        if let Some(prev @ (Class::Rt | Class::Dl)) = self.prev_class[cpu].take() {
+            self.pull(cx, cpu, prev);
         }
         let mut next = self.pick_class(cx, cpu);
         if let Some(e) = self.ext.as_mut() {
@@ -405,7 +410,8 @@ impl SchedClass for Chain {
     }
     fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
         match kind {
-            BalanceKind::NewIdle => self.pull(cx, cpu),
+            // `prev_balance` already ran, before the pick (`pick_next_task` above).
+            BalanceKind::NewIdle => {}
             BalanceKind::NohzIdle if std::mem::take(&mut self.push_kick[cpu]) => {
                 let dl = &self.dl;
                 self.rt.push(cx, cpu, &self.curr, &|c| dl.busy(c));

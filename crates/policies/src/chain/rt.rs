@@ -114,6 +114,9 @@ struct RtTask {
 
 pub struct Rt {
     rq: Vec<PrioArray>,
+    /// The CPUs with more than one rt task queued: the only ones that can be rt-overloaded
+    /// (`rd->rto_mask` is a subset), so `pull_rt_task` visits these, not every CPU.
+    multi: CpuSet,
     tasks: Slots<RtTask>,
     /// `sched_rr_timeslice` in ticks.
     pub rr_ticks: u64,
@@ -156,6 +159,7 @@ impl Rt {
     pub fn new(nr_cpus: usize, rr_ticks: u64) -> Rt {
         Rt {
             rq: vec![PrioArray::default(); nr_cpus],
+            multi: CpuSet::empty(nr_cpus),
             tasks: Slots::new(RtTask { prio: 0, queued_on: None, time_slice: rr_ticks }),
             rr_ticks,
             rotor: 0,
@@ -187,12 +191,22 @@ impl Rt {
         self.tasks[p].prio = prio;
         self.tasks[p].queued_on = Some(cpu);
         self.rq[cpu].push(prio, p, head);
+        self.note_nr(cpu);
     }
     /// `dequeue_task_rt`.
     pub fn dequeue(&mut self, cpu: CpuId, p: TaskId) {
         let prio = self.tasks[p].prio;
         self.rq[cpu].remove(prio, p);
         self.tasks[p].queued_on = None;
+        self.note_nr(cpu);
+    }
+    /// Keeps `multi` in step with `cpu`'s count.
+    fn note_nr(&mut self, cpu: CpuId) {
+        if self.rq[cpu].nr > 1 {
+            self.multi.insert(cpu);
+        } else {
+            self.multi.remove(cpu);
+        }
     }
     /// `pick_next_rt_entity`: the head of the best non-empty list.
     pub fn pick(&self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
@@ -458,19 +472,26 @@ impl Rt {
     /// in order and from each takes the best waiting task that may run on `this`
     /// (`pick_highest_pushable_task`), if it beats what `this` has by then — so a later,
     /// more important one is pulled too — unless its own CPU is about to run it.
+    ///
+    /// Only the CPUs in `rto_mask` are visited (here: those with more than one rt task
+    /// that have a pushable one), each a CPU read; with none the kernel returns after
+    /// reading `rto_count`, so the pull costs nothing per CPU of the machine.
     pub fn pull(&mut self, cx: &mut Ctx, this: CpuId, curr: &[Curr], push_ipi: bool) -> Vec<CpuId> {
+        if self.multi.is_empty() {
+            return Vec::new();
+        }
         let n = cx.nr_cpus();
-        cx.scanned_cpus(n as u64);
         let mut overloaded: Vec<CpuId> = Vec::new();
         // Each source's candidate and why it stayed, only while decisions are recorded.
         let mut seen = cx.recording().then(Vec::new);
         let mut mine = self.highest(this);
         let mut taken: Vec<(TaskId, CpuId)> = Vec::new();
-        for src in (0..n).filter(|&c| c != this) {
+        for src in self.multi.iter().filter(|&c| c != this) {
             let running = curr[src].map(|(t, _)| t);
             if !self.overloaded(cx, src, running) {
                 continue;
             }
+            cx.scanned_cpus(1);
             overloaded.push(src);
             let (p, skip) = match self.pushable_to(cx, src, running, this) {
                 Some(p) => (p, self.pull_skip(src, p, mine, curr)),
@@ -548,6 +569,9 @@ impl Rt {
         if nr != a.nr {
             return Err(format!("rt CPU {cpu}: {nr} tasks listed, {} counted", a.nr));
         }
+        if self.multi.contains(cpu) != (a.nr > 1) {
+            return Err(format!("rt CPU {cpu}: {} tasks but the overload candidates say otherwise", a.nr));
+        }
         Ok(())
     }
 }
@@ -585,6 +609,62 @@ mod tests {
         assert_eq!(rt.highest(2), 49);
         assert_eq!(rt.rq[2].next_from(50), Some(89));
         assert_eq!(rt.rq[2].next_from(90), None);
+    }
+
+    /// `pull_rt_task` (v6.12) reads `rto_count` and visits only the CPUs of `rto_mask`: on
+    /// 32 CPUs a pull with no rt task anywhere reads no CPU; with one overloaded CPU it
+    /// reads that one and takes its waiting task; and the check catches a candidate set
+    /// out of step with a CPU's count.
+    #[test]
+    fn a_pull_reads_only_the_overloaded_cpus() {
+        use super::super::Class;
+        use schedlab_machine::preset;
+        use schedlab_sched_api::{OptIdx, Request, TaskInfo};
+        use schedlab_sim::{Ns, RngStreams};
+        let m = preset("opteron-32").unwrap();
+        let info = |prio| TaskInfo {
+            name: "r".into(),
+            nice: 0,
+            policy: fifo(prio),
+            affinity: m.all_cpus(),
+            cpu: 5,
+            parent: OptIdx::NONE,
+            cgroup: OptIdx::NONE,
+            session: OptIdx::NONE,
+            slice: None,
+            kthread: false,
+        };
+        let tasks = vec![info(50), info(10)];
+        let cpus = vec![Default::default(); m.nr_cpus()];
+        let mut curr = vec![None; m.nr_cpus()];
+        let mut rt = Rt::new(m.nr_cpus(), 10);
+        let mut pull = |rt: &mut Rt, curr: &[Curr]| {
+            let mut rng = RngStreams::new(1).stream("t", 0);
+            let mut reqs = Vec::new();
+            let mut cx = Ctx {
+                now: Ns(0),
+                this_cpu: 9,
+                machine: &m,
+                tasks: &tasks,
+                cpus: &cpus,
+                rng: &mut rng,
+                requests: &mut reqs,
+                work: Default::default(),
+                decisions: None,
+            };
+            rt.pull(&mut cx, 9, curr, false);
+            let read = cx.work.cpus;
+            (read, reqs)
+        };
+        assert_eq!(pull(&mut rt, &curr), (0, vec![]));
+        rt.enqueue(5, 0, &fifo(50), false);
+        curr[5] = Some((0, Class::Rt));
+        assert_eq!(pull(&mut rt, &curr), (0, vec![]), "one rt task: nothing to pull");
+        rt.enqueue(5, 1, &fifo(10), false);
+        assert_eq!(pull(&mut rt, &curr), (1, vec![Request::Migrate { task: 1, to: 9 }]));
+        rt.check(5, true).unwrap();
+        rt.multi.remove(5);
+        assert!(rt.check(5, false).unwrap_err().contains("overload candidates"));
     }
 
     /// A task left in a list whose bitmap bit is clear: the full check names the list;
