@@ -81,7 +81,7 @@ impl Kernel<'_> {
     /// `c`'s sleep timers, time conservation and kernel time by path.
     fn check_cpu_time(&self, c: CpuId) -> Result<(), String> {
         let cpu = &self.cpus[c];
-        for (&(hard, t), &(soft, _)) in &cpu.hrtimers {
+        for (&(hard, t), &(soft, _)) in cpu.hrtimers.iter() {
             let tk = &self.tasks[t];
             if tk.state != TState::Sleeping || tk.blocked_on != crate::BlockedOn::Timer || tk.timer_cpu as usize != c {
                 return Err(format!(
