@@ -500,7 +500,10 @@ impl Dl {
 
     pub fn check(&self, cpu: CpuId) -> Result<(), String> {
         if self.multi.contains(cpu) != (self.ready[cpu].len() > 1) {
-            return Err(format!("dl CPU {cpu}: {} ready but the overload candidates say otherwise", self.ready[cpu].len()));
+            return Err(format!(
+                "dl CPU {cpu}: {} ready but the overload candidates say otherwise",
+                self.ready[cpu].len()
+            ));
         }
         for &(d, t) in &self.ready[cpu] {
             let x = &self.tasks[t];
