@@ -180,12 +180,12 @@ mod tests {
         for task in 0..3000u32 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             // Three in four expire later than everything armed; the rest anywhere.
-            let hard = if x % 4 != 0 { Ns(u64::from(task) * 10) } else { Ns((x >> 33) % 30_000) };
+            let hard = if !x.is_multiple_of(4) { Ns(u64::from(task) * 10) } else { Ns((x >> 33) % 30_000) };
             let key = (hard, task as TaskId);
             let val = (hard, x >> 40);
             timers.insert(key, val);
             reference.insert(key, val);
-            if task % 7 == 0 {
+            if task.is_multiple_of(7) {
                 let hard = reference.first_key_value().map(|(&(h, _), _)| h).unwrap();
                 let seq = reference.iter().take_while(|(&(h, _), _)| h == hard).map(|(_, &(_, s))| s).min();
                 assert_eq!(timers.first_seq_at(hard), seq);

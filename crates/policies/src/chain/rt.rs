@@ -638,7 +638,7 @@ mod tests {
         let cpus = vec![Default::default(); m.nr_cpus()];
         let mut curr = vec![None; m.nr_cpus()];
         let mut rt = Rt::new(m.nr_cpus(), 10);
-        let mut pull = |rt: &mut Rt, curr: &[Curr]| {
+        let pull = |rt: &mut Rt, curr: &[Curr]| {
             let mut rng = RngStreams::new(1).stream("t", 0);
             let mut reqs = Vec::new();
             let mut cx = Ctx {
