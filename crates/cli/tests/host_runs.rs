@@ -585,8 +585,11 @@ program = [ { spin = "100ms" } ]
     for name in ["y.0", "y.1"] {
         let y = t(name);
         assert!(y.exit_ns.is_some(), "{y:?}");
+        // Half the yields: without yielding the tick and the slice would switch them about
+        // ten times in their 40 ms on CPU 0; other load on the host (a job at any nice
+        // level shares CPU 0 with them) takes some turns, so not every yield shows.
         assert!(
-            y.switches_involuntary >= 150,
+            y.switches_involuntary >= 100,
             "{name} was switched out {} times in 200 yields",
             y.switches_involuntary
         );
