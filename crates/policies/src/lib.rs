@@ -17,6 +17,8 @@ pub mod fifo;
 pub mod o1;
 mod placement;
 mod registry;
+#[cfg(test)]
+mod testing;
 pub mod ule;
 
 pub use registry::{make_policy, PolicyEntry, REGISTRY};

@@ -2,57 +2,31 @@
 //! deadline class alone so runtimes and deadlines can be read exactly.
 
 use super::Dl;
-use schedlab_machine::{preset, Machine};
-use schedlab_sched_api::{Ctx, DlParams, Request, TaskInfo, TaskPolicy};
-use schedlab_sim::{Ns, RngStreams};
+use schedlab_machine::preset;
+use schedlab_sched_api::{DlParams, Request, TaskPolicy};
+use schedlab_sim::Ns;
+
+use crate::testing::World;
 
 const MS: u64 = 1_000_000;
-
-/// Runs `f` on the class with a context at `now` (one task, CPU 0); returns the requests.
-fn at(dl: &mut Dl, m: &Machine, pol: TaskPolicy, now: u64, f: impl FnOnce(&mut Dl, &mut Ctx)) -> Vec<Request> {
-    let tasks = vec![TaskInfo {
-        name: "d".into(),
-        nice: 0,
-        policy: pol,
-        affinity: m.all_cpus(),
-        cpu: 0,
-        parent: schedlab_sched_api::OptIdx::NONE,
-        cgroup: schedlab_sched_api::OptIdx::NONE,
-        session: schedlab_sched_api::OptIdx::NONE,
-        slice: None,
-        kthread: false,
-    }];
-    let cpus = vec![Default::default(); m.nr_cpus()];
-    let mut rng = RngStreams::new(1).stream("t", 0);
-    let mut reqs = Vec::new();
-    let mut cx = Ctx {
-        now: Ns(now),
-        this_cpu: 0,
-        machine: m,
-        tasks: &tasks,
-        cpus: &cpus,
-        rng: &mut rng,
-        requests: &mut reqs,
-        work: Default::default(),
-        decisions: None,
-    };
-    f(dl, &mut cx);
-    reqs
-}
 
 /// A task of `(runtime, deadline, period)` in ms that started at 0, ran `ran` ms and went
 /// to sleep; it wakes at `wake` ms.
 fn sleep_and_wake(q: u64, d: u64, p: u64, ran: u64, wake: u64) -> (Dl, Vec<Request>) {
-    let m = preset("smp2").unwrap();
+    let mut w = World::new(preset("smp2").unwrap());
     let pol = TaskPolicy::Deadline(DlParams { runtime: q * MS, deadline: d * MS, period: p * MS });
-    let mut dl = Dl::new(m.nr_cpus());
-    at(&mut dl, &m, pol, 0, |dl, cx| dl.enqueue(cx, 0, 0, &pol, true, false));
-    at(&mut dl, &m, pol, ran * MS, |dl, cx| {
-        dl.update_curr(cx, 0, 0, ran * MS);
-        dl.dequeue(0, 0);
+    let t = w.add_task(0, pol, 0);
+    let mut dl = Dl::new(w.m.nr_cpus());
+    w.ctx(|cx| dl.enqueue(cx, 0, t, &pol, true, false));
+    w.now = Ns(ran * MS);
+    w.ctx(|cx| {
+        dl.update_curr(cx, 0, t, ran * MS);
+        dl.dequeue(0, t);
     });
-    let reqs = at(&mut dl, &m, pol, wake * MS, |dl, cx| dl.enqueue(cx, 0, 0, &pol, false, true));
-    (dl, reqs)
+    w.now = Ns(wake * MS);
+    w.reqs.clear();
+    w.ctx(|cx| dl.enqueue(cx, 0, t, &pol, false, true));
+    (dl, w.reqs)
 }
 
 /// `dl_check_constrained_dl`: D = 5 < P = 20; woken at 6 ms, after its deadline (5 ms)

@@ -618,43 +618,22 @@ mod tests {
     #[test]
     fn a_pull_reads_only_the_overloaded_cpus() {
         use super::super::Class;
+        use crate::testing::World;
         use schedlab_machine::preset;
-        use schedlab_sched_api::{OptIdx, Request, TaskInfo};
-        use schedlab_sim::{Ns, RngStreams};
-        let m = preset("opteron-32").unwrap();
-        let info = |prio| TaskInfo {
-            name: "r".into(),
-            nice: 0,
-            policy: fifo(prio),
-            affinity: m.all_cpus(),
-            cpu: 5,
-            parent: OptIdx::NONE,
-            cgroup: OptIdx::NONE,
-            session: OptIdx::NONE,
-            slice: None,
-            kthread: false,
-        };
-        let tasks = vec![info(50), info(10)];
-        let cpus = vec![Default::default(); m.nr_cpus()];
-        let mut curr = vec![None; m.nr_cpus()];
-        let mut rt = Rt::new(m.nr_cpus(), 10);
-        let pull = |rt: &mut Rt, curr: &[Curr]| {
-            let mut rng = RngStreams::new(1).stream("t", 0);
-            let mut reqs = Vec::new();
-            let mut cx = Ctx {
-                now: Ns(0),
-                this_cpu: 9,
-                machine: &m,
-                tasks: &tasks,
-                cpus: &cpus,
-                rng: &mut rng,
-                requests: &mut reqs,
-                work: Default::default(),
-                decisions: None,
-            };
-            rt.pull(&mut cx, 9, curr, false);
-            let read = cx.work.cpus;
-            (read, reqs)
+        use schedlab_sched_api::Request;
+        let mut w = World::new(preset("opteron-32").unwrap());
+        w.add_task(0, fifo(50), 5);
+        w.add_task(0, fifo(10), 5);
+        w.this = 9;
+        let mut curr = vec![None; w.m.nr_cpus()];
+        let mut rt = Rt::new(w.m.nr_cpus(), 10);
+        let mut pull = |rt: &mut Rt, curr: &[Curr]| {
+            w.reqs.clear();
+            let read = w.ctx(|cx| {
+                rt.pull(cx, 9, curr, false);
+                cx.work.cpus
+            });
+            (read, std::mem::take(&mut w.reqs))
         };
         assert_eq!(pull(&mut rt, &curr), (0, vec![]));
         rt.enqueue(5, 0, &fifo(50), false);

@@ -5,18 +5,15 @@
 use super::entity::Se;
 use super::weights::calc_delta_fair;
 use super::{vdiff, Fair};
-use schedlab_machine::{preset, Machine};
-use schedlab_sched_api::{dequeue, enqueue, wf, CpuView, Ctx, Request, SchedClass, SelectKind, TaskInfo, TaskPolicy};
-use schedlab_sim::{Ns, RngStreams, SimRng, TaskId};
+use schedlab_machine::preset;
+use schedlab_sched_api::{dequeue, enqueue, wf, Ctx, SchedClass, SelectKind, TaskPolicy};
+use schedlab_sim::{Ns, TaskId};
+
+use crate::testing::World;
 
 /// A minimal stand-in for the kernel: one CPU's view, task infos, a clock.
 struct Harness {
-    m: Machine,
-    tasks: Vec<TaskInfo>,
-    cpus: Vec<CpuView>,
-    rng: SimRng,
-    reqs: Vec<Request>,
-    now: Ns,
+    w: World,
     f: Fair,
 }
 
@@ -24,72 +21,42 @@ impl Harness {
     fn new(version: &str) -> Harness {
         let m = preset("smp2").unwrap();
         let f = Fair::eevdf(&m, &[("version".into(), version.into())]).unwrap();
-        Harness {
-            cpus: vec![CpuView::default(); m.nr_cpus()],
-            m,
-            tasks: Vec::new(),
-            rng: RngStreams::new(1).stream("t", 0),
-            reqs: Vec::new(),
-            now: Ns(0),
-            f,
-        }
+        Harness { w: World::new(m), f }
     }
 
     /// CFS of `version` (4.9 or 5.15) on the same machine.
     fn cfs(version: &str) -> Harness {
         let mut h = Harness::new("6.18");
-        h.f = Fair::cfs(&h.m, &[("version".into(), version.into())]).unwrap();
+        h.f = Fair::cfs(&h.w.m, &[("version".into(), version.into())]).unwrap();
         h
     }
 
     fn with<R>(&mut self, f: impl FnOnce(&mut Fair, &mut Ctx) -> R) -> R {
-        let mut cx = Ctx {
-            now: self.now,
-            this_cpu: 0,
-            machine: &self.m,
-            tasks: &self.tasks,
-            cpus: &self.cpus,
-            rng: &mut self.rng,
-            requests: &mut self.reqs,
-            work: Default::default(),
-            decisions: None,
-        };
-        f(&mut self.f, &mut cx)
+        let Harness { w, f: fair } = self;
+        w.ctx(|cx| f(fair, cx))
     }
 
     /// A new nice-`nice` task on CPU 0, forked and woken (`wake_up_new_task`).
     fn spawn(&mut self, nice: i32) -> TaskId {
-        let p = self.tasks.len();
-        self.tasks.push(TaskInfo {
-            name: format!("t{p}"),
-            nice,
-            policy: TaskPolicy::Normal,
-            affinity: self.m.all_cpus(),
-            cpu: 0,
-            parent: schedlab_sched_api::OptIdx::NONE,
-            cgroup: schedlab_sched_api::OptIdx::NONE,
-            session: schedlab_sched_api::OptIdx::NONE,
-            slice: None,
-            kthread: false,
-        });
+        let p = self.w.add_task(nice, TaskPolicy::Normal, 0);
         self.with(|f, cx| f.task_new(cx, p, None));
         self.with(|f, cx| f.enqueue_task(cx, 0, p, enqueue::INITIAL));
-        self.cpus[0].nr_running += 1;
+        self.w.cpus[0].nr_running += 1;
         p
     }
 
     /// `schedule()` on CPU 0: put the running task, pick the next.
     fn schedule(&mut self) -> Option<TaskId> {
-        if let Some(c) = self.cpus[0].curr {
+        if let Some(c) = self.w.cpus[0].curr {
             self.with(|f, cx| f.put_prev_task(cx, 0, c));
         }
         let next = self.with(|f, cx| f.pick_next_task(cx, 0));
-        self.cpus[0].curr = next;
+        self.w.cpus[0].curr = next;
         next
     }
 
     fn advance(&mut self, ns: u64) {
-        self.now = Ns(self.now.0 + ns);
+        self.w.now = Ns(self.w.now.0 + ns);
     }
 
     fn se(&self, p: TaskId) -> Se {
@@ -126,7 +93,7 @@ fn waking_keeps_the_lag_it_slept_with() {
         };
         let done = h.with(|f, cx| f.dequeue_task(cx, 0, c, dequeue::SLEEP));
         assert!(done, "v{v}: c (just picked, so eligible) was delayed");
-        h.cpus[0].nr_running -= 1;
+        h.w.cpus[0].nr_running -= 1;
         assert_eq!(h.f.e(h.se(c)).vlag, slept_lag, "v{v}: vlag stored at dequeue");
         for _ in 0..5 {
             h.schedule();
@@ -149,11 +116,11 @@ fn waking_to_an_empty_queue_loses_the_lag() {
     let a = h.spawn(0);
     h.with(|f, _| f.em(f.task_se(a)).vlag = 5_000_000);
     assert_eq!(h.schedule(), Some(a));
-    h.cpus[0].curr = Some(a);
+    h.w.cpus[0].curr = Some(a);
     let v_before = h.f.avg_vruntime(h.root());
     let done = h.with(|f, cx| f.dequeue_task(cx, 0, a, dequeue::SLEEP));
     assert!(done);
-    h.cpus[0].nr_running -= 1;
+    h.w.cpus[0].nr_running -= 1;
     h.schedule();
     h.advance(2_000_000);
     h.with(|f, _| f.em(f.task_se(a)).vlag = 3_000_000);
@@ -194,10 +161,10 @@ fn reweight_keeps_the_true_lag() {
         h.schedule();
         h.advance(1_000_000);
         h.with(|f, cx| f.update_curr(cx, f.root(0)));
-        let waiting = if h.cpus[0].curr == Some(a) { b } else { a };
+        let waiting = if h.w.cpus[0].curr == Some(a) { b } else { a };
         let w0 = h.f.e(h.se(waiting)).load.weight as i64;
         let lag0 = h.lag(waiting) * w0;
-        h.tasks[waiting].nice = 5;
+        h.w.tasks[waiting].nice = 5;
         h.with(|f, cx| f.reweight_task(cx, waiting));
         let w1 = h.f.e(h.se(waiting)).load.weight as i64;
         assert_eq!(w1, 335, "v{v}");
@@ -218,16 +185,16 @@ fn rd_overload_set_by_enqueue_cleared_only_by_root_balance() {
     h.spawn(0);
     assert!(!h.f.rd_overload, "one task: nothing overloaded");
     // A second task, counted before the hook as the kernel model does (`add_nr_running`).
-    let b = h.tasks.len();
-    let mut info = h.tasks[0].clone();
+    let b = h.w.tasks.len();
+    let mut info = h.w.tasks[0].clone();
     info.name = "b".into();
-    h.tasks.push(info);
+    h.w.tasks.push(info);
     h.with(|f, cx| f.task_new(cx, b, None));
-    h.cpus[0].nr_running += 1;
+    h.w.cpus[0].nr_running += 1;
     h.with(|f, cx| f.enqueue_task(cx, 0, b, enqueue::INITIAL));
     assert!(h.f.rd_overload, "a runqueue reached two tasks");
     h.with(|f, cx| assert!(f.dequeue_task(cx, 0, b, dequeue::SLEEP)));
-    h.cpus[0].nr_running -= 1;
+    h.w.cpus[0].nr_running -= 1;
     assert!(h.f.rd_overload, "sub_nr_running does not clear rd->overload");
     let root = h.f.domains.per_cpu[1].len() - 1;
     h.f.adj.reset(2);
@@ -244,7 +211,7 @@ fn max_newidle_lb_cost_decays_about_one_percent_a_second() {
     use super::balance::CpuIdleType;
     for version in ["5.15", "6.6"] {
         let mut h = if version == "5.15" { Harness::cfs(version) } else { Harness::new(version) };
-        let hz = u64::from(h.m.hz);
+        let hz = u64::from(h.w.m.hz);
         let levels = h.f.domains.per_cpu[0].len();
         for sd in &mut h.f.domains.per_cpu[0] {
             sd.max_newidle_lb_cost = 1 << 20;
@@ -265,7 +232,7 @@ fn max_newidle_lb_cost_decays_about_one_percent_a_second() {
         assert_eq!(h.f.domains.per_cpu[0][0].max_newidle_lb_cost, decayed, "{version}: once per second");
         // A costlier attempt 0.9 s later: v6.6 restarts the clock, v5.15 keeps it.
         h.advance(900_000_000);
-        let j = h.now.0 * hz / 1_000_000_000;
+        let j = h.w.now.0 * hz / 1_000_000_000;
         h.f.newidle_raise(0, 0, 1 << 21, j);
         h.advance(200_000_000);
         h.with(|f, cx| f.rebalance_domains(cx, 0, CpuIdleType::Idle));
@@ -293,7 +260,7 @@ fn v4_9_load_is_runnable_only() {
         let running = h.f.cpu_load(0);
         assert!(running > 800, "v{v}: a hog's CPU load after 100 ms is {running}");
         h.with(|f, cx| f.dequeue_task(cx, 0, a, dequeue::SLEEP));
-        h.cpus[0].nr_running -= 1;
+        h.w.cpus[0].nr_running -= 1;
         assert_eq!(h.schedule(), None);
         h.advance(4_000_000);
         h.with(|f, cx| f.update_blocked_averages(0, cx));
@@ -315,7 +282,7 @@ fn v4_9_cpu_load_history_smooths_per_tick() {
         h.advance(4_000_000);
         h.with(|f, cx| f.task_tick(cx, 0, a));
         // `scheduler_tick` → `cpu_load_update_active` (the kernel's tick does both).
-        j = h.now.0 / h.f.jiffy;
+        j = h.w.now.0 / h.f.jiffy;
         h.f.cpu_load_update_active(0, j);
     }
     let now = h.f.cpu_load(0);
@@ -327,7 +294,7 @@ fn v4_9_cpu_load_history_smooths_per_tick() {
     h.f.cpu[0].cpu_load = [0, 1024, 1024, 1024, 1024];
     h.f.cpu[0].cpu_load_jiffy = j;
     h.with(|f, cx| f.dequeue_task(cx, 0, a, dequeue::SLEEP));
-    h.cpus[0].nr_running -= 1;
+    h.w.cpus[0].nr_running -= 1;
     h.f.cpu_load_update_active(0, j + 1);
     assert_eq!(h.f.cpu[0].cpu_load, [0, 512, 768, 896, 960]);
 }
@@ -381,7 +348,7 @@ fn delay_zero_drops_the_lag_a_delayed_task_earned() {
         for wake in [true, false] {
             let mut h = Harness::new(v);
             let sets = [("version".into(), v.into()), ("DELAY_ZERO".into(), u8::from(zero).to_string())];
-            h.f = Fair::eevdf(&h.m, &sets).unwrap();
+            h.f = Fair::eevdf(&h.w.m, &sets).unwrap();
             let (s, other, done) = sleep_past_v(&mut h);
             assert!(!done, "v{v}: delayed");
             // The other task runs long enough for the sleeper's lag to turn positive.
@@ -424,7 +391,7 @@ fn the_rq_check_catches_counts_stale_entries_load_and_spread() {
         h.with(|f, cx| f.update_curr(cx, f.root(0)));
         h.f.check_fair(Some(&[0])).unwrap();
         let root = h.root();
-        let se = h.se(*ps.iter().find(|&&p| Some(p) != h.cpus[0].curr).expect("a task in the tree"));
+        let se = h.se(*ps.iter().find(|&&p| Some(p) != h.w.cpus[0].curr).expect("a task in the tree"));
         let fails = |h: &Harness, what: &str| {
             let e = h.f.check_fair(Some(&[0])).unwrap_err();
             assert!(e.contains(what), "cfs={cfs}: expected `{what}`, got {e}");

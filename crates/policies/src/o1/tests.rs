@@ -2,17 +2,14 @@
 //! driven directly, without the kernel model, so slices and `sleep_avg` can be read exactly.
 
 use super::{SleepType, O1};
-use schedlab_machine::{preset, Machine};
-use schedlab_sched_api::{dequeue, enqueue, CpuView, Ctx, Request, SchedClass, TaskInfo, TaskPolicy};
-use schedlab_sim::{Ns, RngStreams, SimRng, TaskId};
+use schedlab_machine::preset;
+use schedlab_sched_api::{dequeue, enqueue, Ctx, Request, SchedClass, TaskPolicy};
+use schedlab_sim::{Ns, TaskId};
+
+use crate::testing::World;
 
 struct Harness {
-    m: Machine,
-    tasks: Vec<TaskInfo>,
-    cpus: Vec<CpuView>,
-    rng: SimRng,
-    reqs: Vec<Request>,
-    now: Ns,
+    w: World,
     o: O1,
 }
 
@@ -20,70 +17,41 @@ impl Harness {
     fn new() -> Harness {
         let m = preset("up").unwrap();
         let o = O1::new(&m, &[]).unwrap();
-        Harness {
-            cpus: vec![CpuView::default(); m.nr_cpus()],
-            m,
-            tasks: Vec::new(),
-            rng: RngStreams::new(1).stream("t", 0),
-            reqs: Vec::new(),
-            now: Ns(0),
-            o,
-        }
+        Harness { w: World::new(m), o }
     }
 
     fn with<R>(&mut self, f: impl FnOnce(&mut O1, &mut Ctx) -> R) -> R {
-        let mut cx = Ctx {
-            now: self.now,
-            this_cpu: 0,
-            machine: &self.m,
-            tasks: &self.tasks,
-            cpus: &self.cpus,
-            rng: &mut self.rng,
-            requests: &mut self.reqs,
-            work: Default::default(),
-            decisions: None,
-        };
-        f(&mut self.o, &mut cx)
+        let Harness { w, o } = self;
+        w.ctx(|cx| f(o, cx))
     }
 
     fn spawn(&mut self, nice: i32, parent: Option<TaskId>) -> TaskId {
-        let p = self.tasks.len();
-        self.tasks.push(TaskInfo {
-            name: format!("t{p}"),
-            nice,
-            policy: TaskPolicy::Normal,
-            affinity: self.m.all_cpus(),
-            cpu: 0,
-            parent: parent.into(),
-            cgroup: schedlab_sched_api::OptIdx::NONE,
-            session: schedlab_sched_api::OptIdx::NONE,
-            slice: None,
-            kthread: false,
-        });
+        let p = self.w.add_task(nice, TaskPolicy::Normal, 0);
+        self.w.tasks[p].parent = parent.into();
         self.with(|o, cx| o.task_new(cx, p, parent));
         self.with(|o, cx| o.enqueue_task(cx, 0, p, enqueue::INITIAL));
-        self.cpus[0].nr_running += 1;
+        self.w.cpus[0].nr_running += 1;
         p
     }
 
     fn schedule(&mut self) -> Option<TaskId> {
-        if let Some(c) = self.cpus[0].curr {
+        if let Some(c) = self.w.cpus[0].curr {
             self.with(|o, cx| o.put_prev_task(cx, 0, c));
         }
         let next = self.with(|o, cx| o.pick_next_task(cx, 0));
-        self.cpus[0].curr = next;
-        self.cpus[0].need_resched = false;
-        self.reqs.clear();
+        self.w.cpus[0].curr = next;
+        self.w.cpus[0].need_resched = false;
+        self.w.reqs.clear();
         next
     }
 
     /// One tick (1 ms at HZ = 1000) of the running task; true if it asked to reschedule.
     fn tick(&mut self) -> bool {
-        self.now = Ns(self.now.0 + 1_000_000);
-        let c = self.cpus[0].curr.unwrap();
+        self.w.now = Ns(self.w.now.0 + 1_000_000);
+        let c = self.w.cpus[0].curr.unwrap();
         self.with(|o, cx| o.task_tick(cx, 0, c));
-        let resched = self.reqs.iter().any(|r| matches!(r, Request::Resched(0)));
-        self.reqs.clear();
+        let resched = self.w.reqs.iter().any(|r| matches!(r, Request::Resched(0)));
+        self.w.reqs.clear();
         resched
     }
 
@@ -112,7 +80,7 @@ fn fork_splits_the_parent_slice() {
     h.check();
     // The child exits in its first slice: the rest goes back to the parent (capped).
     h.with(|o, cx| o.dequeue_task(cx, 0, child, dequeue::SLEEP | dequeue::SPECIAL));
-    h.cpus[0].nr_running -= 1;
+    h.w.cpus[0].nr_running -= 1;
     h.with(|o, cx| o.task_dead(cx, child));
     assert_eq!(h.o.td[parent].time_slice, 37);
 }
@@ -175,13 +143,13 @@ fn one_long_sleep_makes_a_task_just_interactive() {
     let a = h.spawn(0, None);
     assert_eq!(h.schedule(), Some(a));
     h.o.td[a].sleep_avg = 0;
-    h.now = Ns(10_000_000);
+    h.w.now = Ns(10_000_000);
     h.with(|o, cx| o.dequeue_task(cx, 0, a, dequeue::SLEEP));
-    h.cpus[0].nr_running -= 1;
+    h.w.cpus[0].nr_running -= 1;
     h.schedule();
-    h.now = Ns(5_010_000_000);
+    h.w.now = Ns(5_010_000_000);
     h.with(|o, cx| o.enqueue_task(cx, 0, a, enqueue::WAKEUP));
-    h.cpus[0].nr_running += 1;
+    h.w.cpus[0].nr_running += 1;
     assert_eq!(h.o.td[a].sleep_avg, 799_000_000);
     assert_eq!(h.o.td[a].sleep_type, SleepType::NonInteractive);
     assert_eq!(h.o.td[a].prio, 118, "bonus 7");
@@ -201,19 +169,19 @@ fn runqueue_wait_credit_depends_on_the_waker() {
         assert_eq!(h.schedule(), Some(hog));
         // `s` sleeps (it was never picked; its timestamp is its creation time, 0).
         h.with(|o, cx| o.dequeue_task(cx, 0, s, dequeue::SLEEP));
-        h.cpus[0].nr_running -= 1;
+        h.w.cpus[0].nr_running -= 1;
         h.o.td[s].sleep_avg = 0;
-        h.now = Ns(1_000_000);
+        h.w.now = Ns(1_000_000);
         let wflags = if irq { schedlab_sched_api::wf::IRQ } else { 0 };
         h.with(|o, cx| o.select_task_rq(cx, s, 0, schedlab_sched_api::SelectKind::Wake, wflags));
         h.with(|o, cx| o.enqueue_task(cx, 0, s, enqueue::WAKEUP));
-        h.cpus[0].nr_running += 1;
+        h.w.cpus[0].nr_running += 1;
         let after_wake = h.o.td[s].sleep_avg;
         assert_eq!(after_wake, 1_000_000, "the 1 ms sleep");
         // 40 ms on the runqueue behind the hog, then picked.
-        h.now = Ns(41_000_000);
+        h.w.now = Ns(41_000_000);
         h.with(|o, cx| o.put_prev_task(cx, 0, hog));
-        h.cpus[0].curr = None;
+        h.w.cpus[0].curr = None;
         // Make `s` the best queued task so the pick takes it.
         let w = h.o.dequeue(hog).unwrap();
         h.o.td[hog].prio = 130;

@@ -4,8 +4,10 @@
 
 use super::{Preempt, Ule};
 use schedlab_machine::{preset, CpuSet, Machine};
-use schedlab_sched_api::{enqueue, CpuView, Ctx, Request, SchedClass, SelectKind, TaskInfo, TaskPolicy};
-use schedlab_sim::{Ns, RngStreams, SimRng, TaskId};
+use schedlab_sched_api::{enqueue, Ctx, Request, SchedClass, SelectKind, TaskPolicy};
+use schedlab_sim::{Ns, TaskId};
+
+use crate::testing::World;
 
 /// Pinned to `cpu`, so `sched_pickcpu` keeps the thread where the test wants it.
 fn only(m: &Machine, cpu: usize) -> CpuSet {
@@ -15,12 +17,7 @@ fn only(m: &Machine, cpu: usize) -> CpuSet {
 }
 
 struct Harness {
-    m: Machine,
-    tasks: Vec<TaskInfo>,
-    cpus: Vec<CpuView>,
-    rng: SimRng,
-    reqs: Vec<Request>,
-    this: usize,
+    w: World,
     u: Ule,
 }
 
@@ -29,46 +26,20 @@ impl Harness {
         let m = preset(machine).unwrap();
         let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let u = Ule::new(&m, &sets).unwrap();
-        Harness {
-            cpus: vec![CpuView::default(); m.nr_cpus()],
-            m,
-            tasks: Vec::new(),
-            rng: RngStreams::new(1).stream("t", 0),
-            reqs: Vec::new(),
-            this: 0,
-            u,
-        }
+        let mut w = World::new(m);
+        w.now = Ns::from_secs(1);
+        Harness { w, u }
     }
 
     fn with<R>(&mut self, f: impl FnOnce(&mut Ule, &mut Ctx) -> R) -> R {
-        let mut cx = Ctx {
-            now: Ns::from_secs(1),
-            this_cpu: self.this,
-            machine: &self.m,
-            tasks: &self.tasks,
-            cpus: &self.cpus,
-            rng: &mut self.rng,
-            requests: &mut self.reqs,
-            work: Default::default(),
-            decisions: None,
-        };
-        f(&mut self.u, &mut cx)
+        let Harness { w, u } = self;
+        w.ctx(|cx| f(u, cx))
     }
 
     fn new_task(&mut self, cpu: usize, kthread: bool) -> TaskId {
-        let p = self.tasks.len();
-        self.tasks.push(TaskInfo {
-            name: format!("t{p}"),
-            nice: 0,
-            policy: TaskPolicy::Normal,
-            affinity: only(&self.m, cpu),
-            cpu,
-            parent: schedlab_sched_api::OptIdx::NONE,
-            cgroup: schedlab_sched_api::OptIdx::NONE,
-            session: schedlab_sched_api::OptIdx::NONE,
-            slice: None,
-            kthread,
-        });
+        let p = self.w.add_task(0, TaskPolicy::Normal, cpu);
+        self.w.tasks[p].affinity = only(&self.w.m, cpu);
+        self.w.tasks[p].kthread = kthread;
         self.with(|u, cx| u.task_new(cx, p, None));
         p
     }
@@ -83,26 +54,26 @@ impl Harness {
         let up = self.u.td[a].user_pri;
         (self.u.td[a].priority, self.u.td[a].base_pri) = (up, up);
         self.with(|u, cx| u.enqueue_task(cx, cpu, a, enqueue::INITIAL));
-        self.cpus[cpu].nr_running += 1;
+        self.w.cpus[cpu].nr_running += 1;
         let got = self.with(|u, cx| u.pick_next_task(cx, cpu));
         assert_eq!(got, Some(a));
-        self.cpus[cpu].curr = Some(a);
+        self.w.cpus[cpu].curr = Some(a);
         a
     }
 
     /// Wakes a new (interactive, score 0) thread from `waker_cpu` onto `cpu`; true if a
     /// reschedule of `cpu` was requested.
     fn wake(&mut self, waker_cpu: usize, cpu: usize, kthread: bool) -> bool {
-        self.this = waker_cpu;
+        self.w.this = waker_cpu;
         let b = self.new_task(cpu, kthread);
         let to = self.with(|u, cx| u.select_task_rq(cx, b, cpu, SelectKind::Wake, 0));
         assert_eq!(to, cpu, "the woken thread stays on its CPU (affinity)");
         self.with(|u, cx| u.enqueue_task(cx, cpu, b, enqueue::WAKEUP));
-        self.cpus[cpu].nr_running += 1;
-        self.reqs.clear();
+        self.w.cpus[cpu].nr_running += 1;
+        self.w.reqs.clear();
         self.with(|u, cx| u.wakeup_preempt(cx, cpu, b, 0));
-        assert!(self.u.td[b].priority < self.u.td[self.cpus[cpu].curr.unwrap()].priority, "woken one is better");
-        std::mem::take(&mut self.reqs).iter().any(|r| matches!(r, Request::Resched(c) if *c == cpu))
+        assert!(self.u.td[b].priority < self.u.td[self.w.cpus[cpu].curr.unwrap()].priority, "woken one is better");
+        std::mem::take(&mut self.w.reqs).iter().any(|r| matches!(r, Request::Resched(c) if *c == cpu))
     }
 }
 
@@ -147,11 +118,11 @@ fn study_variant_only_kernel_threads_preempt() {
 fn an_idle_cpu_is_always_notified() {
     for v in ["11.1", "11.1-linux"] {
         let mut h = Harness::new("smp2", &[("version", v)]);
-        h.this = 1;
+        h.w.this = 1;
         let b = h.new_task(0, false);
         h.with(|u, cx| u.enqueue_task(cx, 0, b, enqueue::WAKEUP));
         h.with(|u, cx| u.wakeup_preempt(cx, 0, b, 0));
-        assert!(h.reqs.iter().any(|r| matches!(r, Request::Resched(0))), "{v}");
+        assert!(h.w.reqs.iter().any(|r| matches!(r, Request::Resched(0))), "{v}");
     }
 }
 
