@@ -8,7 +8,6 @@ use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, OptIdx, Request, SelectKind, TaskInfo, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, TaskId};
-use std::sync::Arc;
 
 /// Calls a policy hook with a freshly built [`Ctx`], charges the work it reports to the
 /// current step's path (or to `path = …`), then applies its requests.
@@ -264,7 +263,7 @@ impl Kernel<'_> {
             Some(p) => p.clone(),
             None => match self.wl.program(template, n) {
                 Ok(p) => {
-                    let p = Arc::new(p);
+                    let p = std::rc::Rc::new(p);
                     if !tpl.instance_dependent {
                         self.shared_programs[template] = Some(p.clone());
                     }

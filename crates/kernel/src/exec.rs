@@ -136,7 +136,7 @@ impl Kernel<'_> {
     /// Runs task `t`'s program on `cpu` from its current op until it needs time: user work
     /// (busy until done) or a syscall (kernel steps queued on the CPU).
     /// No allocation and no copy per operation: the ops are borrowed from the shared
-    /// program (one reference count per call) and their kernel steps go through a reused
+    /// program (one non-atomic reference count per call) and their kernel steps go through a reused
     /// buffer.
     pub(crate) fn run_task(&mut self, cpu: CpuId, t: TaskId) {
         let mut steps = std::mem::take(&mut self.scratch);
@@ -147,7 +147,7 @@ impl Kernel<'_> {
 
     fn run_ops(&mut self, cpu: CpuId, t: TaskId, steps: &mut Vec<Step>) {
         // A task's program never changes: held here, its ops are read without copying them.
-        let prog = std::sync::Arc::clone(&self.tasks[t].prog);
+        let prog = std::rc::Rc::clone(&self.tasks[t].prog);
         let mut guard = 0u32;
         loop {
             guard += 1;

@@ -38,6 +38,7 @@ use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent
 use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
 use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskId, TraceHash};
 use schedlab_workload::{Program, Workload};
+use std::rc::Rc;
 use std::sync::Arc;
 
 /// Kernel switches and limits for one run.
@@ -145,7 +146,10 @@ pub(crate) struct Task {
     pub migrate_pending: bool,
     /// Where an active balance sends the task (else any allowed CPU).
     pub migrate_to: Option<u32>,
-    pub prog: Arc<Program>,
+    /// Shared by the instances of a template whose program does not depend on the
+    /// instance; counted without atomics (`Rc`), as the interpreter takes a reference at
+    /// every call and a simulation runs on one thread.
+    pub prog: Rc<Program>,
     pub pc: usize,
     pub loops: Vec<u64>,
     /// Remaining work of a `run`, or the deadline of a `spin`.
@@ -209,7 +213,7 @@ pub struct Kernel<'p> {
     pub(crate) requests: Vec<Request>,
     pub(crate) wl_rng: SimRng,
     pub(crate) policy_rng: SimRng,
-    pub(crate) shared_programs: Vec<Option<Arc<Program>>>,
+    pub(crate) shared_programs: Vec<Option<Rc<Program>>>,
     pub(crate) instances: Vec<u64>,
     pub(crate) alive: u64,
     pub(crate) pending_starts: u64,
