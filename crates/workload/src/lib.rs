@@ -11,6 +11,7 @@ mod futex;
 mod lower;
 mod parse;
 pub mod rtapp;
+pub mod synthetic;
 
 pub use expr::MAX_EXPR_DEPTH;
 pub use futex::{FutexDef, FutexOp, WakeCmp, WakeOpKind};
@@ -128,6 +129,8 @@ pub struct Workload {
     /// The schedulers `compare`, `report` and `study` run by default (`--sched` overrides).
     pub schedulers: Option<Vec<String>>,
     pub params: BTreeMap<String, ParamValue>,
+    /// The integer `params`, the variables every expression of a program sees.
+    pub(crate) int_params: BTreeMap<String, i64>,
     pub pipes: Vec<PipeDef>,
     pub mutexes: Vec<String>,
     pub conds: Vec<String>,

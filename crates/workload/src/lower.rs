@@ -2,7 +2,7 @@
 
 use crate::expr::{self, Env};
 use crate::parse::{AstOp, IntSrc, Node};
-use crate::{ParamValue, Workload};
+use crate::Workload;
 use schedlab_machine::CpuSet;
 use schedlab_sim::{Distribution, Ns, SourceError};
 
@@ -137,7 +137,7 @@ pub struct Program {
 
 struct L<'a> {
     wl: &'a Workload,
-    env: Env,
+    env: Env<'a>,
     prog: Program,
 }
 
@@ -200,21 +200,18 @@ impl L<'_> {
     }
     /// The size of `n` iterations of a `for` body that depends on `var`, one by one.
     fn size_each(&mut self, node: &Node, var: &str, n: u64, body: &[Node], work: &mut u64) -> Result<u64, SourceError> {
-        let saved = self.env.get(var).copied();
+        let saved = self.env.binding(var);
         let mut total = 0u64;
         for k in 0..n {
             *work += 1;
             if *work > MAX_PROGRAM_OPS || total > MAX_PROGRAM_OPS {
                 break;
             }
-            self.env.insert(var.to_string(), k as i64);
+            self.env.bind(var, k as i64);
             let s = self.size(body, work);
             total = total.saturating_add(s?);
         }
-        match saved {
-            Some(v) => self.env.insert(var.to_string(), v),
-            None => self.env.remove(var),
-        };
+        self.env.restore(var, saved);
         if *work > MAX_PROGRAM_OPS {
             return Err(self.err(node, format!("nested `for`s take more than {MAX_PROGRAM_OPS} iterations to expand")));
         }
@@ -277,15 +274,12 @@ impl L<'_> {
                 }
                 AstOp::For { var, count, body } => {
                     let n = self.for_count(node, count)?;
-                    let saved = self.env.get(var).copied();
+                    let saved = self.env.binding(var);
                     for k in 0..n {
-                        self.env.insert(var.clone(), k as i64);
+                        self.env.bind(var, k as i64);
                         self.nodes(body)?;
                     }
-                    match saved {
-                        Some(v) => self.env.insert(var.clone(), v),
-                        None => self.env.remove(var),
-                    };
+                    self.env.restore(var, saved);
                     continue;
                 }
                 AstOp::Fork { template, count } => Op::Fork { template: *template, count: self.count(node, count)? },
@@ -341,10 +335,10 @@ impl L<'_> {
     /// `Jump` past the last arm.
     fn poll(&mut self, node: &Node, pipe: &str, var: &str, count: &IntSrc, body: &[Node]) -> Result<(), SourceError> {
         let n = self.poll_count(node, count)?;
-        let saved = self.env.get(var).copied();
+        let saved = self.env.binding(var);
         let mut set = PollSet::default();
         for k in 0..n {
-            self.env.insert(var.to_string(), k as i64);
+            self.env.bind(var, k as i64);
             set.pipes.push(self.lookup(node, "pipe", pipe)?);
         }
         // The set's slot is taken before the arms: a poll inside an arm takes the next one.
@@ -353,7 +347,7 @@ impl L<'_> {
         self.push(node, Op::Poll { set: idx });
         let mut jumps = Vec::with_capacity(n as usize);
         for k in 0..n {
-            self.env.insert(var.to_string(), k as i64);
+            self.env.bind(var, k as i64);
             set.arms.push(self.prog.ops.len());
             self.nodes(body)?;
             jumps.push(self.prog.ops.len());
@@ -364,10 +358,7 @@ impl L<'_> {
             self.prog.ops[j] = Op::Jump(end);
         }
         self.prog.polls[idx] = set;
-        match saved {
-            Some(v) => self.env.insert(var.to_string(), v),
-            None => self.env.remove(var),
-        };
+        self.env.restore(var, saved);
         Ok(())
     }
 }
@@ -396,16 +387,9 @@ pub const MAX_FOR_ITERATIONS: u64 = 100_000;
 pub const MAX_PROGRAM_OPS: u64 = 1_000_000;
 
 /// The bindings of instance `n`'s program: integer parameters and `n`.
-fn instance_env(wl: &Workload, n: u64) -> Env {
-    let mut env: Env = wl
-        .params
-        .iter()
-        .filter_map(|(k, v)| match v {
-            ParamValue::Int(i) => Some((k.clone(), *i)),
-            ParamValue::Text(_) => None,
-        })
-        .collect();
-    env.insert("n".into(), n as i64);
+fn instance_env(wl: &Workload, n: u64) -> Env<'_> {
+    let mut env = Env::new(&wl.int_params);
+    env.bind("n", n as i64);
     env
 }
 

@@ -120,14 +120,20 @@ pub(super) struct P<'a> {
     file: &'a str,
     text: &'a str,
     params: BTreeMap<String, ParamValue>,
+    /// The integer parameters, for expressions.
+    int_params: expr::Vars,
     nr_cpus: usize,
     task_names: Vec<String>,
+    /// Each task's index by name.
+    task_index: BTreeMap<String, usize>,
     /// `loop`/`for` bodies open around the operation being parsed.
     nesting: std::cell::Cell<usize>,
     /// Span names in order of first mention.
     spans: std::cell::RefCell<Vec<String>>,
-    /// Named (rt-app) timers in order of first mention.
+    /// Named (rt-app) timers in order of first mention, and each one's index by
+    /// (name, shared, absolute).
     timers: std::cell::RefCell<Vec<crate::TimerDef>>,
+    timer_index: std::cell::RefCell<BTreeMap<(String, bool, bool), usize>>,
 }
 
 /// Deepest nesting of `loop` and `for` bodies. Parsing and lowering recurse once per
@@ -140,14 +146,8 @@ impl<'a> P<'a> {
     fn err(&self, offset: usize, field: &str, msg: impl Into<String>) -> SourceError {
         SourceError::at(self.file, self.text, offset, field, msg)
     }
-    fn param_env(&self) -> Env {
-        self.params
-            .iter()
-            .filter_map(|(k, v)| match v {
-                ParamValue::Int(i) => Some((k.clone(), *i)),
-                ParamValue::Text(_) => None,
-            })
-            .collect()
+    fn param_env(&self) -> Env<'_> {
+        Env::new(&self.int_params)
     }
     fn table<'v>(&self, v: &'v V<'a>, field: &str) -> R<&'v DeTable<'a>> {
         match v.get_ref() {
@@ -234,7 +234,7 @@ impl<'a> P<'a> {
                 })?;
                 let env = self.param_env();
                 let vars = expr::variables(inner);
-                if vars.iter().all(|v| env.contains_key(v)) {
+                if vars.iter().all(|v| env.contains(v)) {
                     expr::eval(inner, &env).map(IntSrc::Const).map_err(|m| self.err(at, field, m))
                 } else {
                     Ok(IntSrc::Expr(inner.to_string()))
@@ -283,6 +283,17 @@ fn check_nice(n: i64) -> Result<(), String> {
     } else {
         Err(format!("nice {n} outside -20..=19"))
     }
+}
+
+/// The integer parameters of `params`: the variables every expression sees.
+fn int_params(params: &BTreeMap<String, ParamValue>) -> expr::Vars {
+    params
+        .iter()
+        .filter_map(|(k, v)| match v {
+            ParamValue::Int(i) => Some((k.clone(), *i)),
+            ParamValue::Text(_) => None,
+        })
+        .collect()
 }
 
 fn join(field: &str, key: &str) -> String {
@@ -345,21 +356,25 @@ fn parse_toml(file: &str, text: &str, overrides: &[(String, String)], nr_cpus: u
         file,
         text,
         params: BTreeMap::new(),
+        int_params: expr::Vars::new(),
         nr_cpus: nr_cpus.max(1),
         task_names: Vec::new(),
+        task_index: BTreeMap::new(),
         nesting: Default::default(),
         spans: Default::default(),
         timers: Default::default(),
+        timer_index: Default::default(),
     };
     p.check_keys(root, ROOT_KEYS, "")?;
     // Parameters first: everything else may refer to them.
     p.params = p.params(root, overrides)?;
+    p.int_params = int_params(&p.params);
     let header = p.header(root)?;
     let objects = p.objects(root)?;
     let futexes = p.futexes(root)?;
     let mut groups = p.task_groups(root)?;
     let tasks = p.task_tables(root)?;
-    p.task_names = p.task_names(&tasks)?;
+    (p.task_names, p.task_index) = p.task_names(&tasks)?;
     let templates = p.tasks(root, &tasks, &mut groups)?;
     let changes = p.changes(root, &templates)?;
     let mut wl = Workload {
@@ -370,7 +385,7 @@ fn parse_toml(file: &str, text: &str, overrides: &[(String, String)], nr_cpus: u
         origin: None,
         schedulers: header.schedulers,
         changes,
-        groups,
+        groups: groups.defs,
         file: file.to_string(),
         text: text.to_string(),
         line_starts: schedlab_sim::line_starts(text),
@@ -379,6 +394,7 @@ fn parse_toml(file: &str, text: &str, overrides: &[(String, String)], nr_cpus: u
         duration: header.duration,
         machine: header.machine,
         params: p.params,
+        int_params: p.int_params,
         pipes: objects.pipes,
         mutexes: objects.mutexes,
         conds: objects.conds,

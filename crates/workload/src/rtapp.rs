@@ -21,6 +21,7 @@ pub use model::EVENTS;
 use json::{Json, Spanned};
 use model::{Pol, Thread};
 use schedlab_sim::SourceError;
+use std::collections::BTreeSet;
 
 type R<T> = Result<T, SourceError>;
 
@@ -100,8 +101,9 @@ pub fn convert(file: &str, text: &str) -> R<Converted> {
         return Err(cx.err(root.at, "tasks", "missing required object `tasks`"));
     };
     let mut threads: Vec<Thread> = Vec::new();
+    let mut names = BTreeSet::new();
     for (name, kat, t) in cx.object(tasks, "tasks")? {
-        if threads.iter().any(|x| x.name == *name) {
+        if !names.insert(name.as_str()) {
             return Err(cx.err(*kat, &format!("tasks.{name}"), format!("two tasks are named `{name}`")));
         }
         threads.push(cx.thread(name, t, &format!("tasks.{name}"))?);
@@ -146,8 +148,9 @@ impl Cx<'_> {
             }
         }
         // A repeated property is ambiguous (events may repeat: workgen numbers them).
-        for (i, (k, at, _)) in m.iter().enumerate() {
-            if m[..i].iter().any(|(p, _, _)| p == k) {
+        let mut seen = BTreeSet::new();
+        for (k, at, _) in m {
+            if !seen.insert(k.as_str()) {
                 return Err(self.err(*at, &format!("{path}.{k}"), format!("`{k}` is given twice")));
             }
         }

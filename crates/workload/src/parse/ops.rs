@@ -186,9 +186,9 @@ impl<'a> P<'a> {
         let f = join(field, "fork");
         let tname = self.string(val, &f)?;
         let template = self
-            .task_names
-            .iter()
-            .position(|n| *n == tname)
+            .task_index
+            .get(&tname)
+            .copied()
             .ok_or_else(|| self.err(val.span().start, &f, format!("no task named `{tname}` to fork")))?;
         let count = match self.get(t, "count") {
             Some(c) => self.int_src(c, &join(field, "count"))?,
@@ -299,9 +299,8 @@ impl<'a> P<'a> {
             },
         };
         let mut timers = self.timers.borrow_mut();
-        let def = crate::TimerDef { name, shared, absolute };
-        let id = timers.iter().position(|d| *d == def).unwrap_or_else(|| {
-            timers.push(def);
+        let id = *self.timer_index.borrow_mut().entry((name.clone(), shared, absolute)).or_insert_with(|| {
+            timers.push(crate::TimerDef { name, shared, absolute });
             timers.len() - 1
         });
         Ok(AstOp::Timer { period, named: Some(id) })

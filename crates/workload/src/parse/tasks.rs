@@ -1,10 +1,11 @@
 //! `[[task]]` (task templates and their programs), `[[change]]` (changes from outside the
 //! tasks at a time), and the final check that every started program lowers.
 
+use super::groups::Groups;
 use super::{check_nice, expr, join, AstOp, DeValue, IntSrc, Node, P, R, V};
 use crate::{Change, Policy, TaskTemplate, Workload, MAX_TASKS};
-use schedlab_sched_api::TaskGroups;
 use schedlab_sim::{Ns, SourceError};
+use std::collections::BTreeMap;
 use toml::de::DeTable;
 
 /// The fields of a `[[task]]`.
@@ -45,31 +46,32 @@ impl<'a> P<'a> {
         }
     }
 
-    /// The tasks' names, read before their programs so that `fork` can name a template
-    /// defined further down; two tasks of one name are an error.
-    pub(super) fn task_names(&self, tasks: &[&V<'a>]) -> R<Vec<String>> {
+    /// The tasks' names and each one's index, read before their programs so that `fork`
+    /// can name a template defined further down; two tasks of one name are an error.
+    pub(super) fn task_names(&self, tasks: &[&V<'a>]) -> R<(Vec<String>, BTreeMap<String, usize>)> {
         let mut names: Vec<String> = Vec::with_capacity(tasks.len());
+        let mut index = BTreeMap::new();
         for (i, tv) in tasks.iter().enumerate() {
             let f = format!("task[{i}]");
             let t = self.table(tv, &f)?;
             let n = self.string(self.require(t, "name", tv.span().start, &f)?, &join(&f, "name"))?;
-            if names.contains(&n) {
+            if index.insert(n.clone(), i).is_some() {
                 return Err(self.err(tv.span().start, &join(&f, "name"), format!("two tasks are named `{n}`")));
             }
             names.push(n);
         }
-        Ok(names)
+        Ok((names, index))
     }
 
     /// The templates of the `[[task]]` tables, then of the `[[daemon]]`s; at most
     /// [`MAX_TASKS`] started in all, and at least one.
-    pub(super) fn tasks(&self, root: &DeTable<'a>, tasks: &[&V<'a>], groups: &mut TaskGroups) -> R<Vec<TaskTemplate>> {
+    pub(super) fn tasks(&self, root: &DeTable<'a>, tasks: &[&V<'a>], groups: &mut Groups) -> R<Vec<TaskTemplate>> {
         let mut templates = Vec::with_capacity(tasks.len());
         let mut total = 0u64;
         for (i, tv) in tasks.iter().enumerate() {
             templates.push(self.task(i, tv, groups, &mut total)?);
         }
-        let daemons = self.daemons(root, &self.task_names)?;
+        let daemons = self.daemons(root, &self.task_index)?;
         total = total.saturating_add(daemons.iter().map(|d| d.count).sum());
         if total > MAX_TASKS {
             return Err(self.err(0, "daemon", format!("more than {MAX_TASKS} tasks in all")));
@@ -82,7 +84,7 @@ impl<'a> P<'a> {
     }
 
     /// `[[task]]` table `i`; `total` counts the tasks started so far.
-    fn task(&self, i: usize, tv: &V<'a>, groups: &mut TaskGroups, total: &mut u64) -> R<TaskTemplate> {
+    fn task(&self, i: usize, tv: &V<'a>, groups: &mut Groups, total: &mut u64) -> R<TaskTemplate> {
         let f = format!("task[{i}]");
         let t = self.table(tv, &f)?;
         self.check_keys(t, TASK_KEYS, &f)?;
@@ -177,18 +179,23 @@ impl<'a> P<'a> {
         let DeValue::Array(items) = v.get_ref() else {
             return Err(self.err(v.span().start, "change", "expected `[[change]]` tables"));
         };
-        items.iter().enumerate().map(|(i, item)| self.change(i, item, templates)).collect()
+        // Each name's first template (task and daemon names are unique).
+        let mut index = BTreeMap::new();
+        for (i, tpl) in templates.iter().enumerate() {
+            index.entry(tpl.name.as_str()).or_insert(i);
+        }
+        items.iter().enumerate().map(|(i, item)| self.change(i, item, &index)).collect()
     }
 
     /// `[[change]]` table `i`.
-    fn change(&self, i: usize, item: &V<'a>, templates: &[TaskTemplate]) -> R<Change> {
+    fn change(&self, i: usize, item: &V<'a>, templates: &BTreeMap<&str, usize>) -> R<Change> {
         let f = format!("change[{i}]");
         let t = self.table(item, &f)?;
         self.check_keys(t, &["at", "tasks", "set_affinity", "set_nice"], &f)?;
         let at = self.duration(self.require(t, "at", item.span().start, &f)?, &join(&f, "at"))?;
         let tv = self.require(t, "tasks", item.span().start, &f)?;
         let tname = self.string(tv, &join(&f, "tasks"))?;
-        let Some(template) = templates.iter().position(|x| x.name == tname) else {
+        let Some(&template) = templates.get(tname.as_str()) else {
             return Err(self.err(tv.span().start, &join(&f, "tasks"), format!("no task named `{tname}`")));
         };
         let affinity = self.get(t, "set_affinity").map(|v| self.cpuset(v, &join(&f, "set_affinity"))).transpose()?;
