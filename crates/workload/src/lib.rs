@@ -11,14 +11,18 @@ mod futex;
 mod lower;
 mod parse;
 pub mod rtapp;
+mod stop;
 pub mod synthetic;
 
 pub use expr::MAX_EXPR_DEPTH;
 pub use futex::{FutexDef, FutexOp, WakeCmp, WakeOpKind};
 pub use lower::{NamedTimer, Op, PollSet, Program, MAX_POLL_PIPES};
 pub use parse::daemons::{DaemonPreset, DAEMON_PRESETS};
-pub use parse::{parse_workload, FUTEX_ALL, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN};
+pub use parse::{
+    parse_workload, parse_workload_until, FUTEX_ALL, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN,
+};
 pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
+pub use stop::{LoadError, POLL_EVERY};
 
 use schedlab_machine::CpuSet;
 use schedlab_sim::{Ns, SourceError};

@@ -21,9 +21,11 @@ pub use poll_mark::MAX_OPEN_SPANS;
 pub use values::{SLICE_MAX, SLICE_MIN};
 
 use crate::expr::{self, Env};
+use crate::stop::{LoadError, Steps, Stop};
 use crate::{ParamValue, Policy, Workload};
 use schedlab_machine::CpuSet;
 use schedlab_sim::{Distribution, Ns, SourceError};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
@@ -134,6 +136,8 @@ pub(super) struct P<'a> {
     /// (name, shared, absolute).
     timers: std::cell::RefCell<Vec<crate::TimerDef>>,
     timer_index: std::cell::RefCell<BTreeMap<(String, bool, bool), usize>>,
+    /// The caller's stop check ([`P::step`]).
+    stop: &'a dyn Steps,
 }
 
 /// Deepest nesting of `loop` and `for` bodies. Parsing and lowering recurse once per
@@ -145,6 +149,15 @@ type R<T> = Result<T, SourceError>;
 impl<'a> P<'a> {
     fn err(&self, offset: usize, field: &str, msg: impl Into<String>) -> SourceError {
         SourceError::at(self.file, self.text, offset, field, msg)
+    }
+    /// One step of work (a table, a declared object, an operation, a lowered program),
+    /// polling the stop check now and then: once it asks to stop, an error that unwinds
+    /// the parse, which [`parse_toml`] reports as [`LoadError::Interrupted`].
+    fn step(&self) -> R<()> {
+        if self.stop.step() {
+            return Err(self.err(0, "", "loading interrupted"));
+        }
+        Ok(())
     }
     fn param_env(&self) -> Env<'_> {
         Env::new(&self.int_params)
@@ -273,7 +286,13 @@ impl<'a> P<'a> {
         let DeValue::Array(a) = v.get_ref() else {
             return Err(self.err(v.span().start, field, "expected an array of operations"));
         };
-        a.iter().enumerate().map(|(i, e)| self.op(e, &format!("{field}[{i}]"))).collect()
+        a.iter()
+            .enumerate()
+            .map(|(i, e)| {
+                self.step()?;
+                self.op(e, &format!("{field}[{i}]"))
+            })
+            .collect()
     }
 }
 
@@ -324,7 +343,8 @@ const ROOT_KEYS: &[&str] = &[
     "daemon",
 ];
 
-/// Parses and validates a workload.
+/// Parses and validates a workload: [`parse_workload_until`] with a stop check that never
+/// stops.
 ///
 /// `overrides` are `--param NAME=VALUE` pairs (each must name a declared parameter);
 /// `nr_cpus` is the machine's CPU count, against which affinities are checked.
@@ -334,25 +354,59 @@ pub fn parse_workload(
     overrides: &[(String, String)],
     nr_cpus: usize,
 ) -> Result<Workload, SourceError> {
+    parse_workload_until(file, text, overrides, nr_cpus, &mut || false).map_err(|e| match e {
+        LoadError::Source(e) => e,
+        // Unreachable with a check that never asks to stop; said as it is if it were not.
+        LoadError::Interrupted { file } => SourceError {
+            file,
+            line: 0,
+            column: 0,
+            field: String::new(),
+            message: "loading interrupted".into(),
+            snippet: String::new(),
+        },
+    })
+}
+
+/// [`parse_workload`], interruptible. `stop` is called when loading starts and then every
+/// [`POLL_EVERY`](crate::POLL_EVERY) steps of work (tables, declared objects, a program's
+/// operations, lowered programs; for an rt-app file also JSON values, threads and events);
+/// once it returns `true`, loading ends within those steps (milliseconds) with
+/// [`LoadError::Interrupted`]. The intended check is a signal handler's flag,
+/// `&mut || STOP.load(Ordering::Relaxed)`. Only the TOML reader itself
+/// (`toml::de::DeTable::parse`, some 30 MB/s) runs without polling.
+pub fn parse_workload_until(
+    file: &str,
+    text: &str,
+    overrides: &[(String, String)],
+    nr_cpus: usize,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Workload, LoadError> {
     if !crate::rtapp::looks_like_json(text) {
-        return parse_toml(file, text, overrides, nr_cpus);
+        return parse_toml(file, text, overrides, nr_cpus, stop);
     }
     // An rt-app file: converted to TOML, whose errors point back into the JSON.
-    let c = crate::rtapp::convert(file, text)?;
+    let c = crate::rtapp::convert_until(file, text, stop)?;
     let origin = c.origin(text);
-    let mut wl = parse_toml(file, &c.toml, overrides, nr_cpus).map_err(|e| origin.relocate(e))?;
+    let mut wl = match parse_toml(file, &c.toml, overrides, nr_cpus, stop) {
+        Err(LoadError::Source(e)) => return Err(origin.relocate(e).into()),
+        r => r?,
+    };
     wl.notes = c.notes;
     wl.origin = Some(std::sync::Arc::new(origin));
     Ok(wl)
 }
 
-/// [`parse_workload`] of native TOML.
-fn parse_toml(file: &str, text: &str, overrides: &[(String, String)], nr_cpus: usize) -> Result<Workload, SourceError> {
-    let doc = DeTable::parse(text).map_err(|e| {
-        SourceError::at(file, text, e.span().map_or(0, |s| s.start), "(syntax)", e.message().trim().to_string())
-    })?;
-    let root = doc.get_ref();
-    let mut p = P {
+/// [`parse_workload_until`] of native TOML.
+fn parse_toml(
+    file: &str,
+    text: &str,
+    overrides: &[(String, String)],
+    nr_cpus: usize,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Workload, LoadError> {
+    let stop = RefCell::new(Stop::new(stop));
+    let p = P {
         file,
         text,
         params: BTreeMap::new(),
@@ -364,7 +418,24 @@ fn parse_toml(file: &str, text: &str, overrides: &[(String, String)], nr_cpus: u
         spans: Default::default(),
         timers: Default::default(),
         timer_index: Default::default(),
+        stop: &stop,
     };
+    let r = sections(p, overrides);
+    // An error the stop check caused is no error of the file's.
+    if stop.borrow().stopped() {
+        return Err(LoadError::Interrupted { file: file.to_string() });
+    }
+    Ok(r?)
+}
+
+/// The document's tables, in the order they may refer to one another, and the workload.
+fn sections(mut p: P, overrides: &[(String, String)]) -> Result<Workload, SourceError> {
+    let (file, text) = (p.file, p.text);
+    p.step()?;
+    let doc = DeTable::parse(text).map_err(|e| {
+        SourceError::at(file, text, e.span().map_or(0, |s| s.start), "(syntax)", e.message().trim().to_string())
+    })?;
+    let root = doc.get_ref();
     p.check_keys(root, ROOT_KEYS, "")?;
     // Parameters first: everything else may refer to them.
     p.params = p.params(root, overrides)?;
@@ -393,8 +464,8 @@ fn parse_toml(file: &str, text: &str, overrides: &[(String, String)], nr_cpus: u
         description: header.description,
         duration: header.duration,
         machine: header.machine,
-        params: p.params,
-        int_params: p.int_params,
+        params: std::mem::take(&mut p.params),
+        int_params: std::mem::take(&mut p.int_params),
         pipes: objects.pipes,
         mutexes: objects.mutexes,
         conds: objects.conds,
@@ -403,6 +474,6 @@ fn parse_toml(file: &str, text: &str, overrides: &[(String, String)], nr_cpus: u
         templates,
     };
     wl.names = crate::NameIndex::of_workload(&wl);
-    tasks::check_programs(&wl, &tasks)?;
+    p.check_programs(&wl, &tasks)?;
     Ok(wl)
 }

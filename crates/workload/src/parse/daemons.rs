@@ -72,6 +72,7 @@ impl P<'_> {
         let mut out: Vec<TaskTemplate> = Vec::new();
         let mut taken = BTreeSet::new();
         for (i, item, t) in self.array_of_tables(root, "daemon")? {
+            self.step()?;
             let f = format!("daemon[{i}]");
             let at = item.span().start;
             self.check_keys(t, &["preset", "name", "every", "run"], &f)?;

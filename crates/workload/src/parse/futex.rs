@@ -124,6 +124,7 @@ impl P<'_> {
                 None => vec![base],
             };
             for name in names {
+                self.step()?;
                 if !seen.insert(name.clone()) {
                     return Err(self.err(
                         item.span().start,

@@ -37,6 +37,7 @@ impl P<'_> {
         let mut sessions = Vec::new();
         let mut session_index = BTreeMap::new();
         for (i, item, t) in self.array_of_tables(root, "session")? {
+            self.step()?;
             let f = format!("session[{i}]");
             self.check_keys(t, &["name", "nice"], &f)?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
@@ -80,6 +81,7 @@ impl P<'_> {
         let mut raw: Vec<RawGroup> = Vec::new();
         let mut index = BTreeMap::new();
         for (i, item, t) in self.array_of_tables(root, "group")? {
+            self.step()?;
             let f = format!("group[{i}]");
             self.check_keys(t, &["name", "weight", "parent"], &f)?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;

@@ -73,6 +73,7 @@ impl<'a> P<'a> {
             None => vec![base],
         };
         for n in names {
+            self.step()?;
             if !seen.insert((kind, n.clone())) {
                 return Err(self.err(item.span().start, &join(&f, "name"), format!("{kind} `{n}` is declared twice")));
             }

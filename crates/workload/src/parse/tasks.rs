@@ -52,6 +52,7 @@ impl<'a> P<'a> {
         let mut names: Vec<String> = Vec::with_capacity(tasks.len());
         let mut index = BTreeMap::new();
         for (i, tv) in tasks.iter().enumerate() {
+            self.step()?;
             let f = format!("task[{i}]");
             let t = self.table(tv, &f)?;
             let n = self.string(self.require(t, "name", tv.span().start, &f)?, &join(&f, "name"))?;
@@ -69,6 +70,7 @@ impl<'a> P<'a> {
         let mut templates = Vec::with_capacity(tasks.len());
         let mut total = 0u64;
         for (i, tv) in tasks.iter().enumerate() {
+            self.step()?;
             templates.push(self.task(i, tv, groups, &mut total)?);
         }
         let daemons = self.daemons(root, &self.task_index)?;
@@ -184,7 +186,11 @@ impl<'a> P<'a> {
         for (i, tpl) in templates.iter().enumerate() {
             index.entry(tpl.name.as_str()).or_insert(i);
         }
-        items.iter().enumerate().map(|(i, item)| self.change(i, item, &index)).collect()
+        let change = |(i, item)| {
+            self.step()?;
+            self.change(i, item, &index)
+        };
+        items.iter().enumerate().map(change).collect()
     }
 
     /// `[[change]]` table `i`.
@@ -252,24 +258,28 @@ fn p_err_total(wl: &Workload, at: usize, t: usize) -> SourceError {
     )
 }
 
-/// Lowers every started program once, so that undefined objects are reported before the
-/// run, and bounds what the started tasks' programs hold in all (the instances of a
-/// template that does not mention `n` share one program).
-pub(super) fn check_programs(wl: &Workload, tasks: &[&V]) -> Result<(), SourceError> {
-    let instances = |tpl: &TaskTemplate| if tpl.instance_dependent { tpl.count.max(1) } else { 1 };
-    let mut held = 0u64;
-    for (t, tpl) in wl.templates.iter().enumerate() {
-        for n in 0..instances(tpl) {
-            held += crate::lower::size(wl, t, n)?;
-            if held > MAX_TOTAL_OPS {
-                return Err(p_err_total(wl, tasks.get(t).map_or(0, |v| v.span().start), t));
+impl P<'_> {
+    /// Lowers every started program once, so that undefined objects are reported before
+    /// the run, and bounds what the started tasks' programs hold in all (the instances of
+    /// a template that does not mention `n` share one program).
+    pub(super) fn check_programs(&self, wl: &Workload, tasks: &[&V]) -> Result<(), SourceError> {
+        let instances = |tpl: &TaskTemplate| if tpl.instance_dependent { tpl.count.max(1) } else { 1 };
+        let mut held = 0u64;
+        for (t, tpl) in wl.templates.iter().enumerate() {
+            for n in 0..instances(tpl) {
+                self.step()?;
+                held += crate::lower::size(wl, t, n)?;
+                if held > MAX_TOTAL_OPS {
+                    return Err(p_err_total(wl, tasks.get(t).map_or(0, |v| v.span().start), t));
+                }
             }
         }
-    }
-    for (t, tpl) in wl.templates.iter().enumerate() {
-        for n in 0..instances(tpl) {
-            wl.program(t, n)?;
+        for (t, tpl) in wl.templates.iter().enumerate() {
+            for n in 0..instances(tpl) {
+                self.step()?;
+                wl.program(t, n)?;
+            }
         }
+        Ok(())
     }
-    Ok(())
 }

@@ -166,6 +166,7 @@ pub(super) fn emit(cx: &mut Cx, name: &str, g: &Global, threads: &[Thread]) -> R
         o.line(0, format!("[[group]]\nname = {}{parent}", q(grp)));
     }
     for t in threads {
+        cx.step()?;
         task(cx, &mut o, g, &r, t, &pi)?;
     }
     // Each pushed entry may hold several lines: expand the origins to one per line.
@@ -388,6 +389,7 @@ fn phase(
         o.line(p.at, format!("{{ loop = {}, do = [", repeat(p.repeat)));
     }
     for e in &p.events {
+        cx.step()?;
         let ops: Vec<String> = match &e.ev {
             Ev::Run(n) => vec![format!("run = {}", ns(run_ns(g, *n)))],
             Ev::Runtime(n) => vec![format!("spin = {}", us(*n))],

@@ -217,6 +217,7 @@ impl Cx<'_> {
             let Some(kind) = event_kind(k) else {
                 return Err(self.unknown(*kat, &f, k, "a phase property or an event"));
             };
+            self.step()?;
             events.push(Event { ev: self.event(kind, ev, &f)?, at: *kat, path: f });
         }
         if events.is_empty() {
