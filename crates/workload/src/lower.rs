@@ -1,7 +1,7 @@
 //! AST → flat per-task programs with resolved object indices.
 
 use crate::expr::{self, Env};
-use crate::parse::{AstOp, IntSrc, Node};
+use crate::parse::{check_nice, AstOp, IntSrc, Node};
 use crate::Workload;
 use schedlab_machine::CpuSet;
 use schedlab_sim::{Distribution, Ns, SourceError};
@@ -244,24 +244,7 @@ impl L<'_> {
     }
     fn nodes(&mut self, nodes: &[Node]) -> Result<(), SourceError> {
         for node in nodes {
-            let op = match &node.op {
-                AstOp::Run(d) => Op::Run(d.clone()),
-                AstOp::Sleep(d) => Op::Sleep(d.clone()),
-                AstOp::Spin(d) => Op::Spin(d.clone()),
-                AstOp::Yield => Op::Yield,
-                AstOp::Wait => Op::Wait,
-                AstOp::Exit => Op::Exit,
-                AstOp::Timer { period, named } => Op::Timer {
-                    period: *period,
-                    named: named.map(|id| {
-                        let d = &self.wl.timers[id];
-                        NamedTimer { id, shared: d.shared, relative: !d.absolute }
-                    }),
-                },
-                AstOp::SetAffinity(s) => Op::SetAffinity(s.clone()),
-                AstOp::SetSlice(s) => Op::SetSlice(*s),
-                AstOp::SetPolicy(p) => Op::SetPolicy { policy: *p, at: node.offset },
-                AstOp::SetNice(n) => Op::SetNice(self.int(node, n)? as i32),
+            match &node.op {
                 AstOp::Loop { count, body } => {
                     let count = count.as_ref().map(|c| self.count(node, c)).transpose()?;
                     let start = self.prog.ops.len();
@@ -270,7 +253,6 @@ impl L<'_> {
                     let end = self.prog.ops.len();
                     self.push(node, Op::EndLoop { start });
                     self.prog.ops[start] = Op::Loop { count, end };
-                    continue;
                 }
                 AstOp::For { var, count, body } => {
                     let n = self.for_count(node, count)?;
@@ -280,45 +262,76 @@ impl L<'_> {
                         self.nodes(body)?;
                     }
                     self.env.restore(var, saved);
-                    continue;
                 }
-                AstOp::Fork { template, count } => Op::Fork { template: *template, count: self.count(node, count)? },
-                AstOp::Send { pipe, bytes, current_cpu } => Op::Send {
-                    pipe: self.lookup(node, "pipe", pipe)?,
-                    bytes: self.count(node, bytes)?,
-                    current_cpu: *current_cpu,
-                },
-                AstOp::Recv { pipe, bytes } => {
-                    Op::Recv { pipe: self.lookup(node, "pipe", pipe)?, bytes: self.count(node, bytes)? }
+                AstOp::Poll { pipe, var, count, body } => self.poll(node, pipe, var, count, body)?,
+                _ => {
+                    let op = self.op(node)?;
+                    self.push(node, op);
                 }
-                AstOp::Lock(m) => Op::Lock(self.lookup(node, "mutex", m)?),
-                AstOp::Unlock(m) => Op::Unlock(self.lookup(node, "mutex", m)?),
-                AstOp::CondWait { cond, mutex } => {
-                    Op::CondWait { cond: self.lookup(node, "cond", cond)?, mutex: self.lookup(node, "mutex", mutex)? }
-                }
-                AstOp::Signal(c) => Op::Signal(self.lookup(node, "cond", c)?),
-                AstOp::Broadcast(c) => Op::Broadcast(self.lookup(node, "cond", c)?),
-                AstOp::Barrier(b) => Op::Barrier(self.lookup(node, "barrier", b)?),
-                AstOp::SpinBarrier { barrier, spin } => {
-                    Op::SpinBarrier { barrier: self.lookup(node, "barrier", barrier)?, spin: *spin }
-                }
-                AstOp::Mark { begin, span, id } => {
-                    let (span, id) = (*span, self.count(node, id)?);
-                    if *begin {
-                        Op::MarkBegin { span, id }
-                    } else {
-                        Op::MarkEnd { span, id }
-                    }
-                }
-                AstOp::Poll { pipe, var, count, body } => {
-                    self.poll(node, pipe, var, count, body)?;
-                    continue;
-                }
-                AstOp::Futex(f) => Op::Futex(f.map(|w| self.lookup(node, "futex", w))?),
-            };
-            self.push(node, op);
+            }
         }
         Ok(())
+    }
+    /// The one operation of a node that is no loop and no `poll`, its names resolved and
+    /// its expressions evaluated under the current bindings.
+    fn op(&self, node: &Node) -> Result<Op, SourceError> {
+        Ok(match &node.op {
+            AstOp::Run(d) => Op::Run(d.clone()),
+            AstOp::Sleep(d) => Op::Sleep(d.clone()),
+            AstOp::Spin(d) => Op::Spin(d.clone()),
+            AstOp::Yield => Op::Yield,
+            AstOp::Wait => Op::Wait,
+            AstOp::Exit => Op::Exit,
+            AstOp::Timer { period, named } => Op::Timer {
+                period: *period,
+                named: named.map(|id| {
+                    let d = &self.wl.timers[id];
+                    NamedTimer { id, shared: d.shared, relative: !d.absolute }
+                }),
+            },
+            AstOp::SetAffinity(s) => Op::SetAffinity(s.clone()),
+            AstOp::SetSlice(s) => Op::SetSlice(*s),
+            AstOp::SetPolicy(p) => Op::SetPolicy { policy: *p, at: node.offset },
+            AstOp::SetNice(n) => {
+                let n = self.int(node, n)?;
+                check_nice(n).map_err(|m| self.err(node, m))?;
+                Op::SetNice(n as i32)
+            }
+            AstOp::Fork { template, count } => Op::Fork { template: *template, count: self.count(node, count)? },
+            AstOp::Send { pipe, bytes, current_cpu } => Op::Send {
+                pipe: self.lookup(node, "pipe", pipe)?,
+                bytes: self.count(node, bytes)?,
+                current_cpu: *current_cpu,
+            },
+            AstOp::Recv { pipe, bytes } => {
+                Op::Recv { pipe: self.lookup(node, "pipe", pipe)?, bytes: self.count(node, bytes)? }
+            }
+            AstOp::Lock(m) => Op::Lock(self.lookup(node, "mutex", m)?),
+            AstOp::Unlock(m) => Op::Unlock(self.lookup(node, "mutex", m)?),
+            AstOp::CondWait { cond, mutex } => {
+                Op::CondWait { cond: self.lookup(node, "cond", cond)?, mutex: self.lookup(node, "mutex", mutex)? }
+            }
+            AstOp::Signal(c) => Op::Signal(self.lookup(node, "cond", c)?),
+            AstOp::Broadcast(c) => Op::Broadcast(self.lookup(node, "cond", c)?),
+            AstOp::Barrier(b) => Op::Barrier(self.lookup(node, "barrier", b)?),
+            AstOp::SpinBarrier { barrier, spin } => {
+                Op::SpinBarrier { barrier: self.lookup(node, "barrier", barrier)?, spin: *spin }
+            }
+            AstOp::Mark { begin, span, id } => {
+                let (span, id) = (*span, self.count(node, id)?);
+                if *begin {
+                    Op::MarkBegin { span, id }
+                } else {
+                    Op::MarkEnd { span, id }
+                }
+            }
+            AstOp::Futex(f) => Op::Futex(
+                f.map(|w| self.lookup(node, "futex", w), |v| v.resolve(&self.env).map_err(|m| self.err(node, m)))?,
+            ),
+            AstOp::Loop { .. } | AstOp::For { .. } | AstOp::Poll { .. } => {
+                unreachable!("`nodes` lowers loops and polls itself")
+            }
+        })
     }
 }
 

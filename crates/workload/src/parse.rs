@@ -16,6 +16,7 @@ mod poll_mark;
 mod tasks;
 mod values;
 
+pub(crate) use futex::FutexArg;
 pub use futex::FUTEX_ALL;
 pub use poll_mark::MAX_OPEN_SPANS;
 pub use values::{SLICE_MAX, SLICE_MIN};
@@ -115,7 +116,7 @@ pub(crate) enum AstOp {
     /// `sched_setattr(sched_runtime)`: a custom slice, or `None` for the base slice.
     SetSlice(Option<Ns>),
     SetPolicy(Policy),
-    Futex(crate::futex::FutexOp<String>),
+    Futex(crate::futex::FutexOp<String, FutexArg>),
 }
 
 pub(super) struct P<'a> {
@@ -296,7 +297,7 @@ impl<'a> P<'a> {
     }
 }
 
-fn check_nice(n: i64) -> Result<(), String> {
+pub(crate) fn check_nice(n: i64) -> Result<(), String> {
     if (-20..=19).contains(&n) {
         Ok(())
     } else {

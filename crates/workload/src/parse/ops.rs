@@ -253,9 +253,12 @@ impl<'a> P<'a> {
         let f = join(field, verb);
         Ok(match verb {
             "set_nice" => {
-                let n = self.int(val, &f)?;
-                check_nice(n).map_err(|m| self.err(val.span().start, &f, m))?;
-                AstOp::SetNice(IntSrc::Const(n))
+                // A constant is checked now, an expression once lowered with its bindings.
+                let n = self.int_src(val, &f)?;
+                if let IntSrc::Const(c) = n {
+                    check_nice(c).map_err(|m| self.err(val.span().start, &f, m))?;
+                }
+                AstOp::SetNice(n)
             }
             "set_affinity" => AstOp::SetAffinity(self.cpuset(val, &f)?),
             "set_slice" => AstOp::SetSlice(self.slice(val, &f)?),

@@ -238,7 +238,7 @@ fn mentions_n(nodes: &[Node]) -> bool {
         AstOp::For { count, body, .. } => int(count) || mentions_n(body),
         AstOp::Fork { count, .. } | AstOp::SetNice(count) => int(count),
         AstOp::Send { pipe, bytes, .. } | AstOp::Recv { pipe, bytes } => has(pipe) || int(bytes),
-        AstOp::Futex(op) => op.words().into_iter().any(|w| has(w)),
+        AstOp::Futex(op) => op.words().into_iter().any(|w| has(w)) || op.values().into_iter().any(|v| int(v.src())),
         AstOp::Lock(s) | AstOp::Unlock(s) | AstOp::Signal(s) | AstOp::Broadcast(s) | AstOp::Barrier(s) => has(s),
         AstOp::SpinBarrier { barrier, .. } => has(barrier),
         AstOp::Poll { pipe, count, body, .. } => has(pipe) || int(count) || mentions_n(body),
