@@ -376,6 +376,9 @@ pub fn parse_workload(
 /// [`LoadError::Interrupted`]. The intended check is a signal handler's flag,
 /// `&mut || STOP.load(Ordering::Relaxed)`. Only the TOML reader itself
 /// (`toml::de::DeTable::parse`, some 30 MB/s) runs without polling.
+///
+/// A leading UTF-8 byte-order mark is no part of the document (of either kind): it is
+/// dropped before JSON is told from TOML, and error positions count from after it.
 pub fn parse_workload_until(
     file: &str,
     text: &str,
@@ -383,6 +386,7 @@ pub fn parse_workload_until(
     nr_cpus: usize,
     stop: &mut dyn FnMut() -> bool,
 ) -> Result<Workload, LoadError> {
+    let text = crate::rtapp::without_bom(text);
     if !crate::rtapp::looks_like_json(text) {
         return parse_toml(file, text, overrides, nr_cpus, stop);
     }

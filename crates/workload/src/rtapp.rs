@@ -15,7 +15,7 @@ mod events;
 pub mod json;
 mod model;
 
-pub use json::{looks_like_json, MAX_JSON_DEPTH};
+pub use json::{looks_like_json, without_bom, MAX_JSON_DEPTH};
 pub use model::EVENTS;
 
 use crate::stop::{LoadError, Stop};
@@ -103,8 +103,10 @@ pub fn convert(file: &str, text: &str) -> R<Converted> {
 /// [`convert`], interruptible: `stop` is called when conversion starts and then every
 /// [`POLL_EVERY`](crate::POLL_EVERY) JSON values, threads and events; once it returns
 /// `true`, conversion ends with [`LoadError::Interrupted`] (see
-/// [`parse_workload_until`](crate::parse_workload_until)).
+/// [`parse_workload_until`](crate::parse_workload_until)). A leading byte-order mark is no
+/// part of the document; error positions count from after it.
 pub fn convert_until(file: &str, text: &str, stop: &mut dyn FnMut() -> bool) -> Result<Converted, LoadError> {
+    let text = without_bom(text);
     let mut cx = Cx { file, text, notes: Vec::new(), stop: Stop::new(stop) };
     let r = if cx.stop.stopped() { Err(cx.interrupted()) } else { convert_json(&mut cx) };
     // An error the stop check caused is no error of the file's.

@@ -79,10 +79,16 @@ pub(crate) fn parse_until(text: &str, stop: &mut Stop) -> Result<Spanned, Syntax
     Reader { s: text.as_bytes(), i: 0, stop: Some(stop) }.document()
 }
 
-/// Whether `text` is JSON rather than TOML: its first character outside whitespace and
-/// comments is `{` (a TOML document never starts with an inline table).
+/// `text` without a leading UTF-8 byte-order mark (U+FEFF, which some editors write at
+/// the start of a file; it is no part of the document, JSON's or TOML's).
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// Whether `text` is JSON rather than TOML: its first character outside a byte-order mark,
+/// whitespace and comments is `{` (a TOML document never starts with an inline table).
 pub fn looks_like_json(text: &str) -> bool {
-    let mut r = Reader { s: text.as_bytes(), i: 0, stop: None };
+    let mut r = Reader { s: without_bom(text).as_bytes(), i: 0, stop: None };
     r.skip_ws().is_ok() && r.s.get(r.i) == Some(&b'{')
 }
 
