@@ -716,7 +716,7 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError
     let path = c.workload.display().to_string();
     let text = read_workload(&c.workload)?;
     let (params, duration) = params_and_duration(c)?;
-    let mut job = RunSpec::load(&path, &text, c.machine.as_deref(), &params, duration)?;
+    let mut job = RunSpec::load_until(&path, &text, c.machine.as_deref(), &params, duration, &mut stop_requested)?;
     schedlab::convert::report_notes(&job.workload);
     job.sched = sched.to_string();
     job.seed = c.seed;

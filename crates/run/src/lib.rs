@@ -45,9 +45,9 @@ pub use schedlab_metrics::RunRecord;
 
 use schedlab_machine::Machine;
 use schedlab_sim::Ns;
+use schedlab_workload::Workload;
 /// Longest run accepted (defined with the workload language, whose `duration` it bounds).
 pub use schedlab_workload::MAX_SIM_TIME;
-use schedlab_workload::{parse_workload, Workload};
 use std::sync::Arc;
 
 /// Time-series samples per run, and sampled values (samples × (tasks + CPUs)).
@@ -188,12 +188,26 @@ impl RunSpec {
         params: &[(String, String)],
         duration: Option<Ns>,
     ) -> Result<RunSpec, RunError> {
+        RunSpec::load_until(path, text, machine, params, duration, &mut || false)
+    }
+
+    /// [`RunSpec::load`], polling `stop` while the workload is parsed (a 100 000-task file
+    /// takes a second or more): when it returns true, loading ends with
+    /// [`RunError::Interrupted`].
+    pub fn load_until(
+        path: &str,
+        text: &str,
+        machine: Option<&str>,
+        params: &[(String, String)],
+        duration: Option<Ns>,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<RunSpec, RunError> {
         let spec = machine
             .map(str::to_string)
             .or_else(|| workload_machine_hint(text))
             .unwrap_or_else(|| DEFAULT_MACHINE.into());
         let machine = load_machine(&spec)?;
-        let wl = parse_workload(path, text, params, machine.nr_cpus())?;
+        let wl = schedlab_workload::parse_workload_until(path, text, params, machine.nr_cpus(), stop)?;
         if wl.schedulers.is_some() {
             sched_check::check_workload_schedulers(path, text, &machine)?;
         }
