@@ -152,6 +152,9 @@ pub struct O1 {
     doms: Vec<Vec<Dom>>,
     /// Per CPU, the change of `nr_running` the current hook's requested moves will make.
     adj: Vec<i64>,
+    /// The CPUs whose `adj` the current hook changed (reset at the next hook: clearing
+    /// every CPU's entry made each hook O(CPUs), each tick O(CPUs²) machine-wide).
+    adj_set: Vec<CpuId>,
     /// Tasks the current hook already asked to move.
     taken: Vec<TaskId>,
     pub stats: O1Stats,
@@ -168,6 +171,7 @@ impl O1 {
             td: Vec::new(),
             rq: vec![rq; n],
             adj: vec![0; n],
+            adj_set: Vec::new(),
             taken: Vec::new(),
             stats: O1Stats::default(),
         })
@@ -210,8 +214,17 @@ impl O1 {
 
     /// Resets the per-hook move bookkeeping.
     fn begin_hook(&mut self) {
-        self.adj.iter_mut().for_each(|a| *a = 0);
+        for c in self.adj_set.drain(..) {
+            self.adj[c] = 0;
+        }
         self.taken.clear();
+    }
+
+    /// `n` tasks this hook asked to move from `from` to `to`.
+    fn adjust(&mut self, from: CpuId, to: CpuId, n: i64) {
+        self.adj[from] -= n;
+        self.adj[to] += n;
+        self.adj_set.extend([from, to]);
     }
 
     fn expired(&self, cpu: CpuId) -> usize {
