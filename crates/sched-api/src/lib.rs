@@ -20,7 +20,9 @@ use schedlab_sim::{CpuId, Ns, SimRng, TaskId};
 
 pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
 
+pub mod tunable;
 pub mod why;
+pub use tunable::{Choice, Kind, Pass, Tunable, TunableSpec, TunableTable, Unit};
 pub use why::{fmt_ns, Cause, Decision, Moment, Why};
 
 /// `enqueue_task` flags (`ENQUEUE_*` in `kernel/sched/sched.h`).
@@ -433,14 +435,6 @@ impl Ctx<'_> {
     }
 }
 
-/// A named numeric or textual knob of a policy, for `schedlab list` and `--set`.
-#[derive(Clone, Debug)]
-pub struct Tunable {
-    pub name: &'static str,
-    pub value: String,
-    pub doc: &'static str,
-}
-
 /// One per-task quantity a policy exposes for time series and explanations
 /// (CFS: `vruntime`, `lag`, `slice`; ULE: `score`, `priority`).
 #[derive(Clone, Debug, PartialEq)]
@@ -458,7 +452,8 @@ pub struct Stat {
 pub trait SchedClass {
     fn name(&self) -> &'static str;
 
-    /// The policy's current tunables and their values.
+    /// The policy's tunables and their effective values (each from its
+    /// [`TunableTable`], `TunableTable::list`), in a stable order.
     fn tunables(&self) -> Vec<Tunable>;
 
     /// A new task exists (`sched_fork` + `task_fork_fair`; ULE `sched_fork`). Called on the

@@ -150,7 +150,7 @@ impl SchedClass for Chain {
     }
     fn tunables(&self) -> Vec<Tunable> {
         let mut v = self.fair.tunables();
-        v.extend(self.t.list());
+        v.extend(super::TUNABLES.list(&self.t));
         if let Some(e) = &self.ext {
             v.extend(e.tunables());
         }

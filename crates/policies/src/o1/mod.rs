@@ -58,7 +58,7 @@ mod balance_why;
 mod params;
 mod why;
 
-pub use params::{nice_to_prio, O1Tunables, DEFS, MAX_BONUS, MAX_PRIO, MAX_RT_PRIO};
+pub use params::{nice_to_prio, O1Tunables, MAX_BONUS, MAX_PRIO, MAX_RT_PRIO, TUNABLES};
 
 use array::PrioArray;
 use balance::{Dom, IdleType, SD_BALANCE_FORK};
