@@ -436,11 +436,29 @@ impl Ctx<'_> {
 }
 
 /// One per-task quantity a policy exposes for time series and explanations
-/// (CFS: `vruntime`, `lag`, `slice`; ULE: `score`, `priority`).
+/// (CFS: `vruntime`, `lag`, `slice`; ULE: `score`, `priority`), with its unit and a caption,
+/// so that a report labels it without knowing the policy (ULE's `slice` is in stat ticks,
+/// CFS's in ns). A policy defines each once (`const VRUNTIME: Stat = Stat::def(…)`) and
+/// reports it with a value (`VRUNTIME.at(v)`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stat {
     pub name: &'static str,
+    /// What one unit of `value` is; times are in ns.
+    pub unit: Unit,
+    /// What it is, as a figure's title says it: "Lag per thread (> 0 is owed CPU)".
+    pub caption: &'static str,
     pub value: i64,
+}
+
+impl Stat {
+    /// A statistic's definition (its value 0).
+    pub const fn def(name: &'static str, unit: Unit, caption: &'static str) -> Stat {
+        Stat { name, unit, caption, value: 0 }
+    }
+    /// The statistic with `value`.
+    pub const fn at(&self, value: i64) -> Stat {
+        Stat { name: self.name, unit: self.unit, caption: self.caption, value }
+    }
 }
 
 /// A scheduling policy. Every hook runs atomically at `cx.now` on `cx.this_cpu`; the

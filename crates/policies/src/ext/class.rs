@@ -12,6 +12,11 @@ use schedlab_sched_api::{
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The ext class's per-task statistics (`Ext::task_stats`).
+const SCX_SLICE: Stat = Stat::def("scx_slice", Unit::Ns, "sched_ext slice left (p->scx.slice; -1: infinite)");
+const SCX_DSQ_VTIME: Stat = Stat::def("scx_dsq_vtime", Unit::None, "sched_ext dsq_vtime (p->scx.dsq_vtime)");
+const SCX_WEIGHT: Stat = Stat::def("scx_weight", Unit::None, "sched_ext weight (p->scx.weight; 100 at nice 0)");
+
 /// The ext class's tunables, each defined here once.
 pub static TUNABLES: TunableTable<ExtTunables> = TunableTable {
     owner: "sched_ext",
@@ -666,9 +671,9 @@ impl Ext {
     pub fn task_stats(&self, p: TaskId) -> Vec<Stat> {
         let t = &self.core.tasks[p];
         vec![
-            Stat { name: "scx_slice", value: if t.slice == SLICE_INF { -1 } else { t.slice as i64 } },
-            Stat { name: "scx_dsq_vtime", value: t.vtime as i64 },
-            Stat { name: "scx_weight", value: i64::from(t.weight) },
+            SCX_SLICE.at(if t.slice == SLICE_INF { -1 } else { t.slice as i64 }),
+            SCX_DSQ_VTIME.at(t.vtime as i64),
+            SCX_WEIGHT.at(i64::from(t.weight)),
         ]
     }
 
