@@ -8,9 +8,10 @@ mod cost;
 mod cpuset;
 mod file;
 mod presets;
+pub mod spec;
 mod topology;
 
-pub use cost::{Costs, KernelPath, LockSite, WorkUnits, MAX_COST};
+pub use cost::{Costs, KernelPath, LockSite, WorkUnits, COSTS, MAX_COST};
 pub use cpuset::CpuSet;
 pub use file::{parse_machine, MachineError};
 pub use presets::{preset, PRESETS};
