@@ -163,7 +163,7 @@ impl Kind {
             }
             Kind::Fine { max_ps } => {
                 let ps = parse_scaled(t, FINE_UNITS, true, "a latency such as 1.2ns (units: ps, ns, us, ms)")?;
-                check_range(ps, 0, max_ps, |v| show_fine(v))?;
+                check_range(ps, 0, max_ps, show_fine)?;
                 Ok(Val::Num(ps))
             }
             Kind::Bytes { min, max } => {
@@ -308,7 +308,7 @@ pub fn parse_scaled(t: &str, units: &[(&str, u64)], unit_required: bool, what: &
         }
     }
     let scaled = frac_num * u128::from(scale);
-    if scaled % den != 0 {
+    if !scaled.is_multiple_of(den) {
         return Err(format!("`{t}` is finer than the field's resolution (one {})", units[0].0));
     }
     total = total.checked_add((scaled / den) as u64).ok_or_else(|| format!("`{t}` is too large"))?;
@@ -353,7 +353,7 @@ pub fn show_fine(ps: u64) -> String {
 /// Bytes in the largest binary unit that keeps them whole.
 pub fn show_bytes(b: u64) -> String {
     for (unit, scale) in BYTE_UNITS.iter().rev() {
-        if b >= *scale && b % scale == 0 && *scale > 1 {
+        if b >= *scale && b.is_multiple_of(*scale) && *scale > 1 {
             return format!("{}{unit}", b / scale);
         }
     }
@@ -363,7 +363,7 @@ pub fn show_bytes(b: u64) -> String {
 /// Bytes per second in the largest decimal unit, with up to three decimals when exact.
 pub fn show_rate(r: u64) -> String {
     for (unit, scale) in [("GB/s", 1_000_000_000u64), ("MB/s", 1_000_000), ("KB/s", 1_000)] {
-        if r >= scale && (r % scale) % (scale / 1000) == 0 {
+        if r >= scale && (r % scale).is_multiple_of(scale / 1000) {
             let frac = (r % scale) / (scale / 1000);
             if frac == 0 {
                 return format!("{}{unit}", r / scale);

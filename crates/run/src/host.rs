@@ -16,12 +16,7 @@ use schedlab_sim::Ns;
 /// simulation compared with a host run has as many CPUs.
 pub fn host_machine() -> Machine {
     let n = schedlab_host::online_cpus();
-    Machine {
-        name: Backend::HOST_SCHEDULER.into(),
-        hz: 250,
-        topology: Topology::new(1, 1, n, 1, None),
-        costs: Costs::default(),
-    }
+    Machine::new(Backend::HOST_SCHEDULER, 250, Topology::new(1, 1, n, 1, None), Costs::default())
 }
 
 /// The machine of a host run is the host itself: a spec whose machine has another CPU count
