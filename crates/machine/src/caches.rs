@@ -209,10 +209,8 @@ impl Caches {
         for l in 0..n {
             want[l] = ws.min(self.capacity(l));
             have[l] = footprints.get(l).copied().unwrap_or(0).min(want[l]);
-            if l > 0 {
-                have[l - 1] = have[l - 1].min(have[l]);
-            }
         }
+        self.nest(&mut have[..n]);
         for l in 0..n {
             r.bytes[l] = want[l] - have[l];
         }
@@ -536,6 +534,9 @@ mod tests {
         assert_eq!(r.lines, [0; MAX_LEVELS + 1]);
         assert_eq!(c.refill_time(&r, 1, 65_000), Ns(0));
         let cold = c.refill(ws, &[0, 0, 0]);
+        // Footprints that do not nest are nested first: an L1 footprint beyond what the
+        // (inclusive) L3 holds is not there.
+        assert_eq!(c.refill(ws, &[32 * KIB, 32 * KIB, 0]), cold);
         assert_eq!(cold.lines[..4], [0, 0, 0, ws / 64]);
         // A switch that flushed only L1 and L2: the L3 serves all of L2's footprint.
         let l3_warm = c.refill(ws, &[0, 0, ws]);

@@ -9,6 +9,8 @@ use schedlab_sim::Ns;
 pub const SCHED_CAPACITY_SCALE: u64 = 1024;
 /// `EM_MAX_POWER` (`include/linux/energy_model.h`, µW since v5.19): 64 W.
 pub const EM_MAX_POWER: u64 = 64_000_000;
+/// The most frequencies one domain's table may list (a machine file's limit).
+pub const MAX_OPPS: usize = 256;
 /// `LATENCY_MULTIPLIER` (`include/linux/cpufreq.h`).
 pub const LATENCY_MULTIPLIER: u64 = 1000;
 
@@ -196,8 +198,8 @@ impl Freq {
 
 fn check_domain(i: usize, d: &FreqDomain, dmips_domains: usize) -> Result<(), (String, String)> {
     let at = |f: &str| format!("freq.domain[{i}].{f}");
-    if d.khz.is_empty() {
-        return Err((at("khz"), "the frequency table is empty".into()));
+    if d.khz.is_empty() || d.khz.len() > MAX_OPPS {
+        return Err((at("khz"), format!("a frequency table has 1..={MAX_OPPS} entries")));
     }
     // em_create_perf_table: "EM: non-increasing freq"; cpufreq tables are kept ascending here.
     if let Some(j) = (1..d.khz.len()).find(|&j| d.khz[j] <= d.khz[j - 1]) {
