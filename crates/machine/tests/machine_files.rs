@@ -240,7 +240,7 @@ fn idle_state_errors_point_at_the_state() {
             "two states",
         ),
         (
-            format!("{idle}{}polling = true\n", state("C1", "1us", "1us").repeat(1) + &state("C2", "1us", "2us")),
+            format!("{idle}{}polling = true\n", state("C1", "1us", "1us") + &state("C2", "1us", "2us")),
             15,
             11,
             "idle.driver[0].state[1].polling",
