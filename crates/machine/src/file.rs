@@ -214,12 +214,6 @@ fn check_distance(i: usize, j: usize, d: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// A field a new array element must give: not optional, not a switch (default false), not
-/// a list (default empty).
-fn required<T>(f: &Field<T>) -> bool {
-    !f.optional && !matches!(f.kind, Kind::Bool | Kind::List { .. })
-}
-
 /// A scalar's text: strings as written, decimal integers, booleans.
 fn scalar_text(v: &Value<'_>) -> Result<String, &'static str> {
     match v.get_ref() {
@@ -308,7 +302,7 @@ fn array<T>(
         for (key, _, ev) in extra {
             nested(&mut t, &format!("{at}.{key}"), ev, cx)?;
         }
-        if let Some(f) = tab.fields.iter().find(|f| required(f) && !given.contains(&f.name)) {
+        if let Some(f) = tab.fields.iter().find(|f| f.required() && !given.contains(&f.name)) {
             return Err(cx.err(item.span(), &format!("{at}.{}", f.name), format!("missing `{}`", f.name)));
         }
         out.push(t);

@@ -140,6 +140,12 @@ impl<T: 'static> Table<T> {
 }
 
 impl<T> Field<T> {
+    /// Whether a new array element (`[[cache]]`, …) must give it: not optional, not a
+    /// switch (default false), not a list (default empty).
+    pub fn required(&self) -> bool {
+        !self.optional && !matches!(self.kind, Kind::Bool | Kind::List { .. })
+    }
+
     /// Parses `text` (a `--set` value or a machine file's scalar) as this field's value.
     pub fn parse_text(&self, text: &str) -> Result<Val, String> {
         let t = text.trim();
@@ -228,7 +234,7 @@ impl Kind {
     pub fn values(&self) -> String {
         match *self {
             Kind::Duration { max } => format!("duration ≤ {max}"),
-            Kind::Fine { max_ps } => format!("latency ≤ {}", show_fine(max_ps)),
+            Kind::Fine { max_ps } => format!("latency ≤ {}", Ns(max_ps / 1000)),
             Kind::Bytes { min, max } => format!("size {}..={}", show_bytes(min), show_bytes(max)),
             Kind::Rate { min, max } => format!("bandwidth {}..={}", show_rate(min), show_rate(max)),
             Kind::Int { min, max, unit: "" } => format!("{min}..={max}"),
@@ -240,6 +246,25 @@ impl Kind {
             Kind::Name => "name".into(),
         }
     }
+}
+
+/// A Markdown table of `tab`'s fields (field, values, default, meaning), as
+/// `docs/machine.md` shows each section: the defaults are `defaults`' values, or for an
+/// array element (`None`) whether the field is required.
+pub fn markdown<T>(tab: &Table<T>, defaults: Option<&T>) -> String {
+    let mut out = String::from("| field | values | default | meaning |\n|---|---|---|---|\n");
+    for f in tab.fields {
+        let default = match defaults {
+            Some(t) => format!("`{}`", f.kind.show(&(f.get)(t))),
+            None if f.required() => "required".into(),
+            None if f.optional => "`none`".into(),
+            None if f.kind == Kind::Bool => "`false`".into(),
+            None => "`[]`".into(),
+        };
+        let doc = f.doc.trim().replace('|', "\\|");
+        out.push_str(&format!("| `{}` | {} | {default} | {doc} |\n", f.name, f.kind.values().replace('|', "\\|")));
+    }
+    out
 }
 
 const FINE_UNITS: &[(&str, u64)] =
