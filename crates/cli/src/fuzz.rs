@@ -23,22 +23,28 @@ const PROGRESS_EVERY: u64 = 1000;
 pub fn run(o: &Options) -> Result<(), CliError> {
     let end = parse_duration(&o.duration).map_err(|m| CliError::input(format!("--duration: {m}")))?;
     let jobs = o.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    let next = AtomicU64::new(o.from);
+    let count = seed_count(o.from, o.seeds);
+    // The index of the next world, `from + index` its seed: it stops at `count` rather than
+    // being incremented past it, so no seed counter wraps past 2^64 − 1 back to 0.
+    let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let failed = Mutex::new(Vec::new());
     // With --all-configs: CPU seconds and worlds per configuration (which ones cost most).
     let cost = Mutex::new(vec![(0.0f64, 0u64); schedlab_run::fuzz::CONFIGS.len()]);
-    let last = o.from.saturating_add(o.seeds);
     #[allow(clippy::disallowed_methods)] // the rate printed is host timing, not a result
     let wall = std::time::Instant::now();
     let cpu0 = cpu_seconds();
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
-                let seed = next.fetch_add(1, Ordering::SeqCst);
-                if seed >= last || signals::stop_requested() {
+                if signals::stop_requested() {
                     break;
                 }
+                let Ok(i) = next.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |i| (i < count).then_some(i + 1))
+                else {
+                    break;
+                };
+                let seed = o.from + i;
                 let keep_going = &mut |_| !signals::stop_requested();
                 let r = if o.all_configs {
                     every_config(seed, end, keep_going, &cost)
@@ -90,6 +96,17 @@ pub fn run(o: &Options) -> Result<(), CliError> {
     Ok(())
 }
 
+/// How many of the `seeds` seeds from `from` exist: they end at 2^64 − 1 (a note says so
+/// when that cuts the count).
+fn seed_count(from: u64, seeds: u64) -> u64 {
+    let Some(rest) = seeds.checked_sub(1) else { return 0 };
+    let n = rest.min(u64::MAX - from) + 1;
+    if n < seeds {
+        note!("--seeds {seeds} from {from}: seeds end at 2^64 − 1 = {}, so {n} run", u64::MAX);
+    }
+    n
+}
+
 /// World `seed` under every configuration in turn, adding each one's CPU time to `cost`.
 fn every_config(
     seed: u64,
@@ -135,7 +152,7 @@ pub fn parsers(from: u64, seeds: u64) -> Result<(), CliError> {
     crate::memlimit::watch(PARSER_MEMORY_LIMIT);
     std::panic::set_hook(Box::new(|_| {}));
     let (mut done, mut accepted, mut failed, mut peak) = (0u64, 0u64, Vec::new(), 0usize);
-    for seed in from..from.saturating_add(seeds) {
+    for seed in (from..=u64::MAX).take(usize::try_from(seed_count(from, seeds)).unwrap_or(usize::MAX)) {
         if signals::stop_requested() {
             break;
         }

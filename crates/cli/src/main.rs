@@ -658,8 +658,20 @@ fn aims_at(t: &str, s: &str) -> bool {
 }
 
 /// A workload file's text, an embedded example's (`example:NAME`), or a built-in study's
-/// when no such file exists.
+/// when no such file exists. Each path is read once and its text kept: the argument may be
+/// a pipe (`/dev/stdin`, `<(…)`), which a second read would find drained.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
+    static READ: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
+    let known = |r: &[(PathBuf, String)]| r.iter().find(|(p, _)| p == path).map(|(_, t)| t.clone());
+    if let Some(t) = known(&READ.lock().expect("no panics while held")) {
+        return Ok(t);
+    }
+    let text = read_workload_file(path)?;
+    READ.lock().expect("no panics while held").push((path.to_path_buf(), text.clone()));
+    Ok(text)
+}
+
+fn read_workload_file(path: &std::path::Path) -> Result<String, CliError> {
     if let Some(t) = schedlab::examples::lookup(&path.to_string_lossy()) {
         return Ok(t.to_string());
     }

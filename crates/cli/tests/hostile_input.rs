@@ -254,3 +254,141 @@ fn bench_runs_from_any_directory() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("periodic-200"), "{out}");
 }
+
+/// `schedlab ARGS` in `dir`, killed (and the test failed) if it has not ended after
+/// `secs` seconds: a command that never stops on its own fails rather than hangs.
+fn schedlab_within(dir: &Path, args: &[&str], secs: u64) -> (i32, String, String) {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..secs * 100 {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr).to_string();
+            assert!(!err.contains("panicked"), "panic: {err}");
+            return (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).to_string(), err);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    panic!("schedlab {args:?} still running after {secs} s");
+}
+
+/// A task name of 65 536 characters made the text table panic (exit 101: `format!`'s
+/// width limit); the tables are comfy-table's now, and the whole name is printed (a cell
+/// wider than comfy-table's 65 535 columns goes on over the next line).
+#[test]
+fn names_of_65536_characters_and_more_print_in_text_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in [65_536, 100_000] {
+        let name = "x".repeat(n);
+        let w = format!("machine = \"smp2\"\n[[task]]\nname = \"{name}\"\nprogram = [ {{ run = \"1ms\" }} ]\n");
+        std::fs::write(dir.path().join("w.toml"), w).unwrap();
+        // `run` shows the name once, `compare` in each of the task's four rows.
+        for (cmd, rows) in [("run", 1), ("compare", 4)] {
+            let (code, out, err) = schedlab_in(dir.path(), &[cmd, "w.toml", "--duration", "5ms"]);
+            assert_eq!(code, 0, "{cmd} {n}: {err}");
+            let longest = out.split(|c| c != 'x').map(str::len).max().unwrap_or(0);
+            assert!(out.matches('x').count() >= rows * n && longest >= 65_535, "{cmd} {n}: the name is shown");
+        }
+    }
+}
+
+/// Control characters in a task name reached the terminal raw (an ESC starts a colour or
+/// title sequence, CR overwrites the line): text output escapes them; JSON keeps the name.
+#[test]
+fn control_characters_in_names_are_escaped_in_text_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = "machine = \"smp2\"\n[[task]]\nname = \"ev\\u001b]0;pwned\\u0007il\\r\"\nprogram = [ { run = \"1ms\" } ]\n";
+    std::fs::write(dir.path().join("w.toml"), w).unwrap();
+    for args in [&["run", "w.toml"][..], &["compare", "w.toml", "--sched", "cfs,eevdf"], &["explain", "w.toml"]] {
+        let mut all = args.to_vec();
+        all.extend(["--duration", "5ms"]);
+        let (code, out, err) = schedlab_in(dir.path(), &all);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(!out.contains(['\u{1b}', '\u{7}', '\r']), "{args:?}: raw control characters: {out:?}");
+        assert!(out.contains("ev\\u{1b}]0;pwned\\u{7}il\\r"), "{args:?}: {out}");
+    }
+    let (code, out, err) = schedlab_in(dir.path(), &["run", "w.toml", "--duration", "5ms", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"ev\\u001b]0;pwned\\u0007il\\r\""), "JSON keeps the name as given");
+}
+
+/// `fuzz --from` near 2^64 never stopped: the seed counter wrapped to 0. The seeds end at
+/// 2^64 − 1 (a note says how many ran), for the world and the parser fuzzer alike.
+#[test]
+fn fuzz_seeds_near_the_top_of_u64_end_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let from = (u64::MAX - 2).to_string();
+    let (code, out, err) = schedlab_within(
+        dir.path(),
+        &["fuzz", "--from", &from, "--seeds", "10", "--duration", "1ms", "--jobs", "2"],
+        120,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("3 worlds from seed {from}: 0 failures")), "{out}");
+    assert!(err.contains("so 3 run"), "{err}");
+    let (code, out, err) = schedlab_within(dir.path(), &["fuzz", "--parser", "--from", &from, "--seeds", "10"], 120);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("3 inputs from seed {from}: 0 failures")), "{out}");
+}
+
+/// Output names of 231–255 bytes failed with "File name too long": their temp name passed
+/// the 255-byte limit. Written now, and no temp file is left.
+#[test]
+fn output_names_up_to_255_bytes_are_written() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }")).unwrap();
+    for n in [230, 235, 255] {
+        let name = format!("{}.json", "o".repeat(n - 5));
+        let trace = format!("{}.pftrace", "t".repeat(n - 8));
+        let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--duration", "5ms", "--trace", &trace]);
+        assert_eq!(code, 0, "{n}: {err}");
+        let (code, _, err) = schedlab_in(dir.path(), &["import", &trace, "-o", &name]);
+        assert_eq!(code, 0, "{n}: {err}");
+        assert!(dir.path().join(&name).is_file() && dir.path().join(&trace).is_file(), "{n}");
+    }
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.iter().all(|n| !n.contains("schedlab-tmp")), "{left:?}");
+}
+
+/// A workload from a pipe (`/dev/stdin`, `<(…)`) was drained by an early read (the
+/// default schedulers' lookup) and then failed with a false "needs at least one [[task]]":
+/// it is read once, for `run`, `compare` and `convert`.
+#[test]
+fn a_workload_from_a_pipe_is_read_once() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let rtapp = schedlab::examples::lookup("example:rt-app/periodic.json").expect("embedded example");
+    for (args, text) in [
+        (&["run", "/dev/stdin", "--duration", "5ms"][..], task("{ run = \"1ms\" }")),
+        (&["compare", "/dev/stdin", "--duration", "5ms"], task("{ run = \"1ms\" }")),
+        (&["run", "/dev/stdin", "--duration", "5ms"], rtapp.to_string()),
+        (&["convert", "/dev/stdin"], rtapp.to_string()),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+            .current_dir(dir.path())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+}
