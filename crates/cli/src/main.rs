@@ -496,8 +496,10 @@ fn perf_sched(c: &Common, sched: &str, view: schedlab::perf_sched::View) -> Resu
 fn replay(mut common: Common, sched: Option<String>, only: Vec<String>) -> Result<(), CliError> {
     let rp = schedlab::replay::Replay::import(&common.workload, only)?;
     common.workload = rp.workload().to_path_buf();
+    // Loaded before the runs: an interrupted run still ends with the trace's own column.
+    let trace_spec = prepare(&common, schedlab_run::DEFAULT_SCHEDULER, &[])?;
     let mut out = run_many(&common, sched.as_deref().unwrap_or("eevdf,cfs,ule"))?;
-    out.insert(0, rp.as_happened(&prepare(&common, schedlab_run::DEFAULT_SCHEDULER, &[])?));
+    out.insert(0, rp.as_happened(&trace_spec));
     match (&common.out, common.format) {
         (None, Format::Text) => rp.report(&out, None)?,
         (None, _) => emit(&common, &out, true)?,
@@ -716,6 +718,10 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError
     let path = c.workload.display().to_string();
     let text = read_workload(&c.workload)?;
     let (params, duration) = params_and_duration(c)?;
+    // Loading a large workload takes a while: none is started once a signal is in.
+    if stop_requested() {
+        return Err(signals::interrupted(&format!("loading {path}")));
+    }
     let mut job = RunSpec::load(&path, &text, c.machine.as_deref(), &params, duration)?;
     schedlab::convert::report_notes(&job.workload);
     job.sched = sched.to_string();

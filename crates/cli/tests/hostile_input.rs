@@ -392,3 +392,79 @@ fn a_workload_from_a_pipe_is_read_once() {
         assert!(!out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// Waits until process `pid` catches SIGINT and SIGTERM (`SigCgt` in `/proc/PID/status`).
+fn wait_for_handlers(pid: u32) {
+    let want = (1u64 << (libc::SIGINT - 1)) | (1u64 << (libc::SIGTERM - 1));
+    for _ in 0..5000 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & want == want {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("schedlab {pid} never installed its signal handlers");
+}
+
+/// `schedlab ARGS` reading `input` from a pipe on stdin, signalled with `sig` while the
+/// input is still open (so the signal is in before any parsing starts, whatever the
+/// machine's speed); returns (status, stdout, stderr).
+fn signalled_while_reading(dir: &Path, args: &[&str], input: &[u8], sig: i32) -> (Option<i32>, String, String) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_handlers(child.id());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).unwrap();
+    // SAFETY: signalling the child this test spawned, by its pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!err.contains("panicked"), "panic: {err}");
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), err)
+}
+
+/// `convert`, `import` and `replay` ignored SIGINT/SIGTERM outside the simulation (issue
+/// 31: `convert` of a large rt-app file for 60 s, `replay` of a 31 MB trace for 15.5 s):
+/// each phase asks, and the command ends with 128 + the signal, writing nothing it had not
+/// finished. The traces come in every format the importer reads.
+#[test]
+fn convert_import_and_replay_stop_on_signals() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), task("{ run = \"1ms\" }, { sleep = \"1ms\" }")).unwrap();
+    let (code, _, err) = schedlab_in(dir.path(), &["run", "w.toml", "--duration", "20ms", "--trace", "t.pftrace"]);
+    assert_eq!(code, 0, "{err}");
+    let perfetto = std::fs::read(dir.path().join("t.pftrace")).unwrap();
+    let fixture = |f: &str| std::fs::read(format!("{}/../trace-import/tests/fixtures/{f}", env!("CARGO_MANIFEST_DIR")));
+    let traces = [perfetto, fixture("messaging.perf.data").unwrap(), fixture("messaging.ftrace.txt").unwrap()];
+    for (i, trace) in traces.iter().enumerate() {
+        for (sig, status) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+            let (code, out, err) =
+                signalled_while_reading(dir.path(), &["import", "/dev/stdin", "-o", "w.out.toml"], trace, sig);
+            assert_eq!(code, Some(status), "import of trace {i}: {err}");
+            assert!(err.contains("interrupted while importing /dev/stdin"), "{err}");
+            assert!(out.is_empty() && !dir.path().join("w.out.toml").exists(), "nothing written");
+            let (code, _, err) =
+                signalled_while_reading(dir.path(), &["replay", "/dev/stdin", "--sched", "cfs"], trace, sig);
+            assert_eq!(code, Some(status), "replay of trace {i}: {err}");
+        }
+    }
+    let rtapp = schedlab::examples::lookup("example:rt-app/periodic.json").unwrap();
+    let (code, out, err) =
+        signalled_while_reading(dir.path(), &["convert", "/dev/stdin"], rtapp.as_bytes(), libc::SIGTERM);
+    assert_eq!(code, Some(143), "{err}");
+    assert!(out.is_empty() && err.contains("interrupted while converting"), "{out}{err}");
+}

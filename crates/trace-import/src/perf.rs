@@ -197,14 +197,15 @@ fn check_header(file: &str, b: &[u8]) -> Result<(), ImportError> {
     Ok(())
 }
 
-pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
+pub fn read(file: &str, bytes: &[u8], poll: &mut crate::Poll) -> Result<Trace, ImportError> {
     check_header(file, bytes)?;
-    // A backstop: the perf crate asserts some invariants of well-formed files.
-    std::panic::catch_unwind(|| read_checked(file, bytes))
+    // A backstop: the perf crate asserts some invariants of well-formed files. The poll is
+    // only a counter and the caller's question: nothing of it is left half-changed.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_checked(file, bytes, poll)))
         .unwrap_or_else(|_| Err(ImportError::new(file, "a malformed perf.data (the perf reader gave up)")))
 }
 
-fn read_checked(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
+fn read_checked(file: &str, bytes: &[u8], poll: &mut crate::Poll) -> Result<Trace, ImportError> {
     let perr = |e: linux_perf_data::Error| ImportError::new(file, format!("a malformed perf.data: {e}"));
     let PerfFileReader { mut perf_file, mut record_iter } =
         PerfFileReader::parse_file(std::io::Cursor::new(bytes)).map_err(perr)?;
@@ -220,6 +221,9 @@ fn read_checked(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
     let mut n = 0u64;
     while let Some(rec) = record_iter.next_record(&mut perf_file).map_err(perr)? {
         n += 1;
+        if poll.stop() {
+            return Err(ImportError::interrupted(file, format!("record {n}")));
+        }
         let PerfFileRecord::EventRecord { attr_index, record } = rec else { continue };
         // Only samples carry tracepoints; other records (mmaps…) are not parsed at all.
         if record.record_type != RecordType::SAMPLE {

@@ -16,6 +16,8 @@ pub struct Observed {
     /// Per CPU: time running kept threads, other threads, and idle (ns).
     pub cpu_time: Vec<[u64; 3]>,
     pub exit_times: Vec<Option<Ns>>,
+    /// Stopped by [`observe_with`]'s `keep_going` at `end`: the events before it.
+    pub interrupted: bool,
 }
 
 #[derive(Clone, Copy, Default, PartialEq)]
@@ -56,6 +58,14 @@ impl Conv<'_> {
 
 /// Converts the trace's events; `m` must be [`crate::model::build`]'s model of `trace`.
 pub fn observe(trace: &Trace, m: &Model) -> Observed {
+    observe_with(trace, m, &|| true)
+}
+
+/// [`observe`], ended early (what was observed up to then, [`Observed::interrupted`]) once
+/// `keep_going` says so.
+pub fn observe_with(trace: &Trace, m: &Model, keep_going: crate::KeepGoing) -> Observed {
+    let mut poll = crate::Poll::new(keep_going);
+    let mut stopped_at = None;
     let idx: BTreeMap<i32, usize> = m.threads.iter().enumerate().map(|(i, t)| (t.tid, i)).collect();
     let first_born = m.threads.iter().position(|t| t.parent.is_some()).unwrap_or(m.threads.len());
     let n = m.threads.len();
@@ -88,6 +98,10 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
     }
     for e in &trace.events {
         let time = Ns(e.time - m.t0);
+        if poll.stop() {
+            stopped_at = Some(time.0);
+            break;
+        }
         let cpu = e.cpu as usize;
         if let Some(t) = c.task(e.current).filter(|&t| !c.on[t] && c.seen[t] != Seen::Dead) {
             // Running without a recorded switch-in (see `model`): it is switched in now.
@@ -162,7 +176,7 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
             }
         }
     }
-    let end = m.end;
+    let end = stopped_at.unwrap_or(m.end);
     for cpu in 0..nr {
         let bucket = match cur[cpu] {
             Some(p) if p != 0 => usize::from(c.task(p).is_none()),
@@ -171,5 +185,5 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
         cpu_time[cpu][bucket] += end.saturating_sub(since[cpu]);
     }
     c.announce(n.saturating_sub(1), Ns(end), 0);
-    Observed { events: c.out, end: Ns(end), nr_cpus: nr, cpu_time, exit_times }
+    Observed { events: c.out, end: Ns(end), nr_cpus: nr, cpu_time, exit_times, interrupted: stopped_at.is_some() }
 }
