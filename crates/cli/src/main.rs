@@ -477,7 +477,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Convert { file } => schedlab::convert::run(&file, &read_workload(&file)?),
         Cmd::Completions { shell } => schedlab::completions::completions(&mut Cli::command(), shell),
         Cmd::Man => schedlab::completions::man(Cli::command()),
-        Cmd::Fuzz { seeds, from, parser: true, .. } => schedlab::fuzz::parsers(from, seeds),
+        Cmd::Fuzz { seeds, from, jobs, parser: true, .. } => schedlab::fuzz::parsers(from, seeds, jobs),
         Cmd::Fuzz { seeds, from, duration, jobs, all_configs, parser: false } => {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
         }
@@ -796,6 +796,12 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     } else {
         Vec::new()
     };
+    for f in figs.iter().filter(|f| !f.drawn()) {
+        note!(
+            "warning: {}: no series has two points (the run ended within one sampling interval; try --sample)",
+            f.name
+        );
+    }
     if let Some(dir) = &c.plots {
         for f in &figs {
             write_atomic(&dir.join(&f.name), &f.svg)?;

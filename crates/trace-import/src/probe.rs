@@ -145,7 +145,7 @@ pub fn observe_with(trace: &Trace, m: &Model, keep_going: crate::KeepGoing) -> O
                 if new {
                     c.out.push(ProbeEvent::Wakeup { time, task: t, cpu: target, new: true });
                 } else if waking && c.seen[t] == Seen::Blocked {
-                    c.out.push(ProbeEvent::Waking { time, task: t, waker_cpu: cpu });
+                    c.out.push(ProbeEvent::Waking { time, task: t, waker_cpu: cpu, irq: e.irq });
                     c.seen[t] = Seen::Waking;
                     if !has_wakeup {
                         // perf sched record takes sched_waking only: the task is queued now.

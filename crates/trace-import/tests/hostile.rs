@@ -281,3 +281,28 @@ fn garbage_lines_in_ftrace_text_are_counted_in_one_warning() {
     assert!(emit::workload(&m, &t, "g.txt", "w").unwrap().contains(&format!("# Warning: {w}.")));
     assert!(read("clean.txt", ftrace_switches(6).as_bytes()).unwrap().warnings.is_empty());
 }
+
+/// The EVENT_DESC feature section's counts (events, ids per event, name length) were read
+/// by the perf reader before anything checked them: a count of 2^32 − 1 made it reserve
+/// 168 GB (found by `schedlab fuzz --parser`, seed 13146109899721942550). Each is checked
+/// against the section's bytes first.
+#[test]
+fn perf_event_desc_counts_beyond_the_section_are_refused() {
+    count_panics();
+    let b = fixture("messaging.perf.data");
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap()) as usize;
+    let bitmap = &b[72..104];
+    assert!(bitmap[1] & (1 << 4) != 0, "the fixture has EVENT_DESC (feature bit 12)");
+    let before = bitmap[0].count_ones() + (bitmap[1] & 0x0f).count_ones();
+    let entry = u64_at(40) + u64_at(48) + 16 * before as usize;
+    let desc = u64_at(entry);
+    let attr_size = u32::from_le_bytes(b[desc + 4..desc + 8].try_into().unwrap()) as usize;
+    // The number of events; the first event's number of ids; its name's length.
+    for (off, what) in [(0, "do not fit"), (8 + attr_size, "run past"), (12 + attr_size, "run past")] {
+        let mut d = b.clone();
+        d[desc + off..desc + off + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let e = import("desc.perf.data", &d).expect_err("a huge count").to_string();
+        assert!(e.contains("features.event_desc") && e.contains(what), "{e}");
+    }
+    assert_eq!(PANICS.load(Ordering::SeqCst), 0);
+}
