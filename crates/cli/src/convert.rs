@@ -12,8 +12,11 @@ pub fn run(path: &std::path::Path, text: &str) -> Result<(), CliError> {
             "{name}: not an rt-app file (JSON starting with `{{`); a TOML workload needs no conversion"
         )));
     }
-    let c = schedlab_workload::rtapp::convert(&name, text).map_err(schedlab_run::RunError::from);
-    let c = signals::or_interrupted(c, &format!("converting {name}"))?;
+    let c = schedlab_workload::rtapp::convert_until(&name, text, &mut signals::stop_requested);
+    let c = c.map_err(|e| match e {
+        schedlab_workload::LoadError::Source(s) => CliError::from(schedlab_run::RunError::from(s)),
+        schedlab_workload::LoadError::Interrupted { .. } => signals::interrupted(&format!("converting {name}")),
+    })?;
     if signals::stop_requested() {
         return Err(signals::interrupted(&format!("converting {name}")));
     }

@@ -158,7 +158,9 @@ pub fn check_input(input: &schedlab_run::fuzz_input::Input) -> Result<(), String
     }
     let load = |p: &str| match p {
         SWEEP_WORKLOAD => Ok((p.to_string(), SWEEP_WORKLOAD_TEXT.to_string())),
-        _ => schedlab_run::builtin_study(p).map(|t| (p.to_string(), t.to_string())).ok_or(format!("no file {p}")),
+        _ => {
+            schedlab_studies::builtin_workload(p).map(|t| (p.to_string(), t.to_string())).ok_or(format!("no file {p}"))
+        }
     };
     schedlab_sweep::parse("fuzz-sweep.toml", &input.text(), &load).map(drop).map_err(|e| e.to_string())
 }

@@ -8,7 +8,7 @@
 //! result, never a panic, an abort or unbounded memory (the caller watches panics and
 //! memory).
 
-use crate::{RunSpec, STUDIES};
+use crate::RunSpec;
 use rand::{Rng, RngExt};
 use schedlab_sim::{Ns, RngStreams};
 use std::borrow::Cow;
@@ -180,6 +180,16 @@ const WORKLOADS: &[&str] = &[
     include_str!("../../../examples/rt-app/condvar.json"),
 ];
 
+/// Larger seeds: the single-workload studies' files (the studies themselves live above
+/// this crate).
+const STUDY_WORKLOADS: &[&str] = &[
+    include_str!("../../../examples/studies/ule-cfs-fibo-sysbench.toml"),
+    include_str!("../../../examples/studies/ule-cfs-unpin512.toml"),
+    include_str!("../../../examples/studies/ule-cfs-mg.toml"),
+    include_str!("../../../examples/studies/ule-cfs-apache.toml"),
+    include_str!("../../../examples/studies/ule-cfs-mix-blackscholes-ferret.toml"),
+];
+
 /// Fragments spliced into inputs: TOML structure, extreme numbers and durations,
 /// expressions, odd characters.
 const TOKENS: &[&str] = &[
@@ -242,7 +252,7 @@ pub fn input(seed: u64) -> Input {
         Kind::Workload => {
             let base = match rng.random_range(0..WORKLOADS.len() + 2) {
                 i if i < WORKLOADS.len() => WORKLOADS[i].to_string(),
-                i if i == WORKLOADS.len() => STUDIES[rng.random_range(0..STUDIES.len())].1.to_string(),
+                i if i == WORKLOADS.len() => STUDY_WORKLOADS[rng.random_range(0..STUDY_WORKLOADS.len())].to_string(),
                 _ => crate::fuzz::world(rng.random()).0,
             };
             text(mutate(&mut rng, &base, TOKENS))
@@ -263,24 +273,15 @@ pub fn input(seed: u64) -> Input {
             Input { kind, data: mutate_bytes(&mut rng, base.as_bytes(), FTRACE_TOKENS, MAX_LEN) }
         }
         Kind::Perf => Input { kind, data: mutate_binary(&mut rng, PERF_DATA) },
-        Kind::Perfetto if rng.random_bool(0.5) => Input { kind, data: mutate_binary(&mut rng, perfetto_base()) },
-        Kind::Perfetto => Input { kind, data: mutate_packets(&mut rng, perfetto_base()) },
+        Kind::Perfetto if rng.random_bool(0.5) => Input { kind, data: mutate_binary(&mut rng, PERFETTO) },
+        Kind::Perfetto => Input { kind, data: mutate_packets(&mut rng, PERFETTO) },
     }
 }
 
-/// A Perfetto trace of a short simulated run (forks, wakeups, migrations, exits), made once.
-fn perfetto_base() -> &'static [u8] {
-    static BASE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    BASE.get_or_init(|| {
-        let w = "machine = \"smp4\"\n[[task]]\nname = \"p\"\nprogram = [ { fork = \"c\", count = 3 }, \
-                 { loop = 20, do = [ { run = \"200us\" }, { sleep = \"300us\" } ] } ]\n\
-                 [[task]]\nname = \"c\"\ntemplate = true\nprogram = [ { loop = 10, do = [ { run = \"150us\" }, \"yield\", { sleep = \"100us\" } ] } ]\n";
-        let mut spec = RunSpec::load("base.toml", w, None, &[], Some(Ns::from_ms(20))).expect("a valid workload");
-        spec.trace = true;
-        let r = spec.run(&mut |_| true).expect("the base run runs");
-        schedlab_report::perfetto::encode(&r).expect("the run recorded its trace")
-    })
-}
+/// A Perfetto trace of a short simulated run, schedlab's own export (forks, sleeps, yields,
+/// exits; `crates/trace-import/tests/fixtures.rs: perfetto_fixture_imports` says how it
+/// was made).
+const PERFETTO: &[u8] = include_bytes!("../../trace-import/tests/fixtures/forks.pftrace");
 
 /// A Perfetto trace's top-level packets (`Trace.packet`, field 1: tag byte 0x0a, a varint
 /// length), each with its framing; what follows a damaged frame is one last piece.

@@ -21,8 +21,6 @@
 //! Architecture Invariant: this crate and `cli` are the only ones touching the OS: here,
 //! machine files and the wall-clock time of a run (the record's `host` key).
 
-pub mod bouron;
-pub mod edf_simso;
 mod error;
 pub mod fuzz;
 pub mod fuzz_input;
@@ -33,14 +31,11 @@ pub mod record;
 pub mod replay;
 mod sched_check;
 pub mod sim;
-pub mod suite;
-pub mod suites;
-pub mod validate;
 
 pub use error::RunError;
 pub use input::{
-    builtin_study, default_schedulers, load_machine, machine_for, read_input, study_paper, workload_machine_hint,
-    DEFAULT_COMPARE, DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES,
+    default_schedulers, load_machine, machine_for, read_input, workload_machine_hint, DEFAULT_COMPARE,
+    DEFAULT_SCHEDULER, MAX_INPUT_BYTES,
 };
 pub use record::deterministic_json;
 pub use sched_check::check_scheduler;
@@ -51,7 +46,7 @@ use schedlab_machine::Machine;
 use schedlab_sim::Ns;
 /// Longest run accepted (defined with the workload language, whose `duration` it bounds).
 pub use schedlab_workload::MAX_SIM_TIME;
-use schedlab_workload::{parse_workload, Workload};
+use schedlab_workload::{parse_workload_until, Workload};
 use std::sync::Arc;
 
 /// Time-series samples per run, and sampled values (samples × (tasks + CPUs)).
@@ -162,12 +157,29 @@ impl RunSpec {
         params: &[(String, String)],
         duration: Option<Ns>,
     ) -> Result<RunSpec, RunError> {
+        RunSpec::load_until(path, text, machine, params, duration, &mut || false)
+    }
+
+    /// [`RunSpec::load`], interruptible: `stop` is asked as the workload loads
+    /// (`schedlab_workload::parse_workload_until`); once it says stop, loading ends with
+    /// an `Input` error "loading interrupted".
+    pub fn load_until(
+        path: &str,
+        text: &str,
+        machine: Option<&str>,
+        params: &[(String, String)],
+        duration: Option<Ns>,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<RunSpec, RunError> {
         let spec = machine
             .map(str::to_string)
             .or_else(|| workload_machine_hint(text))
             .unwrap_or_else(|| DEFAULT_MACHINE.into());
         let machine = load_machine(&spec)?;
-        let wl = parse_workload(path, text, params, machine.nr_cpus())?;
+        let wl = parse_workload_until(path, text, params, machine.nr_cpus(), stop).map_err(|e| match e {
+            schedlab_workload::LoadError::Source(s) => RunError::Source(s),
+            e @ schedlab_workload::LoadError::Interrupted { .. } => RunError::Input(e.to_string()),
+        })?;
         if wl.schedulers.is_some() {
             sched_check::check_workload_schedulers(path, text, &machine)?;
         }

@@ -1,0 +1,212 @@
+//! Studies of several experiments: each experiment is one workload run under several
+//! configurations (scheduler, version, tunables, workload parameters), summarised as a
+//! table of metrics with one column per configuration. Runs are independent and seeded,
+//! so they go in parallel over the local cores and still give the same bytes.
+
+use rayon::prelude::*;
+use schedlab_run::{RunError, RunRecord, RunSpec};
+use schedlab_sim::Ns;
+
+/// One configuration an experiment runs under.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Column label.
+    pub label: String,
+    /// Scheduler (`NAME` or `NAME@VERSION`).
+    pub sched: String,
+    pub sets: Vec<(String, String)>,
+    /// Workload parameters (`[params]` overrides).
+    pub params: Vec<(String, String)>,
+    /// Whose runqueue-locking paths the simulated kernel follows (`--kernel`); `None`: the
+    /// default.
+    pub kernel: Option<schedlab_kernel::KernelVersion>,
+    /// The delayed new-task wakeup (`--delayed-wakeup`).
+    pub delayed_wakeup: bool,
+}
+
+impl Config {
+    pub fn new(label: &str, sched: &str) -> Config {
+        Config {
+            label: label.into(),
+            sched: sched.into(),
+            sets: Vec::new(),
+            params: Vec::new(),
+            kernel: None,
+            delayed_wakeup: false,
+        }
+    }
+    pub fn kernel(mut self, v: schedlab_kernel::KernelVersion) -> Config {
+        self.kernel = Some(v);
+        self
+    }
+    pub fn delayed_wakeup(mut self, on: bool) -> Config {
+        self.delayed_wakeup = on;
+        self
+    }
+    pub fn set(mut self, k: &str, v: &str) -> Config {
+        self.sets.push((k.into(), v.into()));
+        self
+    }
+    pub fn param(mut self, k: &str, v: &str) -> Config {
+        self.params.push((k.into(), v.into()));
+        self
+    }
+}
+
+/// A row of an experiment's table: a name and how to read it off a run.
+pub struct Metric {
+    pub name: &'static str,
+    pub value: fn(&RunRecord) -> String,
+}
+
+/// A row computed from all of an experiment's runs at once (one value per configuration),
+/// for comparisons between columns such as a gain over a baseline column.
+pub struct Derived {
+    pub name: &'static str,
+    pub values: fn(&[RunRecord]) -> Vec<String>,
+}
+
+/// One workload under several configurations.
+pub struct Experiment {
+    pub name: &'static str,
+    /// What it shows, one line.
+    pub title: &'static str,
+    /// The workload file's text.
+    pub workload: &'static str,
+    pub machine: &'static str,
+    pub duration: Ns,
+    pub configs: Vec<Config>,
+    pub metrics: Vec<Metric>,
+    /// Rows after the metrics that compare configurations.
+    pub derived: Vec<Derived>,
+}
+
+/// A built-in study of several experiments.
+pub struct Suite {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub experiments: Vec<Experiment>,
+}
+
+/// What an experiment produced: its runs (in configuration order) and its table.
+pub struct ExperimentResult {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub labels: Vec<String>,
+    pub records: Vec<RunRecord>,
+    /// `(metric, one value per configuration)`.
+    pub rows: Vec<(String, Vec<String>)>,
+}
+
+impl Suite {
+    /// Overrides workload parameters in every configuration of every experiment (`--param`;
+    /// later overrides win over an experiment's own).
+    pub fn with_params(mut self, params: &[(String, String)]) -> Suite {
+        for x in &mut self.experiments {
+            for c in &mut x.configs {
+                c.params.extend(params.iter().cloned());
+            }
+        }
+        self
+    }
+
+    /// Runs every experiment (each for `duration` if given, else its own); `sample` records
+    /// time series for figures.
+    pub fn run(&self, seed: u64, duration: Option<Ns>, sample: Option<Ns>) -> Result<Vec<ExperimentResult>, RunError> {
+        self.run_with(seed, duration, sample, false)
+    }
+
+    /// [`Suite::run`]; `explain` also explains every run's waits into
+    /// `RunRecord::explained` (for the HTML reports; changes no result).
+    pub fn run_with(
+        &self,
+        seed: u64,
+        duration: Option<Ns>,
+        sample: Option<Ns>,
+        explain: bool,
+    ) -> Result<Vec<ExperimentResult>, RunError> {
+        let jobs: Vec<(usize, usize)> =
+            self.experiments.iter().enumerate().flat_map(|(e, x)| (0..x.configs.len()).map(move |c| (e, c))).collect();
+        // Every spec first, so a bad parameter fails before any run starts.
+        let specs = jobs
+            .iter()
+            .map(|&(e, c)| {
+                let x = &self.experiments[e];
+                let mut spec = x.spec(&x.configs[c], seed, duration.unwrap_or(x.duration))?;
+                spec.sample = sample;
+                spec.explain = explain;
+                Ok(spec)
+            })
+            .collect::<Result<Vec<RunSpec>, RunError>>()?;
+        let records: Vec<Result<RunRecord, RunError>> =
+            specs.into_par_iter().map(|spec| spec.run(&mut |_| true)).collect();
+        let mut records = records.into_iter();
+        let mut out = Vec::new();
+        for x in &self.experiments {
+            let rs =
+                (0..x.configs.len()).map(|_| records.next().expect("one per job")).collect::<Result<Vec<_>, _>>()?;
+            let mut rows: Vec<(String, Vec<String>)> =
+                x.metrics.iter().map(|m| (m.name.to_string(), rs.iter().map(m.value).collect())).collect();
+            rows.extend(x.derived.iter().map(|d| (d.name.to_string(), (d.values)(&rs))));
+            out.push(ExperimentResult {
+                name: x.name,
+                title: x.title,
+                labels: x.configs.iter().map(|c| c.label.clone()).collect(),
+                records: rs,
+                rows,
+            });
+        }
+        Ok(out)
+    }
+}
+
+impl Experiment {
+    /// The run of configuration `config` (an index into `configs`) as [`Suite::run`] starts
+    /// it: for `duration` if given, else the experiment's own.
+    pub fn config_spec(&self, config: usize, seed: u64, duration: Option<Ns>) -> Result<RunSpec, RunError> {
+        self.spec(&self.configs[config], seed, duration.unwrap_or(self.duration))
+    }
+
+    fn spec(&self, c: &Config, seed: u64, end: Ns) -> Result<RunSpec, RunError> {
+        let mut spec =
+            RunSpec::load(&format!("{}.toml", self.name), self.workload, Some(self.machine), &c.params, Some(end))?;
+        spec.sched = c.sched.clone();
+        spec.sets = c.sets.clone();
+        spec.seed = seed;
+        spec.end = end;
+        if let Some(v) = c.kernel {
+            spec.kernel = v;
+        }
+        spec.delayed_wakeup = c.delayed_wakeup;
+        Ok(spec)
+    }
+}
+
+/// The study's tables as text.
+pub fn suite_text(suite: &Suite, results: &[ExperimentResult]) -> String {
+    use std::fmt::Write;
+    let mut s = format!("study {} · {}\n", suite.name, suite.description);
+    if let Some(f) = crate::suites::finding(suite.name, results) {
+        s += &f.text();
+    }
+    for r in results {
+        let _ = writeln!(s, "\n{} — {}", r.name, r.title);
+        let w0 = r.rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max(6);
+        let widths: Vec<usize> = (0..r.labels.len())
+            .map(|i| r.rows.iter().map(|(_, v)| v[i].len()).max().unwrap_or(0).max(r.labels[i].len()))
+            .collect();
+        let _ = write!(s, "{:<w0$}", "");
+        for (l, w) in r.labels.iter().zip(&widths) {
+            let _ = write!(s, "  {l:>w$}");
+        }
+        s.push('\n');
+        for (name, vals) in &r.rows {
+            let _ = write!(s, "{name:<w0$}");
+            for (v, w) in vals.iter().zip(&widths) {
+                let _ = write!(s, "  {v:>w$}");
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
