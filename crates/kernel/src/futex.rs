@@ -20,7 +20,7 @@ pub(crate) const RANK_VIP: i32 = MAX_RT_PRIO;
 /// Plist rank of a normal waiter.
 pub(crate) const RANK_NORMAL: i32 = MAX_RT_PRIO + 1;
 
-/// Kernel-side futex switches (`--set futex.NAME=VALUE`).
+/// Kernel-side futex switches (`--set futex.NAME=VALUE`; described in `config::SWITCHES`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FutexConfig {
     /// VIP queueing and inheritance on (`futex.vip`).
@@ -36,40 +36,6 @@ pub struct FutexConfig {
 impl Default for FutexConfig {
     fn default() -> Self {
         FutexConfig { vip: true, vip_starvation: Ns::from_ms(100), max_lock_depth: 1024 }
-    }
-}
-
-impl FutexConfig {
-    /// The switches, their defaults and what they do (for `schedlab list` and the docs).
-    pub const TUNABLES: &'static [(&'static str, &'static str, &'static str)] = &[
-        ("futex.vip", "1", "VIP futex queueing and inheritance (0 = off: VIP tasks wait like normal ones)"),
-        (
-            "futex.vip_starvation_ns",
-            "100000000",
-            "a VIP does not jump a normal waiter that has waited longer than this",
-        ),
-        ("futex.max_lock_depth", "1024", "longest owner chain PI boosts and VIP inheritance follow (1..=1024)"),
-    ];
-
-    /// Sets switch `name` (without the `futex.` prefix checked by the caller) to `value`.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let num = |lo: u64, hi: u64| -> Result<u64, String> {
-            let v: u64 = value.trim().parse().map_err(|_| format!("`{name}` takes an integer, not `{value}`"))?;
-            if !(lo..=hi).contains(&v) {
-                return Err(format!("`{name}` = {v} is outside {lo}..={hi}"));
-            }
-            Ok(v)
-        };
-        match name {
-            "futex.vip" => self.vip = num(0, 1)? == 1,
-            "futex.vip_starvation_ns" => self.vip_starvation = Ns(num(0, 3_600_000_000_000)?),
-            "futex.max_lock_depth" => self.max_lock_depth = num(1, 1024)? as usize,
-            _ => {
-                let known: Vec<&str> = Self::TUNABLES.iter().map(|t| t.0).collect();
-                return Err(format!("unknown kernel switch `{name}` (known: {})", known.join(", ")));
-            }
-        }
-        Ok(())
     }
 }
 

@@ -14,6 +14,7 @@
 //! Architecture Invariant: probes observe; nothing in [`Probe`] can change a result.
 //! The probe vocabulary (events, summary) lives in `schedlab-probe`, shared with other backends.
 
+mod config;
 mod core;
 mod cpu;
 mod deadlock;
@@ -32,6 +33,7 @@ mod why;
 pub use delayed::{RING_SLOTS, RING_USABLE};
 pub use version::KernelVersion;
 
+pub use config::{is_switch, KernelConfig, SimParams, Switch, SwitchValue, SWITCHES};
 pub use futex::FutexConfig;
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
@@ -40,49 +42,6 @@ use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskI
 use schedlab_workload::{Program, Workload};
 use std::rc::Rc;
 use std::sync::Arc;
-
-/// Kernel switches and limits for one run.
-#[derive(Clone, Debug)]
-pub struct KernelConfig {
-    /// `TTWU_QUEUE`: remote wakeups to another LLC or to an idle CPU go through the target's
-    /// wake list and an IPI instead of locking the target runqueue (v5.15 `ttwu_queue_cond`).
-    pub ttwu_queue: bool,
-    /// Whose runqueue-locking paths the model follows (`version.rs`).
-    pub version: KernelVersion,
-    /// The delayed new-task wakeup (`delayed.rs`): `wake_up_new_task` trylocks the target
-    /// runqueue and, when it is busy, leaves the child in a delay queue the target drains at
-    /// its next `schedule()`.
-    pub delayed_wakeup: bool,
-    /// The narrower `load_balance` critical section: only detaching and attaching tasks
-    /// under both runqueue locks (Linux 2.6.32 and 3.4; 5.15 already never holds both).
-    pub lb_narrow_lock: bool,
-    /// Check the kernel/policy invariants after every event (tests, `--check`).
-    pub check_invariants: bool,
-    /// Stop at this simulated time.
-    pub end: Ns,
-    /// Root seed; the workload and the policy draw from separate named streams.
-    pub seed: u64,
-    /// At most this many tasks may ever exist.
-    pub max_tasks: u64,
-    /// Futex switches (VIP, lock-chain depth).
-    pub futex: FutexConfig,
-}
-
-impl Default for KernelConfig {
-    fn default() -> Self {
-        KernelConfig {
-            ttwu_queue: true,
-            version: KernelVersion::V5_15,
-            delayed_wakeup: false,
-            lb_narrow_lock: false,
-            check_invariants: false,
-            end: Ns::from_secs(10),
-            seed: 1,
-            max_tasks: 1_000_000,
-            futex: FutexConfig::default(),
-        }
-    }
-}
 
 /// A fatal error during a run (never a panic).
 #[derive(Debug)]
@@ -197,7 +156,9 @@ impl Task {
 pub struct Kernel<'p> {
     pub(crate) machine: Arc<Machine>,
     pub(crate) wl: Arc<Workload>,
+    /// The effective switches ([`KernelConfig::effective`]): what this kernel runs.
     pub(crate) cfg: KernelConfig,
+    pub(crate) params: SimParams,
     pub(crate) policy: Box<dyn SchedClass>,
     pub(crate) probe: &'p mut dyn Probe,
     pub(crate) now: Ns,
@@ -291,27 +252,27 @@ impl<'p> Kernel<'p> {
         wl: Arc<Workload>,
         policy: Box<dyn SchedClass>,
         cfg: KernelConfig,
+        params: SimParams,
         probe: &'p mut dyn Probe,
     ) -> Result<Kernel<'p>, RunError> {
         let n = machine.nr_cpus();
         if n == 0 {
             return Err(RunError::Limit("the machine has no CPUs".into()));
         }
-        if wl.initial_tasks() > cfg.max_tasks {
+        if wl.initial_tasks() > params.max_tasks {
             return Err(RunError::Limit(format!(
                 "the workload starts {} tasks; the limit is {}",
                 wl.initial_tasks(),
-                cfg.max_tasks
+                params.max_tasks
             )));
         }
-        let streams = RngStreams::new(cfg.seed);
+        let streams = RngStreams::new(params.seed);
         let mut policy = policy;
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let idle_tick = policy.idle_tick();
         let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
-        let mut cfg = cfg;
-        cfg.ttwu_queue &= policy.wake_list() && cfg.version.has_wake_list();
+        let cfg = cfg.effective(policy.wake_list());
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let mut k = Kernel {
             tick,
@@ -361,6 +322,7 @@ impl<'p> Kernel<'p> {
             machine,
             wl,
             cfg,
+            params,
             why: probe.wants_decisions().then(Vec::new),
             modes: probe.wants_cpu_modes(),
             policy,
@@ -402,12 +364,17 @@ impl<'p> Kernel<'p> {
         Ok(k)
     }
 
+    /// The switches this kernel runs: the requested ones after [`KernelConfig::effective`].
+    pub fn config(&self) -> &KernelConfig {
+        &self.cfg
+    }
+
     /// Runs until the end time, until every task exited, or until `keep_going` returns false
     /// (it is called every [`PROGRESS_EVENTS`] events with the current simulated time: with invariant
     /// checks on, 65536 events could take seconds, too long for Ctrl-C). A kernel runs once:
     /// the summary takes the task table's names.
     pub fn run(&mut self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunSummary, RunError> {
-        let end = self.cfg.end;
+        let end = self.params.end;
         let sample_every = self.probe.sample_every();
         let mut next_sample = Ns(0);
         let mut reason = EndReason::TimeLimit;
@@ -445,7 +412,7 @@ impl<'p> Kernel<'p> {
             if let Some(e) = self.fatal.take() {
                 return Err(e);
             }
-            if self.cfg.check_invariants {
+            if self.params.check_invariants {
                 self.check_after_event().map_err(RunError::Invariant)?;
             }
             if self.alive == 0 && self.pending_starts == 0 {
@@ -473,7 +440,7 @@ impl<'p> Kernel<'p> {
         if sample_every.is_some_and(|every| next_sample.0.checked_sub(every.0) != Some(self.now.0)) {
             self.sample();
         }
-        if self.cfg.check_invariants {
+        if self.params.check_invariants {
             let mut rng = self.check_rng.take().expect("put back after every check");
             self.check_invariants(None, &mut rng).map_err(RunError::Invariant)?;
         }
@@ -573,7 +540,7 @@ impl<'p> Kernel<'p> {
     /// Marks `cpu` as touched by the current event (for the incremental check).
     #[inline]
     pub(crate) fn touch(&mut self, cpu: CpuId) {
-        if self.cfg.check_invariants && !self.touched_mask[cpu] {
+        if self.params.check_invariants && !self.touched_mask[cpu] {
             self.touched_mask[cpu] = true;
             self.touched.push(cpu);
         }
