@@ -917,7 +917,8 @@ fn list() -> Result<(), CliError> {
         let Ok(p) = (e.make)(&m, &[]) else { continue };
         let names: Vec<&str> = p.tunables().iter().map(|t| t.name).collect();
         for t in p.tunables() {
-            outln!("           {:<30} {:>10}  {}", t.name, t.value, t.doc)?;
+            let values = if t.read_only { "read only".into() } else { t.kind.values() };
+            outln!("           {:<30} {:>10}  {} [{values}]", t.name, t.value, t.doc)?;
         }
         if let Some((default, others)) = e.versions.split_last() {
             outln!(

@@ -131,7 +131,7 @@ fn tunables_outside_their_range_are_refused() {
         ("cfs", "sched_latency_ns=10", "tunable `sched_latency_ns` = 10 is outside its range 100000..=1000000000"),
         ("fifo", "timeslice_ns=5s", "tunable `timeslice_ns` = 5000000000 is outside its range 0..=1000000000"),
         ("cfs", "sched_nr_latency=4", "derived"),
-        ("o1", "hz=1000000000", "tunable `hz`: 1000000000 is outside 100..=1000"),
+        ("o1", "hz=1000000000", "tunable `hz` = 1000000000 is outside its range 100..=1000"),
     ] {
         let (code, err) = run_workload(&w, &["--sched", sched, "--set", set]);
         assert_eq!(code, 2, "{sched} {set}: {err}");

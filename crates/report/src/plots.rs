@@ -371,63 +371,55 @@ fn threads_per_cpu(with: &[&RunRecord]) -> Result<Figure, String> {
     figure("threads-per-cpu.svg", &format!("{title}, per CPU"), x, Axis::new("CPU", Unit::Plain), panels)
 }
 
-/// One figure per policy statistic and unit: only the runs whose policy has it, and a
+/// One figure per policy statistic and unit, as each run's series declares them (the
+/// policy's `Stat::unit` and `Stat::caption`): only the runs whose policy has it, and a
 /// statistic whose unit differs between policies (CFS's slice in ns, ULE's in stat ticks)
 /// gets one figure per unit, so panels side by side share a scale.
 fn stat_figures(with: &[&RunRecord]) -> Result<Vec<Figure>, String> {
-    let mut names: Vec<String> = Vec::new();
+    // (name, unit, caption): names in order of appearance, ns first among a name's units.
+    let mut stats: Vec<(String, String, String)> = Vec::new();
     for r in with {
-        for n in &r.series.as_ref().expect("filtered").stat_names {
-            if !names.contains(n) {
-                names.push(n.clone());
+        let s = r.series.as_ref().expect("filtered");
+        for (k, n) in s.stat_names.iter().enumerate() {
+            let unit = s.stat_units.get(k).cloned().unwrap_or_default();
+            if !stats.iter().any(|(m, u, _)| m == n && *u == unit) {
+                stats.push((n.clone(), unit, s.stat_captions.get(k).cloned().unwrap_or_default()));
             }
         }
     }
+    let first: Vec<String> = stats.iter().map(|(n, _, _)| n.clone()).collect();
+    stats.sort_by_key(|(n, u, _)| (first.iter().position(|m| m == n), u != "ns"));
     let mut out = Vec::new();
-    for n in names {
-        for unit in [Unit::Ns, Unit::Plain] {
-            let panels: Vec<Panel> = with
-                .iter()
-                .filter(|r| stat_unit(&r.scheduler.name, &n) == unit)
-                .map(|r| stat_panel(r, &n))
-                .filter(|p| matches!(&p.content, Content::Lines(l) if !l.is_empty()))
-                .collect();
-            if panels.is_empty() {
-                continue;
-            }
-            let (title, desc) = stat_title(&n);
-            let file = if unit == Unit::Plain && n == "slice" {
-                "stat-slice-ticks.svg".into()
-            } else {
-                format!("stat-{n}.svg")
-            };
-            let desc = if unit == Unit::Plain && n == "slice" { "stat ticks" } else { desc };
-            out.push(figure(&file, &title, Axis::new("time", Unit::Ns), Axis::new(desc, unit), panels)?);
+    for (n, unit, caption) in stats {
+        let panels: Vec<Panel> = with
+            .iter()
+            .filter(|r| stat_unit_of(r, &n).as_deref() == Some(unit.as_str()))
+            .map(|r| stat_panel(r, &n))
+            .filter(|p| matches!(&p.content, Content::Lines(l) if !l.is_empty()))
+            .collect();
+        if panels.is_empty() {
+            continue;
         }
+        let (axis, file, desc) = match unit.as_str() {
+            "ns" => (Unit::Ns, format!("stat-{n}.svg"), n.clone()),
+            "" => (Unit::Plain, format!("stat-{n}.svg"), n.clone()),
+            "%" => (Unit::Percent, format!("stat-{n}-percent.svg"), n.clone()),
+            u if u.contains("tick") => (Unit::Plain, format!("stat-{n}-ticks.svg"), u.to_string()),
+            u => {
+                (Unit::Plain, format!("stat-{n}-{}.svg", u.replace(|c: char| !c.is_alphanumeric(), "")), u.to_string())
+            }
+        };
+        let title = if caption.is_empty() { format!("{n} per thread") } else { caption };
+        out.push(figure(&file, &title, Axis::new("time", Unit::Ns), Axis::new(&desc, axis), panels)?);
     }
     Ok(out)
 }
 
-/// Whether a policy statistic is a duration in ns or a plain number (scores, priorities,
-/// ticks, weights).
-fn stat_unit(sched: &str, n: &str) -> Unit {
-    let base = sched.split('@').next().unwrap_or(sched);
-    match n {
-        "vruntime" | "lag" | "sum_exec_runtime" | "dl_runtime" | "dl_deadline" | "sleep_avg" => Unit::Ns,
-        "slice" if base != "ule" => Unit::Ns,
-        _ => Unit::Plain,
-    }
-}
-
-fn stat_title(n: &str) -> (String, &'static str) {
-    match n {
-        "score" => ("Interactivity penalty (ULE score; < 30 is interactive)".into(), "score"),
-        "priority" => ("Priority (ULE td_priority; lower is better)".into(), "priority"),
-        "vruntime" => ("vruntime per thread (CFS/EEVDF)".into(), "vruntime"),
-        "lag" => ("Lag per thread (> 0 is owed CPU)".into(), "lag"),
-        "slice" => ("Slice per thread".into(), "slice"),
-        _ => (format!("{n} per thread"), "value"),
-    }
+/// The unit run `r`'s policy gives statistic `n`, if it reports it.
+fn stat_unit_of(r: &RunRecord, n: &str) -> Option<String> {
+    let s = r.series.as_ref()?;
+    let k = s.stat_names.iter().position(|m| m == n)?;
+    Some(s.stat_units.get(k).cloned().unwrap_or_default())
 }
 
 fn runtime_panel(r: &RunRecord) -> Panel {
