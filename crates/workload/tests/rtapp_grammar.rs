@@ -42,9 +42,13 @@ fn one_trailing_comma_closes_an_object_or_an_array() {
 /// `eatws` → `comment_start`: comments wherever whitespace may be, also before the root
 /// and between a key and its `:`. A `//` comment runs to a newline: on the last line
 /// without one, json-c runs out of input in `comment_eol` and fails; so does an unclosed
-/// `/*` and a `/` that starts neither.
+/// `/*` and a `/` that starts neither. Whitespace is `is_ws_char`'s (json-c 0.16 on):
+/// space, tab, LF and CR only.
 #[test]
 fn comments_go_where_whitespace_goes_and_a_line_comment_needs_its_newline() {
+    assert_eq!(a("\r\n\t {\r\n\t \"a\"\r\n\t :\r\n\t 1\r\n\t }"), Json::Int(1));
+    refused("{\"a\":\u{b}1}");
+    refused("{\"a\":\u{c}1}");
     assert_eq!(a("/*x*/{\"a\" /* c */ : // d\n 1}\n// end\n"), Json::Int(1));
     assert_eq!(a("{\"a\":1/*c*/}"), Json::Int(1));
     let (at, m) = refused("{\"a\":1}\n// end");
@@ -135,14 +139,6 @@ fn numbers_scan_as_json_c_scans_them() {
     ] {
         refused(t);
     }
-}
-
-/// `is_ws_char` (json-c 0.16 on): space, tab, LF and CR only.
-#[test]
-fn whitespace_is_space_tab_lf_and_cr() {
-    assert_eq!(a("\r\n\t {\r\n\t \"a\"\r\n\t :\r\n\t 1\r\n\t }"), Json::Int(1));
-    refused("{\"a\":\u{b}1}");
-    refused("{\"a\":\u{c}1}");
 }
 
 /// `json_object_from_fd_ex` gives its tokener `JSON_TOKENER_DEFAULT_DEPTH` (32): 32
