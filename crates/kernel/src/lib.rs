@@ -435,6 +435,11 @@ impl<'p> Kernel<'p> {
         if reason == EndReason::TimeLimit {
             self.now = end;
         }
+        // The series end where the run does: a run shorter than the sampling interval
+        // still has its start and end samples, and a figure of it lines, not nothing.
+        if sample_every.is_some_and(|every| next_sample.0.checked_sub(every.0) != Some(self.now.0)) {
+            self.sample();
+        }
         if self.params.check_invariants {
             let mut rng = self.check_rng.take().expect("put back after every check");
             self.check_invariants(None, &mut rng).map_err(RunError::Invariant)?;

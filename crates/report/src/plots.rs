@@ -78,6 +78,17 @@ impl Figure {
         self.name.trim_end_matches(".svg").to_string() + ".png"
     }
 
+    /// Whether anything is drawn: a line of two points or more (or one marked), a heat
+    /// map's cell, a bar. A figure of a run shorter than its sampling interval may have
+    /// nothing else; the caller warns.
+    pub fn drawn(&self) -> bool {
+        self.body.panels.iter().any(|p| match &p.content {
+            Content::Lines(ls) => ls.iter().any(|l| l.pts.len() >= 2 || (l.markers && !l.pts.is_empty())),
+            Content::Heat(h) => h.rows.iter().any(|r| !r.is_empty()),
+            Content::Bars { series, .. } => series.iter().any(|(_, v)| v.iter().any(Option::is_some)),
+        })
+    }
+
     /// Whether the figure shows anything: some series is not one constant shared by all.
     pub fn informative(&self) -> bool {
         let mut seen: Option<f64> = None;
@@ -423,7 +434,12 @@ fn runtime_panel(r: &RunRecord) -> Panel {
                 .get(tk.tid)
                 .map(|v| v.iter().enumerate().map(|(i, &x)| (t(s.times_ns[first + i]), x as f64)).collect())
                 .unwrap_or_default();
-            // End at the exact total (the last sample may precede the end or the exit).
+            // Start at none at the task's start (it may precede the first sample, which a
+            // run shorter than the interval has none after), end at the exact total (the
+            // last sample may precede the end or the exit).
+            if pts.first().is_none_or(|p| p.0 > t(tk.start_ns)) {
+                pts.insert(0, (t(tk.start_ns), 0.0));
+            }
             pts.push((t(tk.exit_ns.unwrap_or(r.sim_ns)), tk.runtime_ns as f64));
             Line::new(&tk.name, group_of(&tk.name), thin(pts))
         })
