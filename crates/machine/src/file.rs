@@ -113,6 +113,7 @@ pub fn parse_machine(file: &str, text: &str) -> Result<Machine, MachineError> {
     if let Some(model) = model {
         m.set_cost_model(model);
     }
+    m.size_cpusets();
     m.check().map_err(|(field, msg)| cx.err_at(&field, msg))?;
     Ok(m)
 }

@@ -206,6 +206,24 @@ impl Machine {
         self.caches.memory.latency_ps * u64::from(d) / 10
     }
 
+    /// Sizes every CPU set of the idle drivers and frequency domains to the machine's CPU
+    /// count, so equal sets compare equal however they were built (a parsed `0` and
+    /// `CpuSet::single(128, 0)`).
+    pub(crate) fn size_cpusets(&mut self) {
+        let n = self.nr_cpus();
+        let sized = |s: &CpuSet| {
+            let mut out = CpuSet::empty(n.max(s.last().map_or(0, |c| c + 1)));
+            s.iter().for_each(|c| out.insert(c));
+            out
+        };
+        for d in &mut self.idle.drivers {
+            d.cpus = sized(&d.cpus);
+        }
+        for d in &mut self.freq.domains {
+            d.cpus = sized(&d.cpus);
+        }
+    }
+
     /// Whether the machine's data is consistent: each section's checks, `(field, reason)`
     /// naming the first field at fault as a machine file spells it.
     pub fn check(&self) -> Result<(), (String, String)> {
@@ -225,6 +243,7 @@ impl Machine {
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let mut m = self.clone();
         path::set(&mut m, name, value).map_err(|e| format!("machine value `{name}`: {e}"))?;
+        m.size_cpusets();
         m.check().map_err(|(field, e)| format!("machine value `{name}`: {field}: {e}"))?;
         *self = m;
         Ok(())

@@ -33,6 +33,12 @@ pub const PRESETS: &[(&str, &str)] = &[
 
 /// Builds a preset by name.
 pub fn preset(name: &str) -> Option<Machine> {
+    let mut m = build(name)?;
+    m.size_cpusets();
+    Some(m)
+}
+
+fn build(name: &str) -> Option<Machine> {
     let (nodes, llcs, cores, threads) = match name {
         "up" => (1, 1, 1, 1),
         "smp2" => (1, 1, 2, 1),

@@ -280,6 +280,32 @@ fn one(text: &str, line: usize, col: usize, field: &str, words: &str) {
     assert!(e.message.contains(words), "{e}");
 }
 
+/// CPU sets compare by their CPUs: per-CPU domains built as `CpuSet::single(128, c)` (two
+/// words each) read back equal from a file, where `"0"` parses to one word.
+#[test]
+fn cpu_sets_read_back_equal_on_wide_machines() {
+    use schedlab_machine::{CpuSet, FreqDomain, FreqGovernor, Topology};
+    let mut m = Machine::new("wide", 250, Topology::new(1, 1, 128, 1, None), Costs::default());
+    m.freq.governor = FreqGovernor::Performance;
+    m.freq.domains = (0..128)
+        .map(|c| FreqDomain {
+            cpus: CpuSet::single(128, c),
+            khz: vec![1000],
+            power_uw: vec![],
+            transition_latency: Ns::from_us(1),
+            transition_delay_us: None,
+            capacity: None,
+            dmips_mhz: None,
+            scale_ref_khz: None,
+        })
+        .collect();
+    assert_eq!(m.check(), Ok(()));
+    assert_eq!(parse_machine("m.toml", &m.to_toml()).unwrap(), m);
+    let mut other = m.clone();
+    other.set("freq.domain[0].cpus", "0").unwrap();
+    assert_eq!(other, m);
+}
+
 /// A 4096-CPU file with per-CPU frequency domains parses quickly enough to be a test input,
 /// and the coverage check is linear.
 #[test]
