@@ -3,7 +3,7 @@
 //! Each action runs on the CPU executing it, with its locks already held (see `cpu.rs`),
 //! and returns any extra lock hold time.
 
-use crate::cpu::{Action, Batch, Ipi, Step};
+use crate::vocab::{Action, Batch, Event, Ipi, Step};
 use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, OptIdx, Request, SelectKind, TaskInfo, TaskPolicy};
@@ -112,7 +112,7 @@ impl Kernel<'_> {
                 Request::Kick(cpu) => {
                     if cpu < self.cpus.len() && cpu != this {
                         let at = self.now + self.machine.costs.ipi_latency;
-                        self.events.push(at, crate::cpu::Event::Ipi { cpu: cpu as u32, kind: Ipi::Balance });
+                        self.events.push(at, Event::Ipi { cpu: cpu as u32, kind: Ipi::Balance });
                     }
                 }
                 Request::ActiveBalance { from, to } => {
@@ -169,7 +169,7 @@ impl Kernel<'_> {
         self.set_need_resched(cpu, true);
         if cpu != this {
             let at = self.now + self.machine.costs.ipi_latency;
-            self.events.push(at, crate::cpu::Event::Ipi { cpu: cpu as u32, kind: Ipi::Resched });
+            self.events.push(at, Event::Ipi { cpu: cpu as u32, kind: Ipi::Resched });
         }
     }
 
@@ -714,7 +714,7 @@ impl Kernel<'_> {
             self.views[target].ttwu_pending = true;
             if first {
                 let at = self.now + self.machine.costs.ipi_latency;
-                self.events.push(at, crate::cpu::Event::Ipi { cpu: target as u32, kind: Ipi::WakeList });
+                self.events.push(at, Event::Ipi { cpu: target as u32, kind: Ipi::WakeList });
             }
         } else {
             let s = self.locked1(

@@ -1,31 +1,12 @@
 //! CPU execution: modes, kernel steps, spinlocks, interrupts and time accounting.
 
-use crate::{Kernel, LockName, LockStat, ProbeEvent};
+use crate::vocab::{site_index, Action, Event, Ipi, LockId, Step, SITES};
+use crate::Kernel;
 use schedlab_machine::{KernelPath, LockSite};
-use schedlab_probe::Mode;
+use schedlab_probe::{LockName, LockStat, Mode, ProbeEvent};
 use schedlab_sim::{CpuId, Ns, TaskId};
+use schedlab_workload::{Op, Program};
 use std::collections::VecDeque;
-
-pub(crate) const SITES: [LockSite; 10] = [
-    LockSite::Schedule,
-    LockSite::TryToWakeUp,
-    LockSite::TtwuPending,
-    LockSite::WakeUpNewTask,
-    LockSite::SchedulerTick,
-    LockSite::Migrate,
-    LockSite::Setattr,
-    LockSite::FutexBucket,
-    LockSite::SchedFork,
-    LockSite::LoadBalance,
-];
-
-fn site_index(s: LockSite) -> usize {
-    SITES.iter().position(|x| *x == s).expect("every site listed")
-}
-
-/// A lock's number: runqueue locks first (lock `c` is CPU `c`'s), then futex buckets'.
-/// `u32` (checked where a lock is created) so that a step holding two is 64 bytes.
-pub(crate) type LockId = u32;
 
 #[derive(Default)]
 pub(crate) struct Lock {
@@ -33,159 +14,6 @@ pub(crate) struct Lock {
     pub waiters: VecDeque<(CpuId, Ns)>,
     /// The CPU that last held it: its cache line (and the data it guards) is there.
     pub last: Option<CpuId>,
-}
-
-/// A kernel action, executed atomically when its step runs (after its locks are taken).
-#[derive(Clone, Debug)]
-pub(crate) enum Action {
-    /// `__schedule`; `newidle`: newly-idle balancing may still run.
-    Schedule {
-        newidle: bool,
-    },
-    Tick,
-    /// The SCHED_SOFTIRQ of a kicked idle CPU (`nohz_idle_balance`).
-    NohzBalance,
-    /// An idle CPU woken by its timer looks for work (`balance(IdleWake)`).
-    IdleWake,
-    /// Move up to `count` of `tasks` (in order) from `from` to `to`.
-    MoveQueuedBatch(Box<Batch>),
-    TtwuStart {
-        task: TaskId,
-        wf: u32,
-        claimed: bool,
-    },
-    TtwuRunnable {
-        task: TaskId,
-        wf: u32,
-        cpu: CpuId,
-    },
-    TtwuActivate {
-        task: TaskId,
-        wf: u32,
-        cpu: CpuId,
-    },
-    TtwuPending,
-    ForkChild {
-        parent: TaskId,
-        template: usize,
-    },
-    WakeUpNewTask {
-        child: TaskId,
-        cpu: CpuId,
-    },
-    /// `delayed_wakeup`: trylock `cpu`'s runqueue for `child`, else delay it (`delayed.rs`).
-    WakeUpNewTaskTry {
-        child: TaskId,
-        cpu: CpuId,
-    },
-    /// v5.15 `detach_tasks` under `from`'s lock alone: up to `count` of `tasks` leave it
-    /// (in transit), then `AttachBatch` takes `to`'s lock.
-    DetachBatch {
-        batch: Box<Batch>,
-        attach_hold: Ns,
-    },
-    /// v5.15 `attach_tasks` under `to`'s lock.
-    AttachBatch {
-        tasks: Vec<TaskId>,
-        to: CpuId,
-    },
-    /// Linux 2.6.32's newly-idle balance, still holding `this` runqueue's lock: take
-    /// `busiest` by `double_lock_balance`, then run `action` for `hold` (`version.rs`).
-    DoubleLockBalance {
-        this: CpuId,
-        busiest: CpuId,
-        hold: Ns,
-        action: Box<Action>,
-    },
-    MoveQueued {
-        task: TaskId,
-        from: CpuId,
-        to: CpuId,
-    },
-    ActivateMoved {
-        task: TaskId,
-        to: CpuId,
-    },
-    Yield {
-        task: TaskId,
-    },
-    SetNice {
-        task: TaskId,
-        nice: i32,
-    },
-    SetAffinity {
-        task: TaskId,
-        set: schedlab_machine::CpuSet,
-    },
-    /// `sched_setattr(sched_runtime)` of a fair task.
-    SetSlice {
-        task: TaskId,
-        slice: Option<u64>,
-    },
-    /// `sched_setattr(policy)` of `task`; `at`: the op's byte offset in the workload, for a
-    /// refusal.
-    SetPolicy(Box<(TaskId, schedlab_sched_api::TaskPolicy, usize)>),
-    /// The policy's timer expired on this CPU (`SchedClass::timer`).
-    PolicyTimer,
-    SleepUntil {
-        task: TaskId,
-        until: Ns,
-    },
-    Exit {
-        task: TaskId,
-    },
-    WaitChildren {
-        task: TaskId,
-    },
-    PipeWrite {
-        task: TaskId,
-        pipe: usize,
-    },
-    PipeRead {
-        task: TaskId,
-        pipe: usize,
-    },
-    /// `do_poll`'s scan of the task's current `poll` op's pipes.
-    Poll {
-        task: TaskId,
-    },
-    FutexWait {
-        task: TaskId,
-        key: crate::objects::FutexKey,
-        expected: u64,
-    },
-    FutexWake {
-        key: crate::objects::FutexKey,
-        n: u64,
-    },
-    /// The operations on `[[futex]]` words (`futex.rs`).
-    Futex(Box<crate::futex::FAction>),
-}
-
-/// A balancer's batch: up to `count` of `tasks` (in order) move from `from` to `to`.
-/// Boxed in its actions, as are the rare large ones (`SetPolicy`, the futex word
-/// operations), so that an `Action` is 40 bytes and a `Step` 64: steps are moved in and
-/// out of the CPUs' step queues several times an event.
-#[derive(Clone, Debug)]
-pub(crate) struct Batch {
-    pub tasks: Vec<TaskId>,
-    pub from: CpuId,
-    pub to: CpuId,
-    pub count: usize,
-}
-
-const _: () = assert!(std::mem::size_of::<Action>() == 40);
-const _: () = assert!(std::mem::size_of::<Step>() == 64);
-
-#[derive(Clone, Debug)]
-pub(crate) enum Step {
-    /// CPU time in the kernel on `path`, no lock.
-    Delay(KernelPath, Ns),
-    /// Take `locks[..n]` in order (spinning as needed), run `action`, hold for
-    /// `hold` + whatever the action adds, release.
-    Locked { locks: [LockId; 2], n: u8, got: u8, site: LockSite, hold: Ns, action: Action },
-    /// A zero-time action without a lock.
-    Do(Action),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,7 +87,7 @@ pub(crate) struct Cpu {
     pub spin_since: Option<Ns>,
     /// Armed sleep timers, `(hard expiry, task) → (soft expiry, event sequence number)`
     /// (see `hrtimer.rs`).
-    pub hrtimers: crate::hrtimer::Timers,
+    pub hrtimers: crate::timerqueue::Timers,
     /// The hard expiry the clock event is programmed for, and its generation (an event of
     /// an older generation is stale).
     pub hrtimer_next: Option<Ns>,
@@ -327,68 +155,6 @@ impl Cpu {
         p
     }
 }
-
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Ipi {
-    Resched,
-    WakeList,
-    /// `kick_ilb`: run the idle load balancer.
-    Balance,
-    /// A delayed new task waits for this idle CPU's next `schedule()` (`delayed.rs`).
-    Delayed,
-}
-
-/// An entry of the event queue. CPU numbers are `u32` (a machine has far fewer CPUs, checked
-/// when it is built) so that every variant fits in 16 bytes and a queue entry in 32.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Event {
-    /// The CPU's current delay, lock hold or user work ended.
-    CpuDone {
-        cpu: u32,
-        gen: u64,
-    },
-    /// A lock was handed to this spinning CPU.
-    Resume {
-        cpu: u32,
-    },
-    Tick {
-        cpu: u32,
-        gen: u64,
-    },
-    /// The timer interrupt that wakes an idle CPU whose tick is stopped
-    /// (`SchedClass::idle_wakeup`); `gen` is the CPU's `tick_gen` when it went idle.
-    IdleWake {
-        cpu: u32,
-        gen: u64,
-    },
-    /// `cpu`'s clock event for its earliest hrtimer (see `hrtimer.rs`).
-    Timer {
-        cpu: u32,
-        gen: u64,
-    },
-    Ipi {
-        cpu: u32,
-        kind: Ipi,
-    },
-    /// `cpu`'s policy timer (`Request::Timer`: `dl_timer`, the rt period timer, …).
-    PolicyTimer {
-        cpu: u32,
-        gen: u64,
-    },
-    /// The workload's `[[change]]` number `idx` takes effect.
-    Change {
-        idx: u32,
-    },
-    /// Instance of workload template `template` starts; `left` more follow, each with the
-    /// next sequence number after this event's own (`EventQueue::pop_with_seq`).
-    Start {
-        template: u32,
-        left: u32,
-    },
-}
-
-// Keeps a queue entry at 32 bytes (see `schedlab_sim::EventQueue`).
-const _: () = assert!(std::mem::size_of::<Event>() == 16);
 
 impl Kernel<'_> {
     /// Handles one event; `seq` is its sequence number in the queue.
@@ -633,8 +399,7 @@ impl Kernel<'_> {
         let left_now = c.prog.left_at(now);
         if let Some(t) = c.curr {
             let task = &mut self.tasks[t];
-            if let (Some(_), crate::exec::OpTiming::Work) = (task.op_left, crate::exec::op_timing(&task.prog, task.pc))
-            {
+            if let (Some(_), OpTiming::Work) = (task.op_left, op_timing(&task.prog, task.pc)) {
                 task.op_left = Some(left_now);
             }
         }
@@ -721,7 +486,7 @@ impl Kernel<'_> {
                 }
                 Step::Do(action) => {
                     self.set_mode(cpu, Mode::Kernel);
-                    self.cur_path = crate::cpu::do_path(&action);
+                    self.cur_path = crate::vocab::do_path(&action);
                     self.act(cpu, action);
                     // The hooks' work runs right after the action, before what it queued
                     // (the balancer's scan after its moves: `queue_work`).
@@ -962,36 +727,6 @@ impl Kernel<'_> {
     }
 }
 
-/// The path of a lock-free action (a locked step's path comes from its site).
-pub(crate) fn do_path(a: &Action) -> KernelPath {
-    match a {
-        Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
-        Action::Tick | Action::PolicyTimer => KernelPath::Tick,
-        Action::NohzBalance | Action::IdleWake => KernelPath::Balance,
-        Action::MoveQueuedBatch(..)
-        | Action::MoveQueued { .. }
-        | Action::ActivateMoved { .. }
-        | Action::DoubleLockBalance { .. }
-        | Action::DetachBatch { .. }
-        | Action::AttachBatch { .. } => KernelPath::Migrate,
-        Action::TtwuStart { .. } | Action::TtwuRunnable { .. } | Action::TtwuActivate { .. } | Action::TtwuPending => {
-            KernelPath::Wakeup
-        }
-        Action::ForkChild { .. }
-        | Action::WakeUpNewTask { .. }
-        | Action::WakeUpNewTaskTry { .. }
-        | Action::Exit { .. }
-        | Action::WaitChildren { .. } => KernelPath::ForkExit,
-        Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } | Action::SetPolicy(..) => {
-            KernelPath::SchedSyscall
-        }
-        Action::SleepUntil { .. } => KernelPath::Timer,
-        Action::PipeWrite { .. } | Action::PipeRead { .. } | Action::Poll { .. } => KernelPath::Pipe,
-        Action::FutexWait { .. } | Action::FutexWake { .. } => KernelPath::Futex,
-        Action::Futex(a) => a.path(),
-    }
-}
-
 impl Cpu {
     /// Starts timing a spin; a spin on the second lock of a pair continues the first's.
     fn spin_start(&mut self, now: Ns) {
@@ -999,6 +734,23 @@ impl Cpu {
     }
     pub(crate) fn take_spin(&mut self) -> Option<Ns> {
         self.spin_since.take()
+    }
+}
+
+/// How an op's time passes, for a task preempted in it.
+enum OpTiming {
+    /// CPU work that pauses while the task is off the CPU or in the kernel.
+    Work,
+    /// Wall-clock deadline (spin).
+    Deadline,
+    Other,
+}
+
+fn op_timing(prog: &Program, pc: usize) -> OpTiming {
+    match prog.ops.get(pc) {
+        Some(Op::Run(_) | Op::SpinBarrier { .. }) => OpTiming::Work,
+        Some(Op::Spin(_)) => OpTiming::Deadline,
+        _ => OpTiming::Other,
     }
 }
 

@@ -23,7 +23,7 @@
 //! as above (their balancing finds nothing runnable);
 //! then the deadlock is certain at that moment, and `sim_ns` says so.
 
-use crate::objects::FutexKey;
+use crate::vocab::FutexKey;
 use crate::{BlockedOn, Kernel, TState};
 use schedlab_probe::WaitFor;
 use schedlab_sim::TaskId;
@@ -43,7 +43,7 @@ impl Kernel<'_> {
     /// generation than its CPU's) or an idle CPU's tick or hrtimer interrupt with no timer
     /// armed. Walks the CPUs (stopping at the first busy one), then the queue.
     pub(crate) fn quiescent(&self) -> bool {
-        use crate::cpu::Event;
+        use crate::vocab::Event;
         if self.pending_starts != 0 || self.alive == 0 {
             return false;
         }

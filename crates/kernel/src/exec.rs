@@ -1,27 +1,10 @@
 //! Executing task programs: user work, and the syscalls that enter the kernel.
 
-use crate::cpu::{Action, Step};
-use crate::objects::FutexKey;
+use crate::vocab::{Action, FutexKey, Step};
 use crate::{Kernel, TState};
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sim::{CpuId, Ns, TaskId};
-use schedlab_workload::{Op, Program};
-
-pub(crate) enum OpTiming {
-    /// CPU work that pauses while the task is off the CPU or in the kernel.
-    Work,
-    /// Wall-clock deadline (spin).
-    Deadline,
-    Other,
-}
-
-pub(crate) fn op_timing(prog: &Program, pc: usize) -> OpTiming {
-    match prog.ops.get(pc) {
-        Some(Op::Run(_) | Op::SpinBarrier { .. }) => OpTiming::Work,
-        Some(Op::Spin(_)) => OpTiming::Deadline,
-        _ => OpTiming::Other,
-    }
-}
+use schedlab_workload::Op;
 
 /// Outcome of the user-space part of a mutex lock.
 enum LockStep {
@@ -67,7 +50,7 @@ impl Kernel<'_> {
 
     fn futex_steps(&mut self, key: FutexKey, action: Action) -> [Step; 2] {
         let b = self.objs.bucket(key);
-        let lock = self.lock_id(crate::LockName::FutexBucket(b));
+        let lock = self.lock_id(schedlab_probe::LockName::FutexBucket(b));
         let c = &self.machine.costs;
         [
             Step::Delay(KernelPath::Futex, c.syscall + c.futex),

@@ -25,7 +25,9 @@ mod hrtimer;
 mod invariants;
 mod objects;
 mod rt_timer;
+mod timerqueue;
 mod version;
+mod vocab;
 mod waits;
 mod why;
 
@@ -201,14 +203,14 @@ pub struct Kernel<'p> {
     pub(crate) policy: Box<dyn SchedClass>,
     pub(crate) probe: &'p mut dyn Probe,
     pub(crate) now: Ns,
-    pub(crate) events: EventQueue<cpu::Event>,
+    pub(crate) events: EventQueue<vocab::Event>,
     pub(crate) tasks: Vec<Task>,
     pub(crate) info: Vec<TaskInfo>,
     pub(crate) cpus: Vec<cpu::Cpu>,
     pub(crate) views: Vec<CpuView>,
     pub(crate) locks: Vec<cpu::Lock>,
     pub(crate) lock_names: Vec<LockName>,
-    pub(crate) lock_stats: Vec<[LockStat; cpu::SITES.len()]>,
+    pub(crate) lock_stats: Vec<[LockStat; vocab::SITES.len()]>,
     pub(crate) objs: objects::Objects,
     pub(crate) requests: Vec<Request>,
     pub(crate) wl_rng: SimRng,
@@ -234,8 +236,8 @@ pub struct Kernel<'p> {
     /// Every CPU: the affinity of tasks that name none, one bitmap shared by all of them.
     pub(crate) all_cpus: schedlab_machine::CpuSet,
     /// Reused step buffers (the interpreter's and interrupts'), so no event allocates.
-    pub(crate) scratch: Vec<cpu::Step>,
-    pub(crate) irq_scratch: Vec<cpu::Step>,
+    pub(crate) scratch: Vec<vocab::Step>,
+    pub(crate) irq_scratch: Vec<vocab::Step>,
     /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
     pub(crate) idle_tick: bool,
     /// An idle CPU's longest sleep before a timer interrupt wakes it (`SchedClass::idle_wakeup`).
@@ -340,7 +342,7 @@ impl<'p> Kernel<'p> {
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
             lock_names: (0..n).map(LockName::Rq).collect(),
-            lock_stats: vec![[LockStat::default(); cpu::SITES.len()]; n],
+            lock_stats: vec![[LockStat::default(); vocab::SITES.len()]; n],
             objs: objects::Objects::new(&wl, n),
             requests: Vec::new(),
             wl_rng: streams.stream("workload", 0),
@@ -383,11 +385,11 @@ impl<'p> Kernel<'p> {
             }
             let seq = k.events.reserve_seqs(tpl.count);
             let (template, left) = (t as u32, (tpl.count - 1) as u32); // ≤ MAX_TASKS
-            k.events.push_seq(tpl.start, seq, cpu::Event::Start { template, left });
+            k.events.push_seq(tpl.start, seq, vocab::Event::Start { template, left });
             k.pending_starts += tpl.count;
         }
         for (idx, c) in k.wl.changes.iter().enumerate() {
-            k.events.push(c.at, cpu::Event::Change { idx: idx as u32 }); // one per parsed `[[change]]`: far below 2^32
+            k.events.push(c.at, vocab::Event::Change { idx: idx as u32 }); // one per parsed `[[change]]`: far below 2^32
         }
         if idle_tick {
             for c in 0..n {
@@ -433,7 +435,7 @@ impl<'p> Kernel<'p> {
                 }
             }
             let (t, seq, ev) = self.events.pop_with_seq().expect("peeked");
-            if matches!(ev, cpu::Event::Tick { .. } | cpu::Event::IdleWake { .. }) {
+            if matches!(ev, vocab::Event::Tick { .. } | vocab::Event::IdleWake { .. }) {
                 self.ticks_pending -= 1;
             }
             self.now = t;
@@ -506,7 +508,7 @@ impl<'p> Kernel<'p> {
         // A CPU still spinning when the run ends has spun on its lock until now.
         for c in 0..self.cpus.len() {
             let Some(since) = self.cpus[c].take_spin() else { continue };
-            if let Some(cpu::Step::Locked { locks, n, site, .. }) = self.cpus[c].kstack.front() {
+            if let Some(vocab::Step::Locked { locks, n, site, .. }) = self.cpus[c].kstack.front() {
                 let (lock, site) = (locks[(*n - 1) as usize], *site);
                 self.stat(lock, site).spin_ns += (now - since).0;
             }
@@ -515,7 +517,7 @@ impl<'p> Kernel<'p> {
         for (i, stats) in self.lock_stats.iter().enumerate() {
             for (s, st) in stats.iter().enumerate() {
                 if st.acquisitions > 0 {
-                    locks.push((self.lock_names[i].clone(), cpu::SITES[s], *st));
+                    locks.push((self.lock_names[i].clone(), vocab::SITES[s], *st));
                 }
             }
         }

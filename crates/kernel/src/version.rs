@@ -11,7 +11,7 @@
 //! | newly-idle balance | own rq held throughout, busiest by `double_lock_balance` | own rq dropped, `double_rq_lock` | own rq dropped |
 //! | `load_balance` moves | both locks across the `move_tasks` chain | both locks across `move_tasks` | never both: `detach_tasks` under the busiest, `attach_tasks` under ours |
 
-use crate::cpu::{Action, Batch, LockId, Step};
+use crate::vocab::{Action, Batch, LockId, Step};
 use crate::Kernel;
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::Work;

@@ -1,8 +1,7 @@
 //! The waits added for the ULE-vs-CFS and runqueue-lock studies: libgomp's spinning barrier,
 //! `poll` on several pipes, and the named spans (`mark_begin`/`mark_end`) that time requests.
 
-use crate::cpu::{Action, Step};
-use crate::objects::FutexKey;
+use crate::vocab::{Action, FutexKey, Step};
 use crate::{BlockedOn, Kernel, ProbeEvent};
 use schedlab_machine::KernelPath;
 use schedlab_sched_api::wf;
