@@ -159,33 +159,7 @@ impl Cpu {
 impl Kernel<'_> {
     /// Handles one event; `seq` is its sequence number in the queue.
     pub(crate) fn dispatch(&mut self, ev: Event, seq: u64) {
-        let (kind, a, b) = match &ev {
-            Event::CpuDone { cpu, gen } => (1, *cpu as u64, *gen),
-            Event::Resume { cpu } => (2, *cpu as u64, 0),
-            Event::Tick { cpu, gen } => (3, *cpu as u64, *gen),
-            Event::Timer { cpu, gen } => (4, *cpu as u64, *gen),
-            Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
-            Event::Start { template, .. } => (6, *template as u64, 0),
-            Event::Change { idx } => (7, *idx as u64, 0),
-            Event::IdleWake { cpu, gen } => (8, *cpu as u64, *gen),
-            Event::PolicyTimer { cpu, gen } => (9, *cpu as u64, *gen),
-        };
-        self.hash.write_u64(self.now.0);
-        self.hash.write_u64(kind);
-        self.hash.write_u64(a);
-        self.hash.write_u64(b);
-        if self.cfg.check_invariants {
-            match &ev {
-                Event::CpuDone { cpu, .. }
-                | Event::Resume { cpu }
-                | Event::Tick { cpu, .. }
-                | Event::IdleWake { cpu, .. }
-                | Event::Timer { cpu, .. }
-                | Event::Ipi { cpu, .. }
-                | Event::PolicyTimer { cpu, .. } => self.touch(*cpu as CpuId),
-                Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
-            }
-        }
+        self.note_event(&ev);
         match ev {
             Event::CpuDone { cpu, gen } => {
                 let cpu = cpu as CpuId;
@@ -200,23 +174,7 @@ impl Kernel<'_> {
                 self.cpus[cpu].busy = Busy::None;
                 self.advance(cpu);
             }
-            Event::Tick { cpu: cpu32, gen } => {
-                let cpu = cpu32 as CpuId;
-                let c = &mut self.cpus[cpu];
-                if !c.tick_on || c.tick_gen != gen {
-                    return;
-                }
-                let next = self.now + self.tick;
-                self.events.push(next, Event::Tick { cpu: cpu32, gen });
-                self.ticks_pending += 1;
-                let hold = self.machine.costs.tick;
-                let mut steps = std::mem::take(&mut self.irq_scratch);
-                steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, Action::Tick));
-                // The tick is an hrtimer: its interrupt also expires sleepers within their slack.
-                self.expire_hrtimers(cpu, &mut steps);
-                self.interrupt(cpu, steps.drain(..));
-                self.irq_scratch = steps;
-            }
+            Event::Tick { cpu, gen } => self.tick_event(cpu, gen),
             Event::IdleWake { cpu, gen } => {
                 let cpu = cpu as CpuId;
                 let c = &self.cpus[cpu];
@@ -226,17 +184,7 @@ impl Kernel<'_> {
                 // Back to idle afterwards (`return_to_user`) arms the next one.
                 self.interrupt(cpu, [Step::Do(Action::IdleWake)]);
             }
-            Event::Timer { cpu, gen } => {
-                let cpu = cpu as CpuId;
-                if self.cpus[cpu].hrtimer_gen != gen {
-                    return;
-                }
-                self.cpus[cpu].hrtimer_next = None;
-                let mut steps = std::mem::take(&mut self.irq_scratch);
-                self.expire_hrtimers(cpu, &mut steps);
-                self.interrupt(cpu, steps.drain(..));
-                self.irq_scratch = steps;
-            }
+            Event::Timer { cpu, gen } => self.hrtimer_interrupt(cpu as CpuId, gen),
             Event::Ipi { cpu, kind } => self.ipi(cpu as CpuId, kind),
             Event::PolicyTimer { cpu, gen } => {
                 let cpu = cpu as CpuId;
@@ -257,6 +205,69 @@ impl Kernel<'_> {
             }
             Event::Change { idx } => self.apply_change(idx as usize),
         }
+    }
+
+    /// Writes the event into the trace hash and, with checks on, marks what it touches.
+    fn note_event(&mut self, ev: &Event) {
+        let (kind, a, b) = match ev {
+            Event::CpuDone { cpu, gen } => (1, *cpu as u64, *gen),
+            Event::Resume { cpu } => (2, *cpu as u64, 0),
+            Event::Tick { cpu, gen } => (3, *cpu as u64, *gen),
+            Event::Timer { cpu, gen } => (4, *cpu as u64, *gen),
+            Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
+            Event::Start { template, .. } => (6, *template as u64, 0),
+            Event::Change { idx } => (7, *idx as u64, 0),
+            Event::IdleWake { cpu, gen } => (8, *cpu as u64, *gen),
+            Event::PolicyTimer { cpu, gen } => (9, *cpu as u64, *gen),
+        };
+        self.hash.write_u64(self.now.0);
+        self.hash.write_u64(kind);
+        self.hash.write_u64(a);
+        self.hash.write_u64(b);
+        if self.cfg.check_invariants {
+            match ev {
+                Event::CpuDone { cpu, .. }
+                | Event::Resume { cpu }
+                | Event::Tick { cpu, .. }
+                | Event::IdleWake { cpu, .. }
+                | Event::Timer { cpu, .. }
+                | Event::Ipi { cpu, .. }
+                | Event::PolicyTimer { cpu, .. } => self.touch(*cpu as CpuId),
+                Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
+            }
+        }
+    }
+
+    /// The tick's interrupt (`tick_sched_timer`): the next tick is queued, then
+    /// `scheduler_tick` under the runqueue lock, and (the tick being an hrtimer) the
+    /// sleepers due within their slack expire.
+    fn tick_event(&mut self, cpu32: u32, gen: u64) {
+        let cpu = cpu32 as CpuId;
+        let c = &mut self.cpus[cpu];
+        if !c.tick_on || c.tick_gen != gen {
+            return;
+        }
+        let next = self.now + self.tick;
+        self.events.push(next, Event::Tick { cpu: cpu32, gen });
+        self.ticks_pending += 1;
+        let hold = self.machine.costs.tick;
+        let mut steps = std::mem::take(&mut self.irq_scratch);
+        steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, Action::Tick));
+        self.expire_hrtimers(cpu, &mut steps);
+        self.interrupt(cpu, steps.drain(..));
+        self.irq_scratch = steps;
+    }
+
+    /// `hrtimer_interrupt` of `cpu`'s clock event (a stale one does nothing).
+    fn hrtimer_interrupt(&mut self, cpu: CpuId, gen: u64) {
+        if self.cpus[cpu].hrtimer_gen != gen {
+            return;
+        }
+        self.cpus[cpu].hrtimer_next = None;
+        let mut steps = std::mem::take(&mut self.irq_scratch);
+        self.expire_hrtimers(cpu, &mut steps);
+        self.interrupt(cpu, steps.drain(..));
+        self.irq_scratch = steps;
     }
 
     /// An inter-processor interrupt arrives at `cpu`.
@@ -500,64 +511,81 @@ impl Kernel<'_> {
                     }
                 }
                 Step::Locked { locks, n, mut got, site, hold, action } => {
-                    while got < n {
-                        let lock = locks[got as usize];
-                        let id = lock as usize;
-                        if id < self.cpus.len() {
-                            self.touch(id); // an rq lock: that runqueue may change
-                        }
-                        match self.locks[id].owner {
-                            None => {
-                                self.locks[id].owner = Some(cpu);
-                                self.stat(lock, site).acquisitions += 1;
-                                got += 1;
-                            }
-                            Some(o) if o == cpu => {
-                                // Handed over by the previous holder after we spun.
-                                got += 1;
-                            }
-                            Some(_) => {
-                                let now = self.now;
-                                self.locks[id].waiters.push_back((cpu, now));
-                                let st = self.stat(lock, site);
-                                st.acquisitions += 1;
-                                st.contended += 1;
-                                self.cpus[cpu].kstack.push_front(Step::Locked { locks, n, got, site, hold, action });
-                                self.cpus[cpu].busy = Busy::Spin;
-                                self.cpus[cpu].spin_start(now);
-                                self.set_mode(cpu, Mode::Spin);
-                                return;
-                            }
-                        }
+                    if self.acquire(cpu, &locks[..n as usize], &mut got, site) {
+                        self.run_locked(cpu, locks, n, site, hold, action);
+                    } else {
+                        self.cpus[cpu].kstack.push_front(Step::Locked { locks, n, got, site, hold, action });
                     }
-                    if let Some(since) = self.cpus[cpu].take_spin() {
-                        let spun = self.now - since;
-                        self.stat(locks[(n - 1) as usize], site).spin_ns += spun.0;
-                    }
-                    self.set_mode(cpu, Mode::Kernel);
-                    let transfer = self.take_lines(cpu, &locks[..n as usize]);
-                    let path = KernelPath::of_site(site);
-                    self.cur_path = path;
-                    let extra = self.act(cpu, action);
-                    let mut first = (path, hold + extra + transfer);
-                    // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
-                    let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
-                    self.cpus[cpu].segs.clear();
-                    if !self.pending_work.is_empty() {
-                        let mut work = std::mem::take(&mut self.pending_work);
-                        for (p, ns) in work.drain(..) {
-                            match p {
-                                KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
-                                _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
-                            }
-                        }
-                        self.pending_work = work;
-                    }
-                    self.start_kernel(cpu, Busy::Hold { locks, n }, first);
                     return;
                 }
             }
         }
+    }
+
+    /// Takes `locks[got..]` in order for `cpu` (`raw_spin_lock`): true once all are held;
+    /// false if one is held by another CPU, which this CPU now spins on, FIFO (the caller
+    /// puts the step back, to resume when the lock is handed over).
+    fn acquire(&mut self, cpu: CpuId, locks: &[LockId], got: &mut u8, site: LockSite) -> bool {
+        while (*got as usize) < locks.len() {
+            let lock = locks[*got as usize];
+            let id = lock as usize;
+            if id < self.cpus.len() {
+                self.touch(id); // an rq lock: that runqueue may change
+            }
+            match self.locks[id].owner {
+                None => {
+                    self.locks[id].owner = Some(cpu);
+                    self.stat(lock, site).acquisitions += 1;
+                    *got += 1;
+                }
+                Some(o) if o == cpu => {
+                    // Handed over by the previous holder after we spun.
+                    *got += 1;
+                }
+                Some(_) => {
+                    let now = self.now;
+                    self.locks[id].waiters.push_back((cpu, now));
+                    let st = self.stat(lock, site);
+                    st.acquisitions += 1;
+                    st.contended += 1;
+                    self.cpus[cpu].busy = Busy::Spin;
+                    self.cpus[cpu].spin_start(now);
+                    self.set_mode(cpu, Mode::Spin);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// With `locks[..n]` held: runs `action` at once and holds the locks for `hold`, the
+    /// action's extra time, the lines the locks brought and the hooks' work on paths
+    /// charged inside (the balancer's scan goes after the hold, `queue_work`).
+    fn run_locked(&mut self, cpu: CpuId, locks: [LockId; 2], n: u8, site: LockSite, hold: Ns, action: Action) {
+        if let Some(since) = self.cpus[cpu].take_spin() {
+            let spun = self.now - since;
+            self.stat(locks[(n - 1) as usize], site).spin_ns += spun.0;
+        }
+        self.set_mode(cpu, Mode::Kernel);
+        let transfer = self.take_lines(cpu, &locks[..n as usize]);
+        let path = KernelPath::of_site(site);
+        self.cur_path = path;
+        let extra = self.act(cpu, action);
+        let mut first = (path, hold + extra + transfer);
+        // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
+        let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
+        self.cpus[cpu].segs.clear();
+        if !self.pending_work.is_empty() {
+            let mut work = std::mem::take(&mut self.pending_work);
+            for (p, ns) in work.drain(..) {
+                match p {
+                    KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
+                    _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
+                }
+            }
+            self.pending_work = work;
+        }
+        self.start_kernel(cpu, Busy::Hold { locks, n }, first);
     }
 
     /// Queues a hook's work as a delay to run next on `cpu`. The balancer's scan (path

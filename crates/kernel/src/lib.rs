@@ -189,6 +189,45 @@ pub(crate) struct TaskExtra {
 }
 
 impl Task {
+    /// A new task of `template` running `prog` from its start, on `cpu` (`born`: when it
+    /// was forked, for a forked one), runnable but not yet queued.
+    pub(crate) fn new(
+        template: usize,
+        policy: schedlab_sched_api::TaskPolicy,
+        prog: Rc<Program>,
+        cpu: CpuId,
+        now: Ns,
+        born: Option<Ns>,
+    ) -> Task {
+        Task {
+            template: template as u32, // templates ≤ MAX_TASKS
+            normal_policy: policy,
+            state: TState::Running,
+            on_rq: false,
+            waking: false,
+            in_transit: false,
+            migrate_pending: false,
+            migrate_to: None,
+            prog,
+            pc: 0,
+            loops: Vec::new(),
+            op_left: None,
+            op_phase: 0,
+            op_aux: 0,
+            timers: Vec::new(),
+            started: now,
+            live_children: 0,
+            timer_cpu: cpu as u32,
+            rewarm: Ns(0),
+            last_ran: None,
+            blocked_on: BlockedOn::Nothing,
+            wake_migrated: false,
+            delayed: false,
+            born,
+            extra: None,
+        }
+    }
+
     /// The task's [`TaskExtra`], allocated on first use.
     pub(crate) fn extra_mut(&mut self) -> &mut TaskExtra {
         self.extra.get_or_insert_with(Default::default)
@@ -368,40 +407,47 @@ impl<'p> Kernel<'p> {
             policy,
             probe,
         };
+        k.boot();
+        Ok(k)
+    }
+
+    /// The kernel's state at time 0: per-task tables sized for the tasks the workload
+    /// starts with, the first events queued (task starts, `[[change]]`s, ticks or idle
+    /// wakeups).
+    fn boot(&mut self) {
         // Per-task state is sized once for the tasks the workload starts with.
-        let n0 = usize::try_from(k.wl.initial_tasks()).unwrap_or(usize::MAX);
-        k.tasks.reserve_exact(n0);
-        k.info.reserve_exact(n0);
-        k.exit_times.reserve_exact(n0);
-        k.policy.reserve_tasks(n0);
-        k.probe.reserve_tasks(n0);
+        let n0 = usize::try_from(self.wl.initial_tasks()).unwrap_or(usize::MAX);
+        self.tasks.reserve_exact(n0);
+        self.info.reserve_exact(n0);
+        self.exit_times.reserve_exact(n0);
+        self.policy.reserve_tasks(n0);
+        self.probe.reserve_tasks(n0);
         // One queued `Start` per template, not per instance: each instance queues the next
         // with the sequence number reserved for it here, so events pop in the same order as
         // if every instance had been queued now, and 100 000 threads do not put 100 000
         // entries (32 bytes each, and a deeper heap) in the queue.
-        for (t, tpl) in k.wl.templates.iter().enumerate() {
+        for (t, tpl) in self.wl.templates.iter().enumerate() {
             if tpl.count == 0 {
                 continue;
             }
-            let seq = k.events.reserve_seqs(tpl.count);
+            let seq = self.events.reserve_seqs(tpl.count);
             let (template, left) = (t as u32, (tpl.count - 1) as u32); // ≤ MAX_TASKS
-            k.events.push_seq(tpl.start, seq, vocab::Event::Start { template, left });
-            k.pending_starts += tpl.count;
+            self.events.push_seq(tpl.start, seq, vocab::Event::Start { template, left });
+            self.pending_starts += tpl.count;
         }
-        for (idx, c) in k.wl.changes.iter().enumerate() {
-            k.events.push(c.at, vocab::Event::Change { idx: idx as u32 }); // one per parsed `[[change]]`: far below 2^32
+        for (idx, c) in self.wl.changes.iter().enumerate() {
+            self.events.push(c.at, vocab::Event::Change { idx: idx as u32 }); // one per parsed `[[change]]`: far below 2^32
         }
-        if idle_tick {
-            for c in 0..n {
-                k.start_tick(c);
+        if self.idle_tick {
+            for c in 0..self.cpus.len() {
+                self.start_tick(c);
             }
-        } else if idle_wakeup.is_some() {
+        } else if self.idle_wakeup.is_some() {
             // Every CPU starts idle: its first wakeup is armed now.
-            for c in 0..n {
-                k.arm_idle_wakeup(c);
+            for c in 0..self.cpus.len() {
+                self.arm_idle_wakeup(c);
             }
         }
-        Ok(k)
     }
 
     /// Runs until the end time, until every task exited, or until `keep_going` returns false

@@ -233,6 +233,22 @@ impl Kernel<'_> {
         }
     }
 
+    /// `move_tasks` under both runqueue locks (`kernel/sched.c:move_tasks, balance_tasks
+    /// (v2.6.32)`, `kernel/sched/fair.c:move_tasks (v3.4)`): the first `count` of `tasks`
+    /// still queued on `from`, not running and allowed on `to` move there at once.
+    pub(crate) fn move_tasks(&mut self, cpu: CpuId, batch: Batch) {
+        let Batch { tasks, from, to, count } = batch;
+        let mut moved = 0;
+        for task in tasks {
+            if moved == count {
+                break;
+            }
+            if self.move_queued(cpu, task, from, to) {
+                moved += 1;
+            }
+        }
+    }
+
     /// `attach_tasks` (`kernel/sched/fair.c (v5.15)`) under `to`'s lock.
     pub(crate) fn attach_tasks(&mut self, cpu: CpuId, tasks: Vec<TaskId>, to: CpuId) {
         for task in tasks {

@@ -156,6 +156,16 @@ pub(crate) enum Action {
     Futex(Box<FAction>),
 }
 
+/// What the interpreter does after an op (`exec.rs`).
+pub(crate) enum Flow {
+    /// Go on to the next op at once.
+    Continue,
+    /// Kernel steps were queued.
+    Kernel,
+    /// User work was started (or the run failed): the CPU is busy.
+    User,
+}
+
 /// A balancer's batch: up to `count` of `tasks` (in order) move from `from` to `to`.
 /// Boxed in its actions, as are the rare large ones (`SetPolicy`, the futex word
 /// operations), so that an `Action` is 40 bytes and a `Step` 64: steps are moved in and
