@@ -295,6 +295,7 @@ impl Kernel<'_> {
         self.alive += 1;
         if let Some(p) = parent {
             self.tasks[p].live_children += 1;
+            self.link_child(p, id);
         }
         self.probe.event(&ProbeEvent::TaskNew { time: self.now, task: id, parent, cpu });
         self.record_affinity(id);
@@ -616,12 +617,9 @@ impl Kernel<'_> {
                 steps.push(Step::Delay(KernelPath::Wakeup, self.ttwu_cost(cpu, p)));
                 steps.push(Step::Do(Action::TtwuStart { task: p, wf: 0, claimed: false }));
             }
+            self.unlink_child(p, task);
         }
-        for c in 0..self.info.len() {
-            if self.info[c].parent.get() == Some(task) && self.tasks[c].state != TState::Dead {
-                self.info[c].parent = OptIdx::NONE;
-            }
-        }
+        self.forget_original_parent(task);
         steps.push(self.locked1(
             cpu,
             LockSite::Schedule,
@@ -629,6 +627,50 @@ impl Kernel<'_> {
             Action::Schedule { newidle: true },
         ));
         self.push_steps(cpu, steps);
+    }
+
+    /// Puts `child` on `parent`'s list of children (`copy_process` links `p->sibling`
+    /// into `p->real_parent->children`, `kernel/fork.c`, v5.15; at the head here: the
+    /// order of the list changes no result).
+    fn link_child(&mut self, parent: TaskId, child: TaskId) {
+        let head = self.tasks[parent].children;
+        if let Some(h) = head.get() {
+            self.tasks[h].sibling_prev = OptIdx::some(child);
+        }
+        let c = &mut self.tasks[child];
+        c.sibling_prev = OptIdx::NONE;
+        c.sibling_next = head;
+        self.tasks[parent].children = OptIdx::some(child);
+    }
+
+    /// Takes the exiting `child` off `parent`'s list (`release_task` → `__unhash_process`:
+    /// `list_del_init(&p->sibling)`, `kernel/exit.c`, v5.15; the model reaps at exit).
+    fn unlink_child(&mut self, parent: TaskId, child: TaskId) {
+        let (prev, next) = (self.tasks[child].sibling_prev, self.tasks[child].sibling_next);
+        match prev.get() {
+            Some(p) => self.tasks[p].sibling_next = next,
+            None => self.tasks[parent].children = next,
+        }
+        if let Some(n) = next.get() {
+            self.tasks[n].sibling_prev = prev;
+        }
+        let c = &mut self.tasks[child];
+        c.sibling_prev = OptIdx::NONE;
+        c.sibling_next = OptIdx::NONE;
+    }
+
+    /// `forget_original_parent` (`kernel/exit.c`, v5.15) for the exiting `father`: each
+    /// live child on its list is reparented — to nobody (the model has no reaper: an
+    /// orphan's exit wakes no one) — and the list is emptied: it has no children left.
+    fn forget_original_parent(&mut self, father: TaskId) {
+        self.tasks[father].live_children = 0;
+        let mut next = std::mem::take(&mut self.tasks[father].children);
+        while let Some(c) = next.get() {
+            self.info[c].parent = OptIdx::NONE;
+            let tk = &mut self.tasks[c];
+            next = std::mem::take(&mut tk.sibling_next);
+            tk.sibling_prev = OptIdx::NONE;
+        }
     }
 
     /// `do_wait` (`kernel/exit.c`, v5.15) for any child: blocks while children live (the

@@ -37,7 +37,7 @@ pub use version::KernelVersion;
 pub use futex::FutexConfig;
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
-use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
+use schedlab_sched_api::{CpuView, OptIdx, Request, SchedClass, TaskInfo};
 use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskId, TraceHash};
 use schedlab_workload::{Program, Workload};
 use std::rc::Rc;
@@ -163,6 +163,14 @@ pub(crate) struct Task {
     /// When the task came to life (rt-app's `t_first`, where its timers count from).
     pub started: Ns,
     pub live_children: u64,
+    /// The task's live children, a list linked through their `sibling` links
+    /// (`task_struct::children`, `sibling`): its head here, and this task's neighbours on
+    /// its parent's list. A child leaves the list when it exits (the model reaps at once);
+    /// an exiting parent walks its own list to reparent them (`kernel/exit.c:
+    /// forget_original_parent`), so an exit costs O(its children), not O(every task).
+    pub children: OptIdx,
+    pub sibling_prev: OptIdx,
+    pub sibling_next: OptIdx,
     pub timer_cpu: u32,
     pub rewarm: Ns,
     pub last_ran: Option<u32>,
@@ -217,6 +225,9 @@ impl Task {
             timers: Vec::new(),
             started: now,
             live_children: 0,
+            children: OptIdx::NONE,
+            sibling_prev: OptIdx::NONE,
+            sibling_next: OptIdx::NONE,
             timer_cpu: cpu as u32,
             rewarm: Ns(0),
             last_ran: None,

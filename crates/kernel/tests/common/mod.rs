@@ -1,0 +1,31 @@
+//! Shared set-up for the kernel's tests: a workload text on a machine preset under a
+//! registered policy, run to its end by the kernel model alone (no `RunSpec`).
+#![allow(dead_code)] // each test file uses part of it
+
+use schedlab_kernel::{Kernel, KernelConfig, RunError};
+use schedlab_probe::{NoProbe, RunSummary};
+use schedlab_sim::Ns;
+use std::sync::Arc;
+
+/// A kernel for `workload` on preset `machine` under `sched` (a registry name) with `cfg`;
+/// the closure gets it before it runs (to read its configuration), then it runs.
+pub fn with_kernel<R>(
+    workload: &str,
+    machine: &str,
+    sched: &str,
+    cfg: KernelConfig,
+    f: impl FnOnce(&mut Kernel<'_>) -> R,
+) -> R {
+    let m = Arc::new(schedlab_machine::preset(machine).unwrap_or_else(|| panic!("preset {machine}")));
+    let wl = schedlab_workload::parse_workload("test.toml", workload, &[], m.nr_cpus()).expect("workload parses");
+    let policy = schedlab_policies::make_policy(sched, &m, &[]).expect("registered policy");
+    let mut probe = NoProbe;
+    let mut k = Kernel::new(m, Arc::new(wl), policy, cfg, &mut probe).expect("kernel builds");
+    f(&mut k)
+}
+
+/// Runs `workload` to its end with every invariant checked after every event.
+pub fn run_checked(workload: &str, machine: &str, sched: &str, end: Ns) -> Result<RunSummary, RunError> {
+    let cfg = KernelConfig { check_invariants: true, end, ..KernelConfig::default() };
+    with_kernel(workload, machine, sched, cfg, |k| k.run(&mut |_| true))
+}
