@@ -43,20 +43,29 @@ use schedlab_workload::{Program, Workload};
 use std::rc::Rc;
 use std::sync::Arc;
 
-/// Kernel switches and limits for one run.
-#[derive(Clone, Debug)]
+/// Kernel switches and limits for one run. [`Kernel::new`] takes a requested
+/// configuration and runs the effective one ([`KernelConfig::effective`], read back with
+/// [`Kernel::config`]): a switch that could change nothing under the version, the policy
+/// or the machine is turned off, so that what a run reports is what it ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KernelConfig {
     /// `TTWU_QUEUE`: remote wakeups to another LLC or to an idle CPU go through the target's
     /// wake list and an IPI instead of locking the target runqueue (v5.15 `ttwu_queue_cond`).
+    /// Effective only where a wakeup can take that path: not in 2.6.32 (no wake list), not
+    /// under a policy without one (`SchedClass::wake_list`: ULE, O(1)), not under 3.4 on a
+    /// machine whose CPUs share one LLC (3.4 queues only across caches), not on one CPU.
     pub ttwu_queue: bool,
-    /// Whose runqueue-locking paths the model follows (`version.rs`).
+    /// Whose runqueue-locking paths the model follows (`version.rs`). Never adjusted.
     pub version: KernelVersion,
     /// The delayed new-task wakeup (`delayed.rs`): `wake_up_new_task` trylocks the target
     /// runqueue and, when it is busy, leaves the child in a delay queue the target drains at
-    /// its next `schedule()`.
+    /// its next `schedule()`. Never adjusted: every version and policy runs
+    /// `wake_up_new_task` for a forked task (a workload that never forks never reaches it).
     pub delayed_wakeup: bool,
     /// The narrower `load_balance` critical section: only detaching and attaching tasks
-    /// under both runqueue locks (Linux 2.6.32 and 3.4; 5.15 already never holds both).
+    /// under both runqueue locks (Linux 2.6.32 and 3.4). Effective only where the wide one
+    /// exists: not under 5.15 (whose `detach_tasks`/`attach_tasks` never hold both locks),
+    /// not under a policy whose balancer moves no batches (`SchedClass::moves_batches`).
     pub lb_narrow_lock: bool,
     /// Check the kernel/policy invariants after every event (tests, `--check`).
     pub check_invariants: bool,
@@ -66,8 +75,36 @@ pub struct KernelConfig {
     pub seed: u64,
     /// At most this many tasks may ever exist.
     pub max_tasks: u64,
-    /// Futex switches (VIP, lock-chain depth).
+    /// Futex switches (VIP, lock-chain depth). Never adjusted: `futex.vip` and
+    /// `futex.max_lock_depth` apply to every policy (PI boosts and VIP inheritance follow
+    /// owner chains whatever the class), and `futex.vip_starvation_ns`, which matters only
+    /// with VIP queueing on, keeps its value (a value, not a switch).
     pub futex: FutexConfig,
+}
+
+impl KernelConfig {
+    /// The configuration a kernel runs for this request under `policy` on `machine`: each
+    /// switch that could take no effect there is off (see each field for when). The wake
+    /// list of a policy or version without one cannot run; every other switch turned off
+    /// would have changed nothing, so the effective configuration gives the request's
+    /// results.
+    pub fn effective(&self, policy: &dyn SchedClass, machine: &Machine) -> KernelConfig {
+        let topo = &machine.topology;
+        let n = machine.nr_cpus();
+        let queues = match self.version {
+            // No wake list (`kernel/sched.c:try_to_wake_up (v2.6.32)` locks the target).
+            KernelVersion::V2_6_32 => false,
+            // `ttwu_queue (v3.4)`: only to a CPU that shares no cache with the waker.
+            KernelVersion::V3_4 => (1..n).any(|c| !topo.shares_llc(0, c)),
+            // `ttwu_queue_cond (v5.15)`: also to an idle CPU of the same LLC, never to itself.
+            KernelVersion::V5_15 => n > 1,
+        };
+        KernelConfig {
+            ttwu_queue: self.ttwu_queue && policy.wake_list() && queues,
+            lb_narrow_lock: self.lb_narrow_lock && self.version.lb_holds_both_locks() && policy.moves_batches(),
+            ..self.clone()
+        }
+    }
 }
 
 impl Default for KernelConfig {
@@ -336,8 +373,25 @@ pub const FULL_CHECK_EVERY: u64 = 256;
 /// two), so a caller can count events from the calls (progress bars).
 pub const PROGRESS_EVENTS: u64 = 4096;
 
+/// What a kernel refuses before it starts: a machine without CPUs, a workload starting
+/// more tasks than the limit.
+fn check_limits(machine: &Machine, wl: &Workload, cfg: &KernelConfig) -> Result<(), RunError> {
+    if machine.nr_cpus() == 0 {
+        return Err(RunError::Limit("the machine has no CPUs".into()));
+    }
+    if wl.initial_tasks() > cfg.max_tasks {
+        return Err(RunError::Limit(format!(
+            "the workload starts {} tasks; the limit is {}",
+            wl.initial_tasks(),
+            cfg.max_tasks
+        )));
+    }
+    Ok(())
+}
+
 impl<'p> Kernel<'p> {
-    /// Builds a kernel for `workload` on `machine` under `policy`.
+    /// Builds a kernel for `workload` on `machine` under `policy`, running the effective
+    /// configuration of `cfg` ([`KernelConfig::effective`]; [`Kernel::config`]).
     pub fn new(
         machine: Arc<Machine>,
         wl: Arc<Workload>,
@@ -345,25 +399,15 @@ impl<'p> Kernel<'p> {
         cfg: KernelConfig,
         probe: &'p mut dyn Probe,
     ) -> Result<Kernel<'p>, RunError> {
+        check_limits(&machine, &wl, &cfg)?;
         let n = machine.nr_cpus();
-        if n == 0 {
-            return Err(RunError::Limit("the machine has no CPUs".into()));
-        }
-        if wl.initial_tasks() > cfg.max_tasks {
-            return Err(RunError::Limit(format!(
-                "the workload starts {} tasks; the limit is {}",
-                wl.initial_tasks(),
-                cfg.max_tasks
-            )));
-        }
         let streams = RngStreams::new(cfg.seed);
         let mut policy = policy;
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let idle_tick = policy.idle_tick();
         let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
-        let mut cfg = cfg;
-        cfg.ttwu_queue &= policy.wake_list() && cfg.version.has_wake_list();
+        let cfg = cfg.effective(policy.as_ref(), &machine);
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let mut k = Kernel {
             tick,
@@ -654,5 +698,67 @@ impl<'p> Kernel<'p> {
 
     pub fn now(&self) -> Ns {
         self.now
+    }
+
+    /// The configuration this kernel runs: the request given to [`Kernel::new`] with the
+    /// switches that cannot take effect turned off ([`KernelConfig::effective`]).
+    pub fn config(&self) -> &KernelConfig {
+        &self.cfg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HACKBENCH: &str = include_str!("../../../examples/workloads/hackbench.toml");
+
+    /// The trace hash of two small hackbench groups under `sched` on `machine` with `cfg`;
+    /// `force`: run the request as given, the effective configuration's adjustments undone
+    /// (all but the wake list of a policy or version without one, which the kernel cannot
+    /// run).
+    fn hash(sched: &str, machine: &str, cfg: &KernelConfig, force: bool) -> u64 {
+        let m = Arc::new(schedlab_machine::preset(machine).expect("preset"));
+        let params = [("groups".to_string(), "2".to_string()), ("loops".to_string(), "10".to_string())];
+        let wl = schedlab_workload::parse_workload("hackbench.toml", HACKBENCH, &params, m.nr_cpus()).expect("parses");
+        let policy = schedlab_policies::make_policy(sched, &m, &[]).expect("policy");
+        let has_list = policy.wake_list() && cfg.version.has_wake_list();
+        let mut probe = schedlab_probe::NoProbe;
+        let mut k = Kernel::new(m, Arc::new(wl), policy, cfg.clone(), &mut probe).expect("builds");
+        if force {
+            k.cfg.ttwu_queue = cfg.ttwu_queue && has_list;
+            k.cfg.lb_narrow_lock = cfg.lb_narrow_lock;
+        }
+        k.run(&mut |_| true).expect("runs").trace_hash
+    }
+
+    /// Every switch the effective configuration turns off for want of an effect (the wake
+    /// list under 3.4 on one LLC, the narrow balance lock under 5.15 or a policy moving no
+    /// batches) has none: forced on, the run is the same, event for event.
+    #[test]
+    fn the_switches_turned_off_would_change_nothing() {
+        let mut adjusted = 0;
+        for sched in ["cfs", "o1", "ule", "fifo", "ext:simple"] {
+            for version in KernelVersion::ALL {
+                for machine in ["i7-3770", "opteron-32"] {
+                    let cfg = KernelConfig {
+                        ttwu_queue: true,
+                        lb_narrow_lock: true,
+                        version,
+                        end: Ns::from_secs(2),
+                        ..KernelConfig::default()
+                    };
+                    let forced = hash(sched, machine, &cfg, true);
+                    assert_eq!(hash(sched, machine, &cfg, false), forced, "{sched} {version} {machine}");
+                    let m = schedlab_machine::preset(machine).expect("preset");
+                    let p = schedlab_policies::make_policy(sched, &m, &[]).expect("policy");
+                    let eff = cfg.effective(p.as_ref(), &m);
+                    let listed = p.wake_list() && version.has_wake_list();
+                    adjusted += usize::from(eff.ttwu_queue != listed) + usize::from(!eff.lb_narrow_lock);
+                }
+            }
+        }
+        // The cases above include switches turned off (3.4 on the i7's one LLC; 5.15; ULE).
+        assert!(adjusted >= 10, "only {adjusted} adjusted switches were compared");
     }
 }

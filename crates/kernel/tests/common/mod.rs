@@ -16,8 +16,21 @@ pub fn with_kernel<R>(
     cfg: KernelConfig,
     f: impl FnOnce(&mut Kernel<'_>) -> R,
 ) -> R {
+    with_kernel_params(workload, &[], machine, sched, cfg, f)
+}
+
+/// [`with_kernel`] with workload parameters set (`--param NAME=VALUE`).
+pub fn with_kernel_params<R>(
+    workload: &str,
+    params: &[(&str, &str)],
+    machine: &str,
+    sched: &str,
+    cfg: KernelConfig,
+    f: impl FnOnce(&mut Kernel<'_>) -> R,
+) -> R {
     let m = Arc::new(schedlab_machine::preset(machine).unwrap_or_else(|| panic!("preset {machine}")));
-    let wl = schedlab_workload::parse_workload("test.toml", workload, &[], m.nr_cpus()).expect("workload parses");
+    let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let wl = schedlab_workload::parse_workload("test.toml", workload, &params, m.nr_cpus()).expect("workload parses");
     let policy = schedlab_policies::make_policy(sched, &m, &[]).expect("registered policy");
     let mut probe = NoProbe;
     let mut k = Kernel::new(m, Arc::new(wl), policy, cfg, &mut probe).expect("kernel builds");
