@@ -1,0 +1,82 @@
+#![allow(dead_code)]
+use schedlab_metrics::RunRecord;
+use schedlab_probe::{Probe, ProbeEvent};
+use schedlab_run::RunSpec;
+use schedlab_sim::Ns;
+use std::sync::Arc;
+
+/// A job from inline workload text; invariants are checked after every event.
+pub fn job(text: &str, machine: &str, sched: &str, secs: u64, sets: &[(&str, &str)]) -> RunSpec {
+    let mut j = RunSpec::load("test.toml", text, Some(machine), &[], Some(Ns::from_secs(secs))).unwrap();
+    j.sched = sched.into();
+    j.sets = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    j.check = true;
+    j
+}
+
+pub fn run(j: &RunSpec) -> RunRecord {
+    j.run(&mut |_| true).unwrap()
+}
+
+pub fn task<'a>(r: &'a RunRecord, name: &str) -> &'a schedlab_metrics::TaskRecord {
+    r.tasks.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no task {name}"))
+}
+
+/// Records `sched_switch` events.
+#[derive(Default)]
+pub struct Switches(pub Vec<(Ns, usize, Option<usize>, Option<usize>)>);
+impl Probe for Switches {
+    fn event(&mut self, ev: &ProbeEvent) {
+        if let ProbeEvent::Switch { time, cpu, prev, next, .. } = *ev {
+            self.0.push((time, cpu, prev, next));
+        }
+    }
+}
+
+/// Runs a job with a custom probe; returns the trace hash.
+pub fn run_with_probe(j: &RunSpec, probe: &mut dyn Probe) -> u64 {
+    schedlab_run::sim::run_with_probe(j, probe, &mut |_| true).unwrap().trace_hash
+}
+
+/// Lengths of the uninterrupted runs of task `t` on `cpu` (switch-in to switch-out).
+pub fn bursts(sw: &Switches, cpu: usize, t: usize) -> Vec<Ns> {
+    let mut out = Vec::new();
+    let mut since = None;
+    for &(time, c, prev, next) in &sw.0 {
+        if c != cpu {
+            continue;
+        }
+        if prev == Some(t) {
+            if let Some(s) = since.take() {
+                out.push(time - s);
+            }
+        }
+        if next == Some(t) {
+            since = Some(time);
+        }
+    }
+    out
+}
+
+pub fn hog(name: &str, nice: i32, cpu: usize) -> String {
+    format!(
+        "[[task]]\nname = \"{name}\"\nnice = {nice}\naffinity = [{cpu}]\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"100ms\" }} ] }} ]\n"
+    )
+}
+
+pub fn sleeper(name: &str, nice: i32, cpu: usize, run: &str, sleep: &str) -> String {
+    format!(
+        "[[task]]\nname = \"{name}\"\nnice = {nice}\naffinity = [{cpu}]\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"{run}\" }}, {{ sleep = \"{sleep}\" }} ] }} ]\n"
+    )
+}
+
+pub fn _arc<T>(t: T) -> Arc<T> {
+    Arc::new(t)
+}
+
+/// `n` hogs started pinned to CPU 0 and unpinned to `cpus` at once at 1 s (`[[change]]`).
+pub fn unpinned_hogs(n: usize, cpus: &str) -> String {
+    format!(
+        "[[task]]\nname = \"hog\"\ncount = {n}\naffinity = [0]\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"50ms\" }} ] }} ]\n[[change]]\nat = \"1s\"\ntasks = \"hog\"\nset_affinity = \"{cpus}\"\n"
+    )
+}
