@@ -1,9 +1,9 @@
 //! `schedlab study edf-simso`: SCHED_DEADLINE next to SimSo's global EDF
-//! (`schedlab_run::edf_simso`); the table on stdout, or `--out DIR/study.txt` with the task
+//! (`schedlab_studies::edf_simso`); the table on stdout, or `--out DIR/study.txt` with the task
 //! sets' workloads beside it.
 
 use crate::{parse_kv, write_atomic, CliError};
-use schedlab_run::edf_simso::{self, Params, SimsoOutcome};
+use schedlab_studies::edf_simso::{self, Params, SimsoOutcome};
 use std::path::Path;
 
 /// Runs the study with `--param`s, `--sched` (the simulated scheduler), `--duration` (the

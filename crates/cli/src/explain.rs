@@ -103,7 +103,7 @@ pub fn render(ex: &Explained, ask: &Ask) -> Result<String, CliError> {
 /// `eevdf@…`; default: the first configuration). Unknown names are errors that
 /// list the choices.
 pub fn study_spec(
-    suite: &schedlab_run::suite::Suite,
+    suite: &schedlab_studies::suite::Suite,
     experiment: Option<&str>,
     config: Option<&str>,
     seed: u64,

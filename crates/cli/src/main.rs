@@ -3,6 +3,7 @@ use schedlab::output::ensure_dir;
 use schedlab::{bench, note, out, outln, parse_kv, signals, write_atomic, write_atomic_bytes, CliError};
 use schedlab_run::{RunRecord, RunSpec};
 use schedlab_sim::{parse_duration, Ns};
+use schedlab_studies::Kind as StudyKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -144,8 +145,9 @@ enum Cmd {
         #[arg(long)]
         sched: Option<String>,
     },
-    /// Run a study (a built-in name from `schedlab list`, or a workload file) under
-    /// several schedulers and print the comparison its paper makes.
+    /// Run a study: a built-in study named exactly as `schedlab list` shows it (a file of that
+    /// name is run as `./NAME`), else a workload file under several schedulers, with the
+    /// comparison its source makes.
     Study {
         #[command(flatten)]
         common: Common,
@@ -382,7 +384,7 @@ fn warn_ignored(c: &Common) {
 fn real_main(cli: Cli) -> Result<(), CliError> {
     match &cli.cmd {
         Cmd::Run { common, .. } | Cmd::Compare { common, .. } | Cmd::Report { common, .. } => warn_ignored(common),
-        Cmd::Study { common, .. } if !is_validate(common) => warn_ignored(common),
+        Cmd::Study { common, .. } if !is_study(common, "validate") => warn_ignored(common),
         Cmd::Plot { common, .. } => warn_ignored(&Common { plots: Some("plots".into()), ..common.clone() }),
         _ => {}
     }
@@ -415,54 +417,32 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
-        Cmd::Study { common, sched, validate } if is_validate(&common) => {
-            schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
-        }
-        Cmd::Study { common, sched, .. } if is_named(&common, "edf-simso") => schedlab::edf_simso::run(
-            &common.params,
-            sched,
-            common.seed,
-            common.duration.as_deref(),
-            common.out.as_deref(),
-        ),
-        Cmd::Study { common, sched, .. } if suite_named(&common).is_some() => {
-            let suite = suite_named(&common).expect("checked");
-            // Each experiment names its own schedulers and tunables: refuse what would be ignored.
-            if sched.is_some() || common.machine.is_some() || !common.sets.is_empty() {
-                return Err(CliError::input(format!(
-                    "study {}: --sched, --machine and --set do not apply (each experiment sets its own)",
-                    suite.name
-                )));
+        Cmd::Study { common, sched, validate } => match builtin_study(&common).map(|s| &s.kind) {
+            Some(StudyKind::Validate) => {
+                schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
             }
-            // `--param` overrides a workload parameter in every run (e.g. hackbench's loops).
-            let params = common.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
-            run_suite(&common, &suite.with_params(&params))
-        }
-        Cmd::Study { mut common, sched, .. } => {
-            let sched = schedulers(&common, sched, None)?;
-            host_default(&mut common, &sched);
-            if common.sample.is_none() {
-                common.sample = Some("10ms".into());
-            }
-            let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
-            let out = run_many(&common, &sched)?;
-            let text = schedlab_run::bouron::study_text(&title, &out);
-            extras_with(&common, &out, Some(&text))?;
-            schedlab::study::write_paper_figures(common.plots.as_deref(), common.png, &title, &out)?;
-            match (&common.out, common.format) {
-                (Some(dir), _) => {
-                    for r in &out {
-                        let s = &r.scheduler.name;
-                        write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
-                    }
-                    write_atomic(&dir.join("study.txt"), &text)?;
-                    note!("wrote {}", dir.display());
+            Some(StudyKind::EdfSimso) => schedlab::edf_simso::run(
+                &common.params,
+                sched,
+                common.seed,
+                common.duration.as_deref(),
+                common.out.as_deref(),
+            ),
+            Some(StudyKind::Suite(make)) => {
+                let suite = make();
+                // Each experiment names its own schedulers and tunables: refuse what would be ignored.
+                if sched.is_some() || common.machine.is_some() || !common.sets.is_empty() {
+                    return Err(CliError::input(format!(
+                        "study {}: --sched, --machine and --set do not apply (each experiment sets its own)",
+                        suite.name
+                    )));
                 }
-                (None, Format::Json) => out!("{}", schedlab_report::json_many(&out))?,
-                (None, _) => out!("{text}")?,
+                // `--param` overrides a workload parameter in every run (e.g. hackbench's loops).
+                let params = common.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
+                run_suite(&common, &suite.with_params(&params))
             }
-            Ok(())
-        }
+            Some(StudyKind::Workload(_)) | None => workload_study(common, sched),
+        },
         Cmd::Timehist { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Timehist),
         Cmd::Latency { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Latency),
         Cmd::Explain { common, sched, task, at, worst, between, summary, svg, experiment, config } => {
@@ -482,6 +462,34 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
         }
     }
+}
+
+/// `study FILE` (or a built-in single-workload study): the workload under several
+/// schedulers, sampled for figures, with its source's comparison.
+fn workload_study(mut common: Common, sched: Option<String>) -> Result<(), CliError> {
+    let sched = schedulers(&common, sched, None)?;
+    host_default(&mut common, &sched);
+    if common.sample.is_none() {
+        common.sample = Some("10ms".into());
+    }
+    let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
+    let out = run_many(&common, &sched)?;
+    let text = schedlab_studies::bouron::study_text(&title, &out);
+    extras_with(&common, &out, Some(&text))?;
+    schedlab::study::write_paper_figures(common.plots.as_deref(), common.png, &title, &out)?;
+    match (&common.out, common.format) {
+        (Some(dir), _) => {
+            for r in &out {
+                let s = &r.scheduler.name;
+                write_atomic(&dir.join(format!("{s}.json")), &schedlab_report::json(r))?;
+            }
+            write_atomic(&dir.join("study.txt"), &text)?;
+            note!("wrote {}", dir.display());
+        }
+        (None, Format::Json) => out!("{}", schedlab_report::json_many(&out))?,
+        (None, _) => out!("{text}")?,
+    }
+    Ok(())
 }
 
 /// `timehist` / `latency`: one run with its events recorded, then the view.
@@ -509,17 +517,20 @@ fn replay(mut common: Common, sched: Option<String>, only: Vec<String>) -> Resul
     extras(&common, &out)
 }
 
-fn is_validate(common: &Common) -> bool {
-    is_named(common, "validate")
+/// `study NAME` names built-in study `name` (see [`builtin_study`]).
+fn is_study(common: &Common, name: &str) -> bool {
+    builtin_study(common).is_some_and(|s| s.name == name)
 }
 
-/// The workload argument is `name` and no file of that name exists.
-fn is_named(common: &Common, name: &str) -> bool {
-    common.workload.as_os_str() == name && !common.workload.exists()
+/// The built-in study the workload argument names: exactly a registry name. This one rule
+/// decides for every command: a file of that name in the working directory is `./NAME`.
+fn builtin_study(common: &Common) -> Option<&'static schedlab_studies::Study> {
+    let arg = common.workload.to_str()?;
+    schedlab_studies::STUDIES.iter().find(|s| s.name == arg)
 }
 
 fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<schedlab::validate::Opts, CliError> {
-    use schedlab_run::validate::Scale;
+    use schedlab_studies::validate::Scale;
     Ok(schedlab::validate::Opts {
         machine: c.machine.clone(),
         sched,
@@ -552,19 +563,16 @@ fn host_default(common: &mut Common, sched: &str) {
 
 /// Runs the workload under each comma-separated scheduler; `SCHED:KEY=VALUE` sets go to
 /// one scheduler only.
-/// A built-in multi-experiment study named by the workload argument (and no such file).
-fn suite_named(common: &Common) -> Option<schedlab_run::suite::Suite> {
-    if common.workload.exists() {
-        return None;
-    }
-    schedlab_run::suites::suite(&common.workload.to_string_lossy())
+/// A built-in multi-experiment study named by the workload argument.
+fn suite_named(common: &Common) -> Option<schedlab_studies::suite::Suite> {
+    builtin_study(common).and_then(schedlab_studies::Study::suite)
 }
 
 /// `study NAME` for a multi-experiment study: every experiment's runs in parallel, one table
 /// per experiment; `--plots DIR` writes each experiment's figures to `DIR/<experiment>/`,
 /// `--html FILE` one report per experiment (`FILE` with the experiment's name inserted),
 /// `--out DIR` the tables and every run's JSON.
-fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliError> {
+fn run_suite(c: &Common, suite: &schedlab_studies::suite::Suite) -> Result<(), CliError> {
     let duration = c
         .duration
         .as_deref()
@@ -575,7 +583,7 @@ fn run_suite(c: &Common, suite: &schedlab_run::suite::Suite) -> Result<(), CliEr
     note!("study {}: {} experiments in parallel…", suite.name, suite.experiments.len());
     // An HTML report says where each run's time went: its runs are explained.
     let results = suite.run_with(c.seed, duration, sample, c.html.is_some())?;
-    let text = schedlab_run::suite::suite_text(suite, &results);
+    let text = schedlab_studies::suite::suite_text(suite, &results);
     let outputs = schedlab::study::Outputs {
         plots: c.plots.as_deref(),
         html: c.html.as_deref(),
@@ -657,15 +665,19 @@ fn aims_at(t: &str, s: &str) -> bool {
     t == s || s.split_once('@').is_some_and(|(base, _)| base == t)
 }
 
-/// A workload file's text, an embedded example's (`example:NAME`), or a built-in study's
-/// when no such file exists.
+/// A workload's text: an embedded example's (`example:NAME`), a built-in single-workload
+/// study's (named exactly; also `NAME.toml` when no such file exists), or a file's.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
-    if let Some(t) = schedlab::examples::lookup(&path.to_string_lossy()) {
+    let arg = path.to_string_lossy();
+    if let Some(t) = schedlab::examples::lookup(&arg) {
+        return Ok(t.to_string());
+    }
+    if let Some(t) = schedlab_studies::STUDIES.iter().find(|s| s.name == arg).and_then(|s| s.workload()) {
         return Ok(t.to_string());
     }
     match schedlab_run::read_input(path) {
         Ok(t) => Ok(t),
-        Err(e @ schedlab_run::RunError::Io { .. }) => match schedlab_run::builtin_study(&path.to_string_lossy()) {
+        Err(e @ schedlab_run::RunError::Io { .. }) => match schedlab_studies::builtin_workload(&arg) {
             Some(t) => Ok(t.to_string()),
             None => Err(e.into()),
         },
@@ -791,9 +803,9 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     if let Some(path) = &c.html {
         let title = c.workload.file_stem().map_or("run".into(), |s| s.to_string_lossy().into_owned());
         // A study's report starts with its finding: the paper, the conclusion, the table.
-        let conclusion = comparison.and_then(|_| schedlab_run::bouron::study_conclusion(&title, rs));
+        let conclusion = comparison.and_then(|_| schedlab_studies::bouron::study_conclusion(&title, rs));
         let study = comparison.map(|table| schedlab_report::html::StudySection {
-            paper: schedlab_run::study_paper(&title),
+            paper: schedlab_studies::source_of(&title).map(|s| s.citation),
             conclusion: conclusion.as_deref(),
             table,
             figures: &[],
@@ -905,14 +917,8 @@ fn list() -> Result<(), CliError> {
         outln!("  {n:<11} {d}")?;
     }
     outln!("\nStudies (schedlab study NAME):")?;
-    for (n, d, _) in schedlab_run::suites::SUITES {
-        outln!("  {n:<24} {d}")?;
-    }
-    outln!("  {:<24} {}", "validate", schedlab_run::validate::DESCRIPTION)?;
-    outln!("  {:<24} {}", "edf-simso", schedlab_run::edf_simso::DESCRIPTION)?;
-    for (n, t) in schedlab_run::STUDIES {
-        let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
-        outln!("  {n:<24} {d}")?;
+    for s in schedlab_studies::STUDIES {
+        outln!("  {:<32} {}", s.name, s.description())?;
     }
     outln!("\nExample workloads (built in; examples/workloads/ and examples/rt-app/):")?;
     for n in schedlab::examples::names() {
@@ -944,7 +950,7 @@ struct ExplainArgs {
 /// to one run (`--param`, `--set`, `--seed`, `--duration`, `--check`).
 fn explain_study_job(
     c: &Common,
-    suite: schedlab_run::suite::Suite,
+    suite: schedlab_studies::suite::Suite,
     config: Option<String>,
     experiment: Option<&str>,
 ) -> Result<RunSpec, CliError> {

@@ -5,7 +5,7 @@
 use crate::output::ensure_dir;
 use crate::{write_atomic, write_atomic_bytes, CliError};
 use schedlab_report::plots::Figure;
-use schedlab_run::suite::{suite_text, ExperimentResult, Suite};
+use schedlab_studies::suite::{suite_text, ExperimentResult, Suite};
 use std::path::Path;
 
 /// Where the outputs go and which.
@@ -23,7 +23,7 @@ fn plot_err(message: String) -> CliError {
 
 /// The study's figures (drawn from its tables).
 pub fn study_figures(suite: &Suite, results: &[ExperimentResult]) -> Result<Vec<Figure>, CliError> {
-    schedlab_run::suites::figures(suite.name, results).into_iter().map(|c| c.render().map_err(plot_err)).collect()
+    schedlab_studies::suites::figures(suite.name, results).into_iter().map(|c| c.render().map_err(plot_err)).collect()
 }
 
 fn write_figures(dir: &Path, figs: &[Figure], png: bool) -> Result<(), CliError> {
@@ -45,7 +45,7 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
         return Ok(());
     }
     let study_figs = study_figures(suite, results)?;
-    let finding = schedlab_run::suites::finding(suite.name, results);
+    let finding = schedlab_studies::suites::finding(suite.name, results);
     if let Some(dir) = o.plots {
         write_figures(dir, &study_figs, o.png)?;
         note!("wrote {} study figures to {}", study_figs.len(), dir.display());
@@ -85,7 +85,7 @@ pub fn write_paper_figures(
     rs: &[schedlab_run::RunRecord],
 ) -> Result<(), CliError> {
     let Some(dir) = dir else { return Ok(()) };
-    let figs: Vec<Figure> = schedlab_run::bouron::figures(title, rs)
+    let figs: Vec<Figure> = schedlab_studies::bouron::figures(title, rs)
         .into_iter()
         .map(|c| c.render().map_err(plot_err))
         .collect::<Result<_, _>>()?;

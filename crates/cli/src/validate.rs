@@ -1,9 +1,9 @@
 //! `schedlab study validate`: the simulator next to this host's kernel
-//! (`schedlab_run::validate`), with the machine from a calibration (or a machine file), the
+//! (`schedlab_studies::validate`), with the machine from a calibration (or a machine file), the
 //! table on stdout and the figures side by side.
 
 use crate::{write_atomic, write_atomic_bytes, CliError};
-use schedlab_run::validate::{self, Scale};
+use schedlab_studies::validate::{self, Scale};
 use std::path::PathBuf;
 use std::sync::Arc;
 

@@ -128,3 +128,32 @@ fn exit_statuses_are_as_documented() {
         assert!(doc.contains(code), "docs/cli.md lacks {code}");
     }
 }
+
+/// `study NAME` means the built-in study whenever NAME is exactly a registry name, even with
+/// a file of that name in the working directory (that file is `./NAME`), and a path means
+/// the file: one rule, stated in `--help`.
+#[test]
+fn a_study_name_means_the_built_in_study_and_a_path_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("futex"), "[[task]]\nname = \"mine\"\nprogram = [ { run = \"1ms\" } ]\n").unwrap();
+    let builtin = schedlab(&["study", "futex", "--duration", "5ms"], dir.path());
+    assert_eq!(builtin.status.code(), Some(0), "{}", text(&builtin.stderr));
+    assert!(text(&builtin.stdout).starts_with("study futex"), "{}", text(&builtin.stdout));
+    let file = schedlab(&["study", "./futex", "--sched", "eevdf", "--duration", "5ms"], dir.path());
+    assert_eq!(file.status.code(), Some(0), "{}", text(&file.stderr));
+    assert!(text(&file.stdout).contains("mine"), "{}", text(&file.stdout));
+    let help = schedlab(&["study", "--help"], dir.path());
+    assert!(text(&help.stdout).contains("./NAME"), "{}", text(&help.stdout));
+}
+
+/// `schedlab list` shows every study of the registry, each with its description.
+#[test]
+fn list_shows_every_registered_study() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = text(&schedlab(&["list"], dir.path()).stdout);
+    for s in schedlab_studies::STUDIES {
+        let line = out.lines().find(|l| l.split_whitespace().next() == Some(s.name));
+        let line = line.unwrap_or_else(|| panic!("{} missing from list:\n{out}", s.name));
+        assert!(line.contains(&s.description()), "{line}");
+    }
+}

@@ -250,9 +250,9 @@ fn eevdf_with_groups_is_deterministic() {
 /// share equally whatever their nice values.
 #[test]
 fn the_cfs_eevdf_study_shows_what_changed() {
-    let suite = schedlab_run::suites::suite("cfs-eevdf").unwrap();
+    let suite = schedlab_studies::suites::suite("cfs-eevdf").unwrap();
     let results = suite.run(1, Some(Ns::from_secs(2)), None).unwrap();
-    let text = schedlab_run::suite::suite_text(&suite, &results);
+    let text = schedlab_studies::suite::suite_text(&suite, &results);
     for name in ["four-hogs", "short-slice", "sleeper", "autogroup-nice"] {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }

@@ -8,7 +8,7 @@ use schedlab_run::RunSpec;
 use schedlab_sim::Ns;
 
 fn study(name: &str, sched: &str, dur: Ns) -> RunSpec {
-    let text = schedlab_run::builtin_study(name).expect("built-in study");
+    let text = schedlab_studies::builtin_workload(name).expect("built-in study");
     let mut j = RunSpec::load(name, text, None, &[], Some(dur)).unwrap();
     j.sched = sched.into();
     j

@@ -101,8 +101,7 @@ fn wakeups_name_their_placement_path() {
 /// configuration, briefly): each task's explained waiting sums to its `wait_ns`.
 #[test]
 fn every_study_experiment_can_be_explained() {
-    for &(name, _, make) in schedlab_run::suites::SUITES {
-        let suite = make();
+    for (name, suite) in schedlab_studies::STUDIES.iter().filter_map(|s| Some((s.name, s.suite()?))) {
         for x in &suite.experiments {
             let j = study_spec(&suite, Some(x.name), None, 1, Some(Ns::from_ms(20))).unwrap();
             let (rec, ex) = explain(&j, None);
@@ -117,7 +116,7 @@ fn every_study_experiment_can_be_explained() {
 /// unknown experiment or configuration.
 #[test]
 fn study_explain_names_the_choices() {
-    let suite = schedlab_run::suites::suite("cfs-eevdf").unwrap();
+    let suite = schedlab_studies::suites::suite("cfs-eevdf").unwrap();
     let err = |e: Option<&str>, c: Option<&str>| match study_spec(&suite, e, c, 1, None) {
         Ok(_) => panic!("{e:?} {c:?} accepted"),
         Err(x) => x.to_string(),
@@ -156,7 +155,7 @@ fn snapshot_sleeper_placement_under_cfs() {
 /// A multi-experiment study explained through the same entry point as the CLI.
 #[test]
 fn snapshot_study_experiment() {
-    let suite = schedlab_run::suites::suite("rt-latency").unwrap();
+    let suite = schedlab_studies::suites::suite("rt-latency").unwrap();
     let x = &suite.experiments[0];
     let j = study_spec(&suite, Some(x.name), None, 1, Some(Ns::from_ms(30))).unwrap();
     let (_, ex) = explain(&j, None);
@@ -175,7 +174,7 @@ fn study_html_reports_say_where_the_time_went() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let suite = schedlab_run::suites::suite("rt-latency").unwrap();
+    let suite = schedlab_studies::suites::suite("rt-latency").unwrap();
     for x in &suite.experiments {
         let text = std::fs::read_to_string(dir.path().join(format!("s.{}.html", x.name))).unwrap();
         for c in &x.configs {

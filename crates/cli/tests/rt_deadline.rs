@@ -360,7 +360,7 @@ fn rt_and_deadline_runs_are_deterministic() {
 /// v6.12, while before it the rt throttling window (50 ms) stops it too.
 #[test]
 fn rt_latency_study_shows_class_order_throttling_and_the_fair_server() {
-    let suite = schedlab_run::suites::suite("rt-latency").unwrap();
+    let suite = schedlab_studies::suites::suite("rt-latency").unwrap();
     let res = suite.run(1, Some(Ns::from_secs(2)), None).unwrap();
     let cyc = |r: &schedlab_metrics::RunRecord| task(r, "cyclic").clone();
     for r in &res[0].records {

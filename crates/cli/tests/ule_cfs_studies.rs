@@ -10,7 +10,7 @@ use schedlab_run::RunSpec;
 use schedlab_sim::Ns;
 
 fn study(name: &str, sched: &str, params: &[(&str, &str)], secs: u64) -> RunRecord {
-    let text = schedlab_run::builtin_study(name).unwrap_or_else(|| panic!("no built-in study {name}"));
+    let text = schedlab_studies::builtin_workload(name).unwrap_or_else(|| panic!("no built-in study {name}"));
     let params: Vec<(String, String)> = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let mut j = RunSpec::load(name, text, None, &params, Some(Ns::from_secs(secs))).unwrap();
     j.sched = sched.into();
@@ -69,7 +69,7 @@ fn apache_serves_every_request_and_shuts_down() {
         // ab closes only after its last response, so no worker exits before all 2000
         // services (100 µs each on the one CPU) ran.
         assert!(r.deadlock.is_empty() && httpd.iter().all(|t| t.exit_ns.is_some_and(|x| x >= 2000 * 100_000)), "{s}");
-        let text = schedlab_run::bouron::study_text("ule-cfs-apache", std::slice::from_ref(&r));
+        let text = schedlab_studies::bouron::study_text("ule-cfs-apache", std::slice::from_ref(&r));
         assert!(!text.contains("deadlock"), "{text}");
     }
 }
@@ -95,10 +95,10 @@ fn blackscholes_ferret_runs_both_applications_to_the_end() {
         let out = r.tasks.iter().find(|t| t.name == "ferret-out").unwrap();
         assert!(out.exit_ns.is_some() && out.wakeups >= 1, "{s}: the last stage waited for the pipeline");
     }
-    let c = schedlab_run::bouron::comparison("ule-cfs-mix-blackscholes-ferret", &rs).unwrap();
+    let c = schedlab_studies::bouron::comparison("ule-cfs-mix-blackscholes-ferret", &rs).unwrap();
     assert!(c.ours.contains("blackscholes done at") && !c.ours.contains("not done"), "{c:?}");
     // The headline figures: completion bars are the applications' last exits.
-    let charts = schedlab_run::bouron::figures("ule-cfs-mix-blackscholes-ferret", &rs);
+    let charts = schedlab_studies::bouron::figures("ule-cfs-mix-blackscholes-ferret", &rs);
     let names: Vec<&str> = charts.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["paper-completion.svg", "paper-shares.svg"]);
     let schedlab_report::plots::ChartData::Bars { series, .. } = &charts[0].panels[0].data else { panic!("bars") };
@@ -118,11 +118,11 @@ fn blackscholes_ferret_runs_both_applications_to_the_end() {
 #[test]
 fn study_text_compares_with_the_paper() {
     let rs: Vec<RunRecord> = SCHEDS.iter().map(|s| study("ule-cfs-apache", s, &[("requests", "500")], 2)).collect();
-    let text = schedlab_run::bouron::study_text("ule-cfs-apache", &rs);
+    let text = schedlab_studies::bouron::study_text("ule-cfs-apache", &rs);
     let at = |l: &str| text.find(l).unwrap_or_else(|| panic!("no {l:?}:\n{text}"));
     assert!(at("finding: ") < at("paper reports: ") && at("we measure: ") < at("conclusion: "), "{text}");
     // Under CFS woken httpd threads preempt ab; in the study's ULE port they never do.
-    let c = schedlab_run::bouron::comparison("ule-cfs-apache", &rs).unwrap();
+    let c = schedlab_studies::bouron::comparison("ule-cfs-apache", &rs).unwrap();
     let (cfs, ule) = (&rs[0], &rs[1]);
     let preempted = |r: &RunRecord| r.tasks.iter().find(|t| t.name == "ab").unwrap().switches_involuntary;
     assert!(preempted(cfs) > 0 && preempted(ule) == 0, "{text}");
@@ -144,7 +144,7 @@ fn mixes_run_both_applications() {
                 assert!(done(r, g).is_some(), "{name} {}: {g} did not finish", r.scheduler.name);
             }
         }
-        let text = schedlab_run::bouron::study_text(name, &rs);
+        let text = schedlab_studies::bouron::study_text(name, &rs);
         assert!(text.contains("Battle of the Schedulers") && text.contains("paper reports: "), "{text}");
     }
 }

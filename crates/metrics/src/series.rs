@@ -40,7 +40,8 @@ impl Series {
     /// Task `t`'s cumulative run time at sample `i` (0 before it existed, its last value
     /// after it died).
     pub fn runtime_at(&self, t: usize, i: usize) -> u64 {
-        let first = self.first[t];
+        // A task that lived and died between two samples was never sampled.
+        let Some(&first) = self.first.get(t) else { return 0 };
         if i < first {
             return 0;
         }
@@ -51,9 +52,7 @@ impl Series {
     /// Task `t`'s value of statistic `name` per sample, as `(time, value)`.
     pub fn stat(&self, t: usize, name: &str) -> Vec<(u64, i64)> {
         let Some(k) = self.stat_names.iter().position(|n| n == name) else { return Vec::new() };
-        let first = self.first[t];
-        self.stats[t]
-            .get(k)
-            .map_or(Vec::new(), |v| v.iter().enumerate().map(|(i, &x)| (self.times_ns[first + i], x)).collect())
+        let (Some(&first), Some(stats)) = (self.first.get(t), self.stats.get(t)) else { return Vec::new() };
+        stats.get(k).map_or(Vec::new(), |v| v.iter().enumerate().map(|(i, &x)| (self.times_ns[first + i], x)).collect())
     }
 }

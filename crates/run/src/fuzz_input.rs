@@ -5,7 +5,7 @@
 //! error or a result, never a panic, an abort or unbounded memory (the caller watches
 //! panics and memory).
 
-use crate::{RunSpec, STUDIES};
+use crate::RunSpec;
 use rand::{Rng, RngExt};
 use schedlab_sim::{Ns, RngStreams};
 
@@ -36,6 +36,16 @@ const WORKLOADS: &[&str] = &[
     // rt-app JSON (the second front end).
     include_str!("../../../examples/rt-app/phases.json"),
     include_str!("../../../examples/rt-app/condvar.json"),
+];
+
+/// Larger seeds: the single-workload studies' files (the studies themselves live above
+/// this crate).
+const STUDY_WORKLOADS: &[&str] = &[
+    include_str!("../../../examples/studies/ule-cfs-fibo-sysbench.toml"),
+    include_str!("../../../examples/studies/ule-cfs-unpin512.toml"),
+    include_str!("../../../examples/studies/ule-cfs-mg.toml"),
+    include_str!("../../../examples/studies/ule-cfs-apache.toml"),
+    include_str!("../../../examples/studies/ule-cfs-mix-blackscholes-ferret.toml"),
 ];
 
 /// Fragments spliced into inputs: TOML structure, extreme numbers and durations,
@@ -98,7 +108,7 @@ pub fn input(seed: u64) -> Input {
         0 => {
             let base = match rng.random_range(0..WORKLOADS.len() + 2) {
                 i if i < WORKLOADS.len() => WORKLOADS[i].to_string(),
-                i if i == WORKLOADS.len() => STUDIES[rng.random_range(0..STUDIES.len())].1.to_string(),
+                i if i == WORKLOADS.len() => STUDY_WORKLOADS[rng.random_range(0..STUDY_WORKLOADS.len())].to_string(),
                 _ => crate::fuzz::world(rng.random()).0,
             };
             Input { kind: Kind::Workload, text: mutate(&mut rng, &base) }

@@ -1,5 +1,4 @@
-//! Resolving a run's inputs: machine presets and files, the workload's machine hint and the
-//! studies built into the library.
+//! Resolving a run's inputs: machine presets and files, and the workload's machine hint.
 
 use crate::RunError;
 use schedlab_machine::{parse_machine, preset, Machine};
@@ -96,46 +95,9 @@ pub const DEFAULT_COMPARE: &str = "eevdf,cfs,ule";
 /// The scheduler of `run` and `plot` by default: the one Linux runs today.
 pub const DEFAULT_SCHEDULER: &str = "eevdf";
 
-/// Studies built into the library, by name: workload files of `examples/studies/`.
-pub const STUDIES: &[(&str, &str)] = &[
-    ("ule-cfs-fibo-sysbench", include_str!("../../../examples/studies/ule-cfs-fibo-sysbench.toml")),
-    ("ule-cfs-sysbench128", include_str!("../../../examples/studies/ule-cfs-sysbench128.toml")),
-    ("ule-cfs-unpin512", include_str!("../../../examples/studies/ule-cfs-unpin512.toml")),
-    ("ule-cfs-cray", include_str!("../../../examples/studies/ule-cfs-cray.toml")),
-    ("ule-cfs-mg", include_str!("../../../examples/studies/ule-cfs-mg.toml")),
-    ("ule-cfs-apache", include_str!("../../../examples/studies/ule-cfs-apache.toml")),
-    ("ule-cfs-mix-cray-ep", include_str!("../../../examples/studies/ule-cfs-mix-cray-ep.toml")),
-    ("ule-cfs-mix-apache-sysbench", include_str!("../../../examples/studies/ule-cfs-mix-apache-sysbench.toml")),
-    ("ule-cfs-mix-blackscholes-ferret", include_str!("../../../examples/studies/ule-cfs-mix-blackscholes-ferret.toml")),
-];
-
-/// The paper the ULE-vs-CFS studies (`ule-cfs-*`) reproduce, for their finding.
-pub const BOURON: &str = "Bouron, Chevalley, Lepers, Zwaenepoel, Gouicem, Lawall, Muller, Sopena: \"The Battle of the Schedulers: FreeBSD ULE vs. Linux CFS\", USENIX ATC 2018";
-
-/// The paper a single-workload study reproduces, by its name (`ule-cfs-*`: [`BOURON`]).
-pub fn study_paper(name: &str) -> Option<&'static str> {
-    let stem = std::path::Path::new(name).file_stem().map_or(name.into(), |s| s.to_string_lossy());
-    stem.starts_with("ule-cfs-").then_some(BOURON)
-}
-
-/// The workload text of built-in study `name` (a trailing `.toml` is ignored).
-pub fn builtin_study(name: &str) -> Option<&'static str> {
-    let stem = name.trim_end_matches(".toml");
-    STUDIES.iter().find(|(n, _)| *n == stem).map(|(_, t)| *t)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_builtin_study_parses_on_its_machine() {
-        for (name, text) in STUDIES {
-            let m = load_machine(&workload_machine_hint(text).unwrap_or_else(|| "smp4".into())).unwrap();
-            schedlab_workload::parse_workload(name, text, &[], m.nr_cpus()).unwrap();
-            assert_eq!(builtin_study(&format!("{name}.toml")), Some(*text));
-        }
-    }
 
     #[test]
     fn an_unknown_machine_lists_the_presets() {

@@ -21,8 +21,6 @@
 //! Architecture Invariant: this crate and `cli` are the only ones touching the OS: here,
 //! machine files and the wall-clock time of a run (the record's `host` key).
 
-pub mod bouron;
-pub mod edf_simso;
 mod error;
 pub mod fuzz;
 pub mod fuzz_input;
@@ -33,14 +31,11 @@ pub mod record;
 pub mod replay;
 mod sched_check;
 pub mod sim;
-pub mod suite;
-pub mod suites;
-pub mod validate;
 
 pub use error::RunError;
 pub use input::{
-    builtin_study, default_schedulers, load_machine, machine_for, read_input, study_paper, workload_machine_hint,
-    DEFAULT_COMPARE, DEFAULT_SCHEDULER, MAX_INPUT_BYTES, STUDIES,
+    default_schedulers, load_machine, machine_for, read_input, workload_machine_hint, DEFAULT_COMPARE,
+    DEFAULT_SCHEDULER, MAX_INPUT_BYTES,
 };
 pub use record::deterministic_json;
 pub use sched_check::check_scheduler;

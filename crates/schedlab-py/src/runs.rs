@@ -132,7 +132,7 @@ fn default_scheds(text: &str) -> Vec<String> {
 /// comparison its paper makes. JSON with the text table and every run's record.
 #[pyfunction]
 pub fn study(py: Python<'_>, name: &str, text: Option<&str>, scheds: Vec<String>, mut opts: Opts) -> PyResult<String> {
-    let builtin = text.is_none().then(|| schedlab_run::suites::suite(name)).flatten();
+    let builtin = text.is_none().then(|| schedlab_studies::suites::suite(name)).flatten();
     if let Some(suite) = builtin {
         if !scheds.is_empty() || opts.machine.is_some() || !opts.sets.is_empty() {
             return Err(input(format!(
@@ -149,12 +149,12 @@ pub fn study(py: Python<'_>, name: &str, text: Option<&str>, scheds: Vec<String>
                 |r| json!({"name": r.name, "title": r.title, "labels": r.labels, "rows": r.rows, "records": r.records}),
             )
             .collect();
-        let text = schedlab_run::suite::suite_text(&suite, &results);
+        let text = schedlab_studies::suite::suite_text(&suite, &results);
         return Ok(json!({"name": suite.name, "text": text, "experiments": experiments}).to_string());
     }
     let text = match text {
         Some(t) => t.to_string(),
-        None => schedlab_run::builtin_study(name)
+        None => schedlab_studies::builtin_workload(name)
             .ok_or_else(|| input(format!("no built-in study `{name}` (see schedlab.studies())")))?
             .to_string(),
     };
@@ -163,7 +163,7 @@ pub fn study(py: Python<'_>, name: &str, text: Option<&str>, scheds: Vec<String>
     let records = run_specs(py, &specs(name, &text, &scheds, &opts)?)?;
     let title = std::path::Path::new(name).file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
     // A `ule-cfs-*` study: the paper, its finding and the comparison first, as the CLI prints.
-    let table = schedlab_run::bouron::study_text(&title, &records);
+    let table = schedlab_studies::bouron::study_text(&title, &records);
     Ok(json!({"name": title, "text": table, "records": records}).to_string())
 }
 
@@ -173,15 +173,10 @@ pub fn machines() -> Vec<(String, String)> {
     schedlab_machine::PRESETS.iter().map(|(n, d)| (n.to_string(), d.to_string())).collect()
 }
 
-/// Built-in studies: `(name, description)`.
+/// Built-in studies: `(name, description)`, from the one registry (`schedlab_studies::STUDIES`).
 #[pyfunction]
 pub fn suites() -> Vec<(String, String)> {
-    let multi = schedlab_run::suites::SUITES.iter().map(|(n, d, _)| (n.to_string(), d.to_string()));
-    let single = schedlab_run::STUDIES.iter().map(|(n, t)| {
-        let d = t.lines().find_map(|l| l.strip_prefix("description = ")).unwrap_or("").trim_matches('"');
-        (n.to_string(), d.to_string())
-    });
-    multi.chain(single).collect()
+    schedlab_studies::STUDIES.iter().map(|s| (s.name.to_string(), s.description())).collect()
 }
 
 /// Schedulers with their versions and tunables (defaults on machine `machine`), as JSON.
@@ -275,7 +270,7 @@ pub fn sweep_local(
 /// The run of built-in study `name` that `explain(..., experiment=, config=)` explains, as
 /// `schedlab explain STUDY --experiment X --config C` picks it.
 fn study_job(name: &str, experiment: &str, config: Option<&str>, opts: &Opts) -> PyResult<RunSpec> {
-    let suite = schedlab_run::suites::suite(name)
+    let suite = schedlab_studies::suites::suite(name)
         .ok_or_else(|| {
             input(format!("experiment=: `{name}` is not a multi-experiment study (see schedlab.studies())"))
         })?

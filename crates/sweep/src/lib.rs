@@ -63,7 +63,7 @@ pub fn load_workload(dir: &std::path::Path, name: &str) -> Result<(String, Strin
     let path = dir.join(name);
     match schedlab_run::read_input(&path) {
         Ok(text) => Ok((path.display().to_string(), text)),
-        Err(RunError::Io { .. }) => match schedlab_run::builtin_study(name) {
+        Err(RunError::Io { .. }) => match schedlab_studies::builtin_workload(name) {
             Some(text) => Ok((name.to_string(), text.to_string())),
             None => Err(format!("no workload file `{}` and no built-in study of that name", path.display())),
         },

@@ -19,8 +19,8 @@
 
 use super::lockstat::{completion_ms, completion_ns, contended, counter, spin_us};
 use crate::suite::{Config, Derived, Experiment, Metric, Suite};
-use crate::RunRecord;
 use schedlab_kernel::KernelVersion;
+use schedlab_run::RunRecord;
 use schedlab_sim::Ns;
 
 pub const DESCRIPTION: &str =

@@ -6,7 +6,7 @@
 //! waits and missed frames with VIP off, on, and on without the starvation guard.
 
 use crate::suite::{Config, Experiment, Metric, Suite};
-use crate::RunRecord;
+use schedlab_run::RunRecord;
 use schedlab_sim::Ns;
 
 pub const DESCRIPTION: &str = "futex_swap, wake on the current CPU, direct switch; VIP queueing and inheritance";

@@ -25,7 +25,7 @@
 //! (a wakeup per message) and four hogs for the interactive task. `--param` changes them.
 
 use crate::suite::{Config, Experiment, Metric, Suite};
-use crate::RunRecord;
+use schedlab_run::RunRecord;
 use schedlab_sim::Ns;
 
 pub const DESCRIPTION: &str =

@@ -5,7 +5,7 @@
 //! sleeper, and nice shares with autogroup.
 
 use crate::suite::{Config, Experiment, Metric, Suite};
-use crate::RunRecord;
+use schedlab_run::RunRecord;
 use schedlab_sim::Ns;
 
 pub const DESCRIPTION: &str = "CFS (5.15) vs EEVDF (6.6, 6.12, 6.18): slices, latency, sleepers, autogroup";

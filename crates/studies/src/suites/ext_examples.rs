@@ -6,7 +6,7 @@
 //! default durations; `--param`/`--duration` reach every run.
 
 use crate::suite::{Config, Experiment, Metric, Suite};
-use crate::RunRecord;
+use schedlab_run::RunRecord;
 use schedlab_sim::Ns;
 
 pub const DESCRIPTION: &str =

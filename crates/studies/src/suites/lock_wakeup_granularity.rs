@@ -13,8 +13,8 @@
 //! same comparison), processes over sockets (hackbench's defaults).
 
 use crate::suite::{Config, Experiment, Metric, Suite};
-use crate::RunRecord;
 use schedlab_kernel::KernelVersion;
+use schedlab_run::RunRecord;
 use schedlab_sim::Ns;
 
 pub const DESCRIPTION: &str =

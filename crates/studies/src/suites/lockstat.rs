@@ -1,8 +1,8 @@
 //! Reading runqueue-lock statistics and hackbench's completion off a run record, shared by
 //! the lock-contention studies.
 
-use crate::RunRecord;
 use schedlab_metrics::LockRecord;
+use schedlab_run::RunRecord;
 
 /// A runqueue-lock statistic summed over every runqueue at call site `site` (exact name as
 /// the record gives it, e.g. `try_to_wake_up`).

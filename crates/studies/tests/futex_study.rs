@@ -7,12 +7,12 @@ use schedlab_sim::Ns;
 
 #[test]
 fn the_futex_study_draws_mechanisms_by_scheduler_and_vip_off_and_on() {
-    let mut suite = schedlab_run::suites::suite("futex").unwrap();
+    let mut suite = schedlab_studies::suites::suite("futex").unwrap();
     for c in &mut suite.experiments[0].configs {
         c.params.push(("rounds".into(), "300".into()));
     }
     let results = suite.run(1, Some(Ns::from_ms(400)), None).unwrap();
-    let text = schedlab_run::suite::suite_text(&suite, &results);
+    let text = schedlab_studies::suite::suite_text(&suite, &results);
     let f = figs::figures("futex", &results);
     let time = figs::named(&f, "futex-swap-time.svg");
     let m = figs::meta(&time.svg);
@@ -33,6 +33,6 @@ fn the_futex_study_draws_mechanisms_by_scheduler_and_vip_off_and_on() {
     assert!(figs::has_text(&vip.svg, "VIP off") && figs::has_text(&vip.svg, "VIP on"));
     let frames = figs::meta(&figs::named(&f, "futex-vip-frames.svg").svg);
     assert_eq!(figs::series(&frames, 0), ["missed frames", "waits > 100 ms", "waits > 200 ms"]);
-    let finding = schedlab_run::suites::finding("futex", &results).unwrap();
+    let finding = schedlab_studies::suites::finding("futex", &results).unwrap();
     assert!(finding.conclusion.contains("VIP off") && finding.conclusion.contains("round trip"), "{finding:?}");
 }

@@ -10,8 +10,8 @@ pub fn meta(svg: &str) -> serde_json::Value {
 }
 
 /// The study's figures, drawn.
-pub fn figures(suite: &str, results: &[schedlab_run::suite::ExperimentResult]) -> Vec<Figure> {
-    schedlab_run::suites::figures(suite, results).into_iter().map(|c| c.render().unwrap()).collect()
+pub fn figures(suite: &str, results: &[schedlab_studies::suite::ExperimentResult]) -> Vec<Figure> {
+    schedlab_studies::suites::figures(suite, results).into_iter().map(|c| c.render().unwrap()).collect()
 }
 
 pub fn named<'a>(figs: &'a [Figure], name: &str) -> &'a Figure {

@@ -4,7 +4,7 @@
 //! and higher rt threads. Wakeup-latency percentiles and the thread's CPU share.
 
 use crate::suite::{Config, Experiment, Metric, Suite};
-use crate::RunRecord;
+use schedlab_run::RunRecord;
 use schedlab_sim::Ns;
 
 pub const DESCRIPTION: &str =

@@ -3,8 +3,8 @@
 //! table of metrics with one column per configuration. Runs are independent and seeded,
 //! so they go in parallel over the local cores and still give the same bytes.
 
-use crate::{RunError, RunRecord, RunSpec};
 use rayon::prelude::*;
+use schedlab_run::{RunError, RunRecord, RunSpec};
 use schedlab_sim::Ns;
 
 /// One configuration an experiment runs under.

@@ -8,7 +8,7 @@ use schedlab_sim::Ns;
 
 #[test]
 fn o1_pick_work_is_independent_of_runnable_tasks_and_the_study_runs() {
-    let mut suite = schedlab_run::suites::suite("o1-bottlenecks").unwrap();
+    let mut suite = schedlab_studies::suites::suite("o1-bottlenecks").unwrap();
     // Small: 1000 instead of 10 000 hogs.
     for x in &mut suite.experiments {
         for c in &mut x.configs {
@@ -21,7 +21,7 @@ fn o1_pick_work_is_independent_of_runnable_tasks_and_the_study_runs() {
         }
     }
     let results = suite.run(1, Some(Ns::from_secs(1)), None).unwrap();
-    let text = schedlab_run::suite::suite_text(&suite, &results);
+    let text = schedlab_studies::suite::suite_text(&suite, &results);
     let row = |exp: &str, metric: &str| -> Vec<f64> {
         let r = results.iter().find(|r| r.name == exp).unwrap();
         let vals = &r.rows.iter().find(|(n, _)| n == metric).unwrap_or_else(|| panic!("{metric}:\n{text}")).1;
@@ -47,7 +47,7 @@ fn o1_pick_work_is_independent_of_runnable_tasks_and_the_study_runs() {
     assert!(enq[cl] > 2.0 * enq[cs], "log n growth from 10 to 1000 tasks:\n{text}");
     assert!(row("pick-scale", "dequeue work per op")[cl] <= 2.0, "{text}");
     // The finding and the figure say where the work lives.
-    let f = schedlab_run::suites::finding("o1-bottlenecks", &results).unwrap();
+    let f = schedlab_studies::suites::finding("o1-bottlenecks", &results).unwrap();
     let o1_words = format!("pick-scale (n=10 → n=1000): o1 reads {:.2} → {:.2} bitmap words", pick[small], pick[large]);
     assert!(f.conclusion.starts_with(&o1_words), "{}", f.conclusion);
     assert!(
@@ -55,7 +55,7 @@ fn o1_pick_work_is_independent_of_runnable_tasks_and_the_study_runs() {
         "{}",
         f.conclusion
     );
-    let figs = schedlab_run::suites::figures("o1-bottlenecks", &results);
+    let figs = schedlab_studies::suites::figures("o1-bottlenecks", &results);
     assert!(figs.iter().any(|c| c.name == "pick-scale-work.svg"));
     let per_call = row("pick-scale", "schedule ns per call");
     assert!((per_call[small] - per_call[large]).abs() <= per_call[small] / 100.0, "within 1 %:\n{text}");

@@ -2,7 +2,7 @@
 //! show what the locking model predicts.
 
 mod figs;
-use schedlab_run::suite::ExperimentResult;
+use schedlab_studies::suite::ExperimentResult;
 
 fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
@@ -20,13 +20,13 @@ fn num(v: &str, text: &str) -> f64 {
 /// lock. Every hackbench runs to completion on both machines, and `--param` reaches every run.
 #[test]
 fn the_delayed_wakeup_study_runs_and_the_delayed_fork_never_spins() {
-    let mut suite = schedlab_run::suites::suite("lock-delayed-wakeup").unwrap();
+    let mut suite = schedlab_studies::suites::suite("lock-delayed-wakeup").unwrap();
     for x in &mut suite.experiments {
         x.configs.truncate(4); // 20 and 40 groups, without and with
     }
     let suite = suite.with_params(&kv(&[("groups", "3"), ("loops", "2")]));
     let results = suite.run(1, None, None).unwrap();
-    let text = schedlab_run::suite::suite_text(&suite, &results);
+    let text = schedlab_studies::suite::suite_text(&suite, &results);
     assert_eq!(results.len(), 2, "one table per machine");
     for r in &results {
         assert_eq!(r.labels, ["20", "20 dw", "40", "40 dw"], "{text}");
@@ -68,7 +68,7 @@ fn the_delayed_wakeup_study_runs_and_the_delayed_fork_never_spins() {
     for site in ["schedule", "load_balance", "try_to_wake_up", "wake_up_new_task"] {
         assert!(figs::has_text(&c.svg, site), "{site}");
     }
-    let finding = schedlab_run::suites::finding("lock-delayed-wakeup", &results).unwrap();
+    let finding = schedlab_studies::suites::finding("lock-delayed-wakeup", &results).unwrap();
     assert!(finding.paper.contains("Zhang, Gu, Su") && finding.conclusion.contains("8 CPUs: mean gain"), "{finding:?}");
     assert!(text.contains(&finding.conclusion), "the finding is in the text:\n{text}");
 }
@@ -79,11 +79,11 @@ fn the_delayed_wakeup_study_runs_and_the_delayed_fork_never_spins() {
 /// (`sched_ttwu_pending`), which the older kernels never do.
 #[test]
 fn the_lock_sites_study_runs_and_2_6_32_takes_more_wakeup_locks_than_3_4() {
-    let mut suite = schedlab_run::suites::suite("lock-sites").unwrap();
+    let mut suite = schedlab_studies::suites::suite("lock-sites").unwrap();
     suite.experiments.truncate(2); // 2 and 4 CPUs
     let suite = suite.with_params(&kv(&[("groups", "2"), ("loops", "5")]));
     let results = suite.run(1, None, None).unwrap();
-    let text = schedlab_run::suite::suite_text(&suite, &results);
+    let text = schedlab_studies::suite::suite_text(&suite, &results);
     for r in &results {
         assert_eq!(r.labels, ["2.6.32", "3.4", "5.15"], "{text}");
         assert!(r.records.iter().all(|rec| rec.tasks.iter().all(|t| t.exit_ns.is_some())), "{text}");

@@ -12,10 +12,10 @@
 //! Simulations run first, in parallel; host runs then run one at a time, so that neither
 //! disturbs the other's measurement.
 
-use crate::{RunError, RunRecord, RunSpec};
 use rayon::prelude::*;
 use schedlab_machine::Machine;
 use schedlab_metrics::TaskRecord;
+use schedlab_run::{RunError, RunRecord, RunSpec};
 use schedlab_sim::Ns;
 use std::sync::Arc;
 
@@ -506,7 +506,7 @@ pub struct CaseResult {
 
 fn spec(c: &Case, o: &Options, sched: &str, sets: &[(String, String)], end: Ns) -> Result<RunSpec, RunError> {
     let mut wl = schedlab_workload::parse_workload(c.file, c.workload, &c.params, o.machine.nr_cpus())?;
-    if let Some(nice) = o.session.filter(|_| sched != crate::Backend::HOST_SCHEDULER) {
+    if let Some(nice) = o.session.filter(|_| sched != schedlab_run::Backend::HOST_SCHEDULER) {
         in_session(&mut wl, nice);
     }
     let mut spec = RunSpec::new(wl, (*o.machine).clone(), end);
@@ -539,7 +539,7 @@ pub fn run(
         let sim = sim?;
         let (host, host_untraced) = if o.host && keep_going() {
             progress(&format!("host runs {} (traced, untraced)", c.id()));
-            let mut spec = spec(c, o, crate::Backend::HOST_SCHEDULER, &[], c.end)?;
+            let mut spec = spec(c, o, schedlab_run::Backend::HOST_SCHEDULER, &[], c.end)?;
             let traced = spec.run(&mut |_| keep_going())?;
             spec.host_tracing = false;
             spec.trace = false;

@@ -5,8 +5,8 @@
 //! not install it, the script leaves the reason in `target/test-venv/simso-unavailable` and
 //! only then does this test skip SimSo's side, printing why.
 
-use schedlab_run::edf_simso::{self, Params, SimsoOutcome, Study};
 use schedlab_sim::Ns;
+use schedlab_studies::edf_simso::{self, Params, SimsoOutcome, Study};
 
 fn small() -> Params {
     let mut p = Params::default();

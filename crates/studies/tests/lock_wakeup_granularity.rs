@@ -7,7 +7,7 @@ use schedlab_sim::Ns;
 
 #[test]
 fn the_wakeup_granularity_study_runs_and_fewer_wakeups_preempt_at_larger_granularity() {
-    let mut suite = schedlab_run::suites::suite("lock-wakeup-granularity").unwrap();
+    let mut suite = schedlab_studies::suites::suite("lock-wakeup-granularity").unwrap();
     // Small: 2 hackbench groups, 300 ms of web serving.
     for x in &mut suite.experiments {
         for c in &mut x.configs {
@@ -17,7 +17,7 @@ fn the_wakeup_granularity_study_runs_and_fewer_wakeups_preempt_at_larger_granula
         }
     }
     let results = suite.run(1, Some(Ns::from_ms(300)), None).unwrap();
-    let text = schedlab_run::suite::suite_text(&suite, &results);
+    let text = schedlab_studies::suite::suite_text(&suite, &results);
     let row = |exp: &str, metric: &str| -> Vec<f64> {
         let r = results.iter().find(|r| r.name == exp).unwrap();
         let vals = &r.rows.iter().find(|(n, _)| n == metric).unwrap_or_else(|| panic!("{metric}:\n{text}")).1;
@@ -46,6 +46,6 @@ fn the_wakeup_granularity_study_runs_and_fewer_wakeups_preempt_at_larger_granula
     assert_eq!(figs::series(&m, 0), ["schedule() rq locks", "involuntary switches"]);
     let m = figs::meta(&figs::named(&f, "hackbench.svg").svg);
     assert_eq!((m[0]["kind"].as_str(), m[0]["y_unit"].as_str()), (Some("bars"), Some("duration")));
-    let finding = schedlab_run::suites::finding("lock-wakeup-granularity", &results).unwrap();
+    let finding = schedlab_studies::suites::finding("lock-wakeup-granularity", &results).unwrap();
     assert!(finding.conclusion.contains("most requests/s at"), "{finding:?}");
 }

@@ -18,10 +18,10 @@
 
 mod simso;
 
-use crate::{RunError, RunSpec};
 use rand::RngExt;
 use rayon::prelude::*;
 use schedlab_probe::{Probe, ProbeEvent};
+use schedlab_run::{RunError, RunSpec};
 use schedlab_sim::{Ns, RngStreams, TaskId};
 
 pub use simso::{simso_python, SimsoOutcome};
@@ -245,7 +245,7 @@ pub fn run_linux(set: &[PeriodicTask], p: &Params, seed: u64) -> Result<LinuxSet
     spec.sets = vec![("sched_rt_runtime_us".into(), "-1".into())];
     spec.seed = seed;
     let mut jobs = Jobs::default();
-    let sum = crate::sim::run_with_probe(&spec, &mut jobs, &mut |_| true)?;
+    let sum = schedlab_run::sim::run_with_probe(&spec, &mut jobs, &mut |_| true)?;
     let mut out = LinuxSet::default();
     for (i, t) in set.iter().enumerate() {
         // Task ids follow start times, not the workload's order.

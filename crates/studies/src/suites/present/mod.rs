@@ -28,14 +28,6 @@ impl Finding {
     }
 }
 
-const ZHANG: &str =
-    "Zhang, Gu, Su: \"Research on Decreasing Lock Contention for Linux Scheduler\", Journal of Chinese Computer Systems, 2017";
-const FUTEX: &str = "\"futex and its optimisations\", an Android systems write-up (futex_swap, WF_CURRENT_CPU, VIP)";
-const EEVDF: &str =
-    "Stoica, Abdel-Wahab: \"Earliest Eligible Virtual Deadline First\" (1995), as merged in Linux 6.6–6.18";
-const O1: &str = "\"Linux 2.6 bottlenecks\", a 2005 industry talk on the O(1) scheduler";
-const CYCLICTEST: &str = "cyclictest (rt-tests) practice: wakeup latency of a periodic real-time thread";
-
 /// The study's figures (empty for a study that draws none).
 pub fn figures(suite: &str, results: &[ExperimentResult]) -> Vec<Chart> {
     match suite {
@@ -50,15 +42,14 @@ pub fn figures(suite: &str, results: &[ExperimentResult]) -> Vec<Chart> {
 
 /// The study's finding.
 pub fn finding(suite: &str, results: &[ExperimentResult]) -> Option<Finding> {
-    let (paper, conclusion) = match suite {
-        "lock-delayed-wakeup" => (ZHANG, lock::delayed_wakeup_finding(results)),
-        "lock-sites" => (ZHANG, lock::sites_finding(results)),
-        "lock-wakeup-granularity" => (ZHANG, lock::granularity_finding(results)),
-        "futex" => (FUTEX, futex::finding(results)),
-        "cfs-eevdf" => (EEVDF, generic::finding(results)),
-        "o1-bottlenecks" => (O1, o1::finding(results)),
-        "rt-latency" => (CYCLICTEST, generic::finding(results)),
+    let conclusion = match suite {
+        "lock-delayed-wakeup" => lock::delayed_wakeup_finding(results),
+        "lock-sites" => lock::sites_finding(results),
+        "lock-wakeup-granularity" => lock::granularity_finding(results),
+        "futex" => futex::finding(results),
+        "cfs-eevdf" | "rt-latency" => generic::finding(results),
+        "o1-bottlenecks" => o1::finding(results),
         _ => return None,
     };
-    Some(Finding { paper, conclusion })
+    Some(Finding { paper: crate::find(suite)?.source.citation, conclusion })
 }

@@ -1,0 +1,222 @@
+//! The built-in studies: each reproduces experiments of a source (a paper, a talk, a
+//! report, a benchmark's practice) on the simulator, and some beside the host kernel.
+//!
+//! [`STUDIES`] is the one registry every front end reads (`schedlab study`, `schedlab list`,
+//! `explain` of a study's run, the Python package, the docs): a study's name, its
+//! [`Source`], a one-line description and its [`Kind`] — how it runs. A study is added by
+//! adding its row here; nothing else lists studies.
+//!
+//! API Boundary: studies build [`schedlab_run::RunSpec`]s and read [`schedlab_run::RunRecord`]s;
+//! they never reach past `run` into the kernel or a policy. They draw their figures with
+//! `schedlab-report`, which is why they live above `run` and not inside it.
+
+pub mod bouron;
+pub mod edf_simso;
+pub mod suite;
+pub mod suites;
+pub mod validate;
+
+use suite::Suite;
+
+/// Where a study's claims come from.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Source {
+    /// Short key (`schedlab reproduce KEY`).
+    pub key: &'static str,
+    /// Authors, title, venue and year.
+    pub citation: &'static str,
+}
+
+/// Zhang, Gu, Su (2017): runqueue-lock contention and the delayed new-task wakeup.
+pub const ZHANG: Source = Source {
+    key: "zhang2017",
+    citation: "Zhang, Gu, Su: \"Research on Decreasing Lock Contention for Linux Scheduler\", Journal of Chinese Computer Systems, 2017",
+};
+/// Bouron et al. (2018): FreeBSD ULE vs Linux CFS.
+pub const BOURON: Source = Source {
+    key: "bouron2018",
+    citation: "Bouron, Chevalley, Lepers, Zwaenepoel, Gouicem, Lawall, Muller, Sopena: \"The Battle of the Schedulers: FreeBSD ULE vs. Linux CFS\", USENIX ATC 2018",
+};
+/// The futex write-up: futex_swap, wake on the current CPU, direct switch, VIP.
+pub const FUTEX: Source = Source {
+    key: "futex",
+    citation: "\"futex and its optimisations\", an Android systems write-up (futex_swap, WF_CURRENT_CPU, VIP)",
+};
+/// The 2005 talk on the Linux 2.6 O(1) scheduler's remaining bottlenecks.
+pub const O1: Source =
+    Source { key: "o1-2005", citation: "\"Linux 2.6 bottlenecks\", a 2005 industry talk on the O(1) scheduler" };
+/// The student report verifying CFS on a real Linux 5.15 machine.
+pub const VERIFY_CFS: Source = Source {
+    key: "verify-cfs",
+    citation: "\"Verifying CFS on a real system\", a student report (Linux 5.15: shares by nice, context switches by sched_latency_ns, an I/O task beside a hog)",
+};
+/// EEVDF: the paper and its merge into Linux.
+pub const EEVDF: Source = Source {
+    key: "eevdf",
+    citation: "Stoica, Abdel-Wahab: \"Earliest Eligible Virtual Deadline First\" (1995), as merged in Linux 6.6–6.18",
+};
+/// cyclictest practice.
+pub const CYCLICTEST: Source = Source {
+    key: "cyclictest",
+    citation: "cyclictest (rt-tests) practice: wakeup latency of a periodic real-time thread",
+};
+/// sched_ext's example schedulers.
+pub const SCHED_EXT: Source = Source {
+    key: "sched-ext",
+    citation: "sched_ext (Linux 6.12 kernel/sched/ext.c) and its example schedulers (tools/sched_ext: scx_simple, scx_central)",
+};
+/// SimSo, the real-time scheduling simulator.
+pub const SIMSO: Source = Source {
+    key: "simso",
+    citation: "Chéramy, Hladik, Déplanche: \"SimSo: A Simulation Tool to Evaluate Real-Time Multiprocessor Scheduling Algorithms\", WATERS 2014 (SimSo 0.8.5)",
+};
+
+/// Every source, in the order reports list them.
+pub const SOURCES: &[&Source] = &[&ZHANG, &BOURON, &FUTEX, &O1, &VERIFY_CFS, &EEVDF, &CYCLICTEST, &SCHED_EXT, &SIMSO];
+
+/// How a study runs.
+pub enum Kind {
+    /// One workload (this TOML text) under several schedulers, compared (the ULE-vs-CFS
+    /// studies: `bouron`).
+    Workload(&'static str),
+    /// Several experiments, each one workload under several configurations ([`suite`]).
+    Suite(fn() -> Suite),
+    /// Simulation beside this host's kernel ([`validate`]).
+    Validate,
+    /// `SCHED_DEADLINE` beside SimSo's global EDF ([`edf_simso`]).
+    EdfSimso,
+}
+
+/// A built-in study.
+pub struct Study {
+    pub name: &'static str,
+    pub source: &'static Source,
+    pub kind: Kind,
+}
+
+impl Study {
+    /// One line on what the study shows: the suite's own, or the workload file's
+    /// `description`.
+    pub fn description(&self) -> String {
+        match &self.kind {
+            Kind::Workload(text) => toml_string(text, "description").unwrap_or_default(),
+            Kind::Suite(make) => make().description.to_string(),
+            Kind::Validate => validate::DESCRIPTION.to_string(),
+            Kind::EdfSimso => edf_simso::DESCRIPTION.to_string(),
+        }
+    }
+
+    /// The workload text of a single-workload study.
+    pub fn workload(&self) -> Option<&'static str> {
+        match self.kind {
+            Kind::Workload(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The experiments of a multi-experiment study.
+    pub fn suite(&self) -> Option<Suite> {
+        match self.kind {
+            Kind::Suite(make) => Some(make()),
+            _ => None,
+        }
+    }
+}
+
+macro_rules! workload_study {
+    ($name:literal) => {
+        Study {
+            name: $name,
+            source: &BOURON,
+            kind: Kind::Workload(include_str!(concat!("../../../examples/studies/", $name, ".toml"))),
+        }
+    };
+}
+
+/// Every built-in study, in the order `schedlab list` shows them.
+pub const STUDIES: &[Study] = &[
+    Study { name: "cfs-eevdf", source: &EEVDF, kind: Kind::Suite(suites::cfs_eevdf::suite) },
+    Study { name: "futex", source: &FUTEX, kind: Kind::Suite(suites::futex::suite) },
+    Study { name: "rt-latency", source: &CYCLICTEST, kind: Kind::Suite(suites::rt_latency::suite) },
+    Study {
+        name: "lock-wakeup-granularity",
+        source: &ZHANG,
+        kind: Kind::Suite(suites::lock_wakeup_granularity::suite),
+    },
+    Study { name: "lock-delayed-wakeup", source: &ZHANG, kind: Kind::Suite(suites::lock_delayed_wakeup::suite) },
+    Study { name: "lock-sites", source: &ZHANG, kind: Kind::Suite(suites::lock_sites::suite) },
+    Study { name: "o1-bottlenecks", source: &O1, kind: Kind::Suite(suites::o1_bottlenecks::suite) },
+    Study { name: "ext-examples", source: &SCHED_EXT, kind: Kind::Suite(suites::ext_examples::suite) },
+    Study { name: "validate", source: &VERIFY_CFS, kind: Kind::Validate },
+    Study { name: "edf-simso", source: &SIMSO, kind: Kind::EdfSimso },
+    workload_study!("ule-cfs-fibo-sysbench"),
+    workload_study!("ule-cfs-sysbench128"),
+    workload_study!("ule-cfs-unpin512"),
+    workload_study!("ule-cfs-cray"),
+    workload_study!("ule-cfs-mg"),
+    workload_study!("ule-cfs-apache"),
+    workload_study!("ule-cfs-mix-cray-ep"),
+    workload_study!("ule-cfs-mix-apache-sysbench"),
+    workload_study!("ule-cfs-mix-blackscholes-ferret"),
+];
+
+/// The study called `name` (a trailing `.toml` is ignored: `ule-cfs-mg.toml` is the study
+/// `ule-cfs-mg`).
+pub fn find(name: &str) -> Option<&'static Study> {
+    let stem = name.strip_suffix(".toml").unwrap_or(name);
+    STUDIES.iter().find(|s| s.name == stem)
+}
+
+/// The workload text of built-in single-workload study `name`.
+pub fn builtin_workload(name: &str) -> Option<&'static str> {
+    find(name).and_then(Study::workload)
+}
+
+/// The source a single-workload study reproduces, by its name or the path of its workload
+/// file (`examples/studies/ule-cfs-apache.toml`).
+pub fn source_of(name: &str) -> Option<&'static Source> {
+    let stem = std::path::Path::new(name).file_stem().map_or(name.into(), |s| s.to_string_lossy());
+    find(&stem).filter(|s| s.workload().is_some()).map(|s| s.source)
+}
+
+/// A top-level string key of a TOML text, read without validating the rest.
+fn toml_string(text: &str, key: &str) -> Option<String> {
+    let doc = toml::de::DeTable::parse(text).ok()?;
+    let v = doc.get_ref().iter().find(|(k, _)| k.get_ref() == key)?.1;
+    v.get_ref().as_str().map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_study_describes_itself() {
+        for (i, s) in STUDIES.iter().enumerate() {
+            assert!(STUDIES[..i].iter().all(|o| o.name != s.name), "{} twice", s.name);
+            assert!(!s.description().is_empty(), "{} has no description", s.name);
+            assert!(SOURCES.contains(&s.source), "{}: source not in SOURCES", s.name);
+            assert!(!s.name.contains('/') && !s.name.ends_with(".toml"), "{}: reads as a path", s.name);
+        }
+    }
+
+    #[test]
+    fn every_single_workload_study_parses_on_its_machine() {
+        for s in STUDIES {
+            let Some(text) = s.workload() else { continue };
+            let m = schedlab_run::workload_machine_hint(text).unwrap_or_else(|| "smp4".into());
+            let m = schedlab_run::load_machine(&m).unwrap();
+            schedlab_workload::parse_workload(s.name, text, &[], m.nr_cpus()).unwrap();
+            assert_eq!(builtin_workload(&format!("{}.toml", s.name)), Some(text));
+        }
+    }
+
+    #[test]
+    fn a_suite_is_named_as_its_registry_row() {
+        for s in STUDIES {
+            if let Some(suite) = s.suite() {
+                assert_eq!(suite.name, s.name);
+            }
+        }
+    }
+}
