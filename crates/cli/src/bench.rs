@@ -4,11 +4,13 @@
 //! time (the machine may be shared); heap bytes per thread are the peak heap in use during
 //! the row (glibc `mallinfo2`) beyond what was in use before it, divided by the threads.
 //! The steady-state cost is the CPU time per event over the second half of the simulated
-//! time only, without the threads' start (forks and their placement).
+//! time only, without the threads' start (forks and their placement). The last two rows
+//! time loading 100 000 tasks (native TOML, rt-app JSON); their events are the tasks.
 
 use crate::CliError;
 use schedlab_run::RunSpec;
 use schedlab_sim::Ns;
+use schedlab_workload::synthetic;
 
 /// `examples/workloads/periodic-200.toml`, built in so `bench` runs from any directory.
 pub const PERIODIC_200: &str = include_str!("../../../examples/workloads/periodic-200.toml");
@@ -213,7 +215,32 @@ pub fn run(
     // 100 parents and 99 900 children: every task is created and exits (until all have).
     let ten = Ns::from_secs(10);
     go("100000 forked, exited, opteron-32, cfs".into(), fork_exit_workload(100, 999, "opteron-32"), "cfs", ten)?;
+    let n = LOAD_TASKS;
+    for (kind, text) in [("native", synthetic::native(n)), ("rt-app", synthetic::rtapp(n))] {
+        let row = time_load(&format!("load {n} tasks, {kind} (events = tasks)"), &text)?;
+        on_row(&row)?;
+        rows.push(row);
+    }
     Ok(rows)
+}
+
+/// Tasks of the loading rows (`schedlab_workload::synthetic`: forks, changes, cgroups,
+/// sessions and timers naming one another).
+const LOAD_TASKS: u64 = 100_000;
+
+/// Times loading a workload (`RunSpec::load`: parse, check, lower every program); the row's
+/// events are the tasks loaded, its heap what the loaded workload holds.
+fn time_load(label: &str, text: &str) -> Result<BenchRow, CliError> {
+    let before = heap_in_use();
+    #[allow(clippy::disallowed_methods)] // benchmarks measure wall time by design
+    let start = std::time::Instant::now();
+    let cpu0 = thread_cpu_s();
+    let job = RunSpec::load("bench", text, None, &[], None)?;
+    let (wall_s, cpu_s) = (start.elapsed().as_secs_f64(), thread_cpu_s() - cpu0);
+    let wl = &job.workload;
+    let (threads, events) = (wl.initial_tasks(), wl.templates.len() as u64);
+    let heap_bytes = heap_in_use().saturating_sub(before);
+    Ok(BenchRow { label: label.into(), threads, events, wall_s, cpu_s, sim: Ns(0), heap_bytes, steady: None })
 }
 
 /// The table header and one row.

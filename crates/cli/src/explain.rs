@@ -50,7 +50,13 @@ pub fn run(
         Some(w) => Box::new(move |n: &str| matches(&w, n)),
         None => Box::new(|_: &str| false),
     };
-    schedlab_run::sim::run_explained(spec, 3, focus, keep_going).map_err(|e: RunError| e.into())
+    let opts = schedlab_run::RunOptions {
+        explain: Some(schedlab_run::ExplainOptions { worst: 3, focus }),
+        ..Default::default()
+    };
+    let out = spec.run_with(opts, keep_going).map_err(|e: RunError| CliError::from(e))?;
+    let explained = out.explained.ok_or_else(|| CliError::input("explain: the run gave no explanation"))?;
+    Ok((out.record, explained))
 }
 
 /// The waits `ask` selects, in time order (the longest first for `Worst`).

@@ -80,6 +80,8 @@ impl From<RunError> for CliError {
             | RunError::Limit(_)
             | RunError::Unavailable(_) => 2,
             RunError::Simulation(_) | RunError::Host(_) => 1,
+            // Stopped by SIGINT/SIGTERM before a run began: 128 + the signal.
+            RunError::Interrupted(_) => signals::exit_status().unwrap_or(130),
         };
         CliError { message: e.to_string(), code }
     }

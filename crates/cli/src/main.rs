@@ -716,16 +716,20 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError
     let path = c.workload.display().to_string();
     let text = read_workload(&c.workload)?;
     let (params, duration) = params_and_duration(c)?;
-    let mut job = RunSpec::load(&path, &text, c.machine.as_deref(), &params, duration)?;
+    let mut job = RunSpec::load_until(&path, &text, c.machine.as_deref(), &params, duration, &mut stop_requested)?;
     schedlab::convert::report_notes(&job.workload);
     job.sched = sched.to_string();
-    job.sets = sets.iter().map(|s| parse_kv(s, "--set")).collect::<Result<Vec<_>, _>>()?;
     job.seed = c.seed;
-    job.ttwu_queue = !c.no_ttwu_queue;
-    job.kernel =
-        schedlab_run::KernelVersion::parse(&c.kernel).map_err(|m| CliError::input(format!("--kernel: {m}")))?;
-    job.delayed_wakeup = c.delayed_wakeup;
-    job.lb_narrow_lock = c.lb_narrow_lock;
+    // The kernel flags are shorthands for their switches; `--set` may name any switch too.
+    let flag = |m: schedlab_run::RunError, f: &str| CliError::input(format!("{f}: {m}"));
+    job.set("kernel.version", &c.kernel).map_err(|m| flag(m, "--kernel"))?;
+    job.kernel.ttwu_queue = !c.no_ttwu_queue;
+    job.kernel.delayed_wakeup = c.delayed_wakeup;
+    job.kernel.lb_narrow_lock = c.lb_narrow_lock;
+    for s in sets {
+        let (k, v) = parse_kv(s, "--set")?;
+        job.set(&k, &v).map_err(|m| flag(m, "--set"))?;
+    }
     job.check = c.check;
     job.sample = c
         .sample
@@ -958,7 +962,8 @@ fn explain_study_job(
     let suite = suite.with_params(&params);
     let mut job = schedlab::explain::study_spec(&suite, experiment, config.as_deref(), c.seed, duration)?;
     for s in &c.sets {
-        job.sets.push(parse_kv(s, "--set")?);
+        let (k, v) = parse_kv(s, "--set")?;
+        job.set(&k, &v).map_err(|m| CliError::input(format!("--set: {m}")))?;
     }
     job.check = c.check;
     Ok(job)

@@ -81,7 +81,13 @@ fn run_ops(j: &RunSpec, ops: TestOps) -> (RunSummary, Switches) {
     let sets: Vec<(String, String)> = j.sets.clone();
     let policy = ext::build(&j.machine, &sets, Box::new(ops)).unwrap();
     let mut sw = Switches::default();
-    let s = schedlab_run::sim::run_with_policy(j, policy, &mut sw, &mut |_| true).unwrap();
+    let opts = schedlab_run::RunOptions {
+        probe: Some(&mut sw),
+        policy: Some(policy),
+        keep_summary: true,
+        ..Default::default()
+    };
+    let s = j.run_with(opts, &mut |_| true).unwrap().summary.expect("kept");
     (s, sw)
 }
 

@@ -196,7 +196,7 @@ fn figures_without_information_are_left_out() {
 fn headers_echo_sets_switches_and_checks() {
     let mut j = job(MIX, "smp2", "cfs", 1, &[("sched_wakeup_granularity_ns", "2ms")]);
     j.end = Ns::from_ms(50);
-    j.kernel = schedlab_run::KernelVersion::V3_4;
+    j.kernel.version = schedlab_run::KernelVersion::V3_4;
     let r = run(&j);
     let head: String = schedlab_report::text(&r).lines().take(3).collect::<Vec<_>>().join("\n");
     assert!(head.contains("set sched_wakeup_granularity_ns=2ms"), "{head}");

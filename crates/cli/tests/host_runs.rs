@@ -824,9 +824,15 @@ fn impossible_host_runs_are_refused_up_front() {
         assert!(err.contains("CONFIG_RT_GROUP_SCHED") && err.contains("line"), "{err}");
     }
     // So are the simulated kernel's switches: the host runs its own kernel.
-    for flag in [&["--kernel", "2.6.32"][..], &["--delayed-wakeup"], &["--lb-narrow-lock"]] {
+    let switches = [
+        (&["--kernel", "2.6.32"][..], "kernel.version=2.6.32"),
+        (&["--delayed-wakeup"], "kernel.delayed_wakeup=1"),
+        (&["--lb-narrow-lock"], "kernel.lb_narrow_lock=1"),
+        (&["--set", "futex.vip=0"], "futex.vip=0"),
+    ];
+    for (flag, switch) in switches {
         let err = refuse(hog, flag);
-        assert!(err.contains(flag[0]) && err.contains("simulation-only"), "{err}");
+        assert!(err.contains(switch) && err.contains("simulation-only"), "{flag:?}: {err}");
     }
 }
 

@@ -249,10 +249,10 @@ impl Kernel<'_> {
 
     /// Creates a task of `template` (instance number allocated here).
     fn create_task(&mut self, template: usize, parent: Option<TaskId>, cpu: CpuId) -> Option<TaskId> {
-        if self.tasks.len() as u64 >= self.cfg.max_tasks {
+        if self.tasks.len() as u64 >= self.params.max_tasks {
             self.fatal = Some(crate::RunError::Limit(format!(
                 "more than {} tasks would exist at {} (fork of `{}`)",
-                self.cfg.max_tasks, self.now, self.wl.templates[template].name
+                self.params.max_tasks, self.now, self.wl.templates[template].name
             )));
             return None;
         }

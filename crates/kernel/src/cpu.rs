@@ -224,7 +224,7 @@ impl Kernel<'_> {
         self.hash.write_u64(kind);
         self.hash.write_u64(a);
         self.hash.write_u64(b);
-        if self.cfg.check_invariants {
+        if self.params.check_invariants {
             match ev {
                 Event::CpuDone { cpu, .. }
                 | Event::Resume { cpu }

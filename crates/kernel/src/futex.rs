@@ -20,59 +20,6 @@ pub(crate) const RANK_VIP: i32 = MAX_RT_PRIO;
 /// Plist rank of a normal waiter.
 pub(crate) const RANK_NORMAL: i32 = MAX_RT_PRIO + 1;
 
-/// Kernel-side futex switches (`--set futex.NAME=VALUE`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FutexConfig {
-    /// VIP queueing and inheritance on (`futex.vip`).
-    pub vip: bool,
-    /// A VIP does not queue ahead of a normal waiter of the same word that has already
-    /// waited longer than this (`futex.vip_starvation_ns`).
-    pub vip_starvation: Ns,
-    /// Longest chain of lock owners VIP treatment and PI boosts propagate along
-    /// (`futex.max_lock_depth`; the kernel's `max_lock_depth` sysctl is 1024).
-    pub max_lock_depth: usize,
-}
-
-impl Default for FutexConfig {
-    fn default() -> Self {
-        FutexConfig { vip: true, vip_starvation: Ns::from_ms(100), max_lock_depth: 1024 }
-    }
-}
-
-impl FutexConfig {
-    /// The switches, their defaults and what they do (for `schedlab list` and the docs).
-    pub const TUNABLES: &'static [(&'static str, &'static str, &'static str)] = &[
-        ("futex.vip", "1", "VIP futex queueing and inheritance (0 = off: VIP tasks wait like normal ones)"),
-        (
-            "futex.vip_starvation_ns",
-            "100000000",
-            "a VIP does not jump a normal waiter that has waited longer than this",
-        ),
-        ("futex.max_lock_depth", "1024", "longest owner chain PI boosts and VIP inheritance follow (1..=1024)"),
-    ];
-
-    /// Sets switch `name` (without the `futex.` prefix checked by the caller) to `value`.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let num = |lo: u64, hi: u64| -> Result<u64, String> {
-            let v: u64 = value.trim().parse().map_err(|_| format!("`{name}` takes an integer, not `{value}`"))?;
-            if !(lo..=hi).contains(&v) {
-                return Err(format!("`{name}` = {v} is outside {lo}..={hi}"));
-            }
-            Ok(v)
-        };
-        match name {
-            "futex.vip" => self.vip = num(0, 1)? == 1,
-            "futex.vip_starvation_ns" => self.vip_starvation = Ns(num(0, 3_600_000_000_000)?),
-            "futex.max_lock_depth" => self.max_lock_depth = num(1, 1024)? as usize,
-            _ => {
-                let known: Vec<&str> = Self::TUNABLES.iter().map(|t| t.0).collect();
-                return Err(format!("unknown kernel switch `{name}` (known: {})", known.join(", ")));
-            }
-        }
-        Ok(())
-    }
-}
-
 /// `FUTEX_TID_MASK`, `FUTEX_WAITERS` (`include/uapi/linux/futex.h`).
 pub(crate) const TID_MASK: u32 = 0x3fff_ffff;
 pub(crate) const WAITERS: u32 = 0x8000_0000;

@@ -14,6 +14,7 @@
 //! Architecture Invariant: probes observe; nothing in [`Probe`] can change a result.
 //! The probe vocabulary (events, summary) lives in `schedlab-probe`, shared with other backends.
 
+mod config;
 mod core;
 mod cpu;
 mod deadlock;
@@ -32,9 +33,10 @@ mod waits;
 mod why;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
-pub use version::KernelVersion;
 
-pub use futex::FutexConfig;
+pub use config::{
+    is_switch, FutexConfig, KernelConfig, KernelVersion, RunsOn, SimParams, Switch, SwitchValue, SWITCHES,
+};
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, OptIdx, Request, SchedClass, TaskInfo};
@@ -42,86 +44,6 @@ use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskI
 use schedlab_workload::{Program, Workload};
 use std::rc::Rc;
 use std::sync::Arc;
-
-/// Kernel switches and limits for one run. [`Kernel::new`] takes a requested
-/// configuration and runs the effective one ([`KernelConfig::effective`], read back with
-/// [`Kernel::config`]): a switch that could change nothing under the version, the policy
-/// or the machine is turned off, so that what a run reports is what it ran.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KernelConfig {
-    /// `TTWU_QUEUE`: remote wakeups to another LLC or to an idle CPU go through the target's
-    /// wake list and an IPI instead of locking the target runqueue (v5.15 `ttwu_queue_cond`).
-    /// Effective only where a wakeup can take that path: not in 2.6.32 (no wake list), not
-    /// under a policy without one (`SchedClass::wake_list`: ULE, O(1)), not under 3.4 on a
-    /// machine whose CPUs share one LLC (3.4 queues only across caches), not on one CPU.
-    pub ttwu_queue: bool,
-    /// Whose runqueue-locking paths the model follows (`version.rs`). Never adjusted.
-    pub version: KernelVersion,
-    /// The delayed new-task wakeup (`delayed.rs`): `wake_up_new_task` trylocks the target
-    /// runqueue and, when it is busy, leaves the child in a delay queue the target drains at
-    /// its next `schedule()`. Never adjusted: every version and policy runs
-    /// `wake_up_new_task` for a forked task (a workload that never forks never reaches it).
-    pub delayed_wakeup: bool,
-    /// The narrower `load_balance` critical section: only detaching and attaching tasks
-    /// under both runqueue locks (Linux 2.6.32 and 3.4). Effective only where the wide one
-    /// exists: not under 5.15 (whose `detach_tasks`/`attach_tasks` never hold both locks),
-    /// not under a policy whose balancer moves no batches (`SchedClass::moves_batches`).
-    pub lb_narrow_lock: bool,
-    /// Check the kernel/policy invariants after every event (tests, `--check`).
-    pub check_invariants: bool,
-    /// Stop at this simulated time.
-    pub end: Ns,
-    /// Root seed; the workload and the policy draw from separate named streams.
-    pub seed: u64,
-    /// At most this many tasks may ever exist.
-    pub max_tasks: u64,
-    /// Futex switches (VIP, lock-chain depth). Never adjusted: `futex.vip` and
-    /// `futex.max_lock_depth` apply to every policy (PI boosts and VIP inheritance follow
-    /// owner chains whatever the class), and `futex.vip_starvation_ns`, which matters only
-    /// with VIP queueing on, keeps its value (a value, not a switch).
-    pub futex: FutexConfig,
-}
-
-impl KernelConfig {
-    /// The configuration a kernel runs for this request under `policy` on `machine`: each
-    /// switch that could take no effect there is off (see each field for when). The wake
-    /// list of a policy or version without one cannot run; every other switch turned off
-    /// would have changed nothing, so the effective configuration gives the request's
-    /// results.
-    pub fn effective(&self, policy: &dyn SchedClass, machine: &Machine) -> KernelConfig {
-        let topo = &machine.topology;
-        let n = machine.nr_cpus();
-        let queues = match self.version {
-            // No wake list (`kernel/sched.c:try_to_wake_up (v2.6.32)` locks the target).
-            KernelVersion::V2_6_32 => false,
-            // `ttwu_queue (v3.4)`: only to a CPU that shares no cache with the waker.
-            KernelVersion::V3_4 => (1..n).any(|c| !topo.shares_llc(0, c)),
-            // `ttwu_queue_cond (v5.15)`: also to an idle CPU of the same LLC, never to itself.
-            KernelVersion::V5_15 => n > 1,
-        };
-        KernelConfig {
-            ttwu_queue: self.ttwu_queue && policy.wake_list() && queues,
-            lb_narrow_lock: self.lb_narrow_lock && self.version.lb_holds_both_locks() && policy.moves_batches(),
-            ..self.clone()
-        }
-    }
-}
-
-impl Default for KernelConfig {
-    fn default() -> Self {
-        KernelConfig {
-            ttwu_queue: true,
-            version: KernelVersion::V5_15,
-            delayed_wakeup: false,
-            lb_narrow_lock: false,
-            check_invariants: false,
-            end: Ns::from_secs(10),
-            seed: 1,
-            max_tasks: 1_000_000,
-            futex: FutexConfig::default(),
-        }
-    }
-}
 
 /// A fatal error during a run (never a panic).
 #[derive(Debug)]
@@ -286,7 +208,9 @@ impl Task {
 pub struct Kernel<'p> {
     pub(crate) machine: Arc<Machine>,
     pub(crate) wl: Arc<Workload>,
+    /// The effective switches ([`KernelConfig::effective`]): what this kernel runs.
     pub(crate) cfg: KernelConfig,
+    pub(crate) params: SimParams,
     pub(crate) policy: Box<dyn SchedClass>,
     pub(crate) probe: &'p mut dyn Probe,
     pub(crate) now: Ns,
@@ -375,15 +299,15 @@ pub const PROGRESS_EVENTS: u64 = 4096;
 
 /// What a kernel refuses before it starts: a machine without CPUs, a workload starting
 /// more tasks than the limit.
-fn check_limits(machine: &Machine, wl: &Workload, cfg: &KernelConfig) -> Result<(), RunError> {
+fn check_limits(machine: &Machine, wl: &Workload, params: &SimParams) -> Result<(), RunError> {
     if machine.nr_cpus() == 0 {
         return Err(RunError::Limit("the machine has no CPUs".into()));
     }
-    if wl.initial_tasks() > cfg.max_tasks {
+    if wl.initial_tasks() > params.max_tasks {
         return Err(RunError::Limit(format!(
             "the workload starts {} tasks; the limit is {}",
             wl.initial_tasks(),
-            cfg.max_tasks
+            params.max_tasks
         )));
     }
     Ok(())
@@ -397,17 +321,18 @@ impl<'p> Kernel<'p> {
         wl: Arc<Workload>,
         policy: Box<dyn SchedClass>,
         cfg: KernelConfig,
+        params: SimParams,
         probe: &'p mut dyn Probe,
     ) -> Result<Kernel<'p>, RunError> {
-        check_limits(&machine, &wl, &cfg)?;
+        check_limits(&machine, &wl, &params)?;
         let n = machine.nr_cpus();
-        let streams = RngStreams::new(cfg.seed);
+        let streams = RngStreams::new(params.seed);
         let mut policy = policy;
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let idle_tick = policy.idle_tick();
         let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
-        let cfg = cfg.effective(policy.as_ref(), &machine);
+        let cfg = cfg.effective(RunsOn::new(policy.as_ref(), &machine));
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let mut k = Kernel {
             tick,
@@ -457,6 +382,7 @@ impl<'p> Kernel<'p> {
             machine,
             wl,
             cfg,
+            params,
             why: probe.wants_decisions().then(Vec::new),
             modes: probe.wants_cpu_modes(),
             policy,
@@ -505,12 +431,18 @@ impl<'p> Kernel<'p> {
         }
     }
 
+    /// The switches this kernel runs: the requested ones with every switch that cannot take
+    /// effect under this policy on this machine turned off ([`KernelConfig::effective`]).
+    pub fn config(&self) -> &KernelConfig {
+        &self.cfg
+    }
+
     /// Runs until the end time, until every task exited, or until `keep_going` returns false
     /// (it is called every [`PROGRESS_EVENTS`] events with the current simulated time: with invariant
     /// checks on, 65536 events could take seconds, too long for Ctrl-C). A kernel runs once:
     /// the summary takes the task table's names.
     pub fn run(&mut self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunSummary, RunError> {
-        let end = self.cfg.end;
+        let end = self.params.end;
         let sample_every = self.probe.sample_every();
         let mut next_sample = Ns(0);
         let mut reason = EndReason::TimeLimit;
@@ -548,7 +480,7 @@ impl<'p> Kernel<'p> {
             if let Some(e) = self.fatal.take() {
                 return Err(e);
             }
-            if self.cfg.check_invariants {
+            if self.params.check_invariants {
                 self.check_after_event().map_err(RunError::Invariant)?;
             }
             if self.alive == 0 && self.pending_starts == 0 {
@@ -571,7 +503,7 @@ impl<'p> Kernel<'p> {
         if reason == EndReason::TimeLimit {
             self.now = end;
         }
-        if self.cfg.check_invariants {
+        if self.params.check_invariants {
             let mut rng = self.check_rng.take().expect("put back after every check");
             self.check_invariants(None, &mut rng).map_err(RunError::Invariant)?;
         }
@@ -671,7 +603,7 @@ impl<'p> Kernel<'p> {
     /// Marks `cpu` as touched by the current event (for the incremental check).
     #[inline]
     pub(crate) fn touch(&mut self, cpu: CpuId) {
-        if self.cfg.check_invariants && !self.touched_mask[cpu] {
+        if self.params.check_invariants && !self.touched_mask[cpu] {
             self.touched_mask[cpu] = true;
             self.touched.push(cpu);
         }
@@ -699,12 +631,6 @@ impl<'p> Kernel<'p> {
     pub fn now(&self) -> Ns {
         self.now
     }
-
-    /// The configuration this kernel runs: the request given to [`Kernel::new`] with the
-    /// switches that cannot take effect turned off ([`KernelConfig::effective`]).
-    pub fn config(&self) -> &KernelConfig {
-        &self.cfg
-    }
 }
 
 #[cfg(test)]
@@ -724,7 +650,8 @@ mod tests {
         let policy = schedlab_policies::make_policy(sched, &m, &[]).expect("policy");
         let has_list = policy.wake_list() && cfg.version.has_wake_list();
         let mut probe = schedlab_probe::NoProbe;
-        let mut k = Kernel::new(m, Arc::new(wl), policy, cfg.clone(), &mut probe).expect("builds");
+        let sim = SimParams { end: Ns::from_secs(2), ..SimParams::default() };
+        let mut k = Kernel::new(m, Arc::new(wl), policy, cfg.clone(), sim, &mut probe).expect("builds");
         if force {
             k.cfg.ttwu_queue = cfg.ttwu_queue && has_list;
             k.cfg.lb_narrow_lock = cfg.lb_narrow_lock;
@@ -741,18 +668,13 @@ mod tests {
         for sched in ["cfs", "o1", "ule", "fifo", "ext:simple"] {
             for version in KernelVersion::ALL {
                 for machine in ["i7-3770", "opteron-32"] {
-                    let cfg = KernelConfig {
-                        ttwu_queue: true,
-                        lb_narrow_lock: true,
-                        version,
-                        end: Ns::from_secs(2),
-                        ..KernelConfig::default()
-                    };
+                    let cfg =
+                        KernelConfig { ttwu_queue: true, lb_narrow_lock: true, version, ..KernelConfig::default() };
                     let forced = hash(sched, machine, &cfg, true);
                     assert_eq!(hash(sched, machine, &cfg, false), forced, "{sched} {version} {machine}");
                     let m = schedlab_machine::preset(machine).expect("preset");
                     let p = schedlab_policies::make_policy(sched, &m, &[]).expect("policy");
-                    let eff = cfg.effective(p.as_ref(), &m);
+                    let eff = cfg.effective(RunsOn::new(p.as_ref(), &m));
                     let listed = p.wake_list() && version.has_wake_list();
                     adjusted += usize::from(eff.ttwu_queue != listed) + usize::from(!eff.lb_narrow_lock);
                 }

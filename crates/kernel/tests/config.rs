@@ -4,8 +4,9 @@
 
 mod common;
 
-use schedlab_kernel::{KernelConfig, KernelVersion};
+use schedlab_kernel::{KernelConfig, KernelVersion, RunsOn};
 use schedlab_sim::Ns;
+use std::sync::Arc;
 
 const HACKBENCH: &str = include_str!("../../../examples/workloads/hackbench.toml");
 /// Two hackbench groups of ten messages: forks, pipe wakeups across CPUs, balancing.
@@ -13,23 +14,19 @@ const SMALL: [(&str, &str); 2] = [("groups", "2"), ("loops", "10")];
 
 /// Every switch requested on.
 fn all_on(version: KernelVersion) -> KernelConfig {
-    KernelConfig {
-        ttwu_queue: true,
-        delayed_wakeup: true,
-        lb_narrow_lock: true,
-        version,
-        end: Ns::from_secs(2),
-        ..KernelConfig::default()
-    }
+    KernelConfig { ttwu_queue: true, delayed_wakeup: true, lb_narrow_lock: true, version, ..KernelConfig::default() }
 }
 
 /// The configuration the kernel runs for `cfg` under `sched` on `machine`, and its trace
-/// hash, with the invariants checked.
+/// hash, with the invariants checked. The kernel's configuration is the one
+/// `KernelConfig::effective` gives for the policy on the machine.
 fn effective_and_hash(sched: &str, machine: &str, cfg: KernelConfig) -> (KernelConfig, u64) {
-    let cfg = KernelConfig { check_invariants: true, ..cfg };
-    common::with_kernel_params(HACKBENCH, &SMALL, machine, sched, cfg, |k| {
-        let eff = k.config().clone();
-        (eff, k.run(&mut |_| true).expect("runs").trace_hash)
+    let m = Arc::new(schedlab_machine::preset(machine).expect("preset"));
+    let at = RunsOn::new(schedlab_policies::make_policy(sched, &m, &[]).expect("policy").as_ref(), &m);
+    let want = cfg.effective(at);
+    common::with_kernel(HACKBENCH, &SMALL, machine, sched, (cfg, common::checked(Ns::from_secs(2))), |k| {
+        assert_eq!(k.config(), &want, "{sched} on {machine}: the kernel runs the effective configuration");
+        (want.clone(), k.run(&mut |_| true).expect("runs").trace_hash)
     })
 }
 
@@ -78,19 +75,16 @@ fn the_narrow_balance_lock_is_on_only_for_batch_balancers_before_5_15() {
 }
 
 /// What is never adjusted stays as asked: the version, the delayed new-task wakeup, the
-/// futex switches, the limits; a switch asked off stays off.
+/// futex switches; a switch asked off stays off.
 #[test]
 fn the_rest_of_the_request_is_kept() {
     let mut req = all_on(KernelVersion::V3_4);
     req.futex.vip = false;
     req.futex.max_lock_depth = 7;
-    req.seed = 42;
     let (eff, _) = effective_and_hash("ule", "smp4", req.clone());
     assert_eq!(eff.version, req.version);
     assert!(eff.delayed_wakeup);
     assert_eq!(eff.futex, req.futex);
-    assert_eq!((eff.seed, eff.end, eff.max_tasks), (req.seed, req.end, req.max_tasks));
-    assert!(eff.check_invariants);
     let off = KernelConfig { ttwu_queue: false, lb_narrow_lock: false, delayed_wakeup: false, ..req };
     let (eff, _) = effective_and_hash("cfs", "opteron-32", off);
     assert!(!eff.ttwu_queue && !eff.lb_narrow_lock && !eff.delayed_wakeup);

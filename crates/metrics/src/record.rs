@@ -51,6 +51,10 @@ pub struct RunRecord {
     /// Sampled time series, when requested (`--sample`, `study`, plots).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
+    /// What the run wants its reader to know: a switch that changed nothing, a task
+    /// policy the scheduler does not have. Printed by every output; omitted when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The only part allowed to differ between two identical runs.
     pub host: HostInfo,
 }
@@ -130,6 +134,14 @@ pub struct KernelInfo {
     /// The narrower `load_balance` critical-section switch (simulator only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lb_narrow_lock: Option<bool>,
+    /// Every kernel switch's effective value (`kernel.*`, `futex.*`; simulator only), in
+    /// the kernel's table order.
+    #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    pub switches: Vec<(String, String)>,
+    /// The switches that took effect and differ from the defaults under this policy, as
+    /// `name=value` (what output headers name).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
     /// Whether the kernel and policy invariants were checked after every event (`--check`)
     /// and all held (a violation ends the run with an error instead); omitted when off.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -8,20 +8,9 @@ use schedlab_metrics::RunRecord;
 /// empty for a plain default run (kernel 5.15, TTWU_QUEUE on, no switch, no override).
 pub fn switches(r: &RunRecord) -> String {
     let k = &r.kernel;
-    let mut parts: Vec<String> = Vec::new();
-    if let Some(v) = k.version.as_deref().filter(|v| *v != "5.15") {
-        parts.push(format!("kernel {v}"));
-    }
-    // The wake list exists from 3.x; a run without it by choice says so.
-    if k.ttwu_queue == Some(false) && k.version.as_deref() == Some("5.15") {
-        parts.push("no TTWU_QUEUE".into());
-    }
-    if k.delayed_wakeup == Some(true) {
-        parts.push("delayed_wakeup".into());
-    }
-    if k.lb_narrow_lock == Some(true) {
-        parts.push("lb_narrow_lock".into());
-    }
+    // The switches that took effect and differ from the defaults under this policy (the
+    // record's `kernel.changed`): `kernel 3.4`, `no TTWU_QUEUE`, `delayed_wakeup`, ….
+    let mut parts: Vec<String> = k.changed.iter().map(|c| switch_text(c)).collect();
     if !r.scheduler.sets.is_empty() {
         let sets: Vec<String> = r.scheduler.sets.iter().map(|(a, b)| format!("{a}={b}")).collect();
         parts.push(format!("set {}", sets.join(" ")));
@@ -32,12 +21,26 @@ pub fn switches(r: &RunRecord) -> String {
     parts.join(" · ")
 }
 
-/// [`switches`] as a header line (with its newline), or nothing.
+/// One changed switch (`kernel.delayed_wakeup=1`) as the header says it.
+fn switch_text(change: &str) -> String {
+    let (name, value) = change.split_once('=').unwrap_or((change, ""));
+    let short = name.strip_prefix("kernel.").unwrap_or(name);
+    match (short, value) {
+        ("version", v) => format!("kernel {v}"),
+        ("ttwu_queue", "0") => "no TTWU_QUEUE".into(),
+        (n, "1") => n.to_string(),
+        (n, "0") => format!("no {n}"),
+        (n, v) => format!("{n}={v}"),
+    }
+}
+
+/// [`switches`] as a header line (with its newline), or nothing, then one `warning:` line
+/// per warning of the run (a switch that changed nothing, a policy the scheduler lacks).
 pub fn line(r: &RunRecord) -> String {
     let s = switches(r);
-    if s.is_empty() {
-        s
-    } else {
-        format!("{s}\n")
+    let mut out = if s.is_empty() { s } else { format!("{s}\n") };
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
     }
+    out
 }

@@ -32,6 +32,19 @@ pub enum RunError {
     /// A real run failed on the host (a task's system call failed, a task did not stop).
     #[error("host run: {0}")]
     Host(String),
+    /// The caller's stop check ended a phase before any run started (loading a workload):
+    /// what was stopped.
+    #[error("{0}: interrupted")]
+    Interrupted(String),
+}
+
+impl From<schedlab_workload::LoadError> for RunError {
+    fn from(e: schedlab_workload::LoadError) -> Self {
+        match e {
+            schedlab_workload::LoadError::Source(s) => RunError::Source(s),
+            schedlab_workload::LoadError::Interrupted { file } => RunError::Interrupted(format!("loading {file}")),
+        }
+    }
 }
 
 impl From<schedlab_kernel::RunError> for RunError {

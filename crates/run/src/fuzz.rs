@@ -26,24 +26,20 @@ pub const CONFIGS: &[(&str, &[(&str, &str)])] = &[
     ("ule", &[("version", "11.1-linux")]),
     ("o1", &[]),
     ("fifo", &[]),
-    ("cfs", &[("kernel", "3.4")]),
-    ("cfs", &[("kernel", "2.6.32")]),
-    ("cfs", &[("kernel", "5.15"), ("delayed_wakeup", "1")]),
-    ("cfs", &[("kernel", "3.4"), ("delayed_wakeup", "1"), ("lb_narrow_lock", "1")]),
-    ("cfs", &[("kernel", "2.6.32"), ("delayed_wakeup", "1")]),
-    ("cfs", &[("kernel", "2.6.32"), ("lb_narrow_lock", "1")]),
-    ("o1", &[("kernel", "2.6.32"), ("delayed_wakeup", "1")]),
-    ("ule", &[("kernel", "3.4"), ("delayed_wakeup", "1")]),
+    ("cfs", &[("kernel.version", "3.4")]),
+    ("cfs", &[("kernel.version", "2.6.32")]),
+    ("cfs", &[("kernel.version", "5.15"), ("kernel.delayed_wakeup", "1")]),
+    ("cfs", &[("kernel.version", "3.4"), ("kernel.delayed_wakeup", "1"), ("kernel.lb_narrow_lock", "1")]),
+    ("cfs", &[("kernel.version", "2.6.32"), ("kernel.delayed_wakeup", "1")]),
+    ("cfs", &[("kernel.version", "2.6.32"), ("kernel.lb_narrow_lock", "1")]),
+    ("o1", &[("kernel.version", "2.6.32"), ("kernel.delayed_wakeup", "1")]),
+    ("ule", &[("kernel.version", "3.4"), ("kernel.delayed_wakeup", "1")]),
     ("ext:simple", &[]),
     ("ext:simple", &[("fifo", "1"), ("switch_partial", "1")]),
     ("ext:central", &[]),
     ("ext:locality", &[]),
     ("ext:central", &[("switch_partial", "1"), ("watchdog_timeout_ms", "20")]),
 ];
-
-/// `CONFIGS` keys that set the simulated kernel rather than a policy tunable (the CLI's
-/// `--kernel`, `--delayed-wakeup`, `--lb-narrow-lock`).
-pub const KERNEL_KEYS: [&str; 3] = ["kernel", "delayed_wakeup", "lb_narrow_lock"];
 
 /// Why a world failed under one configuration.
 #[derive(Debug)]
@@ -191,15 +187,8 @@ fn world_spec(
 ) -> Result<RunSpec, RunError> {
     let mut spec = RunSpec::load(&format!("world-{seed}.toml"), text, Some(machine), &[], Some(end))?;
     spec.sched = sched.to_string();
-    spec.sets =
-        sets.iter().filter(|(k, _)| !KERNEL_KEYS.contains(k)).map(|(k, v)| (k.to_string(), v.to_string())).collect();
     for (k, v) in sets {
-        match *k {
-            "kernel" => spec.kernel = crate::KernelVersion::parse(v).map_err(RunError::Input)?,
-            "delayed_wakeup" => spec.delayed_wakeup = *v == "1",
-            "lb_narrow_lock" => spec.lb_narrow_lock = *v == "1",
-            _ => {}
-        }
+        spec.set(k, v)?;
     }
     spec.seed = seed;
     spec.check = true;

@@ -49,23 +49,28 @@ fn check_spec(spec: &RunSpec) -> Result<(), RunError> {
 /// The kernel-model switches change what the *simulated* kernel does; a host run uses this
 /// machine's own kernel, so asking for them is refused rather than silently ignored.
 fn simulation_only_switches(spec: &RunSpec) -> Result<(), RunError> {
-    let asked = [
-        (spec.kernel != schedlab_kernel::KernelVersion::V5_15, format!("--kernel {}", spec.kernel.name())),
-        (spec.delayed_wakeup, "--delayed-wakeup".into()),
-        (spec.lb_narrow_lock, "--lb-narrow-lock".into()),
-        (!spec.ttwu_queue, "--no-ttwu-queue".into()),
-    ];
-    match asked.into_iter().find(|(on, _)| *on) {
-        Some((_, flag)) => Err(RunError::Input(format!(
-            "{flag} is simulation-only: it changes the simulated kernel, and a host run uses this machine's own kernel"
+    let default = schedlab_kernel::KernelConfig::default().values();
+    let asked = spec.kernel.values().into_iter().zip(default).find(|(a, d)| a.1 != d.1);
+    match asked {
+        Some(((name, value), _)) => Err(RunError::Input(format!(
+            "{name}={value} is simulation-only: it changes the simulated kernel, and a host run uses this machine's own kernel"
         ))),
         None => Ok(()),
     }
 }
 
 /// Runs `spec` on the host kernel; `keep_going` is polled with the elapsed run time.
-pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
+pub(crate) fn run(
+    spec: &RunSpec,
+    opts: crate::RunOptions<'_>,
+    keep_going: &mut dyn FnMut(Ns) -> bool,
+) -> Result<crate::RunOutput, RunError> {
     check_spec(spec)?;
+    if opts.policy.is_some() || opts.explain.is_some() || spec.explain {
+        return Err(RunError::Input(
+            "explanations and a policy of one's own need the simulator: the real kernel records no decisions".into(),
+        ));
+    }
     let cfg = HostConfig {
         duration: spec.end,
         seed: spec.seed,
@@ -77,8 +82,15 @@ pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Res
     let mut metrics = record::metrics(spec);
     #[allow(clippy::disallowed_methods)] // a real run: wall time is reported under `host`
     let wall = std::time::Instant::now();
-    let hr =
-        schedlab_host::run(spec.workload.clone(), &cfg, &mut metrics, keep_going).map_err(|e| RunError::Host(e.0))?;
+    let keep_summary = opts.keep_summary;
+    let hr = match opts.probe {
+        None => schedlab_host::run(spec.workload.clone(), &cfg, &mut metrics, keep_going),
+        Some(p) => {
+            let mut tee = crate::tee::Tee { metrics: &mut metrics, extra: vec![p] };
+            schedlab_host::run(spec.workload.clone(), &cfg, &mut tee, keep_going)
+        }
+    }
+    .map_err(|e| RunError::Host(e.0))?;
     let wall_s = wall.elapsed().as_secs_f64();
     let measured = Measured {
         scheduler: scheduler_info(&hr),
@@ -93,9 +105,10 @@ pub(crate) fn run(spec: &RunSpec, keep_going: &mut dyn FnMut(Ns) -> bool) -> Res
         metrics,
         wall_s,
     };
+    let summary = keep_summary.then(|| measured.summary.clone());
     let mut r = record::assemble(spec, measured);
     complete(&mut r, &hr);
-    Ok(r)
+    Ok(crate::RunOutput { record: r, explained: None, summary })
 }
 
 fn scheduler_info(hr: &HostRun) -> SchedulerInfo {

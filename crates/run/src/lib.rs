@@ -31,6 +31,7 @@ pub mod record;
 pub mod replay;
 mod sched_check;
 pub mod sim;
+mod tee;
 
 pub use error::RunError;
 pub use input::{
@@ -39,14 +40,14 @@ pub use input::{
 };
 pub use record::deterministic_json;
 pub use sched_check::check_scheduler;
-pub use schedlab_kernel::{KernelVersion, PROGRESS_EVENTS};
+pub use schedlab_kernel::{KernelConfig, KernelVersion, PROGRESS_EVENTS, SWITCHES};
 pub use schedlab_metrics::RunRecord;
 
 use schedlab_machine::Machine;
 use schedlab_sim::Ns;
+use schedlab_workload::Workload;
 /// Longest run accepted (defined with the workload language, whose `duration` it bounds).
 pub use schedlab_workload::MAX_SIM_TIME;
-use schedlab_workload::{parse_workload, Workload};
 use std::sync::Arc;
 
 /// Time-series samples per run, and sampled values (samples × (tasks + CPUs)).
@@ -97,19 +98,17 @@ pub struct RunSpec {
     pub machine: Arc<Machine>,
     /// A policy of `schedlab_policies::REGISTRY`, or `host` ([`Backend::for_scheduler`]).
     pub sched: String,
-    /// Tunables, `name = value`, applied over the policy's defaults.
+    /// The policy's tunables, `name = value`, applied over its defaults (kernel switches
+    /// go to [`RunSpec::kernel`]: use [`RunSpec::set`], which routes both).
     pub sets: Vec<(String, String)>,
     pub seed: u64,
     /// Run time (simulated, or wall time on the host).
     pub end: Ns,
-    /// `TTWU_QUEUE` (simulator only).
-    pub ttwu_queue: bool,
-    /// Whose runqueue-locking paths the simulated kernel follows (`--kernel`).
-    pub kernel: schedlab_kernel::KernelVersion,
-    /// The delayed new-task wakeup (simulator only; `docs/kernel-versions.md`).
-    pub delayed_wakeup: bool,
-    /// The narrower `load_balance` critical section (simulator only).
-    pub lb_narrow_lock: bool,
+    /// The kernel model's switches (simulator only): its version, the wake list, the
+    /// runqueue-lock paper's mechanisms, the futex switches. Set by name with
+    /// [`RunSpec::set`] (`kernel.*`, `futex.*`) from every front end; the record reports
+    /// the effective ones ([`schedlab_kernel::KernelConfig::effective`]).
+    pub kernel: schedlab_kernel::KernelConfig,
     /// Check the kernel's and the policy's invariants after every event (simulator only).
     pub check: bool,
     /// Record time series with this sampling interval.
@@ -124,6 +123,41 @@ pub struct RunSpec {
     pub host_tracing: bool,
 }
 
+/// What a caller adds to a run ([`RunSpec::run_with`]).
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// A probe beside the record's `Metrics`, seeing every event and decision record (it
+    /// asks for them with `Probe::wants_decisions`). Probes observe: the trace hash is the
+    /// same with or without it.
+    pub probe: Option<&'a mut dyn schedlab_probe::Probe>,
+    /// A policy the caller built (a sched_ext policy written in Python, a test's wrapper)
+    /// instead of the one [`RunSpec::sched`] names; the record still calls it `sched`.
+    /// Simulator only.
+    pub policy: Option<Box<dyn schedlab_sched_api::SchedClass>>,
+    /// Explain waits into [`RunOutput::explained`] (simulator only; changes no result).
+    pub explain: Option<ExplainOptions>,
+    /// Keep the backend's end-of-run summary (every task's final state, the kernel's and
+    /// policy's counters) in [`RunOutput::summary`], for tools and tests that inspect it.
+    pub keep_summary: bool,
+}
+
+/// Which waits to explain: each focused task's `worst` longest, or all of a task when the
+/// events are kept.
+pub struct ExplainOptions {
+    pub worst: usize,
+    /// Tasks (by name) whose every wait is kept, beside every task's worst.
+    pub focus: Box<dyn Fn(&str) -> bool>,
+}
+
+/// What [`RunSpec::run_with`] returns.
+pub struct RunOutput {
+    pub record: RunRecord,
+    /// The explanation [`RunOptions::explain`] asked for.
+    pub explained: Option<schedlab_metrics::explain::Explained>,
+    /// The run's summary, with [`RunOptions::keep_summary`].
+    pub summary: Option<schedlab_probe::RunSummary>,
+}
+
 impl RunSpec {
     /// A run of `workload` on `machine` under [`DEFAULT_SCHEDULER`] for `end`, seed 1, with
     /// the defaults.
@@ -135,10 +169,7 @@ impl RunSpec {
             sets: Vec::new(),
             seed: 1,
             end,
-            ttwu_queue: true,
-            kernel: schedlab_kernel::KernelVersion::V5_15,
-            delayed_wakeup: false,
-            lb_narrow_lock: false,
+            kernel: schedlab_kernel::KernelConfig::default(),
             check: false,
             sample: None,
             trace: false,
@@ -157,12 +188,26 @@ impl RunSpec {
         params: &[(String, String)],
         duration: Option<Ns>,
     ) -> Result<RunSpec, RunError> {
+        RunSpec::load_until(path, text, machine, params, duration, &mut || false)
+    }
+
+    /// [`RunSpec::load`], polling `stop` while the workload is parsed (a 100 000-task file
+    /// takes a second or more): when it returns true, loading ends with
+    /// [`RunError::Interrupted`].
+    pub fn load_until(
+        path: &str,
+        text: &str,
+        machine: Option<&str>,
+        params: &[(String, String)],
+        duration: Option<Ns>,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<RunSpec, RunError> {
         let spec = machine
             .map(str::to_string)
             .or_else(|| workload_machine_hint(text))
             .unwrap_or_else(|| DEFAULT_MACHINE.into());
         let machine = load_machine(&spec)?;
-        let wl = parse_workload(path, text, params, machine.nr_cpus())?;
+        let wl = schedlab_workload::parse_workload_until(path, text, params, machine.nr_cpus(), stop)?;
         if wl.schedulers.is_some() {
             sched_check::check_workload_schedulers(path, text, &machine)?;
         }
@@ -173,6 +218,17 @@ impl RunSpec {
         Ok(RunSpec::new(wl, machine, end))
     }
 
+    /// Sets `name` to `value`: a kernel switch (`kernel.*`, `futex.*`, checked here) or a
+    /// tunable of the policy (checked when the run starts, or by [`RunSpec::validate`]).
+    /// The one way every front end sets a knob: CLI, sweep files, Python, studies.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), RunError> {
+        if schedlab_kernel::is_switch(name) {
+            return self.kernel.set(name, value).map_err(RunError::Input);
+        }
+        self.sets.push((name.to_string(), value.to_string()));
+        Ok(())
+    }
+
     /// Which backend runs this spec.
     pub fn backend(&self) -> Backend {
         Backend::for_scheduler(&self.sched)
@@ -181,11 +237,21 @@ impl RunSpec {
     /// Runs the spec on its backend. `keep_going` is polled with the run's clock (simulated
     /// time); returning false ends the run early with what was measured (`interrupted`).
     pub fn run(&self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<RunRecord, RunError> {
+        self.run_with(RunOptions::default(), keep_going).map(|o| o.record)
+    }
+
+    /// [`RunSpec::run`] with the options a tool needs beyond the record: a probe of its own
+    /// beside the record's metrics, a policy it built, an explanation of chosen waits. The
+    /// one way in: every front end, study and test runs through here.
+    pub fn run_with(
+        &self,
+        opts: RunOptions<'_>,
+        keep_going: &mut dyn FnMut(Ns) -> bool,
+    ) -> Result<RunOutput, RunError> {
         self.check_limits()?;
         match self.backend() {
-            Backend::Sim if self.explain => sim::run_into_record(self, keep_going),
-            Backend::Sim => sim::run(self, keep_going),
-            Backend::Host => host::run(self, keep_going),
+            Backend::Sim => sim::run(self, opts, keep_going),
+            Backend::Host => host::run(self, opts, keep_going),
         }
     }
 

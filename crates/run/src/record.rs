@@ -65,6 +65,7 @@ pub fn assemble(spec: &RunSpec, m: Measured) -> RunRecord {
         trace,
         explained: None,
         series,
+        warnings: Vec::new(),
         host: HostInfo::measured(wall_s, summary.events),
     }
 }

@@ -7,15 +7,24 @@ use crate::{Backend, RunError};
 use schedlab_machine::Machine;
 use schedlab_sim::SourceError;
 
-/// Whether `sched` (`NAME` or `NAME@VERSION`) with tunables `sets` runs on `machine`: the
-/// policy is built as a run builds it, and dropped. `host` is accepted as it is (the real
+/// Whether `sched` (`NAME` or `NAME@VERSION`) with tunables and kernel switches `sets` runs
+/// on `machine`: the switches are checked and the policy is built as a run builds it, and
+/// dropped. `host` is accepted as it is (the real
 /// kernel takes no tunables from schedlab; a host run refuses them itself).
 pub fn check_scheduler(sched: &str, machine: &Machine, sets: &[(String, String)]) -> Result<(), String> {
     if Backend::for_scheduler(sched) == Backend::Host {
         return Ok(());
     }
-    let sets: Vec<(String, String)> = sets.iter().filter(|(k, _)| !crate::sim::is_kernel_switch(k)).cloned().collect();
-    schedlab_policies::make_policy(sched, machine, &sets).map(drop)
+    let mut kernel = schedlab_kernel::KernelConfig::default();
+    let mut policy = Vec::with_capacity(sets.len());
+    for (k, v) in sets {
+        if schedlab_kernel::is_switch(k) {
+            kernel.set(k, v)?;
+        } else {
+            policy.push((k.clone(), v.clone()));
+        }
+    }
+    schedlab_policies::make_policy(sched, machine, &policy).map(drop)
 }
 
 /// A workload's `schedulers` (what `compare`, `report` and `study` run by default): every

@@ -140,7 +140,7 @@ fn lock_line_transfers_cost_kernel_time() {
     let text = waker_reader();
     // Without the wake list the waker locks the wakee's runqueue, last held by the wakee.
     let mut j = job(&text, "smp2", "cfs", 1, &[]);
-    j.ttwu_queue = false;
+    j.kernel.ttwu_queue = false;
     let with = run(&j);
     let mut m = (*j.machine).clone();
     for k in ["line_same_llc", "line_cross_llc", "line_cross_node"] {

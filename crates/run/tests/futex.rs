@@ -10,7 +10,9 @@ use schedlab_sim::{Ns, TaskId};
 fn spec(text: &str, machine: &str, sched: &str, sets: &[(&str, &str)]) -> RunSpec {
     let mut s = RunSpec::load("futex.toml", text, Some(machine), &[], Some(Ns::from_secs(5))).unwrap();
     s.sched = sched.into();
-    s.sets = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    for (k, v) in sets {
+        s.set(k, v).unwrap();
+    }
     s.check = true;
     s
 }
@@ -33,7 +35,8 @@ impl Probe for Events {
 
 fn events(text: &str, machine: &str, sched: &str, sets: &[(&str, &str)]) -> (Vec<ProbeEvent>, Vec<(String, u64)>) {
     let mut p = Events::default();
-    let s = schedlab_run::sim::run_with_probe(&spec(text, machine, sched, sets), &mut p, &mut |_| true).unwrap();
+    let opts = schedlab_run::RunOptions { probe: Some(&mut p), keep_summary: true, ..Default::default() };
+    let s = spec(text, machine, sched, sets).run_with(opts, &mut |_| true).unwrap().summary.expect("kept");
     assert_eq!(s.reason, EndReason::AllExited, "{text}");
     (p.0, s.kernel_counters)
 }
@@ -501,8 +504,9 @@ program = [ {{ futex_set = "a", value = 1 }}, {{ futex_wake_op = "a", word2 = "b
 fn futex_switches_are_validated() {
     let w = pingpong(10, true, false, false);
     for (k, v) in [("futex.nope", "1"), ("futex.vip", "2"), ("futex.max_lock_depth", "0")] {
-        let err = spec(&w, "smp2", "cfs", &[(k, v)]).run(&mut |_| true).unwrap_err();
-        assert!(matches!(err, schedlab_run::RunError::Input(_)), "{k}={v}: {err}");
+        let mut s = spec(&w, "smp2", "cfs", &[]);
+        let err = s.set(k, v).unwrap_err();
+        assert!(matches!(err, schedlab_run::RunError::Input(ref m) if m.contains(k)), "{k}={v}: {err}");
     }
 }
 

@@ -121,7 +121,12 @@ fn a_policy_misreporting_its_runqueue_is_caught() {
         spec.sched = "fifo".into();
         spec.check = true;
         let inner = schedlab_policies::make_policy("fifo", &spec.machine, &[]).unwrap();
-        let r = schedlab_run::sim::run_with_policy(&spec, Box::new(Liar { inner, lie }), &mut Nothing, &mut |_| true);
+        let opts = schedlab_run::RunOptions {
+            probe: Some(&mut Nothing),
+            policy: Some(Box::new(Liar { inner, lie })),
+            ..Default::default()
+        };
+        let r = spec.run_with(opts, &mut |_| true);
         match r {
             Err(RunError::Simulation(m)) => assert!(m.contains("policy `liar` has"), "{lie:?}: {m}"),
             Err(e) => panic!("{lie:?}: another error: {e}"),

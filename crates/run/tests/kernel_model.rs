@@ -87,7 +87,7 @@ fn ttwu_queue_switch_changes_the_wakeup_path() {
     for c in &r.cpus {
         assert_eq!(c.user_ns + c.kernel_ns + c.spin_ns + c.idle_ns, r.sim_ns);
     }
-    j.ttwu_queue = false;
+    j.kernel.ttwu_queue = false;
     assert_eq!(pending(&run(&j)), 0);
 }
 

@@ -3,7 +3,7 @@
 //! mode, and named spans timing a web server's requests.
 
 use schedlab_metrics::TaskRecord;
-use schedlab_probe::{EndReason, NoProbe};
+use schedlab_probe::EndReason;
 use schedlab_run::{RunRecord, RunSpec};
 use schedlab_sim::Ns;
 
@@ -139,7 +139,8 @@ fn daemons_run_as_documented() {
 #[test]
 fn daemons_are_kernel_threads_to_the_policy() {
     let spec = spec(DAEMONS, "smp4", &[], 1, "eevdf");
-    let summary = schedlab_run::sim::run_with_probe(&spec, &mut NoProbe, &mut |_| true).unwrap();
+    let opts = schedlab_run::RunOptions { keep_summary: true, ..Default::default() };
+    let summary = spec.run_with(opts, &mut |_| true).unwrap().summary.expect("kept");
     for t in &summary.tasks {
         let daemon = t.name.starts_with("kworker") || t.name == "rcu";
         assert_eq!(t.kthread, daemon, "{}", t.name);

@@ -43,9 +43,9 @@ fn delayed_wakeup_never_spins_and_loses_no_task() {
     let mut delayed = 0;
     for v in KernelVersion::ALL {
         let mut j = hackbench(4, 20);
-        j.kernel = v;
+        j.kernel.version = v;
         contended_without += site(&run(&j), "wake_up_new_task").1;
-        j.delayed_wakeup = true;
+        j.kernel.delayed_wakeup = true;
         let r = run(&j);
         assert_eq!(r.end_reason, EndReason::AllExited, "{v}");
         assert!(r.tasks.iter().all(|t| t.exit_ns.is_some()), "{v}: a task did not exit");
@@ -83,7 +83,7 @@ program = [ { run = "50us" }, "exit" ]
     let mut j = job(text, "smp2", "cfs", 2, &[]);
     let costs = Costs { tick: Ns::from_ms(3), fork: Ns::from_us(5), ..Costs::default() };
     j.machine = Arc::new(Machine { costs, ..(*j.machine).clone() });
-    j.delayed_wakeup = true;
+    j.kernel.delayed_wakeup = true;
     let r = run(&j);
     assert_eq!(r.end_reason, EndReason::AllExited);
     assert!(counter(&r, "delayed_overflows") > 0, "the ring never overflowed: {:?}", r.kernel.counters);
@@ -122,7 +122,7 @@ program = [ {{ loop = 200, do = [ {{ recv = "ab", bytes = 8 }}, {{ send = "ba", 
 "#
     );
     let mut j = job(&text, machine, "cfs", 2, &[]);
-    j.kernel = v;
+    j.kernel.version = v;
     let mut w = Wakings::default();
     run_with_probe(&j, &mut w);
     (run(&j), w.0)
@@ -172,8 +172,8 @@ fn lb_narrow_lock_moves_the_chain_out_of_the_double_lock() {
             let mut j = hackbench(2, 10);
             let costs = Costs { work_task: Ns(20), ..Costs::zero() };
             j.machine = Arc::new(Machine { costs, ..(*j.machine).clone() });
-            j.kernel = v;
-            j.lb_narrow_lock = narrow;
+            j.kernel.version = v;
+            j.kernel.lb_narrow_lock = narrow;
             let r = run(&j);
             assert_eq!(r.end_reason, EndReason::AllExited);
             assert!(site(&r, "load_balance").0 > 0, "{v}: the balancer never moved a task");
@@ -203,8 +203,8 @@ fn a_balance_pass_that_moves_nothing_still_takes_the_locks() {
                 let mut j = job(&text, "smp2", sched, 1, &[]);
                 let costs = Costs { work_task: Ns(20), ..Costs::default() };
                 j.machine = Arc::new(Machine { costs, ..(*j.machine).clone() });
-                j.kernel = v;
-                j.lb_narrow_lock = narrow;
+                j.kernel.version = v;
+                j.kernel.lb_narrow_lock = narrow;
                 let r = run(&j);
                 assert!(r.tasks.iter().all(|t| t.migrations == 0), "{sched} {v}: a pinned hog moved");
                 let (acq, _, _) = site(&r, "load_balance");
@@ -228,8 +228,8 @@ fn versions_are_deterministic() {
     let mut hashes = Vec::new();
     for v in KernelVersion::ALL {
         let mut j = hackbench(2, 10);
-        j.kernel = v;
-        j.delayed_wakeup = v == KernelVersion::V3_4;
+        j.kernel.version = v;
+        j.kernel.delayed_wakeup = v == KernelVersion::V3_4;
         let a = run(&j);
         let b = run(&j);
         assert_eq!(schedlab_run::deterministic_json(&a), schedlab_run::deterministic_json(&b), "{v}");

@@ -113,8 +113,8 @@ const CASES: &[Case] = &[
         params: &[("groups", "4")],
         ms: 2000,
         switches: |s| {
-            s.kernel = schedlab_run::KernelVersion::V2_6_32;
-            s.delayed_wakeup = true;
+            s.kernel.version = schedlab_run::KernelVersion::V2_6_32;
+            s.kernel.delayed_wakeup = true;
         },
     },
     Case {
@@ -126,8 +126,8 @@ const CASES: &[Case] = &[
         params: &[("groups", "4")],
         ms: 2000,
         switches: |s| {
-            s.kernel = schedlab_run::KernelVersion::V3_4;
-            s.lb_narrow_lock = true;
+            s.kernel.version = schedlab_run::KernelVersion::V3_4;
+            s.kernel.lb_narrow_lock = true;
         },
     },
     Case {
@@ -138,7 +138,7 @@ const CASES: &[Case] = &[
         sets: &[],
         params: &[("groups", "4")],
         ms: 2000,
-        switches: |s| s.ttwu_queue = false,
+        switches: |s| s.kernel.ttwu_queue = false,
     },
     Case {
         name: "hackbench/ext:simple",
@@ -272,7 +272,9 @@ fn hash_of(c: &Case) -> String {
     let mut spec = RunSpec::load(c.file, &text, Some(c.machine), &params, Some(Ns::from_ms(c.ms)))
         .unwrap_or_else(|e| panic!("{}: {e}", c.name));
     spec.sched = c.sched.into();
-    spec.sets = c.sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    for (k, v) in c.sets {
+        spec.set(k, v).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    }
     (c.switches)(&mut spec);
     let r = spec.run(&mut |_| true).unwrap_or_else(|e| panic!("{}: {e}", c.name));
     format!("{}\t{}", r.trace_hash, r.events)

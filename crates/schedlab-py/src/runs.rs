@@ -54,7 +54,10 @@ pub(crate) fn unvalidated(
         RunSpec::load(name, text, o.machine.as_deref(), &o.params, duration("duration", o.duration.as_deref())?)
             .map_err(to_py)?;
     spec.sched = sched.to_string();
-    spec.sets = sets;
+    // Policy tunables and kernel switches (`kernel.*`, `futex.*`) alike.
+    for (k, v) in &sets {
+        spec.set(k, v).map_err(to_py)?;
+    }
     spec.seed = o.seed;
     spec.check = o.check;
     spec.sample = duration("sample", o.sample.as_deref())?;
@@ -278,7 +281,9 @@ fn study_job(name: &str, experiment: &str, config: Option<&str>, opts: &Opts) ->
     let d = duration("duration", opts.duration.as_deref())?;
     let mut job =
         schedlab::explain::study_spec(&suite, Some(experiment), config, opts.seed, d).map_err(crate::from_cli)?;
-    job.sets.extend(opts.sets.iter().cloned());
+    for (k, v) in &opts.sets {
+        job.set(k, v).map_err(to_py)?;
+    }
     Ok(job)
 }
 

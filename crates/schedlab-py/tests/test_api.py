@@ -178,3 +178,22 @@ def test_explain_a_study_experiment_equals_the_cli() -> None:
         schedlab.explain("cfs-eevdf", experiment="nope")
     with pytest.raises(schedlab.InputError, match="not a multi-experiment study"):
         schedlab.explain("ule-cfs-fibo-sysbench", experiment="x")
+
+
+def test_every_kernel_switch_is_set_from_python(workload_file: pathlib.Path) -> None:
+    # The kernel's switches go through `set` like tunables, and the record reports each as
+    # the kernel ran it; the CLI's flags are shorthands for the same switches.
+    sets = {"kernel.version": "3.4", "kernel.ttwu_queue": "0", "kernel.delayed_wakeup": "1",
+            "kernel.lb_narrow_lock": "1", "futex.vip": "0", "futex.vip_starvation_ns": "5ms",
+            "futex.max_lock_depth": "7"}
+    r = schedlab.run(workload_file, sched="cfs", duration="5ms", set=sets)
+    got = r.record["kernel"]["switches"]
+    want = dict(sets, **{"futex.vip_starvation_ns": "5000000"})
+    assert got == want, got
+    out = cli("run", str(workload_file), "--sched", "cfs", "--duration", "5ms", "--format", "json",
+              "--kernel", "3.4", "--no-ttwu-queue", "--delayed-wakeup", "--lb-narrow-lock",
+              "--set", "futex.vip=0", "--set", "futex.vip_starvation_ns=5ms", "--set", "futex.max_lock_depth=7")
+    assert out.returncode == 0, out.stderr
+    assert without_host(json.loads(out.stdout)) == without_host(r.record)
+    with pytest.raises(schedlab.InputError, match="kernel.nope"):
+        schedlab.run(workload_file, sched="cfs", duration="5ms", set={"kernel.nope": "1"})

@@ -14,34 +14,24 @@ pub struct Config {
     pub label: String,
     /// Scheduler (`NAME` or `NAME@VERSION`).
     pub sched: String,
+    /// The policy's tunables and the kernel's switches (`kernel.*`, `futex.*`), as
+    /// [`RunSpec::set`] takes them.
     pub sets: Vec<(String, String)>,
     /// Workload parameters (`[params]` overrides).
     pub params: Vec<(String, String)>,
-    /// Whose runqueue-locking paths the simulated kernel follows (`--kernel`); `None`: the
-    /// default.
-    pub kernel: Option<schedlab_kernel::KernelVersion>,
-    /// The delayed new-task wakeup (`--delayed-wakeup`).
-    pub delayed_wakeup: bool,
 }
 
 impl Config {
     pub fn new(label: &str, sched: &str) -> Config {
-        Config {
-            label: label.into(),
-            sched: sched.into(),
-            sets: Vec::new(),
-            params: Vec::new(),
-            kernel: None,
-            delayed_wakeup: false,
-        }
+        Config { label: label.into(), sched: sched.into(), sets: Vec::new(), params: Vec::new() }
     }
-    pub fn kernel(mut self, v: schedlab_kernel::KernelVersion) -> Config {
-        self.kernel = Some(v);
-        self
+    /// Whose runqueue-locking paths the simulated kernel follows (`kernel.version`).
+    pub fn kernel(self, v: schedlab_kernel::KernelVersion) -> Config {
+        self.set("kernel.version", v.name())
     }
-    pub fn delayed_wakeup(mut self, on: bool) -> Config {
-        self.delayed_wakeup = on;
-        self
+    /// The delayed new-task wakeup (`kernel.delayed_wakeup`).
+    pub fn delayed_wakeup(self, on: bool) -> Config {
+        self.set("kernel.delayed_wakeup", if on { "1" } else { "0" })
     }
     pub fn set(mut self, k: &str, v: &str) -> Config {
         self.sets.push((k.into(), v.into()));
@@ -171,13 +161,11 @@ impl Experiment {
         let mut spec =
             RunSpec::load(&format!("{}.toml", self.name), self.workload, Some(self.machine), &c.params, Some(end))?;
         spec.sched = c.sched.clone();
-        spec.sets = c.sets.clone();
+        for (k, v) in &c.sets {
+            spec.set(k, v)?;
+        }
         spec.seed = seed;
         spec.end = end;
-        if let Some(v) = c.kernel {
-            spec.kernel = v;
-        }
-        spec.delayed_wakeup = c.delayed_wakeup;
         Ok(spec)
     }
 }

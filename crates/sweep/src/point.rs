@@ -41,10 +41,12 @@ impl Point {
             self.duration_ns.map(Ns),
         )?;
         spec.sched = self.scheduler.clone();
-        spec.sets = self.sets.clone();
+        for (k, v) in &self.sets {
+            spec.set(k, v)?;
+        }
         spec.seed = self.seed;
         if let Some(k) = &self.kernel {
-            spec.kernel = schedlab_run::KernelVersion::parse(k).map_err(RunError::Input)?;
+            spec.set("kernel.version", k)?;
         }
         spec.validate()?;
         Ok(spec)

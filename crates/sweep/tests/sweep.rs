@@ -134,3 +134,47 @@ fn csv_round_trips_awkward_text() {
     assert_eq!(back, t.rows);
     assert_eq!(back[0][1], "a, with comma");
 }
+
+/// Every kernel switch can vary in a sweep like a tunable (`kernel.*`, `futex.*`), and each
+/// run's record reports the switch as the kernel ran it.
+#[test]
+fn a_sweep_sets_every_kernel_switch() {
+    let values: Vec<String> = schedlab_run::SWITCHES
+        .iter()
+        .map(|s| {
+            let v = match s.name {
+                "kernel.version" => "\"3.4\"".to_string(),
+                "futex.vip_starvation_ns" => "\"5ms\"".to_string(),
+                "futex.max_lock_depth" => "\"7\"".to_string(),
+                _ => {
+                    // A boolean: the opposite of its default.
+                    let def = (s.get)(&schedlab_run::KernelConfig::default());
+                    format!("\"{}\"", if def == "1" { 0 } else { 1 })
+                }
+            };
+            format!("\"{}\" = [{v}]", s.name)
+        })
+        .collect();
+    let text = format!(
+        "workload = \"w.toml\"\nduration = \"5ms\"\n[grid]\nschedulers = [\"cfs\"]\nset = {{ {} }}\n",
+        values.join(", ")
+    );
+    let s = sweep(&text).unwrap();
+    assert_eq!(s.points.len(), 1);
+    let record = s.points[0].spec().unwrap().run(&mut |_| true).unwrap();
+    let got = &record.kernel.switches;
+    for sw in schedlab_run::SWITCHES {
+        let (_, v) = got.iter().find(|(k, _)| k == sw.name).unwrap_or_else(|| panic!("{} not in the record", sw.name));
+        let want = match sw.name {
+            "kernel.version" => "3.4".to_string(),
+            "futex.vip_starvation_ns" => "5000000".to_string(),
+            "futex.max_lock_depth" => "7".to_string(),
+            // 3.4 has the wake list: every boolean took the value set.
+            _ => if (sw.get)(&schedlab_run::KernelConfig::default()) == "1" { "0" } else { "1" }.to_string(),
+        };
+        assert_eq!(v, &want, "{}", sw.name);
+    }
+    let e = sweep("workload = \"w.toml\"\n[grid]\nschedulers = [\"cfs\"]\nset = { \"kernel.nope\" = [\"1\"] }\n")
+        .unwrap_err();
+    assert!(e.to_string().contains("kernel.nope") && e.line == 4, "{e}");
+}

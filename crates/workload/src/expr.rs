@@ -3,7 +3,55 @@
 
 use std::collections::BTreeMap;
 
-pub type Env = BTreeMap<String, i64>;
+/// Integer variables by name.
+pub type Vars = BTreeMap<String, i64>;
+
+/// The variables in scope of an expression: the workload's integer parameters, shared and
+/// never copied (a workload may declare thousands and lower thousands of programs), and the
+/// bindings over them — the instance index `n`, `for` and `poll` variables — which shadow a
+/// parameter of the same name.
+#[derive(Clone, Debug)]
+pub struct Env<'p> {
+    params: &'p Vars,
+    locals: Vars,
+}
+
+impl<'p> Env<'p> {
+    /// The parameters `params` and no binding.
+    pub fn new(params: &'p Vars) -> Self {
+        Env { params, locals: Vars::new() }
+    }
+    pub fn get(&self, name: &str) -> Option<i64> {
+        self.locals.get(name).or_else(|| self.params.get(name)).copied()
+    }
+    pub fn contains(&self, name: &str) -> bool {
+        self.locals.contains_key(name) || self.params.contains_key(name)
+    }
+    /// The binding of `name` (not a parameter).
+    pub fn binding(&self, name: &str) -> Option<i64> {
+        self.locals.get(name).copied()
+    }
+    /// Binds `name` to `v`; returns the binding it replaced (not a parameter it shadows),
+    /// for [`Env::restore`].
+    pub fn bind(&mut self, name: &str, v: i64) -> Option<i64> {
+        self.locals.insert(name.to_string(), v)
+    }
+    /// Puts back the binding [`Env::bind`] returned (`None`: `name` is unbound again, and a
+    /// parameter of that name visible again).
+    pub fn restore(&mut self, name: &str, prev: Option<i64>) {
+        match prev {
+            Some(v) => self.locals.insert(name.to_string(), v),
+            None => self.locals.remove(name),
+        };
+    }
+    /// Every name in scope, sorted.
+    fn names(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self.params.keys().chain(self.locals.keys()).map(String::as_str).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+}
 
 /// Deepest nesting of parentheses and unary minus in one expression. The evaluator
 /// recurses once per level; 30 000 levels overflowed the stack.
@@ -55,7 +103,7 @@ fn tokenize(src: &str) -> Result<Vec<String>, String> {
 struct Parser<'a> {
     toks: Vec<String>,
     pos: usize,
-    env: &'a Env,
+    env: &'a Env<'a>,
     /// Current nesting of `(` and unary `-`.
     depth: usize,
 }
@@ -104,10 +152,7 @@ impl Parser<'_> {
         if t.starts_with(|c: char| c.is_ascii_digit()) {
             return t.parse().map_err(|_| format!("bad number `{t}`"));
         }
-        self.env.get(&t).copied().ok_or_else(|| {
-            let known: Vec<&str> = self.env.keys().map(String::as_str).collect();
-            format!("unknown variable `{t}` (known here: {})", known.join(", "))
-        })
+        self.env.get(&t).ok_or_else(|| format!("unknown variable `{t}` (known here: {})", self.env.names().join(", ")))
     }
 }
 
@@ -145,18 +190,25 @@ mod tests {
     use super::*;
     #[test]
     fn evaluates_with_precedence_and_vars() {
-        let mut env = Env::new();
-        env.insert("n".into(), 47);
-        env.insert("r".into(), 3);
+        let params = Vars::from([("r".to_string(), 1), ("k".to_string(), 5)]);
+        let mut env = Env::new(&params);
+        env.bind("n", 47);
+        assert_eq!(env.bind("r", 3), None, "a parameter is not a binding");
         assert_eq!(eval("(n / 20) * 20 + r", &env), Ok(43));
         assert_eq!(eval("-2 + 3 * 4 % 5", &env), Ok(0));
         assert!(eval("x + 1", &env).unwrap_err().contains("unknown variable `x`"));
         assert!(eval("1 / 0", &env).is_err());
         assert_eq!(expand("p.{n % 20}.x", &env), Ok("p.7.x".into()));
+        // A binding shadows the parameter of its name until it is restored.
+        assert_eq!(eval("r + k", &env), Ok(8));
+        assert!(eval("x", &env).unwrap_err().contains("(known here: k, n, r)"));
+        env.restore("r", None);
+        assert_eq!(eval("r + k", &env), Ok(6));
     }
     #[test]
     fn nesting_is_limited_not_a_stack_overflow() {
-        let env = Env::new();
+        let none = Vars::new();
+        let env = Env::new(&none);
         let deep = |d: usize| format!("{}1{}", "(".repeat(d), ")".repeat(d));
         assert_eq!(eval(&deep(MAX_EXPR_DEPTH), &env), Ok(1));
         assert!(eval(&deep(MAX_EXPR_DEPTH + 1), &env).unwrap_err().contains("nested more than 64"));

@@ -77,67 +77,88 @@ impl WakeCmp {
     }
 }
 
-/// A futex operation; `W` names a word (its name in the AST, its index once lowered).
+/// A futex operation; `W` names a word (its name in the AST, its index once lowered), `V`
+/// is a value or waiter count (an expression in the AST, the number once lowered).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FutexOp<W = usize> {
+pub enum FutexOp<W = usize, V = u32> {
     /// A plain store to the word (user space, no syscall).
-    Set { word: W, value: u32 },
+    Set { word: W, value: V },
     /// An atomic add (wrapping; user space, no syscall).
-    Add { word: W, value: u32 },
+    Add { word: W, value: V },
     /// `while (*word == expected) futex_wait(word, expected)`: a mismatch returns at once.
-    Wait { word: W, expected: u32 },
+    Wait { word: W, expected: V },
     /// `futex_wake(word, count)`; `current_cpu`: wake with `WF_CURRENT_CPU` (simulation only).
-    Wake { word: W, count: u32, current_cpu: bool },
+    Wake { word: W, count: V, current_cpu: bool },
     /// `futex_swap`: wake one waiter of `wake` and wait on `wait` while it holds `expected`,
     /// in one call (simulation only); `direct`: hand the CPU straight to the wakee.
     /// `split`: the baseline it replaces, two calls (`futex_wake(wake, 1)`, then the wait).
-    Swap { wait: W, expected: u32, wake: W, current_cpu: bool, direct: bool, split: bool },
+    Swap { wait: W, expected: V, wake: W, current_cpu: bool, direct: bool, split: bool },
     /// `FUTEX_WAKE_OP`: apply `op(oparg)` to `word2`, wake `count` waiters of `word` and, if
     /// `cmp(old word2, cmparg)`, `count2` waiters of `word2`.
-    WakeOp { word: W, count: u32, word2: W, count2: u32, op: WakeOpKind, oparg: u32, cmp: WakeCmp, cmparg: u32 },
+    WakeOp { word: W, count: V, word2: W, count2: V, op: WakeOpKind, oparg: V, cmp: WakeCmp, cmparg: V },
     /// `FUTEX_CMP_REQUEUE`: if `*word == expected`, wake `wake` waiters and move up to
     /// `requeue` more onto `to`.
-    CmpRequeue { word: W, to: W, wake: u32, requeue: u32, expected: u32 },
+    CmpRequeue { word: W, to: W, wake: V, requeue: V, expected: V },
     /// `FUTEX_LOCK_PI` with the user-space fast path (CAS 0 → TID).
     LockPi(W),
     /// `FUTEX_UNLOCK_PI` with the user-space fast path (CAS TID → 0).
     UnlockPi(W),
 }
 
-impl<W> FutexOp<W> {
-    /// The same operation with every word mapped by `f`.
-    pub fn map<V, E>(&self, mut f: impl FnMut(&W) -> Result<V, E>) -> Result<FutexOp<V>, E> {
+impl<W, V> FutexOp<W, V> {
+    /// The same operation with every word mapped by `w` and every value by `v`.
+    pub fn map<W2, V2, E>(
+        &self,
+        mut w: impl FnMut(&W) -> Result<W2, E>,
+        mut v: impl FnMut(&V) -> Result<V2, E>,
+    ) -> Result<FutexOp<W2, V2>, E> {
         Ok(match self {
-            FutexOp::Set { word, value } => FutexOp::Set { word: f(word)?, value: *value },
-            FutexOp::Add { word, value } => FutexOp::Add { word: f(word)?, value: *value },
-            FutexOp::Wait { word, expected } => FutexOp::Wait { word: f(word)?, expected: *expected },
+            FutexOp::Set { word, value } => FutexOp::Set { word: w(word)?, value: v(value)? },
+            FutexOp::Add { word, value } => FutexOp::Add { word: w(word)?, value: v(value)? },
+            FutexOp::Wait { word, expected } => FutexOp::Wait { word: w(word)?, expected: v(expected)? },
             FutexOp::Wake { word, count, current_cpu } => {
-                FutexOp::Wake { word: f(word)?, count: *count, current_cpu: *current_cpu }
+                FutexOp::Wake { word: w(word)?, count: v(count)?, current_cpu: *current_cpu }
             }
             FutexOp::Swap { wait, expected, wake, current_cpu, direct, split } => FutexOp::Swap {
-                wait: f(wait)?,
-                expected: *expected,
-                wake: f(wake)?,
+                wait: w(wait)?,
+                expected: v(expected)?,
+                wake: w(wake)?,
                 current_cpu: *current_cpu,
                 direct: *direct,
                 split: *split,
             },
             FutexOp::WakeOp { word, count, word2, count2, op, oparg, cmp, cmparg } => FutexOp::WakeOp {
-                word: f(word)?,
-                count: *count,
-                word2: f(word2)?,
-                count2: *count2,
+                word: w(word)?,
+                count: v(count)?,
+                word2: w(word2)?,
+                count2: v(count2)?,
                 op: *op,
-                oparg: *oparg,
+                oparg: v(oparg)?,
                 cmp: *cmp,
-                cmparg: *cmparg,
+                cmparg: v(cmparg)?,
             },
-            FutexOp::CmpRequeue { word, to, wake, requeue, expected } => {
-                FutexOp::CmpRequeue { word: f(word)?, to: f(to)?, wake: *wake, requeue: *requeue, expected: *expected }
-            }
-            FutexOp::LockPi(w) => FutexOp::LockPi(f(w)?),
-            FutexOp::UnlockPi(w) => FutexOp::UnlockPi(f(w)?),
+            FutexOp::CmpRequeue { word, to, wake, requeue, expected } => FutexOp::CmpRequeue {
+                word: w(word)?,
+                to: w(to)?,
+                wake: v(wake)?,
+                requeue: v(requeue)?,
+                expected: v(expected)?,
+            },
+            FutexOp::LockPi(x) => FutexOp::LockPi(w(x)?),
+            FutexOp::UnlockPi(x) => FutexOp::UnlockPi(w(x)?),
         })
+    }
+
+    /// The values and counts the operation takes.
+    pub fn values(&self) -> Vec<&V> {
+        match self {
+            FutexOp::Set { value, .. } | FutexOp::Add { value, .. } => vec![value],
+            FutexOp::Wait { expected, .. } | FutexOp::Swap { expected, .. } => vec![expected],
+            FutexOp::Wake { count, .. } => vec![count],
+            FutexOp::WakeOp { count, count2, oparg, cmparg, .. } => vec![count, count2, oparg, cmparg],
+            FutexOp::CmpRequeue { wake, requeue, expected, .. } => vec![wake, requeue, expected],
+            FutexOp::LockPi(_) | FutexOp::UnlockPi(_) => Vec::new(),
+        }
     }
 
     /// The words the operation names.

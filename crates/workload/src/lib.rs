@@ -11,13 +11,18 @@ mod futex;
 mod lower;
 mod parse;
 pub mod rtapp;
+mod stop;
+pub mod synthetic;
 
 pub use expr::MAX_EXPR_DEPTH;
 pub use futex::{FutexDef, FutexOp, WakeCmp, WakeOpKind};
 pub use lower::{NamedTimer, Op, PollSet, Program, MAX_POLL_PIPES};
 pub use parse::daemons::{DaemonPreset, DAEMON_PRESETS};
-pub use parse::{parse_workload, FUTEX_ALL, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN};
+pub use parse::{
+    parse_workload, parse_workload_until, FUTEX_ALL, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN,
+};
 pub use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
+pub use stop::{LoadError, POLL_EVERY};
 
 use schedlab_machine::CpuSet;
 use schedlab_sim::{Ns, SourceError};
@@ -128,6 +133,8 @@ pub struct Workload {
     /// The schedulers `compare`, `report` and `study` run by default (`--sched` overrides).
     pub schedulers: Option<Vec<String>>,
     pub params: BTreeMap<String, ParamValue>,
+    /// The integer `params`, the variables every expression of a program sees.
+    pub(crate) int_params: BTreeMap<String, i64>,
     pub pipes: Vec<PipeDef>,
     pub mutexes: Vec<String>,
     pub conds: Vec<String>,

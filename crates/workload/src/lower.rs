@@ -1,8 +1,8 @@
 //! AST → flat per-task programs with resolved object indices.
 
 use crate::expr::{self, Env};
-use crate::parse::{AstOp, IntSrc, Node};
-use crate::{ParamValue, Workload};
+use crate::parse::{check_nice, AstOp, IntSrc, Node};
+use crate::Workload;
 use schedlab_machine::CpuSet;
 use schedlab_sim::{Distribution, Ns, SourceError};
 
@@ -137,7 +137,7 @@ pub struct Program {
 
 struct L<'a> {
     wl: &'a Workload,
-    env: Env,
+    env: Env<'a>,
     prog: Program,
 }
 
@@ -200,21 +200,18 @@ impl L<'_> {
     }
     /// The size of `n` iterations of a `for` body that depends on `var`, one by one.
     fn size_each(&mut self, node: &Node, var: &str, n: u64, body: &[Node], work: &mut u64) -> Result<u64, SourceError> {
-        let saved = self.env.get(var).copied();
+        let saved = self.env.binding(var);
         let mut total = 0u64;
         for k in 0..n {
             *work += 1;
             if *work > MAX_PROGRAM_OPS || total > MAX_PROGRAM_OPS {
                 break;
             }
-            self.env.insert(var.to_string(), k as i64);
+            self.env.bind(var, k as i64);
             let s = self.size(body, work);
             total = total.saturating_add(s?);
         }
-        match saved {
-            Some(v) => self.env.insert(var.to_string(), v),
-            None => self.env.remove(var),
-        };
+        self.env.restore(var, saved);
         if *work > MAX_PROGRAM_OPS {
             return Err(self.err(node, format!("nested `for`s take more than {MAX_PROGRAM_OPS} iterations to expand")));
         }
@@ -247,24 +244,7 @@ impl L<'_> {
     }
     fn nodes(&mut self, nodes: &[Node]) -> Result<(), SourceError> {
         for node in nodes {
-            let op = match &node.op {
-                AstOp::Run(d) => Op::Run(d.clone()),
-                AstOp::Sleep(d) => Op::Sleep(d.clone()),
-                AstOp::Spin(d) => Op::Spin(d.clone()),
-                AstOp::Yield => Op::Yield,
-                AstOp::Wait => Op::Wait,
-                AstOp::Exit => Op::Exit,
-                AstOp::Timer { period, named } => Op::Timer {
-                    period: *period,
-                    named: named.map(|id| {
-                        let d = &self.wl.timers[id];
-                        NamedTimer { id, shared: d.shared, relative: !d.absolute }
-                    }),
-                },
-                AstOp::SetAffinity(s) => Op::SetAffinity(s.clone()),
-                AstOp::SetSlice(s) => Op::SetSlice(*s),
-                AstOp::SetPolicy(p) => Op::SetPolicy { policy: *p, at: node.offset },
-                AstOp::SetNice(n) => Op::SetNice(self.int(node, n)? as i32),
+            match &node.op {
                 AstOp::Loop { count, body } => {
                     let count = count.as_ref().map(|c| self.count(node, c)).transpose()?;
                     let start = self.prog.ops.len();
@@ -273,58 +253,85 @@ impl L<'_> {
                     let end = self.prog.ops.len();
                     self.push(node, Op::EndLoop { start });
                     self.prog.ops[start] = Op::Loop { count, end };
-                    continue;
                 }
                 AstOp::For { var, count, body } => {
                     let n = self.for_count(node, count)?;
-                    let saved = self.env.get(var).copied();
+                    let saved = self.env.binding(var);
                     for k in 0..n {
-                        self.env.insert(var.clone(), k as i64);
+                        self.env.bind(var, k as i64);
                         self.nodes(body)?;
                     }
-                    match saved {
-                        Some(v) => self.env.insert(var.clone(), v),
-                        None => self.env.remove(var),
-                    };
-                    continue;
+                    self.env.restore(var, saved);
                 }
-                AstOp::Fork { template, count } => Op::Fork { template: *template, count: self.count(node, count)? },
-                AstOp::Send { pipe, bytes, current_cpu } => Op::Send {
-                    pipe: self.lookup(node, "pipe", pipe)?,
-                    bytes: self.count(node, bytes)?,
-                    current_cpu: *current_cpu,
-                },
-                AstOp::Recv { pipe, bytes } => {
-                    Op::Recv { pipe: self.lookup(node, "pipe", pipe)?, bytes: self.count(node, bytes)? }
+                AstOp::Poll { pipe, var, count, body } => self.poll(node, pipe, var, count, body)?,
+                _ => {
+                    let op = self.op(node)?;
+                    self.push(node, op);
                 }
-                AstOp::Lock(m) => Op::Lock(self.lookup(node, "mutex", m)?),
-                AstOp::Unlock(m) => Op::Unlock(self.lookup(node, "mutex", m)?),
-                AstOp::CondWait { cond, mutex } => {
-                    Op::CondWait { cond: self.lookup(node, "cond", cond)?, mutex: self.lookup(node, "mutex", mutex)? }
-                }
-                AstOp::Signal(c) => Op::Signal(self.lookup(node, "cond", c)?),
-                AstOp::Broadcast(c) => Op::Broadcast(self.lookup(node, "cond", c)?),
-                AstOp::Barrier(b) => Op::Barrier(self.lookup(node, "barrier", b)?),
-                AstOp::SpinBarrier { barrier, spin } => {
-                    Op::SpinBarrier { barrier: self.lookup(node, "barrier", barrier)?, spin: *spin }
-                }
-                AstOp::Mark { begin, span, id } => {
-                    let (span, id) = (*span, self.count(node, id)?);
-                    if *begin {
-                        Op::MarkBegin { span, id }
-                    } else {
-                        Op::MarkEnd { span, id }
-                    }
-                }
-                AstOp::Poll { pipe, var, count, body } => {
-                    self.poll(node, pipe, var, count, body)?;
-                    continue;
-                }
-                AstOp::Futex(f) => Op::Futex(f.map(|w| self.lookup(node, "futex", w))?),
-            };
-            self.push(node, op);
+            }
         }
         Ok(())
+    }
+    /// The one operation of a node that is no loop and no `poll`, its names resolved and
+    /// its expressions evaluated under the current bindings.
+    fn op(&self, node: &Node) -> Result<Op, SourceError> {
+        Ok(match &node.op {
+            AstOp::Run(d) => Op::Run(d.clone()),
+            AstOp::Sleep(d) => Op::Sleep(d.clone()),
+            AstOp::Spin(d) => Op::Spin(d.clone()),
+            AstOp::Yield => Op::Yield,
+            AstOp::Wait => Op::Wait,
+            AstOp::Exit => Op::Exit,
+            AstOp::Timer { period, named } => Op::Timer {
+                period: *period,
+                named: named.map(|id| {
+                    let d = &self.wl.timers[id];
+                    NamedTimer { id, shared: d.shared, relative: !d.absolute }
+                }),
+            },
+            AstOp::SetAffinity(s) => Op::SetAffinity(s.clone()),
+            AstOp::SetSlice(s) => Op::SetSlice(*s),
+            AstOp::SetPolicy(p) => Op::SetPolicy { policy: *p, at: node.offset },
+            AstOp::SetNice(n) => {
+                let n = self.int(node, n)?;
+                check_nice(n).map_err(|m| self.err(node, m))?;
+                Op::SetNice(n as i32)
+            }
+            AstOp::Fork { template, count } => Op::Fork { template: *template, count: self.count(node, count)? },
+            AstOp::Send { pipe, bytes, current_cpu } => Op::Send {
+                pipe: self.lookup(node, "pipe", pipe)?,
+                bytes: self.count(node, bytes)?,
+                current_cpu: *current_cpu,
+            },
+            AstOp::Recv { pipe, bytes } => {
+                Op::Recv { pipe: self.lookup(node, "pipe", pipe)?, bytes: self.count(node, bytes)? }
+            }
+            AstOp::Lock(m) => Op::Lock(self.lookup(node, "mutex", m)?),
+            AstOp::Unlock(m) => Op::Unlock(self.lookup(node, "mutex", m)?),
+            AstOp::CondWait { cond, mutex } => {
+                Op::CondWait { cond: self.lookup(node, "cond", cond)?, mutex: self.lookup(node, "mutex", mutex)? }
+            }
+            AstOp::Signal(c) => Op::Signal(self.lookup(node, "cond", c)?),
+            AstOp::Broadcast(c) => Op::Broadcast(self.lookup(node, "cond", c)?),
+            AstOp::Barrier(b) => Op::Barrier(self.lookup(node, "barrier", b)?),
+            AstOp::SpinBarrier { barrier, spin } => {
+                Op::SpinBarrier { barrier: self.lookup(node, "barrier", barrier)?, spin: *spin }
+            }
+            AstOp::Mark { begin, span, id } => {
+                let (span, id) = (*span, self.count(node, id)?);
+                if *begin {
+                    Op::MarkBegin { span, id }
+                } else {
+                    Op::MarkEnd { span, id }
+                }
+            }
+            AstOp::Futex(f) => Op::Futex(
+                f.map(|w| self.lookup(node, "futex", w), |v| v.resolve(&self.env).map_err(|m| self.err(node, m)))?,
+            ),
+            AstOp::Loop { .. } | AstOp::For { .. } | AstOp::Poll { .. } => {
+                unreachable!("`nodes` lowers loops and polls itself")
+            }
+        })
     }
 }
 
@@ -341,10 +348,10 @@ impl L<'_> {
     /// `Jump` past the last arm.
     fn poll(&mut self, node: &Node, pipe: &str, var: &str, count: &IntSrc, body: &[Node]) -> Result<(), SourceError> {
         let n = self.poll_count(node, count)?;
-        let saved = self.env.get(var).copied();
+        let saved = self.env.binding(var);
         let mut set = PollSet::default();
         for k in 0..n {
-            self.env.insert(var.to_string(), k as i64);
+            self.env.bind(var, k as i64);
             set.pipes.push(self.lookup(node, "pipe", pipe)?);
         }
         // The set's slot is taken before the arms: a poll inside an arm takes the next one.
@@ -353,7 +360,7 @@ impl L<'_> {
         self.push(node, Op::Poll { set: idx });
         let mut jumps = Vec::with_capacity(n as usize);
         for k in 0..n {
-            self.env.insert(var.to_string(), k as i64);
+            self.env.bind(var, k as i64);
             set.arms.push(self.prog.ops.len());
             self.nodes(body)?;
             jumps.push(self.prog.ops.len());
@@ -364,10 +371,7 @@ impl L<'_> {
             self.prog.ops[j] = Op::Jump(end);
         }
         self.prog.polls[idx] = set;
-        match saved {
-            Some(v) => self.env.insert(var.to_string(), v),
-            None => self.env.remove(var),
-        };
+        self.env.restore(var, saved);
         Ok(())
     }
 }
@@ -396,16 +400,9 @@ pub const MAX_FOR_ITERATIONS: u64 = 100_000;
 pub const MAX_PROGRAM_OPS: u64 = 1_000_000;
 
 /// The bindings of instance `n`'s program: integer parameters and `n`.
-fn instance_env(wl: &Workload, n: u64) -> Env {
-    let mut env: Env = wl
-        .params
-        .iter()
-        .filter_map(|(k, v)| match v {
-            ParamValue::Int(i) => Some((k.clone(), *i)),
-            ParamValue::Text(_) => None,
-        })
-        .collect();
-    env.insert("n".into(), n as i64);
+fn instance_env(wl: &Workload, n: u64) -> Env<'_> {
+    let mut env = Env::new(&wl.int_params);
+    env.bind("n", n as i64);
     env
 }
 

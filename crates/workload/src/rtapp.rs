@@ -15,12 +15,14 @@ mod events;
 pub mod json;
 mod model;
 
-pub use json::{looks_like_json, MAX_JSON_DEPTH};
+pub use json::{looks_like_json, without_bom, MAX_JSON_DEPTH};
 pub use model::EVENTS;
 
+use crate::stop::{LoadError, Stop};
 use json::{Json, Spanned};
 use model::{Pol, Thread};
 use schedlab_sim::SourceError;
+use std::collections::BTreeSet;
 
 type R<T> = Result<T, SourceError>;
 
@@ -77,12 +79,46 @@ pub(crate) struct Cx<'a> {
     file: &'a str,
     text: &'a str,
     notes: Vec<String>,
+    /// The caller's stop check, a step per thread and per event ([`Cx::step`]).
+    stop: Stop<'a>,
 }
 
-/// Converts rt-app JSON `text` (named `file` in errors) to native workload TOML.
+/// Converts rt-app JSON `text` (named `file` in errors) to native workload TOML:
+/// [`convert_until`] with a stop check that never stops.
 pub fn convert(file: &str, text: &str) -> R<Converted> {
-    let mut cx = Cx { file, text, notes: Vec::new() };
-    let root = json::parse(text).map_err(|(at, m)| cx.err(at, "(syntax)", m))?;
+    convert_until(file, text, &mut || false).map_err(|e| match e {
+        LoadError::Source(e) => e,
+        // Unreachable with a check that never asks to stop; said as it is if it were not.
+        LoadError::Interrupted { file } => SourceError {
+            file,
+            line: 0,
+            column: 0,
+            field: String::new(),
+            message: "loading interrupted".into(),
+            snippet: String::new(),
+        },
+    })
+}
+
+/// [`convert`], interruptible: `stop` is called when conversion starts and then every
+/// [`POLL_EVERY`](crate::POLL_EVERY) JSON values, threads and events; once it returns
+/// `true`, conversion ends with [`LoadError::Interrupted`] (see
+/// [`parse_workload_until`](crate::parse_workload_until)). A leading byte-order mark is no
+/// part of the document; error positions count from after it.
+pub fn convert_until(file: &str, text: &str, stop: &mut dyn FnMut() -> bool) -> Result<Converted, LoadError> {
+    let text = without_bom(text);
+    let mut cx = Cx { file, text, notes: Vec::new(), stop: Stop::new(stop) };
+    let r = if cx.stop.stopped() { Err(cx.interrupted()) } else { convert_json(&mut cx) };
+    // An error the stop check caused is no error of the file's.
+    if cx.stop.stopped() {
+        return Err(LoadError::Interrupted { file: file.to_string() });
+    }
+    Ok(r?)
+}
+
+fn convert_json(cx: &mut Cx) -> R<Converted> {
+    let (file, text) = (cx.file, cx.text);
+    let root = json::parse_until(text, &mut cx.stop).map_err(|(at, m)| cx.err(at, "(syntax)", m))?;
     let members = cx.object(&root, "(root)")?;
     cx.check_keys(members, &["global", "tasks", "resources"], "")?;
     let global = match members.iter().find(|(k, _, _)| k == "global") {
@@ -100,8 +136,10 @@ pub fn convert(file: &str, text: &str) -> R<Converted> {
         return Err(cx.err(root.at, "tasks", "missing required object `tasks`"));
     };
     let mut threads: Vec<Thread> = Vec::new();
+    let mut names = BTreeSet::new();
     for (name, kat, t) in cx.object(tasks, "tasks")? {
-        if threads.iter().any(|x| x.name == *name) {
+        cx.step()?;
+        if !names.insert(name.as_str()) {
             return Err(cx.err(*kat, &format!("tasks.{name}"), format!("two tasks are named `{name}`")));
         }
         threads.push(cx.thread(name, t, &format!("tasks.{name}"))?);
@@ -110,8 +148,8 @@ pub fn convert(file: &str, text: &str) -> R<Converted> {
         return Err(cx.err(tasks.at, "tasks", "no task: `tasks` needs at least one thread object"));
     }
     let name = std::path::Path::new(file).file_stem().map_or(file.to_string(), |s| s.to_string_lossy().into_owned());
-    let (toml, origin) = emit::emit(&mut cx, &name, &global, &threads)?;
-    Ok(Converted { toml, notes: cx.notes, origin })
+    let (toml, origin) = emit::emit(cx, &name, &global, &threads)?;
+    Ok(Converted { toml, notes: std::mem::take(&mut cx.notes), origin })
 }
 
 impl Converted {
@@ -123,6 +161,17 @@ impl Converted {
 impl Cx<'_> {
     pub(crate) fn err(&self, at: usize, field: &str, msg: impl Into<String>) -> SourceError {
         SourceError::at(self.file, self.text, at, field, msg)
+    }
+    /// The error that unwinds a conversion the stop check ended.
+    fn interrupted(&self) -> SourceError {
+        self.err(0, "", "loading interrupted")
+    }
+    /// One step of work (a thread, an event): `Err` once the stop check asked to stop.
+    pub(crate) fn step(&mut self) -> R<()> {
+        if self.stop.step() {
+            return Err(self.interrupted());
+        }
+        Ok(())
     }
     fn unknown(&self, at: usize, field: &str, key: &str, what: &str) -> SourceError {
         self.err(at, field, format!("unknown key `{key}`: not {what} rt-app knows (doc/tutorial.txt)"))
@@ -146,8 +195,9 @@ impl Cx<'_> {
             }
         }
         // A repeated property is ambiguous (events may repeat: workgen numbers them).
-        for (i, (k, at, _)) in m.iter().enumerate() {
-            if m[..i].iter().any(|(p, _, _)| p == k) {
+        let mut seen = BTreeSet::new();
+        for (k, at, _) in m {
+            if !seen.insert(k.as_str()) {
                 return Err(self.err(*at, &format!("{path}.{k}"), format!("`{k}` is given twice")));
             }
         }

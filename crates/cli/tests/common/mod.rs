@@ -35,7 +35,9 @@ impl Probe for Switches {
 
 /// Runs a job with a custom probe; returns the trace hash.
 pub fn run_with_probe(j: &RunSpec, probe: &mut dyn Probe) -> u64 {
-    schedlab_run::sim::run_with_probe(j, probe, &mut |_| true).unwrap().trace_hash
+    let opts = schedlab_run::RunOptions { probe: Some(probe), ..Default::default() };
+    let r = j.run_with(opts, &mut |_| true).unwrap().record;
+    u64::from_str_radix(&r.trace_hash, 16).unwrap()
 }
 
 /// Lengths of the uninterrupted runs of task `t` on `cpu` (switch-in to switch-out).

@@ -2,30 +2,20 @@
 //! registered policy, run to its end by the kernel model alone (no `RunSpec`).
 #![allow(dead_code)] // each test file uses part of it
 
-use schedlab_kernel::{Kernel, KernelConfig, RunError};
+use schedlab_kernel::{Kernel, KernelConfig, RunError, SimParams};
 use schedlab_probe::{NoProbe, RunSummary};
 use schedlab_sim::Ns;
 use std::sync::Arc;
 
-/// A kernel for `workload` on preset `machine` under `sched` (a registry name) with `cfg`;
-/// the closure gets it before it runs (to read its configuration), then it runs.
+/// A kernel for `workload` (with workload parameters `params` set, as `--param`) on preset
+/// `machine` under `sched` (a registry name) with the switches `cfg`; the closure gets it
+/// before it runs (to read its configuration), then may run it.
 pub fn with_kernel<R>(
-    workload: &str,
-    machine: &str,
-    sched: &str,
-    cfg: KernelConfig,
-    f: impl FnOnce(&mut Kernel<'_>) -> R,
-) -> R {
-    with_kernel_params(workload, &[], machine, sched, cfg, f)
-}
-
-/// [`with_kernel`] with workload parameters set (`--param NAME=VALUE`).
-pub fn with_kernel_params<R>(
     workload: &str,
     params: &[(&str, &str)],
     machine: &str,
     sched: &str,
-    cfg: KernelConfig,
+    (cfg, sim): (KernelConfig, SimParams),
     f: impl FnOnce(&mut Kernel<'_>) -> R,
 ) -> R {
     let m = Arc::new(schedlab_machine::preset(machine).unwrap_or_else(|| panic!("preset {machine}")));
@@ -33,12 +23,16 @@ pub fn with_kernel_params<R>(
     let wl = schedlab_workload::parse_workload("test.toml", workload, &params, m.nr_cpus()).expect("workload parses");
     let policy = schedlab_policies::make_policy(sched, &m, &[]).expect("registered policy");
     let mut probe = NoProbe;
-    let mut k = Kernel::new(m, Arc::new(wl), policy, cfg, &mut probe).expect("kernel builds");
+    let mut k = Kernel::new(m, Arc::new(wl), policy, cfg, sim, &mut probe).expect("kernel builds");
     f(&mut k)
 }
 
-/// Runs `workload` to its end with every invariant checked after every event.
+/// Simulation parameters: run until `end` with every invariant checked after every event.
+pub fn checked(end: Ns) -> SimParams {
+    SimParams { check_invariants: true, end, ..SimParams::default() }
+}
+
+/// Runs `workload` to its end with the default switches and every invariant checked.
 pub fn run_checked(workload: &str, machine: &str, sched: &str, end: Ns) -> Result<RunSummary, RunError> {
-    let cfg = KernelConfig { check_invariants: true, end, ..KernelConfig::default() };
-    with_kernel(workload, machine, sched, cfg, |k| k.run(&mut |_| true))
+    with_kernel(workload, &[], machine, sched, (KernelConfig::default(), checked(end)), |k| k.run(&mut |_| true))
 }

@@ -16,6 +16,7 @@ use crate::runs::{unvalidated, workload_text, Opts};
 use crate::to_py;
 use pyo3::exceptions::PyBaseException;
 use pyo3::prelude::*;
+use schedlab_run::{RunError, RunSpec};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -54,7 +55,10 @@ pub fn run_policy(
             }
         }
     };
-    let rec = schedlab_run::sim::run_ext_record(&spec, Box::new(ops), &mut keep_going);
+    let rec = ext_policy(&spec, ops).and_then(|policy| {
+        let opts = schedlab_run::RunOptions { policy: Some(policy), ..Default::default() };
+        spec.run_with(opts, &mut keep_going).map(|o| o.record)
+    });
     if let Some(e) = interrupted {
         return Err(e);
     }
@@ -64,6 +68,12 @@ pub fn run_policy(
     }
     let raised = failure.borrow_mut().take().map(|e| e.into_value(py));
     Ok((schedlab_report::json(&rec), raised))
+}
+
+/// The sched_ext policy around the Python object's callbacks: the ext class's tunables and
+/// the fair class below it from the spec's `sets`.
+fn ext_policy(spec: &RunSpec, ops: ops::PyOps) -> Result<Box<dyn schedlab_sched_api::SchedClass>, RunError> {
+    schedlab_policies::ext::build(&spec.machine, &spec.sets, Box::new(ops)).map_err(RunError::Input)
 }
 
 /// `KeyboardInterrupt`, `SystemExit`: not the policy's error but the user stopping.

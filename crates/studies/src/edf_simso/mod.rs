@@ -245,12 +245,13 @@ pub fn run_linux(set: &[PeriodicTask], p: &Params, seed: u64) -> Result<LinuxSet
     spec.sets = vec![("sched_rt_runtime_us".into(), "-1".into())];
     spec.seed = seed;
     let mut jobs = Jobs::default();
-    let sum = schedlab_run::sim::run_with_probe(&spec, &mut jobs, &mut |_| true)?;
+    let opts = schedlab_run::RunOptions { probe: Some(&mut jobs), ..Default::default() };
+    let rec = spec.run_with(opts, &mut |_| true)?.record;
     let mut out = LinuxSet::default();
     for (i, t) in set.iter().enumerate() {
         // Task ids follow start times, not the workload's order.
         let name = format!("t{i}");
-        let id = sum.tasks.iter().position(|x| x.name == name).unwrap_or(usize::MAX);
+        let id = rec.tasks.iter().find(|x| x.name == name).map_or(usize::MAX, |x| x.tid);
         let (Some(first), Some(ends)) = (jobs.first_release.get(id).copied().flatten(), jobs.ends.get(id)) else {
             return Err(RunError::Simulation(format!("edf-simso: task t{i} was never released")));
         };
@@ -265,7 +266,7 @@ pub fn run_linux(set: &[PeriodicTask], p: &Params, seed: u64) -> Result<LinuxSet
         }
         out.responses.push(resp);
     }
-    let counter = |n: &str| sum.policy_counters.iter().find(|(k, _)| k == n).map_or(0, |c| c.1);
+    let counter = |n: &str| rec.policy_counters.get(n).copied().unwrap_or(0);
     out.throttled = counter("dl_throttled");
     out.pushes = counter("dl_pushes");
     out.pulls = counter("dl_pulls");

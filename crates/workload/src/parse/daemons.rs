@@ -9,6 +9,7 @@
 use super::{join, AstOp, Node, P, R};
 use crate::{Policy, TaskTemplate};
 use schedlab_sim::{Distribution, Ns};
+use std::collections::{BTreeMap, BTreeSet};
 use toml::de::DeTable;
 
 /// A kernel thread the workload can add as background load.
@@ -66,10 +67,12 @@ pub const DAEMON_PRESETS: &[DaemonPreset] = &[
 
 impl P<'_> {
     /// The `[[daemon]]` tables as task templates (kernel threads), after the workload's own
-    /// tasks; `names` are the names taken so far.
-    pub(super) fn daemons(&self, root: &DeTable, names: &[String]) -> R<Vec<TaskTemplate>> {
+    /// tasks; `tasks` are the tasks' names.
+    pub(super) fn daemons(&self, root: &DeTable, tasks: &BTreeMap<String, usize>) -> R<Vec<TaskTemplate>> {
         let mut out: Vec<TaskTemplate> = Vec::new();
+        let mut taken = BTreeSet::new();
         for (i, item, t) in self.array_of_tables(root, "daemon")? {
+            self.step()?;
             let f = format!("daemon[{i}]");
             let at = item.span().start;
             self.check_keys(t, &["preset", "name", "every", "run"], &f)?;
@@ -87,7 +90,7 @@ impl P<'_> {
                 Some(v) => self.string(v, &join(&f, "name"))?,
                 None => preset.name.to_string(),
             };
-            if names.contains(&name) || out.iter().any(|d| d.name == name) {
+            if tasks.contains_key(&name) || !taken.insert(name.clone()) {
                 return Err(self.err(at, &join(&f, "name"), format!("two tasks are named `{name}`; give a `name`")));
             }
             let every = match self.get(t, "every") {

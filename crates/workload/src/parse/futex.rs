@@ -1,6 +1,7 @@
 //! `[[futex]]` words and the futex operations of programs (`docs/futex.md`).
 
-use super::{join, AstOp, DeValue, P, R, V};
+use super::{join, AstOp, DeValue, IntSrc, P, R, V};
+use crate::expr::{self, Env};
 use crate::futex::{FutexDef, FutexOp, WakeCmp, WakeOpKind};
 use toml::de::DeTable;
 
@@ -20,26 +21,79 @@ pub(super) const FUTEX_VERBS: &[(&str, &[&str])] = &[
 /// Most waiters one wake or requeue names (`INT_MAX`, what `"all"` means).
 pub const FUTEX_ALL: u32 = i32::MAX as u32;
 
-impl P<'_> {
-    /// A 32-bit futex value: −2³¹ … 2³² − 1 (a negative value is its two's complement).
-    fn word_value(&self, v: &V, field: &str) -> R<u32> {
-        let i = self.int(v, field)?;
-        if i < i64::from(i32::MIN) || i > i64::from(u32::MAX) {
-            return Err(self.err(v.span().start, field, format!("{i} does not fit a 32-bit futex word")));
+/// A futex operation's value or waiter count as written: a constant (checked when read) or
+/// an expression of the instance index and loop variables, checked when the program is
+/// lowered with them bound.
+#[derive(Clone, Debug)]
+pub(crate) enum FutexArg {
+    /// A word's value (`value`, `expected`, `oparg`, `cmparg`).
+    Word(IntSrc),
+    /// A number of waiters (`count`, `count2`, `wake`, `requeue`).
+    Waiters(IntSrc),
+}
+
+impl FutexArg {
+    /// The argument's number under the bindings `env`.
+    pub(crate) fn resolve(&self, env: &Env) -> Result<u32, String> {
+        let eval = |src: &IntSrc| match src {
+            IntSrc::Const(c) => Ok(*c),
+            IntSrc::Expr(e) => expr::eval(e, env),
+        };
+        match self {
+            FutexArg::Word(src) => word_value(eval(src)?),
+            FutexArg::Waiters(src) => waiters(eval(src)?),
         }
-        Ok(i as u32)
     }
-    /// A waiter count: 0 … 2³¹ − 1, or `"all"`.
-    fn waiter_count(&self, v: &V, field: &str) -> R<u32> {
+    /// The number or expression as written.
+    pub(crate) fn src(&self) -> &IntSrc {
+        match self {
+            FutexArg::Word(s) | FutexArg::Waiters(s) => s,
+        }
+    }
+}
+
+/// A 32-bit futex value: −2³¹ … 2³² − 1 (a negative value is its two's complement).
+fn word_value(i: i64) -> Result<u32, String> {
+    if i < i64::from(i32::MIN) || i > i64::from(u32::MAX) {
+        return Err(format!("{i} does not fit a 32-bit futex word"));
+    }
+    Ok(i as u32)
+}
+
+/// A waiter count: 0 … 2³¹ − 1 ([`FUTEX_ALL`]).
+fn waiters(n: i64) -> Result<u32, String> {
+    let n = u64::try_from(n).map_err(|_| format!("must be >= 0, found {n}"))?;
+    u32::try_from(n)
+        .ok()
+        .filter(|&n| n <= FUTEX_ALL)
+        .ok_or_else(|| format!("{n} waiters is more than the kernel takes (`\"all\"` = 2^31 - 1)"))
+}
+
+impl P<'_> {
+    /// A 32-bit futex value known when the file is read (a `[[futex]]`'s initial value).
+    fn word_value(&self, v: &V, field: &str) -> R<u32> {
+        word_value(self.int(v, field)?).map_err(|m| self.err(v.span().start, field, m))
+    }
+    /// An operation's word value: a constant, checked now, or an expression.
+    fn word_arg(&self, v: &V, field: &str) -> R<FutexArg> {
+        let src = self.int_src(v, field)?;
+        if let IntSrc::Const(i) = src {
+            word_value(i).map_err(|m| self.err(v.span().start, field, m))?;
+        }
+        Ok(FutexArg::Word(src))
+    }
+    /// An operation's waiter count: `"all"`, a constant, checked now, or an expression.
+    fn waiter_count(&self, v: &V, field: &str) -> R<FutexArg> {
         if let DeValue::String(s) = v.get_ref() {
             if s.as_ref() == "all" {
-                return Ok(FUTEX_ALL);
+                return Ok(FutexArg::Waiters(IntSrc::Const(i64::from(FUTEX_ALL))));
             }
         }
-        let n = self.nonneg(v, field)?;
-        u32::try_from(n).ok().filter(|&n| n <= FUTEX_ALL).ok_or_else(|| {
-            self.err(v.span().start, field, format!("{n} waiters is more than the kernel takes (`\"all\"` = 2^31 - 1)"))
-        })
+        let src = self.int_src(v, field)?;
+        if let IntSrc::Const(n) = src {
+            waiters(n).map_err(|m| self.err(v.span().start, field, m))?;
+        }
+        Ok(FutexArg::Waiters(src))
     }
     fn named<T: Copy>(&self, v: &V, field: &str, names: &[(&str, T)]) -> R<T> {
         let s = self.string(v, field)?;
@@ -54,9 +108,10 @@ impl P<'_> {
         let f = join(field, verb);
         let word = self.string(val, &f)?;
         let req = |k: &str| self.require(t, k, at, field);
-        let value = |k: &str| -> R<u32> { self.word_value(req(k)?, &join(field, k)) };
-        let count = |k: &str, dflt: u32| -> R<u32> {
-            self.get(t, k).map(|v| self.waiter_count(v, &join(field, k))).transpose().map(|c| c.unwrap_or(dflt))
+        let value = |k: &str| -> R<FutexArg> { self.word_arg(req(k)?, &join(field, k)) };
+        let count = |k: &str, dflt: u32| -> R<FutexArg> {
+            let c = self.get(t, k).map(|v| self.waiter_count(v, &join(field, k))).transpose()?;
+            Ok(c.unwrap_or(FutexArg::Waiters(IntSrc::Const(i64::from(dflt)))))
         };
         let other = |k: &str| -> R<String> { self.string(req(k)?, &join(field, k)) };
         let op = match verb {
@@ -124,6 +179,7 @@ impl P<'_> {
                 None => vec![base],
             };
             for name in names {
+                self.step()?;
                 if !seen.insert(name.clone()) {
                     return Err(self.err(
                         item.span().start,

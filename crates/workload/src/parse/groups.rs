@@ -3,6 +3,7 @@
 
 use super::{join, DeValue, P, R, V};
 use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
+use std::collections::BTreeMap;
 use toml::de::DeTable;
 
 /// cgroup v2 `cpu.weight` range (`kernel/sched/core.c: cpu_weight_write_u64`:
@@ -12,17 +13,35 @@ pub const CPU_WEIGHT_MAX: i64 = 10_000;
 /// `CGROUP_WEIGHT_DFL`.
 pub const CPU_WEIGHT_DEFAULT: u32 = 100;
 
+/// The cgroups and sessions, with each one's index by name (tasks name them).
+pub(super) struct Groups {
+    pub defs: TaskGroups,
+    cgroups: BTreeMap<String, usize>,
+    sessions: BTreeMap<String, usize>,
+}
+
+/// A `[[group]]` as written: its name, parent's name, weight, the offset of the table and
+/// of `parent` (or of the table without one).
+struct RawGroup {
+    name: String,
+    parent: Option<String>,
+    weight: u32,
+    parent_at: usize,
+}
+
 impl P<'_> {
     /// Parses `[[group]]` and `[[session]]`: names unique, parents known and acyclic,
     /// weights and nice values in range. Cgroups come out parents first.
-    pub(super) fn task_groups(&self, root: &DeTable) -> R<TaskGroups> {
+    pub(super) fn task_groups(&self, root: &DeTable) -> R<Groups> {
         let cgroups = self.cgroups(root)?;
         let mut sessions = Vec::new();
+        let mut session_index = BTreeMap::new();
         for (i, item, t) in self.array_of_tables(root, "session")? {
+            self.step()?;
             let f = format!("session[{i}]");
             self.check_keys(t, &["name", "nice"], &f)?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
-            if sessions.iter().any(|s: &SessionDef| s.name == name) {
+            if session_index.insert(name.clone(), sessions.len()).is_some() {
                 return Err(self.err(
                     item.span().start,
                     &join(&f, "name"),
@@ -39,7 +58,8 @@ impl P<'_> {
             };
             sessions.push(SessionDef { name, nice });
         }
-        Ok(TaskGroups { cgroups, sessions })
+        let cgroup_index = cgroups.iter().enumerate().map(|(i, g)| (g.name.clone(), i)).collect();
+        Ok(Groups { defs: TaskGroups { cgroups, sessions }, cgroups: cgroup_index, sessions: session_index })
     }
 
     pub(super) fn array_of_tables<'t>(
@@ -58,13 +78,14 @@ impl P<'_> {
     }
 
     fn cgroups(&self, root: &DeTable) -> R<Vec<CgroupDef>> {
-        // (name, parent name, weight, offset of the table, offset of `parent`)
-        let mut raw: Vec<(String, Option<String>, u32, usize, usize)> = Vec::new();
+        let mut raw: Vec<RawGroup> = Vec::new();
+        let mut index = BTreeMap::new();
         for (i, item, t) in self.array_of_tables(root, "group")? {
+            self.step()?;
             let f = format!("group[{i}]");
             self.check_keys(t, &["name", "weight", "parent"], &f)?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
-            if raw.iter().any(|r| r.0 == name) {
+            if index.insert(name.clone(), i).is_some() {
                 return Err(self.err(
                     item.span().start,
                     &join(&f, "name"),
@@ -85,77 +106,185 @@ impl P<'_> {
                 }
                 None => CPU_WEIGHT_DEFAULT,
             };
-            let (parent, at) = match self.get(t, "parent") {
+            let (parent, parent_at) = match self.get(t, "parent") {
                 Some(v) => (Some(self.string(v, &join(&f, "parent"))?), v.span().start),
                 None => (None, item.span().start),
             };
-            raw.push((name, parent, weight, item.span().start, at));
+            raw.push(RawGroup { name, parent, weight, parent_at });
         }
-        self.order_cgroups(&raw)
+        self.order_cgroups(&raw, &index)
     }
 
-    /// Resolves parent names and orders groups parents first; a cycle is an error at the
-    /// `parent` field of a group on it.
-    fn order_cgroups(&self, raw: &[(String, Option<String>, u32, usize, usize)]) -> R<Vec<CgroupDef>> {
+    /// Resolves parent names (`index`: each group's by name) and orders groups parents
+    /// first, as Kahn's algorithm emits them scanning in file order until nothing changes
+    /// ([`scan_passes`]); a cycle is an error at the `parent` field of a group on it.
+    fn order_cgroups(&self, raw: &[RawGroup], index: &BTreeMap<String, usize>) -> R<Vec<CgroupDef>> {
         let mut parent_of = Vec::with_capacity(raw.len());
         for (i, r) in raw.iter().enumerate() {
-            let p = match &r.1 {
+            let p = match &r.parent {
                 None => None,
-                Some(pn) => match raw.iter().position(|x| &x.0 == pn) {
-                    Some(j) => Some(j),
-                    None => return Err(self.err(r.4, &format!("group[{i}].parent"), format!("no group named `{pn}`"))),
+                Some(pn) => match index.get(pn) {
+                    Some(&j) => Some(j),
+                    None => {
+                        return Err(self.err(
+                            r.parent_at,
+                            &format!("group[{i}].parent"),
+                            format!("no group named `{pn}`"),
+                        ))
+                    }
                 },
             };
             parent_of.push(p);
         }
-        // Kahn's order: repeatedly emit groups whose parent is already emitted.
-        let mut new_index: Vec<Option<usize>> = vec![None; raw.len()];
-        let mut out: Vec<CgroupDef> = Vec::with_capacity(raw.len());
-        while out.len() < raw.len() {
-            let before = out.len();
-            for i in 0..raw.len() {
-                if new_index[i].is_some() {
-                    continue;
-                }
-                let parent = match parent_of[i] {
-                    None => None,
-                    Some(p) => match new_index[p] {
-                        Some(np) => Some(np),
-                        None => continue,
-                    },
-                };
-                new_index[i] = Some(out.len());
-                out.push(CgroupDef { name: raw[i].0.clone(), parent, weight: raw[i].2 });
-            }
-            if out.len() == before {
-                let i = (0..raw.len()).find(|&i| new_index[i].is_none()).expect("some group is left");
-                return Err(self.err(
-                    raw[i].4,
-                    &format!("group[{i}].parent"),
-                    format!("group `{}` is its own ancestor (a cycle of parents)", raw[i].0),
-                ));
-            }
+        let pass = scan_passes(&parent_of);
+        if let Some(i) = pass.iter().position(Option::is_none) {
+            return Err(self.err(
+                raw[i].parent_at,
+                &format!("group[{i}].parent"),
+                format!("group `{}` is its own ancestor (a cycle of parents)", raw[i].name),
+            ));
         }
-        Ok(out)
+        let mut order: Vec<usize> = (0..raw.len()).collect();
+        order.sort_by_key(|&i| (pass[i], i));
+        let mut new_index = vec![0; raw.len()];
+        for (k, &i) in order.iter().enumerate() {
+            new_index[i] = k;
+        }
+        let def = |i: usize| CgroupDef {
+            name: raw[i].name.clone(),
+            parent: parent_of[i].map(|p| new_index[p]),
+            weight: raw[i].weight,
+        };
+        Ok(order.into_iter().map(def).collect())
     }
 
     /// A task's `group` field: the index of a declared group.
-    pub(super) fn group_ref(&self, v: &V, field: &str, groups: &TaskGroups) -> R<usize> {
+    pub(super) fn group_ref(&self, v: &V, field: &str, groups: &Groups) -> R<usize> {
         let name = self.string(v, field)?;
-        groups.cgroups.iter().position(|g| g.name == name).ok_or_else(|| {
-            let known: Vec<&str> = groups.cgroups.iter().map(|g| g.name.as_str()).collect();
+        groups.cgroups.get(&name).copied().ok_or_else(|| {
+            let known: Vec<&str> = groups.defs.cgroups.iter().map(|g| g.name.as_str()).collect();
             let list = if known.is_empty() { "none is declared".to_string() } else { known.join(", ") };
             self.err(v.span().start, field, format!("no `[[group]]` named `{name}` ({list})"))
         })
     }
 
     /// A task's `session` field: a declared `[[session]]`, or a new one with nice 0.
-    pub(super) fn session_ref(&self, v: &V, field: &str, groups: &mut TaskGroups) -> R<usize> {
+    pub(super) fn session_ref(&self, v: &V, field: &str, groups: &mut Groups) -> R<usize> {
         let name = self.string(v, field)?;
-        if let Some(i) = groups.sessions.iter().position(|s| s.name == name) {
+        if let Some(&i) = groups.sessions.get(&name) {
             return Ok(i);
         }
-        groups.sessions.push(SessionDef { name, nice: 0 });
-        Ok(groups.sessions.len() - 1)
+        let i = groups.defs.sessions.len();
+        groups.sessions.insert(name.clone(), i);
+        groups.defs.sessions.push(SessionDef { name, nice: 0 });
+        Ok(i)
+    }
+}
+
+/// For each group (its parent's index in `parent_of`), the pass of Kahn's scan that emits
+/// it — the scan visiting the groups in file order, emitting each whose parent is already
+/// out, repeated until a pass emits nothing: a root in the first pass; a child in its
+/// parent's pass when it comes after the parent (the scan reaches it once the parent is
+/// out), else in the next. `None`: on or below a cycle, never emitted. Each group's chain
+/// of parents is walked once (O(n), where repeating the scan is O(n²) for a chain written
+/// children first).
+fn scan_passes(parent_of: &[Option<usize>]) -> Vec<Option<usize>> {
+    const NEW: u8 = 0;
+    const ON_CHAIN: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state = vec![NEW; parent_of.len()];
+    let mut pass: Vec<Option<usize>> = vec![None; parent_of.len()];
+    let mut chain = Vec::new();
+    for start in 0..parent_of.len() {
+        // Up from `start` to a group already done, a root, or a group met on this walk (a cycle).
+        let mut i = start;
+        let top = loop {
+            match state[i] {
+                DONE => break pass[i],
+                ON_CHAIN => break None,
+                _ => {}
+            }
+            state[i] = ON_CHAIN;
+            chain.push(i);
+            match parent_of[i] {
+                Some(p) => i = p,
+                None => {
+                    chain.pop();
+                    pass[i] = Some(1);
+                    state[i] = DONE;
+                    break Some(1);
+                }
+            }
+        };
+        // Down again: each group's pass from its parent's (the group above it on the chain).
+        let mut above = top;
+        while let Some(c) = chain.pop() {
+            let p = parent_of[c].expect("a chained group has a parent");
+            pass[c] = above.map(|a| a + usize::from(p > c));
+            state[c] = DONE;
+            above = pass[c];
+        }
+    }
+    pass
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scan_passes;
+
+    /// The scan itself: repeated passes over the groups in file order, emitting each whose
+    /// parent is out; the order of emission, or `None` once a pass emits nothing.
+    fn repeated_scan(parent_of: &[Option<usize>]) -> Result<Vec<usize>, usize> {
+        let mut out_at: Vec<Option<usize>> = vec![None; parent_of.len()];
+        let mut order = Vec::new();
+        while order.len() < parent_of.len() {
+            let before = order.len();
+            for i in 0..parent_of.len() {
+                if out_at[i].is_none() && parent_of[i].is_none_or(|p| out_at[p].is_some()) {
+                    out_at[i] = Some(order.len());
+                    order.push(i);
+                }
+            }
+            if order.len() == before {
+                return Err((0..parent_of.len()).find(|&i| out_at[i].is_none()).expect("one is left"));
+            }
+        }
+        Ok(order)
+    }
+
+    fn via_passes(parent_of: &[Option<usize>]) -> Result<Vec<usize>, usize> {
+        let pass = scan_passes(parent_of);
+        if let Some(i) = pass.iter().position(Option::is_none) {
+            return Err(i);
+        }
+        let mut order: Vec<usize> = (0..parent_of.len()).collect();
+        order.sort_by_key(|&i| (pass[i], i));
+        Ok(order)
+    }
+
+    /// The pass numbers give the repeated scan's order and its first group left on a cycle,
+    /// for random forests with and without cycles, and for a chain written children first
+    /// (one pass per group).
+    #[test]
+    fn pass_numbers_give_the_repeated_scans_order() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let mut cycles = 0;
+        for round in 0..3000 {
+            let n = 1 + next(12);
+            let parent_of: Vec<Option<usize>> = (0..n).map(|_| (next(3) > 0).then(|| next(n))).collect();
+            let want = repeated_scan(&parent_of);
+            cycles += usize::from(want.is_err());
+            assert_eq!(via_passes(&parent_of), want, "round {round}: {parent_of:?}");
+        }
+        assert!(cycles > 100 && cycles < 2900, "both kinds tried: {cycles} with cycles");
+        let chain: Vec<Option<usize>> = (0..50).map(|i| (i < 49).then_some(i + 1)).collect();
+        assert_eq!(via_passes(&chain), repeated_scan(&chain));
+        assert_eq!(scan_passes(&chain)[0], Some(50));
     }
 }

@@ -62,7 +62,8 @@ struct Resources {
     /// Mutexes a condition variable waits with (never PI: `FUTEX_WAIT_REQUEUE_PI` is not modelled).
     cond_mutexes: BTreeSet<String>,
     conds: BTreeSet<String>,
-    barriers: BTreeMap<String, i64>,
+    /// Barrier → (parties, the JSON offset of the first event naming it).
+    barriers: BTreeMap<String, (i64, usize)>,
     /// Timer → absolute? Key: (thread for a unique timer, name).
     timers: BTreeMap<(Option<String>, String), bool>,
     groups: BTreeSet<String>,
@@ -78,6 +79,7 @@ fn suspend_name(t: &Thread, s: &str) -> String {
 
 fn scan(cx: &Cx, threads: &[Thread]) -> R<Resources> {
     let mut r = Resources::default();
+    let names: BTreeSet<&str> = threads.iter().map(|t| t.name.as_str()).collect();
     for t in threads {
         for tg in t.taskgroup.iter().chain(t.phases.iter().flat_map(|p| &p.taskgroup)) {
             let mut path = String::new();
@@ -109,10 +111,10 @@ fn scan(cx: &Cx, threads: &[Thread]) -> R<Resources> {
                     r.conds.insert(n);
                 }
                 Ev::Barrier(b) => {
-                    let p = r.barriers.entry(b.clone()).or_default();
+                    let (p, _) = r.barriers.entry(b.clone()).or_insert((0, e.at));
                     *p = p.saturating_add(t.instance);
                 }
-                Ev::Fork(f) if !threads.iter().any(|x| x.name == *f) => {
+                Ev::Fork(f) if !names.contains(f.as_str()) => {
                     return Err(cx.err(e.at, &e.path, format!("`fork` of `{f}`: no task of that name")));
                 }
                 Ev::Timer { name, unique, absolute, .. } => {
@@ -146,14 +148,8 @@ pub(super) fn emit(cx: &mut Cx, name: &str, g: &Global, threads: &[Thread]) -> R
     for c in &r.conds {
         o.line(0, format!("[[cond]]\nname = {}", q(c)));
     }
-    for (b, parties) in &r.barriers {
-        let at = threads
-            .iter()
-            .flat_map(|t| &t.phases)
-            .flat_map(|p| &p.events)
-            .find(|e| matches!(&e.ev, Ev::Barrier(x) if x == b))
-            .map_or(0, |e| e.at);
-        if *parties <= 0 {
+    for (b, &(parties, at)) in &r.barriers {
+        if parties <= 0 {
             return Err(cx.err(
                 at,
                 "barrier",
@@ -170,6 +166,7 @@ pub(super) fn emit(cx: &mut Cx, name: &str, g: &Global, threads: &[Thread]) -> R
         o.line(0, format!("[[group]]\nname = {}{parent}", q(grp)));
     }
     for t in threads {
+        cx.step()?;
         task(cx, &mut o, g, &r, t, &pi)?;
     }
     // Each pushed entry may hold several lines: expand the origins to one per line.
@@ -392,6 +389,7 @@ fn phase(
         o.line(p.at, format!("{{ loop = {}, do = [", repeat(p.repeat)));
     }
     for e in &p.events {
+        cx.step()?;
         let ops: Vec<String> = match &e.ev {
             Ev::Run(n) => vec![format!("run = {}", ns(run_ns(g, *n)))],
             Ev::Runtime(n) => vec![format!("spin = {}", us(*n))],

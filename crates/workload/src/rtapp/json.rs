@@ -56,33 +56,52 @@ pub fn path_at(v: &Spanned, at: usize) -> Option<String> {
     }
 }
 
+use crate::stop::Stop;
+
 /// A syntax error: byte offset and message.
 pub type SyntaxError = (usize, String);
 
-struct Reader<'a> {
+struct Reader<'a, 'r, 's> {
     s: &'a [u8],
     i: usize,
+    /// Counts a step per value; once it says stop, reading ends with a syntax error that
+    /// [`parse_until`]'s caller tells apart by [`Stop::stopped`].
+    stop: Option<&'r mut Stop<'s>>,
 }
 
 /// Parses one JSON document (trailing whitespace and comments allowed, nothing else).
 pub fn parse(text: &str) -> Result<Spanned, SyntaxError> {
-    let mut r = Reader { s: text.as_bytes(), i: 0 };
-    let v = r.value(0)?;
-    r.skip_ws()?;
-    if r.i < r.s.len() {
-        return Err((r.i, "unexpected text after the JSON document".into()));
-    }
-    Ok(v)
+    Reader { s: text.as_bytes(), i: 0, stop: None }.document()
 }
 
-/// Whether `text` is JSON rather than TOML: its first character outside whitespace and
-/// comments is `{` (a TOML document never starts with an inline table).
+/// [`parse`], counting a step of `stop` per value.
+pub(crate) fn parse_until(text: &str, stop: &mut Stop) -> Result<Spanned, SyntaxError> {
+    Reader { s: text.as_bytes(), i: 0, stop: Some(stop) }.document()
+}
+
+/// `text` without a leading UTF-8 byte-order mark (U+FEFF, which some editors write at
+/// the start of a file; it is no part of the document, JSON's or TOML's).
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// Whether `text` is JSON rather than TOML: its first character outside a byte-order mark,
+/// whitespace and comments is `{` (a TOML document never starts with an inline table).
 pub fn looks_like_json(text: &str) -> bool {
-    let mut r = Reader { s: text.as_bytes(), i: 0 };
+    let mut r = Reader { s: without_bom(text).as_bytes(), i: 0, stop: None };
     r.skip_ws().is_ok() && r.s.get(r.i) == Some(&b'{')
 }
 
-impl Reader<'_> {
+impl Reader<'_, '_, '_> {
+    fn document(&mut self) -> Result<Spanned, SyntaxError> {
+        let v = self.value(0)?;
+        self.skip_ws()?;
+        if self.i < self.s.len() {
+            return Err((self.i, "unexpected text after the JSON document".into()));
+        }
+        Ok(v)
+    }
+
     fn skip_ws(&mut self) -> Result<(), SyntaxError> {
         loop {
             match (self.s.get(self.i), self.s.get(self.i + 1)) {
@@ -116,6 +135,9 @@ impl Reader<'_> {
         let at = self.i;
         if depth > MAX_JSON_DEPTH {
             return Err((at, format!("nested deeper than {MAX_JSON_DEPTH} levels")));
+        }
+        if self.stop.as_mut().is_some_and(|s| s.step()) {
+            return Err((at, "loading interrupted".into()));
         }
         let v = match self.s.get(at) {
             None => return Err((at, "unexpected end of input: expected a value".into())),

@@ -5,6 +5,7 @@
 use super::json::{Json, Spanned};
 use super::Cx;
 use schedlab_sim::SourceError;
+use std::collections::BTreeSet;
 
 type R<T> = Result<T, SourceError>;
 
@@ -135,11 +136,12 @@ impl Cx<'_> {
     pub(super) fn thread(&mut self, name: &str, v: &Spanned, path: &str) -> R<Thread> {
         let members = self.object(v, path)?;
         let has_phases = members.iter().any(|(k, _, _)| k == "phases");
-        for (i, (k, kat, _)) in members.iter().enumerate() {
+        let mut seen = BTreeSet::new();
+        for (k, kat, _) in members {
             // With `phases`, a thread-level `runtime` is the legacy name of `dl-runtime`.
             let legacy = has_phases && k == "runtime";
             let known = PHASE_KEYS.contains(&k.as_str()) || THREAD_KEYS.contains(&k.as_str()) || legacy;
-            if known && members[..i].iter().any(|(p, _, _)| p == k) {
+            if known && !seen.insert(k.as_str()) {
                 return Err(self.err(*kat, &format!("{path}.{k}"), format!("`{k}` is given twice")));
             }
             let event = !known && event_kind(k).is_some();
@@ -201,12 +203,13 @@ impl Cx<'_> {
     fn phase(&mut self, v: &Spanned, path: &str) -> R<Phase> {
         let members = self.object(v, path)?;
         let mut events = Vec::new();
-        for (i, (k, kat, ev)) in members.iter().enumerate() {
+        let mut seen = BTreeSet::new();
+        for (k, kat, ev) in members {
             let f = format!("{path}.{k}");
             if PHASE_KEYS.contains(&k.as_str()) || THREAD_KEYS.contains(&k.as_str()) {
                 // A repeated event runs twice (workgen numbers the copies); a repeated
                 // property would leave one of its values unread.
-                if members[..i].iter().any(|(p, _, _)| p == k) {
+                if !seen.insert(k.as_str()) {
                     return Err(self.err(*kat, &f, format!("`{k}` is given twice")));
                 }
                 continue;
@@ -214,6 +217,7 @@ impl Cx<'_> {
             let Some(kind) = event_kind(k) else {
                 return Err(self.unknown(*kat, &f, k, "a phase property or an event"));
             };
+            self.step()?;
             events.push(Event { ev: self.event(kind, ev, &f)?, at: *kat, path: f });
         }
         if events.is_empty() {
