@@ -1,7 +1,7 @@
 //! `schedlab convert FILE.json`: an rt-app file as native workload TOML, and the notes of
 //! what an rt-app file asks that the simulation does not model (printed once per process).
 
-use crate::CliError;
+use crate::{signals, CliError};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Prints `FILE`'s conversion to TOML on stdout, its notes as comments at the top.
@@ -12,7 +12,14 @@ pub fn run(path: &std::path::Path, text: &str) -> Result<(), CliError> {
             "{name}: not an rt-app file (JSON starting with `{{`); a TOML workload needs no conversion"
         )));
     }
-    let c = schedlab_workload::rtapp::convert(&name, text).map_err(schedlab_run::RunError::from)?;
+    let c = schedlab_workload::rtapp::convert_until(&name, text, &mut signals::stop_requested);
+    let c = c.map_err(|e| match e {
+        schedlab_workload::LoadError::Source(s) => CliError::from(schedlab_run::RunError::from(s)),
+        schedlab_workload::LoadError::Interrupted { .. } => signals::interrupted(&format!("converting {name}")),
+    })?;
+    if signals::stop_requested() {
+        return Err(signals::interrupted(&format!("converting {name}")));
+    }
     let mut s = String::new();
     for n in &c.notes {
         s.push_str(&format!("# note: {n}\n"));

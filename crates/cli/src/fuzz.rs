@@ -23,22 +23,28 @@ const PROGRESS_EVERY: u64 = 1000;
 pub fn run(o: &Options) -> Result<(), CliError> {
     let end = parse_duration(&o.duration).map_err(|m| CliError::input(format!("--duration: {m}")))?;
     let jobs = o.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    let next = AtomicU64::new(o.from);
+    let count = seed_count(o.from, o.seeds);
+    // The index of the next world, `from + index` its seed: it stops at `count` rather than
+    // being incremented past it, so no seed counter wraps past 2^64 − 1 back to 0.
+    let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let failed = Mutex::new(Vec::new());
     // With --all-configs: CPU seconds and worlds per configuration (which ones cost most).
     let cost = Mutex::new(vec![(0.0f64, 0u64); schedlab_run::fuzz::CONFIGS.len()]);
-    let last = o.from.saturating_add(o.seeds);
     #[allow(clippy::disallowed_methods)] // the rate printed is host timing, not a result
     let wall = std::time::Instant::now();
     let cpu0 = cpu_seconds();
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
-                let seed = next.fetch_add(1, Ordering::SeqCst);
-                if seed >= last || signals::stop_requested() {
+                if signals::stop_requested() {
                     break;
                 }
+                let Ok(i) = next.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |i| (i < count).then_some(i + 1))
+                else {
+                    break;
+                };
+                let seed = o.from + i;
                 let keep_going = &mut |_| !signals::stop_requested();
                 let r = if o.all_configs {
                     every_config(seed, end, keep_going, &cost)
@@ -90,6 +96,17 @@ pub fn run(o: &Options) -> Result<(), CliError> {
     Ok(())
 }
 
+/// How many of the `seeds` seeds from `from` exist: they end at 2^64 − 1 (a note says so
+/// when that cuts the count).
+fn seed_count(from: u64, seeds: u64) -> u64 {
+    let Some(rest) = seeds.checked_sub(1) else { return 0 };
+    let n = rest.min(u64::MAX - from) + 1;
+    if n < seeds {
+        note!("--seeds {seeds} from {from}: seeds end at 2^64 − 1 = {}, so {n} run", u64::MAX);
+    }
+    n
+}
+
 /// World `seed` under every configuration in turn, adding each one's CPU time to `cost`.
 fn every_config(
     seed: u64,
@@ -128,39 +145,93 @@ fn cost_table(cost: &[(f64, u64)]) {
 /// Heap allowed while one input is checked.
 pub const PARSER_MEMORY_LIMIT: usize = 1 << 30;
 
-/// `schedlab fuzz --parser`: inputs `from..from + seeds` ([`schedlab_run::fuzz_input`]),
-/// one at a time under a heap limit; a panic is a failure naming the seed and the input;
-/// exceeding the limit aborts naming the seed.
-pub fn parsers(from: u64, seeds: u64) -> Result<(), CliError> {
+/// Inputs between progress lines of the parser fuzzer on stderr.
+const PARSER_PROGRESS_EVERY: u64 = 10_000;
+
+/// [`schedlab_run::fuzz_input::check_input`], and the sweep files it leaves to its caller:
+/// parsed by `schedlab_sweep::parse`, whose `workload` resolves to the one example the
+/// inputs name, or to a built-in study.
+pub fn check_input(input: &schedlab_run::fuzz_input::Input) -> Result<(), String> {
+    use schedlab_run::fuzz_input::{Kind, SWEEP_WORKLOAD, SWEEP_WORKLOAD_TEXT};
+    if input.kind != Kind::Sweep {
+        return schedlab_run::fuzz_input::check_input(input);
+    }
+    let load = |p: &str| match p {
+        SWEEP_WORKLOAD => Ok((p.to_string(), SWEEP_WORKLOAD_TEXT.to_string())),
+        _ => {
+            schedlab_studies::builtin_workload(p).map(|t| (p.to_string(), t.to_string())).ok_or(format!("no file {p}"))
+        }
+    };
+    schedlab_sweep::parse("fuzz-sweep.toml", &input.text(), &load).map(drop).map_err(|e| e.to_string())
+}
+
+/// One input checked: `Err` with the report of a panic.
+fn check_one(seed: u64) -> Result<bool, String> {
+    let input = schedlab_run::fuzz_input::input(seed);
+    match std::panic::catch_unwind(|| check_input(&input)) {
+        Ok(r) => Ok(r.is_ok()),
+        Err(p) => {
+            let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+            let shown = if input.is_binary() {
+                format!("({} bytes; `schedlab_run::fuzz_input::input({seed})` makes them again)", input.data.len())
+            } else {
+                input.text().into_owned()
+            };
+            Err(format!("seed {seed} ({:?}): panic: {}\n{shown}", input.kind, msg.unwrap_or_default()))
+        }
+    }
+}
+
+/// `schedlab fuzz --parser`: inputs `from..from + seeds` ([`schedlab_run::fuzz_input`]) on
+/// `jobs` threads (default: every CPU), under one heap limit for all inputs in progress; a
+/// panic is a failure naming the seed and the input; exceeding the limit aborts naming the
+/// seed (with several jobs, the one last started). Which inputs fail does not depend on
+/// `jobs`.
+pub fn parsers(from: u64, seeds: u64, jobs: Option<usize>) -> Result<(), CliError> {
+    let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let count = seed_count(from, seeds);
     crate::memlimit::watch(PARSER_MEMORY_LIMIT);
     std::panic::set_hook(Box::new(|_| {}));
-    let (mut done, mut accepted, mut failed, mut peak) = (0u64, 0u64, Vec::new(), 0usize);
-    for seed in from..from.saturating_add(seeds) {
-        if signals::stop_requested() {
-            break;
+    let (next, done, accepted) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    let (failed, peak) = (Mutex::new(Vec::new()), std::sync::atomic::AtomicUsize::new(0));
+    #[allow(clippy::disallowed_methods)] // the rate printed is host timing, not a result
+    let wall = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| {
+                while !signals::stop_requested() {
+                    let Ok(i) = next.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |i| (i < count).then_some(i + 1))
+                    else {
+                        break;
+                    };
+                    let seed = from + i;
+                    peak.fetch_max(crate::memlimit::checking(seed), Ordering::Relaxed);
+                    match check_one(seed) {
+                        Ok(ok) => drop(accepted.fetch_add(u64::from(ok), Ordering::Relaxed)),
+                        Err(report) => {
+                            note!("{report}");
+                            failed.lock().expect("no panics while held").push(seed);
+                        }
+                    }
+                    let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                    if n.is_multiple_of(PARSER_PROGRESS_EVERY) {
+                        let f = failed.lock().expect("no panics while held").len();
+                        note!("{n} inputs, {f} failures so far ({:.0} s)", wall.elapsed().as_secs_f64());
+                    }
+                }
+            });
         }
-        peak = peak.max(crate::memlimit::checking(seed));
-        let input = schedlab_run::fuzz_input::input(seed);
-        match std::panic::catch_unwind(|| schedlab_run::fuzz_input::check_input(&input)) {
-            Ok(r) => accepted += u64::from(r.is_ok()),
-            Err(p) => {
-                let msg =
-                    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-                note!(
-                    "seed {seed} ({:?}): panic: {}
-{}",
-                    input.kind,
-                    msg.unwrap_or_default(),
-                    input.text
-                );
-                failed.push(seed);
-            }
-        }
-        done += 1;
-    }
-    peak = peak.max(crate::memlimit::checking(u64::MAX));
+    });
+    let peak = peak.into_inner().max(crate::memlimit::checking(u64::MAX));
     let _ = std::panic::take_hook();
-    note!("{done} inputs, {accepted} accepted; peak heap {} KiB", peak / 1024);
+    let (done, accepted) = (done.into_inner(), accepted.into_inner());
+    let mut failed = failed.into_inner().expect("no panics while held");
+    failed.sort_unstable();
+    if signals::stop_requested() {
+        note!("interrupted: the inputs in progress are not counted");
+    }
+    let wall = wall.elapsed().as_secs_f64();
+    note!("{done} inputs in {wall:.1} s ({jobs} jobs), {accepted} accepted; peak heap {} KiB", peak / 1024);
     outln!("{done} inputs from seed {from}: {} failures", failed.len())?;
     if !failed.is_empty() {
         let list: Vec<String> = failed.iter().map(u64::to_string).collect();

@@ -457,7 +457,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Convert { file } => schedlab::convert::run(&file, &read_workload(&file)?),
         Cmd::Completions { shell } => schedlab::completions::completions(&mut Cli::command(), shell),
         Cmd::Man => schedlab::completions::man(Cli::command()),
-        Cmd::Fuzz { seeds, from, parser: true, .. } => schedlab::fuzz::parsers(from, seeds),
+        Cmd::Fuzz { seeds, from, jobs, parser: true, .. } => schedlab::fuzz::parsers(from, seeds, jobs),
         Cmd::Fuzz { seeds, from, duration, jobs, all_configs, parser: false } => {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
         }
@@ -504,8 +504,10 @@ fn perf_sched(c: &Common, sched: &str, view: schedlab::perf_sched::View) -> Resu
 fn replay(mut common: Common, sched: Option<String>, only: Vec<String>) -> Result<(), CliError> {
     let rp = schedlab::replay::Replay::import(&common.workload, only)?;
     common.workload = rp.workload().to_path_buf();
+    // Loaded before the runs: an interrupted run still ends with the trace's own column.
+    let trace_spec = prepare(&common, schedlab_run::DEFAULT_SCHEDULER, &[])?;
     let mut out = run_many(&common, sched.as_deref().unwrap_or("eevdf,cfs,ule"))?;
-    out.insert(0, rp.as_happened(&prepare(&common, schedlab_run::DEFAULT_SCHEDULER, &[])?));
+    out.insert(0, rp.as_happened(&trace_spec));
     match (&common.out, common.format) {
         (None, Format::Text) => rp.report(&out, None)?,
         (None, _) => emit(&common, &out, true)?,
@@ -666,8 +668,21 @@ fn aims_at(t: &str, s: &str) -> bool {
 }
 
 /// A workload's text: an embedded example's (`example:NAME`), a built-in single-workload
-/// study's (named exactly; also `NAME.toml` when no such file exists), or a file's.
+/// study's (named exactly; also `NAME.toml` when no such file exists), or a file's. Each
+/// path is read once and its text kept: the argument may be a pipe (`/dev/stdin`, `<(…)`),
+/// which a second read would find drained.
 fn read_workload(path: &std::path::Path) -> Result<String, CliError> {
+    static READ: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
+    let known = |r: &[(PathBuf, String)]| r.iter().find(|(p, _)| p == path).map(|(_, t)| t.clone());
+    if let Some(t) = known(&READ.lock().expect("no panics while held")) {
+        return Ok(t);
+    }
+    let text = read_workload_file(path)?;
+    READ.lock().expect("no panics while held").push((path.to_path_buf(), text.clone()));
+    Ok(text)
+}
+
+fn read_workload_file(path: &std::path::Path) -> Result<String, CliError> {
     let arg = path.to_string_lossy();
     if let Some(t) = schedlab::examples::lookup(&arg) {
         return Ok(t.to_string());
@@ -794,6 +809,12 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
     } else {
         Vec::new()
     };
+    for f in figs.iter().filter(|f| !f.drawn()) {
+        note!(
+            "warning: {}: no series has two points (the run ended within one sampling interval; try --sample)",
+            f.name
+        );
+    }
     if let Some(dir) = &c.plots {
         for f in &figs {
             write_atomic(&dir.join(&f.name), &f.svg)?;
@@ -896,7 +917,8 @@ fn list() -> Result<(), CliError> {
         let Ok(p) = (e.make)(&m, &[]) else { continue };
         let names: Vec<&str> = p.tunables().iter().map(|t| t.name).collect();
         for t in p.tunables() {
-            outln!("           {:<30} {:>10}  {}", t.name, t.value, t.doc)?;
+            let values = if t.read_only { "read only".into() } else { t.kind.values() };
+            outln!("           {:<30} {:>10}  {} [{values}]", t.name, t.value, t.doc)?;
         }
         if let Some((default, others)) = e.versions.split_last() {
             outln!(

@@ -6,9 +6,10 @@
 //!   a command killed by SIGPIPE); any other write error (a full disk: `> /dev/full`) is an
 //!   error with status 1. Nothing panics.
 //! - **files**: a symlink is followed and the file it names is written; an existing target
-//!   that is not a regular file (`/dev/null`, a FIFO, a character device) is opened and
 //!   written in place; a regular file (or a new one) is replaced atomically: written to a
-//!   temp file `.NAME.schedlab-tmp.PID` beside it, then renamed over it. A missing parent
+//!   temp file `.NAME.schedlab-tmp.PID` beside it, then renamed over it (for a `NAME` too
+//!   long for that to fit in a file name, its first bytes and a hash of all of it instead:
+//!   [`temp_name`]). A missing parent
 //!   directory is an error (nothing is created silently), except that an output *directory*
 //!   given by the user (`--out DIR`, `--plots DIR`) is created if its own parent exists.
 //! - **stale temp files**: a temp file left by a process that no longer exists (one killed
@@ -126,11 +127,41 @@ pub fn check_parent(path: &Path) -> Result<(), CliError> {
     parent_dir(&resolve_symlinks(path)?).map(|_| ())
 }
 
-/// The temp file name for `target` written by process `pid`: `.NAME.schedlab-tmp.PID`.
+/// The longest file name Linux file systems take (`NAME_MAX`, in bytes).
+const NAME_MAX: usize = 255;
+
+/// Decimal digits of the largest pid (a `u32`).
+const PID_DIGITS: usize = 10;
+
+/// What every temp file of `target` starts with: `.NAME.schedlab-tmp.`, or, when that and a
+/// pid would pass [`NAME_MAX`] (a `NAME` of 231 bytes or more), `.PREFIX~HASH.schedlab-tmp.`
+/// with as much of `NAME` as fits and a hash of all of it (64-bit FNV-1a, 16 hex digits),
+/// so two long names that share their first bytes still have temp files of their own.
+fn temp_prefix(target: &Path) -> OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let name = target.file_name().unwrap_or_default().as_bytes();
+    let mut out = b".".to_vec();
+    if 1 + name.len() + TMP_MARK.len() + PID_DIGITS <= NAME_MAX {
+        out.extend_from_slice(name);
+    } else {
+        let keep = NAME_MAX - (1 + 1 + 16 + TMP_MARK.len() + PID_DIGITS);
+        out.extend_from_slice(&name[..keep]);
+        out.extend_from_slice(format!("~{:016x}", fnv1a(name)).as_bytes());
+    }
+    out.extend_from_slice(TMP_MARK.as_bytes());
+    OsString::from_vec(out)
+}
+
+/// 64-bit FNV-1a (Fowler, Noll, Vo): a stable hash of a name, the same in every process.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// The temp file name for `target` written by process `pid`: `.NAME.schedlab-tmp.PID`
+/// (see [`temp_prefix`] for long names); at most [`NAME_MAX`] bytes.
 pub fn temp_name(target: &Path, pid: u32) -> PathBuf {
-    let mut name = OsString::from(".");
-    name.push(target.file_name().unwrap_or_default());
-    name.push(format!("{TMP_MARK}{pid}"));
+    let mut name = temp_prefix(target);
+    name.push(pid.to_string());
     target.with_file_name(name)
 }
 
@@ -163,16 +194,16 @@ fn write_temp(tmp: &Path, target: &Path, contents: &[u8]) -> Result<(), CliError
 
 /// Removes `dir`'s temp files for `target` whose writer process no longer exists.
 fn remove_stale_temps(dir: &Path, target: &Path) {
-    let Some(name) = target.file_name() else { return };
-    let mut prefix = OsString::from(".");
-    prefix.push(name);
-    prefix.push(TMP_MARK);
-    let prefix = prefix.to_string_lossy().into_owned();
+    if target.file_name().is_none() {
+        return;
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let prefix = temp_prefix(target);
     let Ok(entries) = fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let file = e.file_name();
-        let file = file.to_string_lossy();
-        let Some(pid) = file.strip_prefix(&prefix).and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let pid = file.as_bytes().strip_prefix(prefix.as_bytes()).and_then(|p| std::str::from_utf8(p).ok());
+        let Some(pid) = pid.and_then(|p| p.parse::<u32>().ok()) else { continue };
         if pid != std::process::id() && !process_exists(pid) {
             let _ = fs::remove_file(e.path());
         }
@@ -195,6 +226,26 @@ mod tests {
     #[test]
     fn temp_names_are_hidden_and_carry_the_pid() {
         assert_eq!(temp_name(Path::new("d/out.json"), 42), PathBuf::from("d/.out.json.schedlab-tmp.42"));
+    }
+
+    /// Names of 230–255 bytes once made temp names past 255 bytes ("File name too long").
+    #[test]
+    fn long_names_get_short_temp_names_and_their_stale_temps_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = ("a".repeat(255), format!("{}b", "a".repeat(254)));
+        let (ta, tb) = (d.path().join(&a), d.path().join(&b));
+        for n in [1, 229, 230, 240, 255] {
+            let name = temp_name(&d.path().join("é".repeat(n / 2) + &"x".repeat(n % 2)), u32::MAX);
+            assert!(name.file_name().unwrap().len() <= NAME_MAX, "{n}: {name:?}");
+        }
+        assert_ne!(temp_name(&ta, 7), temp_name(&tb, 7), "a shared prefix, still apart");
+        let (dead_a, dead_b) = (temp_name(&ta, 4_194_305), temp_name(&tb, 4_194_305));
+        fs::write(&dead_a, b"partial").unwrap();
+        fs::write(&dead_b, b"partial").unwrap();
+        write_file(&ta, b"done").unwrap();
+        assert_eq!(fs::read(&ta).unwrap(), b"done");
+        assert!(!dead_a.exists(), "the dead writer's temp file of this target is removed");
+        assert!(dead_b.exists(), "another target's temp file is not touched");
     }
 
     #[test]

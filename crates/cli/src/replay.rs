@@ -2,7 +2,7 @@
 //! an ordinary comparison: the imported workload kept in a temporary file the runs read,
 //! and the trace's own record ("as it happened") put first.
 
-use crate::{write_atomic, CliError};
+use crate::{signals, write_atomic, CliError};
 use schedlab_run::replay::{self, Imported};
 use schedlab_run::{RunRecord, RunSpec};
 use schedlab_trace_import::model::Options;
@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// `schedlab import TRACE [-o FILE] [--only NAME…]`.
 pub fn import(trace: &Path, output: Option<&Path>, only: Vec<String>) -> Result<(), CliError> {
-    let imp = replay::import_file(trace, &Options { only })?;
-    summary(&imp);
+    let imp = read(trace, only)?;
     match output {
         Some(p) => {
             write_atomic(p, &imp.text)?;
@@ -20,6 +19,17 @@ pub fn import(trace: &Path, output: Option<&Path>, only: Vec<String>) -> Result<
         None => out!("{}", imp.text)?,
     }
     Ok(())
+}
+
+/// Imports `trace` (stopping at SIGINT/SIGTERM) and says what it found, warnings first.
+fn read(trace: &Path, only: Vec<String>) -> Result<Imported, CliError> {
+    let r = replay::import_file_with(trace, &Options { only }, &signals::keep_going);
+    let imp = signals::or_interrupted(r, &format!("importing {}", trace.display()))?;
+    for w in &imp.trace.warnings {
+        note!("warning: {}", schedlab_report::escape(w));
+    }
+    summary(&imp);
+    Ok(imp)
 }
 
 fn summary(imp: &Imported) {
@@ -45,8 +55,7 @@ pub struct Replay {
 impl Replay {
     /// Imports `trace` and writes its workload where the runs read it.
     pub fn import(trace: &Path, only: Vec<String>) -> Result<Replay, CliError> {
-        let imported = replay::import_file(trace, &Options { only })?;
-        summary(&imported);
+        let imported = read(trace, only)?;
         let dir =
             tempfile::tempdir().map_err(|e| CliError { message: format!("temporary directory: {e}"), code: 1 })?;
         let stem = trace.file_stem().map_or("trace".into(), |s| s.to_string_lossy().into_owned());
@@ -62,7 +71,11 @@ impl Replay {
 
     /// The trace's record, measured as a run of `spec` (the workload on the chosen machine).
     pub fn as_happened(&self, spec: &RunSpec) -> RunRecord {
-        replay::as_happened(spec, &self.imported)
+        let r = replay::as_happened_with(spec, &self.imported, &signals::keep_going);
+        if r.end_reason.to_string() == "interrupted" {
+            note!("interrupted: the trace's own column covers its first {:.3} ms", r.sim_ns as f64 / 1e6);
+        }
+        r
     }
 
     /// Prints the replay table, or writes it (and the workload) into `dir`.

@@ -2,7 +2,12 @@
 //! the run ends at its next poll with what it measured (`"end_reason": "interrupted"`), the
 //! outputs are written, and the process exits with 128 + the signal's number (130 for
 //! SIGINT, 143 for SIGTERM), as a shell reports a command the signal killed.
+//!
+//! The phases before and after a simulation ask too ([`keep_going`]): reading a trace,
+//! modelling it and writing its workload (`import`, `replay`), converting an rt-app file.
+//! One stopped before it has anything to write ends with [`interrupted`].
 
+use crate::CliError;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The first stopping signal received (0: none).
@@ -35,6 +40,26 @@ pub fn install() -> Result<(), String> {
 /// Whether SIGINT or SIGTERM has arrived.
 pub fn stop_requested() -> bool {
     RECEIVED.load(Ordering::SeqCst) != 0
+}
+
+/// Whether no stopping signal has arrived: the `keep_going` callback of long phases.
+pub fn keep_going() -> bool {
+    !stop_requested()
+}
+
+/// The error of a phase a signal stopped with nothing to write: "interrupted while `what`",
+/// exit status 128 + the signal's number.
+pub fn interrupted(what: &str) -> CliError {
+    CliError { message: format!("interrupted while {what}; nothing written"), code: exit_status().unwrap_or(130) }
+}
+
+/// `r`, or [`interrupted`] when a signal arrived meanwhile (the phase's error is then its
+/// reaction to the signal, not a fault of the input).
+pub fn or_interrupted<T, E: Into<CliError>>(r: Result<T, E>, what: &str) -> Result<T, CliError> {
+    match r {
+        Err(_) if stop_requested() => Err(interrupted(what)),
+        r => r.map_err(Into::into),
+    }
 }
 
 /// The exit status an interrupted process ends with: 128 + the first signal's number.

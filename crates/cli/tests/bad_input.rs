@@ -163,7 +163,7 @@ const CASES: &[Case] = &[
         &[],
         ":1:24",
         "schedulers[1]",
-        "eevdf models 6.6, 6.12 or 6.18, not `6.7`",
+        "tunable `version`: `6.7` is not one of 6.6, 6.12 or 6.18",
     ),
     (
         "unknown scheduler in schedulers",

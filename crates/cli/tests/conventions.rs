@@ -1,7 +1,9 @@
 //! Command-line conventions through the real binary: CSV that survives any task name,
 //! `convert`, examples built into the binary, completions and the man page generated from
-//! the clap definitions, and the documented exit statuses (`docs/cli.md`; 130 and 143 after
-//! SIGINT/SIGTERM are tested in `outputs_and_signals.rs`).
+//! the clap definitions, the documented exit statuses (`docs/cli.md`; 130 and 143 after
+//! SIGINT/SIGTERM are tested in `outputs_and_signals.rs`), the default schedulers and what
+//! `schedlab list` shows of their versions, and `--set SCHED:KEY` for a scheduler whose
+//! name holds a colon.
 
 use std::process::{Command, Output};
 
@@ -156,4 +158,68 @@ fn list_shows_every_registered_study() {
         let line = line.unwrap_or_else(|| panic!("{} missing from list:\n{out}", s.name));
         assert!(line.contains(&s.description()), "{line}");
     }
+}
+
+/// The defaults: `run` (and `plot`) simulate eevdf, Linux 6.18; `compare` runs eevdf, cfs
+/// and ule unless the workload names its own; `schedlab list` shows each fair version and
+/// what its features.h lacks.
+#[test]
+fn eevdf_is_the_default_and_list_shows_versions_and_features() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.toml");
+    std::fs::write(&w, "[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_schedlab");
+    let out = |args: &[&str]| {
+        let o = std::process::Command::new(bin).args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let wp = w.to_str().unwrap();
+    let one: serde_json::Value = serde_json::from_str(&out(&["run", wp, "--format", "json"])).unwrap();
+    assert_eq!(one["scheduler"]["name"], "eevdf");
+    assert_eq!(one["scheduler"]["tunables"]["version"], "6.18");
+    let many: serde_json::Value = serde_json::from_str(&out(&["compare", wp, "--format", "json"])).unwrap();
+    let names: Vec<&str> = many.as_array().unwrap().iter().map(|r| r["scheduler"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["eevdf", "cfs", "ule"]);
+    std::fs::write(
+        &w,
+        "schedulers = [\"eevdf@6.6\", \"cfs\"]\n[[task]]\nname = \"t\"\nprogram = [ { run = \"1ms\" } ]\n",
+    )
+    .unwrap();
+    let many: serde_json::Value = serde_json::from_str(&out(&["compare", wp, "--format", "json"])).unwrap();
+    let names: Vec<&str> = many.as_array().unwrap().iter().map(|r| r["scheduler"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["eevdf@6.6", "cfs"]);
+    let list = out(&["list"]);
+    for want in [
+        "versions: 6.6, 6.12, 6.18 (default 6.18",
+        "6.6: lacks PLACE_REL_DEADLINE, PREEMPT_SHORT, PICK_BUDDY, DELAY_DEQUEUE, DELAY_ZERO",
+        "6.12: lacks PICK_BUDDY",
+        "DELAY_DEQUEUE",
+        "RUN_TO_PARITY",
+        "autogroup",
+        "versions: 4.9, 5.15",
+    ] {
+        assert!(list.contains(want), "`schedlab list` lacks `{want}`:\n{list}");
+    }
+}
+
+/// `--set SCHED:KEY=VALUE` targets a scheduler whose name holds a colon: `ext:simple:fifo=1`
+/// sets `fifo` of `ext:simple` only (cfs would refuse the key), and a target that is not run
+/// is refused rather than ignored.
+#[test]
+fn targeted_set_reaches_a_scheduler_named_with_a_colon() {
+    let bin = env!("CARGO_BIN_EXE_schedlab");
+    let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));
+    let w = format!("{root}/examples/workloads/nice-pair.toml");
+    let compare = |set: &str| {
+        std::process::Command::new(bin)
+            .args(["compare", &w, "--sched", "ext:simple,cfs", "--duration", "20ms", "--set", set])
+            .output()
+            .unwrap()
+    };
+    let ok = compare("ext:simple:fifo=1");
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let bad = compare("ext:central:fifo=1");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not among the schedulers run"));
 }

@@ -118,6 +118,29 @@ fn no_tick_label_is_in_raw_nanoseconds() {
     assert!(v.iter().any(|(_, _, s)| s.ends_with(" ms") || s.ends_with(" s")), "{v:?}");
 }
 
+/// A statistic's unit and title come from the policy's `Stat` (carried in the series),
+/// not from the scheduler's name: CFS's slice (ns) and ULE's (stat ticks) get a figure each,
+/// whatever the runs are called.
+#[test]
+fn stat_units_and_captions_come_from_the_policy() {
+    let mut rs = [mix("cfs", "smp2"), mix("ule", "smp2")];
+    let s = rs[1].series.as_ref().unwrap();
+    let k = s.stat_names.iter().position(|n| n == "slice").unwrap();
+    assert_eq!((s.stat_units[k].as_str(), s.stat_names.len()), ("stat ticks", s.stat_captions.len()));
+    // Swapped names: a report that chose units by name would now draw CFS's slice in ticks.
+    (rs[0].scheduler.name, rs[1].scheduler.name) = ("ule".into(), "cfs".into());
+    let figs = schedlab_report::plots::figures_all(&rs).unwrap();
+    let ns = meta(&named(&figs, "stat-slice.svg").svg);
+    let ticks = meta(&named(&figs, "stat-slice-ticks.svg").svg);
+    // The CFS run (now called `ule`) in ns, the ULE run (now `cfs`) in stat ticks.
+    assert_eq!(ns.as_array().unwrap().len(), 1);
+    assert_eq!((ns[0]["scheduler"].as_str(), ns[0]["y_unit"].as_str()), (Some("ule"), Some("duration")));
+    assert_eq!(ticks.as_array().unwrap().len(), 1);
+    assert_eq!((ticks[0]["scheduler"].as_str(), ticks[0]["y_unit"].as_str()), (Some("cfs"), Some("plain")));
+    let score = texts(&named(&figs, "stat-score.svg").svg);
+    assert!(score.iter().any(|(_, _, t)| t.contains("Interactivity penalty")), "{score:?}");
+}
+
 /// Side-by-side panels share one x and one y range, though the runs differ.
 #[test]
 fn side_by_side_panels_share_one_scale() {

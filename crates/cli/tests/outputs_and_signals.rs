@@ -128,7 +128,25 @@ fn wait_for_handlers(pid: u32) {
     panic!("schedlab {pid} never installed its signal handlers");
 }
 
-/// Starts a run that would take minutes, signals it, and returns (status, stdout, stderr).
+/// Waits until process `pid` has used `ticks` clock ticks of CPU time (`/proc/PID/stat`
+/// utime + stime): a run of a tiny workload that has computed that long has finished
+/// loading it (a signal during loading ends the command before any run, by design).
+fn wait_for_cpu(pid: u32, ticks: u64) {
+    for _ in 0..20_000 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+        let f: Vec<u64> = rest.split_whitespace().skip(11).take(2).filter_map(|x| x.parse().ok()).collect();
+        if f.iter().sum::<u64>() >= ticks {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    panic!("schedlab {pid} never got {ticks} ticks of CPU");
+}
+
+/// Starts a run that would take minutes, signals it once it runs, and returns (status,
+/// stdout, stderr).
 fn interrupted_run(sig: i32, extra: &[&str]) -> (Option<i32>, String, String) {
     let d = tempfile::tempdir().unwrap();
     let w = workload(d.path());
@@ -140,6 +158,7 @@ fn interrupted_run(sig: i32, extra: &[&str]) -> (Option<i32>, String, String) {
         .spawn()
         .unwrap();
     wait_for_handlers(child.id());
+    wait_for_cpu(child.id(), 5);
     // SAFETY: signalling the child this test spawned, by its pid.
     assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
     let out = child.wait_with_output().unwrap();

@@ -1,19 +1,21 @@
-//! The input fuzzer, fast: malformed workload and machine files and command-line values
-//! (`schedlab_run::fuzz_input`, seeds drawn by proptest, plus proptest's own strings for
-//! durations and KEY=VALUE) never panic, and no input takes more than 1 GiB of heap (the
-//! watching allocator aborts naming the seed). `schedlab fuzz --parser --seeds N` runs more.
+//! The input fuzzer, fast: malformed workload, machine, rt-app and sweep files, traces
+//! (`perf.data`, ftrace text, Perfetto) and command-line values (`schedlab_run::fuzz_input`,
+//! seeds drawn by proptest, plus proptest's own strings for durations and KEY=VALUE) never
+//! panic, and no input takes more than 1 GiB of heap (the watching allocator aborts naming
+//! the seed). `schedlab fuzz --parser --seeds N` runs more.
 
 use proptest::prelude::*;
-use schedlab_run::fuzz_input::{check_input, input, Input, Kind};
+use schedlab::fuzz::check_input;
+use schedlab_run::fuzz_input::{input, Input, Kind, KINDS};
 
 #[global_allocator]
 static ALLOC: schedlab::memlimit::Watching = schedlab::memlimit::Watching;
 
-fn watched(seed: u64, i: &Input) {
+fn watched(seed: u64, i: &Input) -> Result<(), String> {
     static START: std::sync::Once = std::sync::Once::new();
     START.call_once(|| schedlab::memlimit::watch(schedlab::fuzz::PARSER_MEMORY_LIMIT));
     schedlab::memlimit::checking(seed);
-    let _ = check_input(i);
+    check_input(i)
 }
 
 proptest! {
@@ -21,22 +23,36 @@ proptest! {
 
     #[test]
     fn mutated_inputs_never_panic(seed in any::<u64>()) {
-        watched(seed, &input(seed));
+        let _ = watched(seed, &input(seed));
     }
 
     #[test]
     fn command_line_values_never_panic(d in "[0-9.eE+-]{0,24}(ns|us|ms|s|m|h|x)?", v in "\\PC{0,40}") {
         let text = format!("duration {d}\nset {v}\nparam {v}\n");
-        watched(u64::MAX, &Input { kind: Kind::Cli, text });
+        let _ = watched(u64::MAX, &Input::text_input(Kind::Cli, text));
     }
 }
 
-/// The generator covers every kind of input, deterministically.
+/// The generator covers every kind of input, deterministically, and each kind's base is
+/// a valid input (the mutations start from something the parsers accept): some seeds of
+/// every kind are accepted and some refused.
 #[test]
 fn inputs_are_deterministic_and_cover_every_kind() {
-    let kinds: Vec<Kind> = (0..30).map(|s| input(s).kind).collect();
-    for k in [Kind::Workload, Kind::Machine, Kind::Cli] {
-        assert!(kinds.contains(&k), "{k:?} never generated");
+    let mut accepted = vec![0u32; KINDS.len()];
+    let mut refused = vec![0u32; KINDS.len()];
+    for seed in 0..400 {
+        let i = input(seed);
+        let k = KINDS.iter().position(|&k| k == i.kind).unwrap();
+        match watched(seed, &i) {
+            Ok(()) => accepted[k] += 1,
+            Err(_) => refused[k] += 1,
+        }
     }
-    assert_eq!(input(7).text, input(7).text);
+    for (k, kind) in KINDS.iter().enumerate() {
+        assert!(accepted[k] + refused[k] > 0, "{kind:?} never generated");
+        if *kind != Kind::Cli {
+            assert!(accepted[k] > 0 && refused[k] > 0, "{kind:?}: {} accepted, {} refused", accepted[k], refused[k]);
+        }
+    }
+    assert_eq!(input(7).data, input(7).data);
 }

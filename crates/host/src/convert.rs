@@ -240,7 +240,8 @@ impl Converter {
                 if let Some(k) = self.task(pid) {
                     self.announce(k, t, cpu, probe);
                     if self.state[k] == St::Blocked {
-                        self.emit(ProbeEvent::Waking { time: Ns(t), task: k, waker_cpu: cpu }, probe);
+                        // The ring buffer's common_flags are not read: no interrupt context.
+                        self.emit(ProbeEvent::Waking { time: Ns(t), task: k, waker_cpu: cpu, irq: false }, probe);
                     }
                 }
             }

@@ -740,7 +740,8 @@ impl Kernel<'_> {
                 return; // already awake, dead, or being woken by someone else
             }
             self.tasks[t].waking = true;
-            self.probe.event(&ProbeEvent::Waking { time: self.now, task: t, waker_cpu: cpu });
+            let irq = wake_flags & schedlab_sched_api::wf::IRQ != 0;
+            self.probe.event(&ProbeEvent::Waking { time: self.now, task: t, waker_cpu: cpu, irq });
             if !self.tasks[t].on_rq && !self.tasks[t].in_transit {
                 if let Some(s) = self.ttwu_old_rq_step(t, wake_flags) {
                     self.cpus[cpu].kstack.push_front(s);

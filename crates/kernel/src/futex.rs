@@ -290,7 +290,12 @@ impl Kernel<'_> {
             return Ns(0);
         }
         self.tasks[next].waking = true;
-        self.probe.event(&schedlab_probe::ProbeEvent::Waking { time: self.now, task: next, waker_cpu: cpu });
+        self.probe.event(&schedlab_probe::ProbeEvent::Waking {
+            time: self.now,
+            task: next,
+            waker_cpu: cpu,
+            irq: false,
+        });
         self.tasks[next].wake_migrated = false;
         self.set_task_cpu(cpu, next, cpu);
         let mut flags = schedlab_sched_api::enqueue::WAKEUP;

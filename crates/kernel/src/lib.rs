@@ -483,31 +483,43 @@ impl<'p> Kernel<'p> {
             if self.params.check_invariants {
                 self.check_after_event().map_err(RunError::Invariant)?;
             }
-            if self.alive == 0 && self.pending_starts == 0 {
-                reason = EndReason::AllExited;
-                break;
-            }
-            if (self.idle_tick || self.idle_wakeup.is_some()) && self.only_idle_ticks_left() {
-                reason = EndReason::Deadlock;
-                break;
-            }
-            if std::mem::take(&mut self.idle_entered) && self.quiescent() {
-                reason = EndReason::Deadlock;
-                break;
-            }
-            if self.processed & (PROGRESS_EVENTS - 1) == 0 && !keep_going(self.now) {
-                reason = EndReason::Interrupted;
+            if let Some(r) = self.ends_after_event(keep_going) {
+                reason = r;
                 break;
             }
         }
         if reason == EndReason::TimeLimit {
             self.now = end;
         }
+        // The series end where the run does: a run shorter than the sampling interval
+        // still has its start and end samples, and a figure of it lines, not nothing.
+        if sample_every.is_some_and(|every| next_sample.0.checked_sub(every.0) != Some(self.now.0)) {
+            self.sample();
+        }
         if self.params.check_invariants {
             let mut rng = self.check_rng.take().expect("put back after every check");
             self.check_invariants(None, &mut rng).map_err(RunError::Invariant)?;
         }
         Ok(self.summary(reason))
+    }
+
+    /// Whether the run ends after the event just handled, and why: every task exited, a
+    /// deadlock became certain (`deadlock.rs`), or the caller asks to stop (polled every
+    /// [`PROGRESS_EVENTS`] events).
+    fn ends_after_event(&mut self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Option<EndReason> {
+        if self.alive == 0 && self.pending_starts == 0 {
+            return Some(EndReason::AllExited);
+        }
+        if (self.idle_tick || self.idle_wakeup.is_some()) && self.only_idle_ticks_left() {
+            return Some(EndReason::Deadlock);
+        }
+        if std::mem::take(&mut self.idle_entered) && self.quiescent() {
+            return Some(EndReason::Deadlock);
+        }
+        if self.processed & (PROGRESS_EVENTS - 1) == 0 && !keep_going(self.now) {
+            return Some(EndReason::Interrupted);
+        }
+        None
     }
 
     fn sample(&mut self) {

@@ -244,6 +244,8 @@ impl Probe for Metrics {
                     Some(j) => j,
                     None => {
                         s.stat_names.push(st.name.to_string());
+                        s.stat_units.push(st.unit.label().to_string());
+                        s.stat_captions.push(st.caption.to_string());
                         s.stat_names.len() - 1
                     }
                 };

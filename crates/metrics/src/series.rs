@@ -23,6 +23,10 @@ pub struct Series {
     pub runtime_ns: Vec<Vec<u64>>,
     /// Names of the policy statistics, in the order of `stats[task][k]`.
     pub stat_names: Vec<String>,
+    /// `[k]`: the unit of statistic `k` (`sched_api::Unit::label`: `ns`, `stat ticks`, `""`
+    /// for a plain number) and its caption, as the policy declares them.
+    pub stat_units: Vec<String>,
+    pub stat_captions: Vec<String>,
     /// `[task][stat][sample]`.
     pub stats: Vec<Vec<Vec<i64>>>,
 }

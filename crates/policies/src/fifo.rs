@@ -3,9 +3,10 @@
 //! until its slice expires at a tick (like `SCHED_RR`, `rt.c:task_tick_rt`).
 
 use crate::placement::idle_or_prev;
-use crate::registry::{parse_u64, unknown};
 use schedlab_machine::Machine;
-use schedlab_sched_api::{BalanceKind, Ctx, SchedClass, SelectKind, Stat, Tunable};
+use schedlab_sched_api::{
+    BalanceKind, Ctx, Kind, Pass, SchedClass, SelectKind, Stat, Tunable, TunableSpec, TunableTable, Unit,
+};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::VecDeque;
 
@@ -18,9 +19,19 @@ pub struct Fifo {
     to_tail: Vec<bool>,
 }
 
-/// Longest round-robin slice (`SCHED_RR`'s `sched_rr_timeslice_ms` is a positive `int` of
-/// ms; one second is a documented bound, far above its 100 ms default).
-const MAX_TIMESLICE_NS: u64 = 1_000_000_000;
+/// The one tunable. The longest slice: `SCHED_RR`'s `sched_rr_timeslice_ms` is a positive
+/// `int` of ms; one second is a documented bound, far above its 100 ms default.
+static TUNABLES: TunableTable<Fifo> = TunableTable {
+    owner: "fifo",
+    version: None,
+    specs: &[TunableSpec::new(
+        "timeslice_ns",
+        Kind::int(0, 1_000_000_000, Unit::Ns),
+        "round-robin slice; 0 = run until block or yield (FIFO)",
+        |f| f.timeslice as i64,
+        |f, v| f.timeslice = v as u64,
+    )],
+};
 
 impl Fifo {
     pub fn new(m: &Machine, sets: &[(String, String)]) -> Result<Fifo, String> {
@@ -32,18 +43,7 @@ impl Fifo {
             slice_start: Vec::new(),
             to_tail: Vec::new(),
         };
-        for (k, v) in sets {
-            match k.as_str() {
-                "timeslice_ns" => {
-                    let ns = parse_u64(k, v)?;
-                    if ns > MAX_TIMESLICE_NS {
-                        return Err(format!("tunable `{k}` = {ns} is outside its range 0..={MAX_TIMESLICE_NS}"));
-                    }
-                    f.timeslice = ns;
-                }
-                _ => return Err(unknown("fifo", k, &f.tunables())),
-            }
-        }
+        TUNABLES.apply(&mut f, sets, Pass::All, "scheduler `fifo`")?;
         Ok(f)
     }
     fn grow(&mut self, p: TaskId) {
@@ -60,11 +60,7 @@ impl SchedClass for Fifo {
         "fifo"
     }
     fn tunables(&self) -> Vec<Tunable> {
-        vec![Tunable {
-            name: "timeslice_ns",
-            value: self.timeslice.to_string(),
-            doc: "round-robin slice, 0..=1 s; 0 = run until block or yield (FIFO)",
-        }]
+        TUNABLES.list(self)
     }
     fn task_new(&mut self, _cx: &mut Ctx, p: TaskId, _parent: Option<TaskId>) {
         self.grow(p);

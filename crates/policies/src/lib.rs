@@ -21,4 +21,4 @@ mod registry;
 mod testing;
 pub mod ule;
 
-pub use registry::{make_policy, PolicyEntry, REGISTRY};
+pub use registry::{make_policy, tunables_markdown, PolicyEntry, REGISTRY};

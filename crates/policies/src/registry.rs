@@ -1,3 +1,5 @@
+//! The policies the CLI can name, and how a name with `--set`s becomes a policy.
+
 use schedlab_machine::Machine;
 use schedlab_sched_api::{SchedClass, Tunable};
 
@@ -84,7 +86,12 @@ pub fn make_policy(name: &str, machine: &Machine, sets: &[(String, String)]) -> 
     }
     all.extend_from_slice(sets);
     match REGISTRY.iter().find(|e| e.name == base) {
-        Some(e) => (e.make)(machine, &all),
+        Some(e) => {
+            // Each of a policy's tables took the names it has; any other is unknown.
+            let p = (e.make)(machine, &all)?;
+            schedlab_sched_api::tunable::check_known(&format!("scheduler `{base}`"), &all, &p.tunables())?;
+            Ok(p)
+        }
         None => {
             let names: Vec<&str> = REGISTRY.iter().map(|e| e.name).collect();
             Err(format!("unknown scheduler `{name}`; available: {}", names.join(", ")))
@@ -92,25 +99,55 @@ pub fn make_policy(name: &str, machine: &Machine, sets: &[(String, String)]) -> 
     }
 }
 
+/// The docs' table of policy `name`'s tunables from the tables `owners` (every table if
+/// empty) on `machine`: each tunable any version has, with the versions that have it
+/// (versioned policies), its values, its default (in the default version, else the first
+/// that has it) and its meaning.
+pub fn tunables_markdown(name: &str, machine: &Machine, owners: &[&str]) -> Result<String, String> {
+    let e = REGISTRY.iter().find(|e| e.name == name).ok_or_else(|| format!("unknown scheduler `{name}`"))?;
+    let of = |p: &dyn SchedClass| -> Vec<Tunable> {
+        p.tunables().into_iter().filter(|t| owners.is_empty() || owners.contains(&t.owner)).collect()
+    };
+    let mut rows = of(&*make_policy(name, machine, &[])?);
+    let mut per_version: Vec<(&str, Vec<Tunable>)> = Vec::new();
+    for v in e.versions {
+        let t = of(&*make_policy(&format!("{name}@{v}"), machine, &[])?);
+        for x in &t {
+            if !rows.iter().any(|r| r.name == x.name) {
+                rows.push(x.clone());
+            }
+        }
+        per_version.push((v, t));
+    }
+    let versions = |n: &str| -> String {
+        let has: Vec<&str> =
+            per_version.iter().filter(|(_, t)| t.iter().any(|x| x.name == n)).map(|(v, _)| *v).collect();
+        if has.len() == per_version.len() {
+            "all".into()
+        } else {
+            has.join(", ")
+        }
+    };
+    Ok(schedlab_sched_api::tunable::markdown(&rows, (!e.versions.is_empty()).then_some(&versions)))
+}
+
 /// The last `version` among the `--set`s.
 fn version_set(sets: &[(String, String)]) -> Option<&str> {
     sets.iter().rev().find(|(k, _)| k == "version").map(|(_, v)| v.trim())
 }
 
-/// Parses a tunable's value, with the tunable's name in the error.
-pub(crate) fn parse_u64(key: &str, v: &str) -> Result<u64, String> {
-    let t = v.trim();
-    if let Ok(d) = schedlab_sim::parse_duration(t) {
-        if t.ends_with('s') {
-            return Ok(d.0);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every policy sets itself up on a 4096-CPU machine (O(1) once spent 27 s there,
+    /// before the first event, building the same groups' `cpu_power` for every CPU).
+    #[test]
+    fn every_policy_builds_on_4096_cpus() {
+        let m = crate::testing::machine_4096();
+        for e in REGISTRY {
+            let p = make_policy(e.name, &m, &[]).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+            assert!(!p.tunables().is_empty(), "{}", e.name);
         }
     }
-    t.replace('_', "")
-        .parse()
-        .map_err(|_| format!("tunable `{key}`: `{v}` is not a non-negative integer (or a duration such as 3ms)"))
-}
-
-pub(crate) fn unknown(policy: &str, key: &str, tunables: &[Tunable]) -> String {
-    let names: Vec<&str> = tunables.iter().map(|t| t.name).collect();
-    format!("unknown tunable `{key}` for scheduler `{policy}`; it has: {}", names.join(", "))
 }

@@ -43,8 +43,10 @@ pub enum ProbeEvent {
     TaskNew { time: Ns, task: TaskId, parent: Option<TaskId>, cpu: CpuId },
     /// `sched_switch`. `prev`/`next` are `None` for the idle task.
     Switch { time: Ns, cpu: CpuId, prev: Option<TaskId>, prev_state: PrevState, next: Option<TaskId> },
-    /// `sched_waking`: a wakeup of a blocked task started on `waker_cpu`.
-    Waking { time: Ns, task: TaskId, waker_cpu: CpuId },
+    /// `sched_waking`: a wakeup of a blocked task started on `waker_cpu`; `irq`: in hard
+    /// interrupt context (an expiring hrtimer: `hrtimer_wakeup`), so the task current on
+    /// `waker_cpu` did not cause it (ftrace's `TRACE_FLAG_HARDIRQ` in `common_flags`).
+    Waking { time: Ns, task: TaskId, waker_cpu: CpuId, irq: bool },
     /// `sched_wakeup`/`sched_wakeup_new`: the task is now queued on `cpu`.
     Wakeup { time: Ns, task: TaskId, cpu: CpuId, new: bool },
     /// `sched_migrate_task`.

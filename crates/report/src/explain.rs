@@ -31,8 +31,8 @@ pub(crate) fn pct(part: u64, whole: u64) -> String {
     format!("{}.{} %", permille / 10, permille % 10)
 }
 
-fn name(ex: &Explained, t: usize) -> &str {
-    ex.names.get(t).map_or("?", String::as_str)
+fn name(ex: &Explained, t: usize) -> std::borrow::Cow<'_, str> {
+    crate::escape(ex.names.get(t).map_or("?", String::as_str))
 }
 
 /// One wait as a causal chain.
@@ -123,7 +123,7 @@ pub fn summary_text(tasks: &[&TaskWaits]) -> String {
     }
     s.push('\n');
     for t in tasks {
-        let _ = write!(s, "{:<16} {:>12} {:>6}", t.name, dur(t.wait_ns), t.waits);
+        let _ = write!(s, "{:<16} {:>12} {:>6}", crate::escape(&t.name), dur(t.wait_ns), t.waits);
         for c in WaitCause::ALL {
             let v = t.by_cause[c.index()];
             let cell = if v == 0 { "-".into() } else { pct(v, t.wait_ns) };

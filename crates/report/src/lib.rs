@@ -12,12 +12,14 @@ pub mod perfetto;
 pub mod plots;
 pub mod replay;
 mod study;
+pub mod text_table;
 pub mod timeline;
 
 pub use study::{completion, group_of, overlap, runtime_between, study_conclusion, study_text, study_text_with};
 
 use schedlab_metrics::RunRecord;
 use std::fmt::Write;
+pub use text_table::{escape, table};
 
 /// JSON (schema documented in `docs/report-format.md`).
 pub fn json(r: &RunRecord) -> String {
@@ -172,37 +174,16 @@ fn groups(r: &RunRecord, group: bool) -> Vec<Group> {
     out
 }
 
-fn table(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> =
-        (0..cols).map(|c| rows.iter().map(|r| r.get(c).map_or(0, |s| s.chars().count())).max().unwrap_or(0)).collect();
-    let mut s = String::new();
-    for (i, r) in rows.iter().enumerate() {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, v)| if c == 0 { format!("{v:<w$}", w = widths[c]) } else { format!("{v:>w$}", w = widths[c]) })
-            .collect();
-        s.push_str(line.join("  ").trim_end());
-        s.push('\n');
-        if i == 0 {
-            s.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * cols.saturating_sub(1)));
-            s.push('\n');
-        }
-    }
-    s
-}
-
-/// A readable summary of one run.
-/// The wait-for graph of a deadlocked run: one line per blocked task.
 /// How many waiting tasks the deadlock text lists; a server whose 100 threads wait on their
 /// connections after the client left would otherwise bury the report in 100 alike lines.
 const DEADLOCK_LINES: usize = 10;
 
+/// The wait-for graph of a deadlocked run: one line per blocked task.
 pub fn deadlock_text(r: &RunRecord) -> String {
     let mut s = format!("deadlock at {} ms: no task can run again; who waits on what:\n", ms(r.sim_ns));
     for w in r.deadlock.iter().take(DEADLOCK_LINES) {
-        let _ = writeln!(s, "  {} (task {}) waits on {}: {}", w.name, w.task, w.object, w.detail);
+        let (name, object, detail) = (escape(&w.name), escape(&w.object), escape(&w.detail));
+        let _ = writeln!(s, "  {name} (task {}) waits on {object}: {detail}", w.task);
     }
     if r.deadlock.len() > DEADLOCK_LINES {
         let more = r.deadlock.len() - DEADLOCK_LINES;
@@ -213,13 +194,14 @@ pub fn deadlock_text(r: &RunRecord) -> String {
     s
 }
 
+/// A readable summary of one run.
 pub fn text(r: &RunRecord) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "schedlab {} · workload {} · scheduler {} · machine {} ({} CPUs, HZ={}) · seed {}",
         r.schedlab_version,
-        r.workload.name,
+        escape(&r.workload.name),
         r.scheduler.name,
         r.machine.name,
         r.cpus.len(),
@@ -409,7 +391,7 @@ pub fn compare_text(rs: &[RunRecord]) -> String {
     let _ = writeln!(
         s,
         "workload {} · machine {} ({} CPUs) · seed {} · {} ms simulated\n",
-        first.workload.name,
+        escape(&first.workload.name),
         first.machine.name,
         first.cpus.len(),
         first.seed,

@@ -134,7 +134,7 @@ fn switch_out(
 
 fn name(trace: &Trace, task: Option<usize>) -> String {
     match task {
-        Some(p) => format!("{}[{p}]", trace.names.get(p).map_or("?", String::as_str)),
+        Some(p) => format!("{}[{p}]", crate::escape(trace.names.get(p).map_or("?", String::as_str))),
         None => "<idle>".into(),
     }
 }

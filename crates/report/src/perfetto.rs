@@ -50,6 +50,10 @@ pub struct FtraceEvent {
     pub timestamp: Option<u64>,
     #[prost(uint32, optional, tag = "2")]
     pub pid: Option<u32>,
+    /// ftrace's `common_flags` (`kernel/trace/trace.h`: `TRACE_FLAG_HARDIRQ` 0x08 for an
+    /// event in hard interrupt context); absent when none is set.
+    #[prost(uint32, optional, tag = "5")]
+    pub common_flags: Option<u32>,
     #[prost(oneof = "Event", tags = "4, 17, 20, 114, 235, 238, 491")]
     pub event: Option<Event>,
 }
@@ -222,6 +226,8 @@ pub struct TrackEvent {
 const TASK_RUNNING: i64 = 0;
 const TASK_INTERRUPTIBLE: i64 = 1;
 const EXIT_DEAD: i64 = 0x10;
+/// `TRACE_FLAG_HARDIRQ` of ftrace's `common_flags` (`kernel/trace/trace.h`).
+const TRACE_FLAG_HARDIRQ: u32 = 0x08;
 /// Packets of the counter tracks use this sequence.
 const SEQ: u32 = 1;
 /// Packets of the wait slices use this one.
@@ -254,8 +260,12 @@ fn build(r: &RunRecord, log: &EventLog) -> Trace {
     packets.push(TracePacket { timestamp: Some(0), process_tree: Some(tree), ..Default::default() });
     // One bundle per CPU, events in time order (the kernel's per-CPU ring buffers).
     let mut per_cpu: Vec<Vec<FtraceEvent>> = vec![Vec::new(); log.nr_cpus];
-    let ev =
-        |time: u64, pid: i32, e: Event| FtraceEvent { timestamp: Some(time), pid: Some(pid as u32), event: Some(e) };
+    let ev = |time: u64, pid: i32, e: Event| FtraceEvent {
+        timestamp: Some(time),
+        pid: Some(pid as u32),
+        common_flags: None,
+        event: Some(e),
+    };
     let wake = |t: usize, cpu: usize| SchedWakeup {
         comm: Some(name(t)),
         pid: Some(pid_of(t)),
@@ -289,9 +299,13 @@ fn build(r: &RunRecord, log: &EventLog) -> Trace {
                 per_cpu[cpu].push(ev(time.0, prev.map_or(0, pid_of), Event::SchedSwitch(sw)));
                 current[cpu] = next.map_or(0, pid_of);
             }
-            ProbeEvent::Waking { time, task, waker_cpu } => {
+            ProbeEvent::Waking { time, task, waker_cpu, irq } => {
                 let w = wake(task, waker_cpu);
-                per_cpu[waker_cpu].push(ev(time.0, current[waker_cpu], Event::SchedWaking(w)));
+                // A wakeup by an expiring hrtimer is the interrupt's, not the current
+                // task's: without the flag an importer takes the current task for the waker.
+                let flags = irq.then_some(TRACE_FLAG_HARDIRQ);
+                let e = FtraceEvent { common_flags: flags, ..ev(time.0, current[waker_cpu], Event::SchedWaking(w)) };
+                per_cpu[waker_cpu].push(e);
             }
             ProbeEvent::Wakeup { time, task, cpu, new } => {
                 let w = wake(task, cpu);

@@ -78,6 +78,17 @@ impl Figure {
         self.name.trim_end_matches(".svg").to_string() + ".png"
     }
 
+    /// Whether anything is drawn: a line of two points or more (or one marked), a heat
+    /// map's cell, a bar. A figure of a run shorter than its sampling interval may have
+    /// nothing else; the caller warns.
+    pub fn drawn(&self) -> bool {
+        self.body.panels.iter().any(|p| match &p.content {
+            Content::Lines(ls) => ls.iter().any(|l| l.pts.len() >= 2 || (l.markers && !l.pts.is_empty())),
+            Content::Heat(h) => h.rows.iter().any(|r| !r.is_empty()),
+            Content::Bars { series, .. } => series.iter().any(|(_, v)| v.iter().any(Option::is_some)),
+        })
+    }
+
     /// Whether the figure shows anything: some series is not one constant shared by all.
     pub fn informative(&self) -> bool {
         let mut seen: Option<f64> = None;
@@ -360,63 +371,55 @@ fn threads_per_cpu(with: &[&RunRecord]) -> Result<Figure, String> {
     figure("threads-per-cpu.svg", &format!("{title}, per CPU"), x, Axis::new("CPU", Unit::Plain), panels)
 }
 
-/// One figure per policy statistic and unit: only the runs whose policy has it, and a
+/// One figure per policy statistic and unit, as each run's series declares them (the
+/// policy's `Stat::unit` and `Stat::caption`): only the runs whose policy has it, and a
 /// statistic whose unit differs between policies (CFS's slice in ns, ULE's in stat ticks)
 /// gets one figure per unit, so panels side by side share a scale.
 fn stat_figures(with: &[&RunRecord]) -> Result<Vec<Figure>, String> {
-    let mut names: Vec<String> = Vec::new();
+    // (name, unit, caption): names in order of appearance, ns first among a name's units.
+    let mut stats: Vec<(String, String, String)> = Vec::new();
     for r in with {
-        for n in &r.series.as_ref().expect("filtered").stat_names {
-            if !names.contains(n) {
-                names.push(n.clone());
+        let s = r.series.as_ref().expect("filtered");
+        for (k, n) in s.stat_names.iter().enumerate() {
+            let unit = s.stat_units.get(k).cloned().unwrap_or_default();
+            if !stats.iter().any(|(m, u, _)| m == n && *u == unit) {
+                stats.push((n.clone(), unit, s.stat_captions.get(k).cloned().unwrap_or_default()));
             }
         }
     }
+    let first: Vec<String> = stats.iter().map(|(n, _, _)| n.clone()).collect();
+    stats.sort_by_key(|(n, u, _)| (first.iter().position(|m| m == n), u != "ns"));
     let mut out = Vec::new();
-    for n in names {
-        for unit in [Unit::Ns, Unit::Plain] {
-            let panels: Vec<Panel> = with
-                .iter()
-                .filter(|r| stat_unit(&r.scheduler.name, &n) == unit)
-                .map(|r| stat_panel(r, &n))
-                .filter(|p| matches!(&p.content, Content::Lines(l) if !l.is_empty()))
-                .collect();
-            if panels.is_empty() {
-                continue;
-            }
-            let (title, desc) = stat_title(&n);
-            let file = if unit == Unit::Plain && n == "slice" {
-                "stat-slice-ticks.svg".into()
-            } else {
-                format!("stat-{n}.svg")
-            };
-            let desc = if unit == Unit::Plain && n == "slice" { "stat ticks" } else { desc };
-            out.push(figure(&file, &title, Axis::new("time", Unit::Ns), Axis::new(desc, unit), panels)?);
+    for (n, unit, caption) in stats {
+        let panels: Vec<Panel> = with
+            .iter()
+            .filter(|r| stat_unit_of(r, &n).as_deref() == Some(unit.as_str()))
+            .map(|r| stat_panel(r, &n))
+            .filter(|p| matches!(&p.content, Content::Lines(l) if !l.is_empty()))
+            .collect();
+        if panels.is_empty() {
+            continue;
         }
+        let (axis, file, desc) = match unit.as_str() {
+            "ns" => (Unit::Ns, format!("stat-{n}.svg"), n.clone()),
+            "" => (Unit::Plain, format!("stat-{n}.svg"), n.clone()),
+            "%" => (Unit::Percent, format!("stat-{n}-percent.svg"), n.clone()),
+            u if u.contains("tick") => (Unit::Plain, format!("stat-{n}-ticks.svg"), u.to_string()),
+            u => {
+                (Unit::Plain, format!("stat-{n}-{}.svg", u.replace(|c: char| !c.is_alphanumeric(), "")), u.to_string())
+            }
+        };
+        let title = if caption.is_empty() { format!("{n} per thread") } else { caption };
+        out.push(figure(&file, &title, Axis::new("time", Unit::Ns), Axis::new(&desc, axis), panels)?);
     }
     Ok(out)
 }
 
-/// Whether a policy statistic is a duration in ns or a plain number (scores, priorities,
-/// ticks, weights).
-fn stat_unit(sched: &str, n: &str) -> Unit {
-    let base = sched.split('@').next().unwrap_or(sched);
-    match n {
-        "vruntime" | "lag" | "sum_exec_runtime" | "dl_runtime" | "dl_deadline" | "sleep_avg" => Unit::Ns,
-        "slice" if base != "ule" => Unit::Ns,
-        _ => Unit::Plain,
-    }
-}
-
-fn stat_title(n: &str) -> (String, &'static str) {
-    match n {
-        "score" => ("Interactivity penalty (ULE score; < 30 is interactive)".into(), "score"),
-        "priority" => ("Priority (ULE td_priority; lower is better)".into(), "priority"),
-        "vruntime" => ("vruntime per thread (CFS/EEVDF)".into(), "vruntime"),
-        "lag" => ("Lag per thread (> 0 is owed CPU)".into(), "lag"),
-        "slice" => ("Slice per thread".into(), "slice"),
-        _ => (format!("{n} per thread"), "value"),
-    }
+/// The unit run `r`'s policy gives statistic `n`, if it reports it.
+fn stat_unit_of(r: &RunRecord, n: &str) -> Option<String> {
+    let s = r.series.as_ref()?;
+    let k = s.stat_names.iter().position(|m| m == n)?;
+    Some(s.stat_units.get(k).cloned().unwrap_or_default())
 }
 
 fn runtime_panel(r: &RunRecord) -> Panel {
@@ -431,7 +434,12 @@ fn runtime_panel(r: &RunRecord) -> Panel {
                 .get(tk.tid)
                 .map(|v| v.iter().enumerate().map(|(i, &x)| (t(s.times_ns[first + i]), x as f64)).collect())
                 .unwrap_or_default();
-            // End at the exact total (the last sample may precede the end or the exit).
+            // Start at none at the task's start (it may precede the first sample, which a
+            // run shorter than the interval has none after), end at the exact total (the
+            // last sample may precede the end or the exit).
+            if pts.first().is_none_or(|p| p.0 > t(tk.start_ns)) {
+                pts.insert(0, (t(tk.start_ns), 0.0));
+            }
             pts.push((t(tk.exit_ns.unwrap_or(r.sim_ns)), tk.runtime_ns as f64));
             Line::new(&tk.name, group_of(&tk.name), thin(pts))
         })

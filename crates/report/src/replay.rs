@@ -76,7 +76,7 @@ const METRICS: [Metric; 9] = [
 ];
 
 fn row(out: &mut String, label: &str, cells: &[String]) {
-    let _ = write!(out, "{label:<28}");
+    let _ = write!(out, "{:<28}", crate::escape(label));
     for c in cells {
         let _ = write!(out, " {c:>24}");
     }
@@ -90,7 +90,7 @@ pub fn table(rs: &[RunRecord]) -> String {
     let _ = writeln!(
         out,
         "replay of {} ({} tasks) on {}: the trace as it happened beside each simulated scheduler",
-        trace.workload.name,
+        crate::escape(&trace.workload.name),
         trace.tasks.len(),
         trace.machine.name
     );

@@ -163,23 +163,10 @@ pub fn study_text_with(title: &str, paper: Option<&str>, rs: &[RunRecord]) -> St
             v.iter().skip(v.len().saturating_sub(3)).map(|t| ms(t.runtime_ns)).collect::<Vec<_>>().join(" ")
         });
     }
-    let w0 = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
-    let ws: Vec<usize> = (0..rs.len())
-        .map(|i| rows.iter().map(|(_, v)| v[i].chars().count()).chain([names[i].len()]).max().unwrap_or(0))
-        .collect();
-    let _ = write!(s, "\n{:w0$}", "");
-    for (n, w) in names.iter().zip(&ws) {
-        let _ = write!(s, "  {n:>w$}");
-    }
-    let _ = writeln!(s);
-    let _ = writeln!(s, "{}", "-".repeat(w0 + ws.iter().map(|w| w + 2).sum::<usize>()));
-    for (l, v) in &rows {
-        let _ = write!(s, "{l:w0$}");
-        for (x, w) in v.iter().zip(&ws) {
-            let _ = write!(s, "  {x:>w$}");
-        }
-        let _ = writeln!(s);
-    }
+    let mut cells = vec![std::iter::once(String::new()).chain(names).collect::<Vec<_>>()];
+    cells.extend(rows.into_iter().map(|(l, v)| std::iter::once(l).chain(v).collect()));
+    s.push('\n');
+    s.push_str(&crate::table(&cells));
     s
 }
 

@@ -93,7 +93,7 @@ pub fn timeline(trace: &Trace, from: u64, to: u64, width: usize) -> String {
     }
     let mut line = String::new();
     for (sym, t) in legend.iter().filter(|(s, _)| *s != b'#') {
-        let item = format!("{}={}  ", *sym as char, trace.names[*t]);
+        let item = format!("{}={}  ", *sym as char, crate::escape(&trace.names[*t]));
         if line.len() + item.len() > 100 {
             let _ = writeln!(s, "{}", line.trim_end());
             line.clear();

@@ -26,6 +26,16 @@ pub struct Imported {
 
 /// Reads a trace file and infers its workload; `name` becomes the workload's name.
 pub fn import_file(path: &std::path::Path, opts: &Options) -> Result<Imported, RunError> {
+    import_file_with(path, opts, &|| true)
+}
+
+/// [`import_file`], stopped (an `interrupted` error) once `keep_going` says so: it is asked
+/// throughout reading, modelling and writing the workload.
+pub fn import_file_with(
+    path: &std::path::Path,
+    opts: &Options,
+    keep_going: schedlab_trace_import::KeepGoing,
+) -> Result<Imported, RunError> {
     use std::io::Read;
     let file = path.display().to_string();
     let io = |source| RunError::Io { path: file.clone(), source };
@@ -39,18 +49,33 @@ pub fn import_file(path: &std::path::Path, opts: &Options) -> Result<Imported, R
     if bytes.len() > max {
         return Err(RunError::Limit(format!("{file} is larger than {} MiB", max >> 20)));
     }
-    import_bytes(&file, &bytes, opts)
+    import_bytes_with(&file, &bytes, opts, keep_going)
 }
 
 /// [`import_file`] of bytes already read.
 pub fn import_bytes(file: &str, bytes: &[u8], opts: &Options) -> Result<Imported, RunError> {
-    let trace = schedlab_trace_import::read(file, bytes).map_err(|e| RunError::Input(e.to_string()))?;
-    let model = model::build(&trace, opts);
+    import_bytes_with(file, bytes, opts, &|| true)
+}
+
+/// [`import_bytes`], stopped once `keep_going` says so.
+pub fn import_bytes_with(
+    file: &str,
+    bytes: &[u8],
+    opts: &Options,
+    keep_going: schedlab_trace_import::KeepGoing,
+) -> Result<Imported, RunError> {
+    let trace =
+        schedlab_trace_import::read_with(file, bytes, keep_going).map_err(|e| RunError::Input(e.to_string()))?;
+    let model = model::build_with(&trace, opts, keep_going)
+        .map_err(|_| RunError::Input(format!("{file}: interrupted while modelling the trace")))?;
     if model.threads.is_empty() {
         return Err(RunError::Input(format!("{file}: no thread of the trace is kept (check --only)")));
     }
     let name = std::path::Path::new(file).file_stem().map_or("trace".into(), |s| s.to_string_lossy().into_owned());
-    let text = emit::workload(&model, &trace, file, &name).map_err(|e| RunError::Limit(e.to_string()))?;
+    let text = emit::workload_with(&model, &trace, file, &name, keep_going).map_err(|e| match e.interrupted {
+        true => RunError::Input(e.to_string()),
+        false => RunError::Limit(e.to_string()),
+    })?;
     Ok(Imported { trace, model, text })
 }
 
@@ -79,7 +104,15 @@ fn task_info(m: &Model, i: usize, nr_cpus: usize) -> TaskInfo {
 /// The trace's own record: what happened, measured like a run of `spec` (the imported
 /// workload on its machine). CPU time of threads left out counts as `other`.
 pub fn as_happened(spec: &RunSpec, imp: &Imported) -> RunRecord {
-    let obs = probe::observe(&imp.trace, &imp.model);
+    as_happened_with(spec, imp, &|| true)
+}
+
+/// [`as_happened`], ended early once `keep_going` says so: the record of the trace up to
+/// then, `interrupted` as an interrupted run's is.
+pub fn as_happened_with(spec: &RunSpec, imp: &Imported, keep_going: schedlab_trace_import::KeepGoing) -> RunRecord {
+    // The observation is the long part (one pass over the trace); feeding what it saw to
+    // the metrics is a fraction of it.
+    let obs = probe::observe_with(&imp.trace, &imp.model, keep_going);
     let mut metrics = record::metrics(spec);
     let n = imp.model.threads.len();
     metrics.reserve_tasks(n);
@@ -89,7 +122,11 @@ pub fn as_happened(spec: &RunSpec, imp: &Imported) -> RunRecord {
     let all_exited = obs.exit_times.iter().all(Option::is_some);
     let summary = RunSummary {
         end: obs.end,
-        reason: if all_exited { EndReason::AllExited } else { EndReason::TimeLimit },
+        reason: match (obs.interrupted, all_exited) {
+            (true, _) => EndReason::Interrupted,
+            (false, true) => EndReason::AllExited,
+            (false, false) => EndReason::TimeLimit,
+        },
         events: obs.events.len() as u64,
         trace_hash: 0,
         cpu_times: obs.cpu_time.iter().map(|c| [Ns(c[0]), Ns(0), Ns(0), Ns(c[1] + c[2])]).collect(),

@@ -20,7 +20,9 @@ use schedlab_sim::{CpuId, Ns, SimRng, TaskId};
 
 pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
 
+pub mod tunable;
 pub mod why;
+pub use tunable::{Choice, Kind, Pass, Tunable, TunableSpec, TunableTable, Unit};
 pub use why::{fmt_ns, Cause, Decision, Moment, Why};
 
 /// `enqueue_task` flags (`ENQUEUE_*` in `kernel/sched/sched.h`).
@@ -433,20 +435,30 @@ impl Ctx<'_> {
     }
 }
 
-/// A named numeric or textual knob of a policy, for `schedlab list` and `--set`.
-#[derive(Clone, Debug)]
-pub struct Tunable {
-    pub name: &'static str,
-    pub value: String,
-    pub doc: &'static str,
-}
-
 /// One per-task quantity a policy exposes for time series and explanations
-/// (CFS: `vruntime`, `lag`, `slice`; ULE: `score`, `priority`).
+/// (CFS: `vruntime`, `lag`, `slice`; ULE: `score`, `priority`), with its unit and a caption,
+/// so that a report labels it without knowing the policy (ULE's `slice` is in stat ticks,
+/// CFS's in ns). A policy defines each once (`const VRUNTIME: Stat = Stat::def(…)`) and
+/// reports it with a value (`VRUNTIME.at(v)`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stat {
     pub name: &'static str,
+    /// What one unit of `value` is; times are in ns.
+    pub unit: Unit,
+    /// What it is, as a figure's title says it: "Lag per thread (> 0 is owed CPU)".
+    pub caption: &'static str,
     pub value: i64,
+}
+
+impl Stat {
+    /// A statistic's definition (its value 0).
+    pub const fn def(name: &'static str, unit: Unit, caption: &'static str) -> Stat {
+        Stat { name, unit, caption, value: 0 }
+    }
+    /// The statistic with `value`.
+    pub const fn at(&self, value: i64) -> Stat {
+        Stat { name: self.name, unit: self.unit, caption: self.caption, value }
+    }
 }
 
 /// A scheduling policy. Every hook runs atomically at `cx.now` on `cx.this_cpu`; the
@@ -458,7 +470,8 @@ pub struct Stat {
 pub trait SchedClass {
     fn name(&self) -> &'static str;
 
-    /// The policy's current tunables and their values.
+    /// The policy's tunables and their effective values (each from its
+    /// [`TunableTable`], `TunableTable::list`), in a stable order.
     fn tunables(&self) -> Vec<Tunable>;
 
     /// A new task exists (`sched_fork` + `task_fork_fair`; ULE `sched_fork`). Called on the

@@ -290,6 +290,15 @@ impl Parser<'_> {
                 Some((s, key)) if !s.is_empty() && !key.is_empty() => (Some(s), key),
                 _ => (None, name.as_str()),
             };
+            // A target none of the grid's schedulers answers to would vary nothing: as
+            // `run --set SCHED:KEY=…` does, refuse it rather than drop it.
+            if let Some(t) = target.filter(|t| !scheds.iter().any(|s| aims_at(t, s))) {
+                return Err(self.err(
+                    k.span().start,
+                    &format!("grid.set.{name}"),
+                    format!("`{t}` is not among the grid's schedulers ({})", scheds.join(", ")),
+                ));
+            }
             for (e, field) in elements(v, &format!("grid.set.{name}")) {
                 let value = self.scalar(e, &field)?;
                 for sched in scheds.iter().filter(|s| target.is_none_or(|t| aims_at(t, s))) {

@@ -88,6 +88,23 @@ fn unknown_schedulers_versions_and_tunables_are_located() {
     assert_eq!((e.line, e.field.as_str()), (4, "run[0].set.DELAY_DEQUEUE"), "{e}");
 }
 
+/// `set = { "xyz:slice" = [1] }` was dropped silently when no scheduler of the grid is
+/// `xyz` (issue 31), while `run`/`compare --set xyz:slice=1` refuse it: refused here too,
+/// where the key is written.
+#[test]
+fn a_tunable_aimed_at_no_scheduler_of_the_grid_is_refused() {
+    let e = sweep("workload = \"w.toml\"\n[grid]\nschedulers = [\"cfs\", \"ule\"]\nset = { \"xyz:slice\" = [1] }\n")
+        .unwrap_err();
+    assert_eq!((e.line, e.column, e.field.as_str()), (4, 9, "grid.set.xyz:slice"), "{e}");
+    assert!(e.message.contains("`xyz` is not among the grid's schedulers (cfs, ule)"), "{e}");
+    // Without `schedulers`, the grid's are the workload's (here the defaults).
+    let e = sweep("workload = \"w.toml\"\n[grid]\nset = { \"o1:hz\" = 100 }\n").unwrap_err();
+    assert!(e.message.contains("`o1` is not among the grid's schedulers"), "{e}");
+    // By base name a target reaches a versioned scheduler, as before.
+    sweep("workload = \"w.toml\"\n[grid]\nschedulers = [\"eevdf@6.6\"]\nset = { \"eevdf:base_slice_ns\" = 3000000 }\n")
+        .unwrap();
+}
+
 /// A point whose tunables are each valid but not together (a feature the version it also
 /// sets lacks) fails before any run starts, naming the run.
 #[test]

@@ -65,6 +65,7 @@ pub(crate) fn read(
     c: &CompactSched,
     on_cpu: &mut OnCpu,
     t: &mut Trace,
+    poll: &mut crate::Poll,
 ) -> Result<(), ImportError> {
     let bad = |field: &str, m: &str| ImportError::at(file, at, &format!("compact_sched.{field}"), m);
     let n = c.switch_timestamp.len();
@@ -89,6 +90,9 @@ pub(crate) fn read(
     let wt = times(&c.waking_timestamp).ok_or_else(|| bad("waking_timestamp", "time overflows"))?;
     let (mut i, mut j) = (0, 0);
     while i < n || j < w {
+        if poll.stop() {
+            return Err(ImportError::interrupted(file, at));
+        }
         if i < n && (j == w || st[i] <= wt[j]) {
             let next = c.switch_next_pid[i];
             t.name(next, comm(c.switch_next_comm_index[i], "switch_next_comm_index")?);

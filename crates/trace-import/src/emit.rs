@@ -124,11 +124,26 @@ fn header(m: &Model, trace: &Trace, file: &str, out: &mut String) {
         let s: Vec<String> = trace.skipped.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
         let _ = writeln!(out, "# Not used: {}.", s.join(", "));
     }
+    for w in &trace.warnings {
+        let _ = writeln!(out, "# Warning: {w}.");
+    }
     out.push('\n');
 }
 
 /// The workload file text; `file` names the trace, `name` the workload.
 pub fn workload(m: &Model, trace: &Trace, file: &str, name: &str) -> Result<String, ImportError> {
+    workload_with(m, trace, file, name, &|| true)
+}
+
+/// [`workload`], stopped with [`ImportError::interrupted`] once `keep_going` says so.
+pub fn workload_with(
+    m: &Model,
+    trace: &Trace,
+    file: &str,
+    name: &str,
+    keep_going: crate::KeepGoing,
+) -> Result<String, ImportError> {
+    let mut poll = crate::Poll::new(keep_going);
     let mut out = String::new();
     header(m, trace, file, &mut out);
     let _ = writeln!(out, "name = {}", toml_str(name));
@@ -144,7 +159,11 @@ pub fn workload(m: &Model, trace: &Trace, file: &str, name: &str) -> Result<Stri
         let _ = writeln!(out, "\n# One word per (waker, wakee) pair: `e.N` counts N's wakeups.");
         let _ = writeln!(out, "[[futex]]\nname = \"e\"\ncount = {}", m.edges.len());
     }
-    for t in &m.threads {
+    for (i, t) in m.threads.iter().enumerate() {
+        // A thread's program can be long: asked before every thread.
+        if poll.stop_now() {
+            return Err(ImportError::interrupted(file, format!("thread {i}")));
+        }
         let _ = writeln!(out, "\n[[task]]\nname = \"{}\"", t.name);
         if t.parent.is_some() {
             out.push_str("template = true\n");

@@ -10,15 +10,28 @@ pub struct ImportError {
     /// The event field at fault (`sched_switch.prev_pid`), if any.
     pub field: String,
     pub message: String,
+    /// Stopped by the caller (`read_with`'s `keep_going`), not a fault of the file.
+    pub interrupted: bool,
 }
 
 impl ImportError {
     pub fn new(file: &str, message: impl Into<String>) -> ImportError {
-        ImportError { file: file.into(), at: String::new(), field: String::new(), message: message.into() }
+        ImportError {
+            file: file.into(),
+            at: String::new(),
+            field: String::new(),
+            message: message.into(),
+            interrupted: false,
+        }
+    }
+
+    /// Reading stopped at `at` because the caller asked.
+    pub fn interrupted(file: &str, at: impl Into<String>) -> ImportError {
+        ImportError { at: at.into(), interrupted: true, ..ImportError::new(file, "interrupted") }
     }
 
     pub fn at(file: &str, at: impl Into<String>, field: &str, message: impl Into<String>) -> ImportError {
-        ImportError { file: file.into(), at: at.into(), field: field.into(), message: message.into() }
+        ImportError { at: at.into(), field: field.into(), ..ImportError::new(file, message) }
     }
 }
 

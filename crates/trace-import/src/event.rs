@@ -116,11 +116,20 @@ pub struct Trace {
     pub nr_cpus: u32,
     /// What the reader could not use (unknown event types and how many).
     pub skipped: BTreeMap<String, u64>,
+    /// What the reader warns about (each a sentence naming the file), for the user.
+    pub warnings: Vec<String>,
 }
 
 impl Trace {
     pub fn new(format: TraceFormat) -> Trace {
-        Trace { format, events: Vec::new(), names: BTreeMap::new(), nr_cpus: 0, skipped: BTreeMap::new() }
+        Trace {
+            format,
+            events: Vec::new(),
+            names: BTreeMap::new(),
+            nr_cpus: 0,
+            skipped: BTreeMap::new(),
+            warnings: Vec::new(),
+        }
     }
 
     pub fn name(&mut self, pid: i32, comm: &str) {

@@ -90,13 +90,38 @@ fn split_line(l: &str) -> Option<Line<'_>> {
     Some(Line { comm, pid, cpu, irq, time, event, body: body.trim(), body_at, cpu_at: open + 1 })
 }
 
-pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
+/// A line that is no event but belongs in a trace: blank, a `#` comment (tracefs's header,
+/// `##### CPU 2 buffer started ####`), `trace-cmd report`'s `cpus=4`, `version = 6` and
+/// `CPU 0 is empty`, tracefs's `CPU:3 [LOST 120 EVENTS]`, or a `perf script -g` call-chain
+/// line (indented, a hexadecimal address first).
+fn expected_non_event(l: &str) -> bool {
+    let t = l.trim();
+    let hex_first = || t.split_whitespace().next().is_some_and(|w| w.bytes().all(|b| b.is_ascii_hexdigit()));
+    t.is_empty()
+        || t.starts_with('#')
+        || t.starts_with("cpus=")
+        || t.starts_with("version =")
+        || (t.starts_with("CPU") && (t.ends_with(" is empty") || t.contains("[LOST ")))
+        || (l.starts_with(char::is_whitespace) && hex_first())
+}
+
+pub fn read(file: &str, bytes: &[u8], poll: &mut crate::Poll) -> Result<Trace, ImportError> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         ImportError::at(file, format!("byte {}", e.valid_up_to()), "", "not UTF-8 text (a truncated or binary file?)")
     })?;
     let mut t = Trace::new(TraceFormat::Ftrace);
+    // Lines of none of the shapes read (garbage, or a format not supported): how many, and
+    // the first one's number, for one warning.
+    let (mut unread, mut first_unread) = (0u64, 0usize);
     for (i, l) in text.lines().enumerate() {
+        if poll.stop() {
+            return Err(ImportError::interrupted(file, format!("{}", i + 1)));
+        }
         let Some(line) = split_line(l) else {
+            if !expected_non_event(l) {
+                unread += 1;
+                first_unread = if unread == 1 { i + 1 } else { first_unread };
+            }
             continue;
         };
         let at = |col: usize| format!("{}:{}", i + 1, col + 1);
@@ -113,6 +138,13 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
         let ev = Ev { time: line.time, cpu: line.cpu, current: line.pid, irq: line.irq, kind };
         // A CPU beyond the limit: the line (at its `[CPU]`), the field named by the error.
         t.push(file, &at(line.cpu_at), ev)?;
+    }
+    if unread > 0 {
+        let lines = if unread == 1 { "1 line".to_string() } else { format!("{unread} lines") };
+        t.warnings.push(format!(
+            "{file}: {lines} matching no event line shape (tracefs, trace-cmd report, perf script) skipped, \
+             the first at line {first_unread}"
+        ));
     }
     Ok(t)
 }
@@ -259,7 +291,7 @@ mod tests {
     #[test]
     fn a_bad_field_is_located() {
         let text = "# tracer: nop\n  a-1 [000] 1.000000: sched_switch: prev_comm=a prev_pid=x prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120\n";
-        let e = read("t.txt", text.as_bytes()).unwrap_err();
+        let e = read("t.txt", text.as_bytes(), &mut crate::Poll::new(&|| true)).unwrap_err();
         assert_eq!(e.field, "prev_pid");
         assert!(e.at.starts_with("2:"), "{e}");
         assert!(e.to_string().contains("`x` is not a number"), "{e}");

@@ -10,6 +10,11 @@
 //! Architecture Invariant: this crate is pure — it reads bytes it is given and never
 //! touches files, clocks or the environment; a malformed or truncated input is an
 //! [`ImportError`] naming where, never a panic.
+//!
+//! Every long loop (the lines, records or packets read, the events modelled, emitted and
+//! observed) asks a caller's [`KeepGoing`] every [`POLL_EVERY`] items, so a command that
+//! imports a large trace stops within moments of Ctrl-C or SIGTERM: [`read_with`],
+//! [`model::build_with`], [`emit::workload_with`], [`probe::observe_with`].
 
 mod compact;
 pub mod emit;
@@ -22,6 +27,45 @@ mod perfetto;
 pub mod probe;
 
 pub use error::ImportError;
+
+/// Asked now and then during long work: `false` stops it ([`ImportError::interrupted`],
+/// [`Interrupted`], or what was observed so far).
+pub type KeepGoing<'a> = &'a dyn Fn() -> bool;
+
+/// Items (lines, records, packets, events, threads) between two questions to a
+/// [`KeepGoing`]: a few microseconds of work at most, so the question costs nothing.
+pub const POLL_EVERY: u32 = 4096;
+
+/// The work was stopped by its [`KeepGoing`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interrupted;
+
+/// Counts items and asks the [`KeepGoing`] at the first and then every [`POLL_EVERY`]th.
+pub(crate) struct Poll<'a> {
+    keep_going: KeepGoing<'a>,
+    n: u32,
+}
+
+impl<'a> Poll<'a> {
+    pub(crate) fn new(keep_going: KeepGoing<'a>) -> Poll<'a> {
+        Poll { keep_going, n: POLL_EVERY - 1 }
+    }
+
+    /// One more item: whether to stop.
+    pub(crate) fn stop(&mut self) -> bool {
+        self.n += 1;
+        if self.n < POLL_EVERY {
+            return false;
+        }
+        self.stop_now()
+    }
+
+    /// Whether to stop, asked now (before an item that may itself be long).
+    pub(crate) fn stop_now(&mut self) -> bool {
+        self.n = 0;
+        !(self.keep_going)()
+    }
+}
 pub use event::{Ev, Kind, PrevState, Trace, TraceFormat};
 
 /// Hard limits, checked while reading: a trace larger than this is refused with a
@@ -50,13 +94,19 @@ pub fn detect(bytes: &[u8]) -> Option<TraceFormat> {
 
 /// Reads a trace of any supported format; `file` names it in errors.
 pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
+    read_with(file, bytes, &|| true)
+}
+
+/// [`read`], stopped with [`ImportError::interrupted`] once `keep_going` says so.
+pub fn read_with(file: &str, bytes: &[u8], keep_going: KeepGoing) -> Result<Trace, ImportError> {
+    let mut poll = Poll::new(keep_going);
     if bytes.len() > MAX_TRACE_BYTES {
         return Err(ImportError::new(file, format!("{} bytes exceed the limit of {MAX_TRACE_BYTES}", bytes.len())));
     }
     let mut t = match detect(bytes) {
-        Some(TraceFormat::Perf) => perf::read(file, bytes)?,
-        Some(TraceFormat::Perfetto) => perfetto::read(file, bytes)?,
-        Some(TraceFormat::Ftrace) => ftrace::read(file, bytes)?,
+        Some(TraceFormat::Perf) => perf::read(file, bytes, &mut poll)?,
+        Some(TraceFormat::Perfetto) => perfetto::read(file, bytes, &mut poll)?,
+        Some(TraceFormat::Ftrace) => ftrace::read(file, bytes, &mut poll)?,
         None => {
             return Err(ImportError::new(
                 file,

@@ -8,6 +8,7 @@
 //! scheduler's doing, not the program's, so it is not replayed; only blocking is.
 
 use crate::event::{Kind, PrevState, Trace};
+use crate::{Interrupted, KeepGoing, Poll};
 use std::collections::BTreeMap;
 
 /// Which threads become tasks.
@@ -108,7 +109,7 @@ struct Builder {
 /// Which threads are kept, and which of them are forked within the trace.
 /// Returns the kept threads in order of first sight, the forks within the kept set
 /// (child → parent, time), when every child was forked, and how many were left out.
-fn select(trace: &Trace, opts: &Options) -> Selection {
+fn select(trace: &Trace, opts: &Options, poll: &mut Poll) -> Result<Selection, Interrupted> {
     let mut forks = BTreeMap::new();
     let mut seen = BTreeMap::new();
     let mut order = Vec::new();
@@ -118,6 +119,9 @@ fn select(trace: &Trace, opts: &Options) -> Selection {
         }
     };
     for e in &trace.events {
+        if poll.stop() {
+            return Err(Interrupted);
+        }
         match e.kind {
             Kind::Switch { prev, next, .. } => {
                 note(prev, &mut order, &mut seen);
@@ -146,7 +150,7 @@ fn select(trace: &Trace, opts: &Options) -> Selection {
     let born = forks.iter().map(|(c, (_, t))| (*c, *t)).collect();
     forks.retain(|c, (p, _)| keep[c] && keep.get(p) == Some(&true));
     let left_out = total - order.len();
-    Selection { order, forks, born, left_out }
+    Ok(Selection { order, forks, born, left_out })
 }
 
 struct Selection {
@@ -165,8 +169,14 @@ fn task_name(comm: &str, tid: i32) -> String {
 
 /// Infers the program of every kept thread.
 pub fn build(trace: &Trace, opts: &Options) -> Model {
+    build_with(trace, opts, &|| true).expect("never stopped")
+}
+
+/// [`build`], stopped once `keep_going` says so.
+pub fn build_with(trace: &Trace, opts: &Options, keep_going: KeepGoing) -> Result<Model, Interrupted> {
+    let mut poll = Poll::new(keep_going);
     let (t0, last) = trace.span();
-    let Selection { order, forks, born, left_out } = select(trace, opts);
+    let Selection { order, forks, born, left_out } = select(trace, opts, &mut poll)?;
     // Threads that existed when the trace began first, then forked ones in fork order, as
     // a simulation numbers started and forked tasks.
     let mut ids: Vec<i32> = order.iter().copied().filter(|p| !forks.contains_key(p)).collect();
@@ -205,6 +215,9 @@ pub fn build(trace: &Trace, opts: &Options) -> Model {
     };
     let used_waking = trace.events.iter().any(|e| matches!(e.kind, Kind::Wake { waking: true, .. }));
     for e in &trace.events {
+        if poll.stop() {
+            return Err(Interrupted);
+        }
         let r = e.time - t0;
         b.current(e.current, r);
         match e.kind {
@@ -223,7 +236,17 @@ pub fn build(trace: &Trace, opts: &Options) -> Model {
     let end = last - t0;
     b.finish(end);
     let Builder { threads, edges, wakes_by_thread, wakes_external, .. } = b;
-    Model { threads, edges, nr_cpus: trace.nr_cpus, t0, end, wakes_by_thread, wakes_external, left_out, used_waking }
+    Ok(Model {
+        threads,
+        edges,
+        nr_cpus: trace.nr_cpus,
+        t0,
+        end,
+        wakes_by_thread,
+        wakes_external,
+        left_out,
+        used_waking,
+    })
 }
 
 impl Builder {

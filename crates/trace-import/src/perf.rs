@@ -186,6 +186,12 @@ fn check_header(file: &str, b: &[u8]) -> Result<(), ImportError> {
             "the feature section index is truncated",
         ));
     }
+    // Sections follow in the order of the bits set; EVENT_DESC's holds counts the perf
+    // reader allocates by before reading (checked by `check_event_desc`).
+    let event_desc = (bitmap[HEADER_EVENT_DESC / 8] >> (HEADER_EVENT_DESC % 8) & 1 == 1).then(|| {
+        bitmap[..HEADER_EVENT_DESC / 8].iter().map(|x| x.count_ones()).sum::<u32>()
+            + (bitmap[HEADER_EVENT_DESC / 8] & ((1u8 << (HEADER_EVENT_DESC % 8)) - 1)).count_ones()
+    });
     for i in 0..u64::from(features) {
         let at = index + 16 * i;
         let (off, size) = (u64_at(at)?, u64_at(at + 8)?);
@@ -193,18 +199,55 @@ fn check_header(file: &str, b: &[u8]) -> Result<(), ImportError> {
             let m = format!("feature section {i} ({size} bytes at {off}) lies outside the file ({len} bytes)");
             return Err(ImportError::at(file, format!("byte {at}"), "features", m));
         }
+        if event_desc == Some(i as u32) {
+            // Within the file, so within `usize`.
+            check_event_desc(file, &b[off as usize..(off + size) as usize], off)?;
+        }
     }
     Ok(())
 }
 
-pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
+/// `HEADER_EVENT_DESC`, the feature bit of the event descriptions
+/// (`tools/perf/util/header.h`).
+const HEADER_EVENT_DESC: usize = 12;
+
+/// The EVENT_DESC section (`tools/perf/util/header.c: write_event_desc`): `nr` events of
+/// `attr_size` bytes of attributes, a count of ids, a string and the ids. The perf reader
+/// reserves `nr` events, `nr_ids` ids and the string's length before reading them, so a
+/// damaged count (2^32 − 1) would allocate hundreds of GiB: each is checked against the
+/// bytes left in the section first. `at` is the section's offset, for errors.
+fn check_event_desc(file: &str, s: &[u8], at: u64) -> Result<(), ImportError> {
+    let u32_at = |o: usize| s.get(o..o + 4).map(|b| u64::from(u32::from_le_bytes(b.try_into().expect("4 bytes"))));
+    let bad = |o: usize, m: String| ImportError::at(file, format!("byte {}", at + o as u64), "features.event_desc", m);
+    let (Some(nr), Some(attr_size)) = (u32_at(0), u32_at(4)) else {
+        return Err(bad(0, "truncated".into()));
+    };
+    let len = s.len() as u64;
+    if nr.saturating_mul(attr_size + 8) > len.saturating_sub(8) {
+        return Err(bad(0, format!("{nr} events of {attr_size} bytes do not fit in the section's {len} bytes")));
+    }
+    let mut pos = 8u64;
+    for e in 0..nr {
+        pos += attr_size;
+        let ids = u32_at(pos as usize).ok_or_else(|| bad(pos as usize, format!("event {e} truncated")))?;
+        let name = u32_at(pos as usize + 4).ok_or_else(|| bad(pos as usize, format!("event {e} truncated")))?;
+        pos += 8 + name + 8 * ids;
+        if pos > len {
+            return Err(bad(0, format!("event {e}'s name ({name} bytes) and {ids} ids run past the section")));
+        }
+    }
+    Ok(())
+}
+
+pub fn read(file: &str, bytes: &[u8], poll: &mut crate::Poll) -> Result<Trace, ImportError> {
     check_header(file, bytes)?;
-    // A backstop: the perf crate asserts some invariants of well-formed files.
-    std::panic::catch_unwind(|| read_checked(file, bytes))
+    // A backstop: the perf crate asserts some invariants of well-formed files. The poll is
+    // only a counter and the caller's question: nothing of it is left half-changed.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_checked(file, bytes, poll)))
         .unwrap_or_else(|_| Err(ImportError::new(file, "a malformed perf.data (the perf reader gave up)")))
 }
 
-fn read_checked(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
+fn read_checked(file: &str, bytes: &[u8], poll: &mut crate::Poll) -> Result<Trace, ImportError> {
     let perr = |e: linux_perf_data::Error| ImportError::new(file, format!("a malformed perf.data: {e}"));
     let PerfFileReader { mut perf_file, mut record_iter } =
         PerfFileReader::parse_file(std::io::Cursor::new(bytes)).map_err(perr)?;
@@ -220,6 +263,9 @@ fn read_checked(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
     let mut n = 0u64;
     while let Some(rec) = record_iter.next_record(&mut perf_file).map_err(perr)? {
         n += 1;
+        if poll.stop() {
+            return Err(ImportError::interrupted(file, format!("record {n}")));
+        }
         let PerfFileRecord::EventRecord { attr_index, record } = rec else { continue };
         // Only samples carry tracepoints; other records (mmaps…) are not parsed at all.
         if record.record_type != RecordType::SAMPLE {

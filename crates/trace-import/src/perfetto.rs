@@ -12,12 +12,6 @@ use crate::ImportError;
 use prost::Message;
 
 #[derive(Clone, PartialEq, Message)]
-struct PTrace {
-    #[prost(message, repeated, tag = "1")]
-    packet: Vec<Packet>,
-}
-
-#[derive(Clone, PartialEq, Message)]
 struct Packet {
     #[prost(message, optional, tag = "1")]
     ftrace_events: Option<Bundle>,
@@ -141,12 +135,53 @@ struct Thread {
 /// `TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ` of `common_flags` (`kernel/trace/trace.h`).
 pub(crate) const IRQ_FLAGS: u32 = 0x08 | 0x10;
 
-pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
-    let pt = PTrace::decode(bytes)
-        .map_err(|e| ImportError::new(file, format!("not a valid Perfetto trace (truncated?): {e}")))?;
+/// The next `Trace.packet` (`protos/perfetto/trace/trace.proto`: field 1, length-delimited)
+/// of the rest of a trace, other fields skipped; `None` at its end. Packets are decoded one
+/// at a time, so a reader can stop between them and never holds the whole trace decoded.
+fn next_packet<'b>(buf: &mut &'b [u8]) -> Result<Option<&'b [u8]>, String> {
+    use prost::encoding::decode_varint;
+    while !buf.is_empty() {
+        let key = decode_varint(buf).map_err(|e| e.to_string())?;
+        let (field, wire) = (key >> 3, key & 7);
+        let len = match wire {
+            0 => {
+                decode_varint(buf).map_err(|e| e.to_string())?;
+                continue;
+            }
+            1 => 8,
+            2 => usize::try_from(decode_varint(buf).map_err(|e| e.to_string())?).unwrap_or(usize::MAX),
+            5 => 4,
+            w => return Err(format!("wire type {w} of field {field}, which no trace uses")),
+        };
+        if field == 0 {
+            return Err("field number 0".into());
+        }
+        if len > buf.len() {
+            return Err(format!("field {field} of {len} bytes runs past the end of the file"));
+        }
+        let (body, rest) = buf.split_at(len);
+        *buf = rest;
+        if field == 1 && wire == 2 {
+            return Ok(Some(body));
+        }
+    }
+    Ok(None)
+}
+
+pub fn read(file: &str, bytes: &[u8], poll: &mut crate::Poll) -> Result<Trace, ImportError> {
+    let invalid = |at: usize, e: String| {
+        ImportError::at(file, format!("byte {at}"), "", format!("not a valid Perfetto trace (truncated?): {e}"))
+    };
     let mut t = Trace::new(TraceFormat::Perfetto);
     let mut on_cpu = crate::compact::OnCpu::new();
-    for (pi, p) in pt.packet.iter().enumerate() {
+    let mut rest = bytes;
+    for pi in 0.. {
+        let offset = bytes.len() - rest.len();
+        let Some(body) = next_packet(&mut rest).map_err(|e| invalid(offset, e))? else { break };
+        let p = Packet::decode(body).map_err(|e| invalid(offset, e.to_string()))?;
+        if poll.stop() {
+            return Err(ImportError::interrupted(file, format!("packet {pi}")));
+        }
         for th in p.process_tree.iter().flat_map(|tree| &tree.threads) {
             if let (Some(tid), Some(n)) = (th.tid, &th.name) {
                 t.name(tid, n);
@@ -156,9 +191,12 @@ pub fn read(file: &str, bytes: &[u8]) -> Result<Trace, ImportError> {
         let at = format!("packet {pi}");
         let cpu = b.cpu.ok_or_else(|| ImportError::at(file, &at, "cpu", "an event bundle without its CPU"))?;
         if let Some(c) = &b.compact_sched {
-            crate::compact::read(file, &at, cpu, c, &mut on_cpu, &mut t)?;
+            crate::compact::read(file, &at, cpu, c, &mut on_cpu, &mut t, poll)?;
         }
         for e in &b.event {
+            if poll.stop() {
+                return Err(ImportError::interrupted(file, format!("packet {pi}")));
+            }
             let Some(kind) = e.event.as_ref().map(|x| kind(&mut t, x)) else {
                 t.skip("other ftrace event");
                 continue;

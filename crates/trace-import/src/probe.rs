@@ -16,6 +16,8 @@ pub struct Observed {
     /// Per CPU: time running kept threads, other threads, and idle (ns).
     pub cpu_time: Vec<[u64; 3]>,
     pub exit_times: Vec<Option<Ns>>,
+    /// Stopped by [`observe_with`]'s `keep_going` at `end`: the events before it.
+    pub interrupted: bool,
 }
 
 #[derive(Clone, Copy, Default, PartialEq)]
@@ -54,8 +56,73 @@ impl Conv<'_> {
     }
 }
 
+/// A wakeup event of a kept task, with the CPU it is queued on clamped to the trace's.
+struct Woken {
+    time: Ns,
+    task: usize,
+    target: usize,
+    waker_cpu: usize,
+    irq: bool,
+    waking: bool,
+    new: bool,
+}
+
+impl Conv<'_> {
+    /// Who ran on each CPU when the trace began (the first switch's `prev`): switched in
+    /// at time 0.
+    fn first_running(&mut self, trace: &Trace, cur: &mut [Option<i32>]) {
+        for e in &trace.events {
+            let Kind::Switch { prev, .. } = e.kind else { continue };
+            let cpu = e.cpu as usize;
+            if cur[cpu].is_some() {
+                continue;
+            }
+            cur[cpu] = Some(prev);
+            if let Some(t) = self.task(prev) {
+                self.on[t] = true;
+                let next = Some(t);
+                self.out.push(ProbeEvent::Switch {
+                    time: Ns(0),
+                    cpu,
+                    prev: None,
+                    prev_state: PrevState::Runnable,
+                    next,
+                });
+            }
+        }
+    }
+
+    /// `sched_waking` starts a blocked task's wakeup, `sched_wakeup` ends it (queued);
+    /// `has_wakeup`: the trace has `sched_wakeup` (`perf sched record` takes only
+    /// `sched_waking`, so the task is queued at its waking).
+    fn wake(&mut self, w: Woken, has_wakeup: bool) {
+        let Woken { time, task: t, target, waker_cpu, irq, waking, new } = w;
+        if new {
+            self.out.push(ProbeEvent::Wakeup { time, task: t, cpu: target, new: true });
+        } else if waking && self.seen[t] == Seen::Blocked {
+            self.out.push(ProbeEvent::Waking { time, task: t, waker_cpu, irq });
+            self.seen[t] = Seen::Waking;
+            if !has_wakeup {
+                self.out.push(ProbeEvent::Wakeup { time, task: t, cpu: target, new: false });
+                self.seen[t] = Seen::Other;
+            }
+        } else if !waking && matches!(self.seen[t], Seen::Blocked | Seen::Waking) {
+            self.out.push(ProbeEvent::Wakeup { time, task: t, cpu: target, new: false });
+            self.seen[t] = Seen::Other;
+        }
+    }
+}
+
 /// Converts the trace's events; `m` must be [`crate::model::build`]'s model of `trace`.
 pub fn observe(trace: &Trace, m: &Model) -> Observed {
+    observe_with(trace, m, &|| true)
+}
+
+/// [`observe`], ended early (what was observed up to then, [`Observed::interrupted`]) once
+/// `keep_going` says so.
+pub fn observe_with(trace: &Trace, m: &Model, keep_going: crate::KeepGoing) -> Observed {
+    let mut poll = crate::Poll::new(keep_going);
+    let mut stopped_at = None;
     let idx: BTreeMap<i32, usize> = m.threads.iter().enumerate().map(|(i, t)| (t.tid, i)).collect();
     let first_born = m.threads.iter().position(|t| t.parent.is_some()).unwrap_or(m.threads.len());
     let n = m.threads.len();
@@ -67,27 +134,13 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
     let mut cpu_time = vec![[0u64; 3]; nr];
     let mut exit_times = vec![None; n];
     let has_wakeup = trace.events.iter().any(|e| matches!(e.kind, Kind::Wake { waking: false, new: false, .. }));
-    // Who ran on each CPU when the trace began: the first switch's `prev`.
-    for e in &trace.events {
-        if let Kind::Switch { prev, .. } = e.kind {
-            let cpu = e.cpu as usize;
-            if cur[cpu].is_none() {
-                cur[cpu] = Some(prev);
-                if let Some(t) = c.task(prev) {
-                    c.on[t] = true;
-                    c.out.push(ProbeEvent::Switch {
-                        time: Ns(0),
-                        cpu,
-                        prev: None,
-                        prev_state: PrevState::Runnable,
-                        next: Some(t),
-                    });
-                }
-            }
-        }
-    }
+    c.first_running(trace, &mut cur);
     for e in &trace.events {
         let time = Ns(e.time - m.t0);
+        if poll.stop() {
+            stopped_at = Some(time.0);
+            break;
+        }
         let cpu = e.cpu as usize;
         if let Some(t) = c.task(e.current).filter(|&t| !c.on[t] && c.seen[t] != Seen::Dead) {
             // Running without a recorded switch-in (see `model`): it is switched in now.
@@ -128,20 +181,7 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
             Kind::Wake { pid, target_cpu, waking, new, .. } => {
                 let Some(t) = c.task(pid) else { continue };
                 let target = (target_cpu as usize).min(nr.saturating_sub(1));
-                if new {
-                    c.out.push(ProbeEvent::Wakeup { time, task: t, cpu: target, new: true });
-                } else if waking && c.seen[t] == Seen::Blocked {
-                    c.out.push(ProbeEvent::Waking { time, task: t, waker_cpu: cpu });
-                    c.seen[t] = Seen::Waking;
-                    if !has_wakeup {
-                        // perf sched record takes sched_waking only: the task is queued now.
-                        c.out.push(ProbeEvent::Wakeup { time, task: t, cpu: target, new: false });
-                        c.seen[t] = Seen::Other;
-                    }
-                } else if !waking && matches!(c.seen[t], Seen::Blocked | Seen::Waking) {
-                    c.out.push(ProbeEvent::Wakeup { time, task: t, cpu: target, new: false });
-                    c.seen[t] = Seen::Other;
-                }
+                c.wake(Woken { time, task: t, target, waker_cpu: cpu, irq: e.irq, waking, new }, has_wakeup);
             }
             Kind::Migrate { pid, from, to } => {
                 if let Some(t) = c.task(pid) {
@@ -162,7 +202,7 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
             }
         }
     }
-    let end = m.end;
+    let end = stopped_at.unwrap_or(m.end);
     for cpu in 0..nr {
         let bucket = match cur[cpu] {
             Some(p) if p != 0 => usize::from(c.task(p).is_none()),
@@ -171,5 +211,5 @@ pub fn observe(trace: &Trace, m: &Model) -> Observed {
         cpu_time[cpu][bucket] += end.saturating_sub(since[cpu]);
     }
     c.announce(n.saturating_sub(1), Ns(end), 0);
-    Observed { events: c.out, end: Ns(end), nr_cpus: nr, cpu_time, exit_times }
+    Observed { events: c.out, end: Ns(end), nr_cpus: nr, cpu_time, exit_times, interrupted: stopped_at.is_some() }
 }

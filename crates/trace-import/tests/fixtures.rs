@@ -51,6 +51,33 @@ fn ftrace_text_fixture_imports() {
     check_messaging("messaging.ftrace.txt", TraceFormat::Ftrace);
 }
 
+/// `forks.pftrace` (the parser fuzzer's Perfetto base) is schedlab's own export of
+/// `schedlab run W --duration 20ms --trace forks.pftrace` with W:
+///
+/// ```toml
+/// machine = "smp4"
+/// [[task]]
+/// name = "p"
+/// program = [ { fork = "c", count = 3 }, { loop = 20, do = [ { run = "200us" }, { sleep = "300us" } ] } ]
+/// [[task]]
+/// name = "c"
+/// template = true
+/// program = [ { loop = 10, do = [ { run = "150us" }, "yield", { sleep = "100us" } ] } ]
+/// ```
+///
+/// Its sleeps end by their hrtimers, exported in hard interrupt context, so they import as
+/// outside wakeups (timers), not as wakes by the task that happened to be current.
+#[test]
+fn perfetto_fixture_imports() {
+    let t = read("forks.pftrace", &fixture("forks.pftrace")).unwrap();
+    assert_eq!(t.format, TraceFormat::Perfetto);
+    let m = build(&t, &Options::default());
+    assert_eq!(m.threads.len(), 4, "the parent and its three children");
+    assert_eq!(m.threads.iter().filter(|x| x.parent == Some(0)).count(), 3);
+    assert!(m.edges.is_empty() && m.wakes_by_thread == 0, "timer wakeups are no dependencies");
+    assert_eq!(m.wakes_external, 50, "20 sleeps of the parent, 10 of each child");
+}
+
 /// A deterministic byte stream for damage (no RNG crate needed for a test).
 fn lcg(seed: &mut u64) -> u64 {
     *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);

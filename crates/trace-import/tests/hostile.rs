@@ -4,8 +4,8 @@
 //! error naming the file, or imported into a bounded model; none panics (the perf reader's
 //! backstop included: a caught panic counts).
 
-use schedlab_trace_import::model::{build, Options};
-use schedlab_trace_import::{emit, probe, read, ImportError, MAX_CPUS};
+use schedlab_trace_import::model::{build, build_with, Options};
+use schedlab_trace_import::{emit, probe, read, read_with, ImportError, Interrupted, MAX_CPUS, POLL_EVERY};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 static PANICS: AtomicUsize = AtomicUsize::new(0);
@@ -201,6 +201,108 @@ fn truncated_perfetto_and_text_are_errors_or_shorter_traces() {
         if let Err(e) = import("cut.txt", &t[..cut]) {
             assert!(e.to_string().starts_with("cut.txt"), "{e}");
         }
+    }
+    assert_eq!(PANICS.load(Ordering::SeqCst), 0);
+}
+
+/// An ftrace text of `n` switches between threads 1 and 2 on CPU 0, 1 µs apart.
+fn ftrace_switches(n: u64) -> String {
+    let mut s = String::from("# tracer: nop\n");
+    for i in 0..n {
+        let (p, q) = (1 + i % 2, 2 - i % 2);
+        s += &format!(
+            " t-{p} [000] {}.{:06}: sched_switch: prev_comm=t prev_pid={p} prev_prio=120 prev_state=S ==> next_comm=t next_pid={q} next_prio=120\n",
+            i / 1_000_000,
+            i % 1_000_000
+        );
+    }
+    s
+}
+
+/// Reading (every format), modelling, writing the workload and observing the trace each
+/// stop when asked (issue 31: `replay` of a 31 MB trace ran 15.5 s past SIGINT): asked at
+/// their first item and then every `POLL_EVERY`th, a stop is an error naming where it
+/// stopped, or (observing) what was seen up to then.
+#[test]
+fn every_phase_stops_when_asked() {
+    let no = &|| false;
+    let mut perfetto = Vec::new();
+    for i in 0..10u64 {
+        perfetto.extend(perfetto_switch(0, 1000 * (i + 1), 1 + i % 2, 2 - i % 2));
+    }
+    let text = ftrace_switches(10);
+    for (file, bytes) in
+        [("p.perf.data", fixture("messaging.perf.data")), ("p.pftrace", perfetto), ("p.txt", text.into())]
+    {
+        let e = read_with(file, &bytes, no).expect_err(file);
+        assert!(e.interrupted && e.to_string().starts_with(file) && e.message == "interrupted", "{e}");
+        let t = read_with(file, &bytes, &|| true).unwrap();
+        assert_eq!(build_with(&t, &Options::default(), no).unwrap_err(), Interrupted, "{file}");
+        let m = build(&t, &Options::default());
+        let e = emit::workload_with(&m, &t, file, "w", no).expect_err(file);
+        assert!(e.interrupted && e.at == "thread 0", "{e}");
+        let obs = probe::observe_with(&t, &m, no);
+        assert!(obs.interrupted && obs.end.0 == 0, "{file}: stopped at the first event");
+        assert!(!probe::observe(&t, &m).interrupted);
+    }
+    // Asked again only after POLL_EVERY more items: the second question is at line
+    // 1 + POLL_EVERY (the header is line 1, the first item).
+    let asked = std::cell::Cell::new(0);
+    let second = || {
+        asked.set(asked.get() + 1);
+        asked.get() < 2
+    };
+    let text = ftrace_switches(u64::from(POLL_EVERY) + 10);
+    let e = read_with("long.txt", text.as_bytes(), &second).unwrap_err();
+    assert_eq!(e.at, (1 + POLL_EVERY).to_string(), "{e}");
+}
+
+/// Lines of no known shape in the middle of an ftrace text were skipped without a word:
+/// counted now, one warning with the count and the first line's number (also in the
+/// workload's header); the usual non-event lines (headers, comments, lost-event notes,
+/// call chains) are not counted.
+#[test]
+fn garbage_lines_in_ftrace_text_are_counted_in_one_warning() {
+    let mut lines: Vec<String> = ftrace_switches(6).lines().map(str::to_string).collect();
+    lines.insert(3, "this is not an event".into());
+    lines.insert(5, "\u{0}\u{1}binary junk".into());
+    lines.insert(6, "".into());
+    lines.insert(1, "cpus=4".into());
+    lines.insert(2, "CPU:3 [LOST 120 EVENTS]".into());
+    lines.insert(3, "\t    ffffffff8108a0e1 __schedule+0x2e1 ([kernel.kallsyms])".into());
+    lines.push("truncated li".into());
+    let text = lines.join("\n");
+    let t = read("g.txt", text.as_bytes()).unwrap();
+    assert_eq!(t.events.len(), 6);
+    assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+    let w = &t.warnings[0];
+    assert!(w.starts_with("g.txt: 3 lines matching no event line shape") && w.ends_with("the first at line 7"), "{w}");
+    let m = build(&t, &Options::default());
+    assert!(emit::workload(&m, &t, "g.txt", "w").unwrap().contains(&format!("# Warning: {w}.")));
+    assert!(read("clean.txt", ftrace_switches(6).as_bytes()).unwrap().warnings.is_empty());
+}
+
+/// The EVENT_DESC feature section's counts (events, ids per event, name length) were read
+/// by the perf reader before anything checked them: a count of 2^32 − 1 made it reserve
+/// 168 GB (found by `schedlab fuzz --parser`, seed 13146109899721942550). Each is checked
+/// against the section's bytes first.
+#[test]
+fn perf_event_desc_counts_beyond_the_section_are_refused() {
+    count_panics();
+    let b = fixture("messaging.perf.data");
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap()) as usize;
+    let bitmap = &b[72..104];
+    assert!(bitmap[1] & (1 << 4) != 0, "the fixture has EVENT_DESC (feature bit 12)");
+    let before = bitmap[0].count_ones() + (bitmap[1] & 0x0f).count_ones();
+    let entry = u64_at(40) + u64_at(48) + 16 * before as usize;
+    let desc = u64_at(entry);
+    let attr_size = u32::from_le_bytes(b[desc + 4..desc + 8].try_into().unwrap()) as usize;
+    // The number of events; the first event's number of ids; its name's length.
+    for (off, what) in [(0, "do not fit"), (8 + attr_size, "run past"), (12 + attr_size, "run past")] {
+        let mut d = b.clone();
+        d[desc + off..desc + off + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let e = import("desc.perf.data", &d).expect_err("a huge count").to_string();
+        assert!(e.contains("features.event_desc") && e.contains(what), "{e}");
     }
     assert_eq!(PANICS.load(Ordering::SeqCst), 0);
 }

@@ -497,7 +497,7 @@ impl Probe for Explainer {
             ProbeEvent::Switch { time, cpu, prev, prev_state, next } => {
                 self.switch(cpu, prev, prev_state, next, time.0)
             }
-            ProbeEvent::Waking { time, task, waker_cpu } => self.waking(task, waker_cpu, time.0),
+            ProbeEvent::Waking { time, task, waker_cpu, .. } => self.waking(task, waker_cpu, time.0),
             ProbeEvent::Wakeup { time, task, cpu, .. } => self.wakeup(task, cpu, time.0),
             ProbeEvent::Migrate { time, task, from, to } => self.migrate(task, from, to, time.0),
             ProbeEvent::Exit { task, .. } => self.tasks[task].st = St::Dead,

@@ -3,9 +3,14 @@
 use super::bw::Mode;
 use super::{Chain, Class};
 use schedlab_sched_api::{
-    dequeue, enqueue, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable,
+    dequeue, enqueue, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable, Unit,
 };
 use schedlab_sim::{CpuId, Ns, TaskId};
+
+/// The rt and deadline classes' per-task statistics (`task_stats`).
+const DL_RUNTIME: Stat = Stat::def("dl_runtime", Unit::Ns, "Deadline runtime left (dl_se->runtime)");
+const DL_DEADLINE: Stat = Stat::def("dl_deadline", Unit::Ns, "Absolute deadline (dl_se->deadline)");
+const RT_PRIO: Stat = Stat::def("rt_prio", Unit::None, "rt priority (sched_priority 1-99; higher is better)");
 
 impl Chain {
     /// Queues `p` in the class of its policy on `cpu`.
@@ -150,7 +155,7 @@ impl SchedClass for Chain {
     }
     fn tunables(&self) -> Vec<Tunable> {
         let mut v = self.fair.tunables();
-        v.extend(self.t.list());
+        v.extend(super::TUNABLES.list(&self.t));
         if let Some(e) = &self.ext {
             v.extend(e.tunables());
         }
@@ -447,12 +452,9 @@ impl SchedClass for Chain {
         match self.queued_in.get(p).copied().flatten() {
             Some(Class::Dl) => {
                 let t = &self.dl.tasks[p];
-                vec![
-                    Stat { name: "dl_runtime", value: t.runtime },
-                    Stat { name: "dl_deadline", value: t.deadline.0 as i64 },
-                ]
+                vec![DL_RUNTIME.at(t.runtime), DL_DEADLINE.at(t.deadline.0 as i64)]
             }
-            Some(Class::Rt) => vec![Stat { name: "rt_prio", value: self.rt.prio_of(p) as i64 }],
+            Some(Class::Rt) => vec![RT_PRIO.at(self.rt.prio_of(p) as i64)],
             Some(Class::Ext) => self.ext.as_ref().map_or_else(Vec::new, |e| e.task_stats(p)),
             _ => self.fair.task_stats(p),
         }

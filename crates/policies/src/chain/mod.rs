@@ -22,7 +22,7 @@ mod why;
 use crate::fair::Fair;
 use bw::{Mode, Phase, Server, Throttle};
 use schedlab_machine::Machine;
-use schedlab_sched_api::{Ctx, Request, TaskPolicy, Tunable};
+use schedlab_sched_api::{Choice, Ctx, Kind, Pass, Request, TaskPolicy, TunableSpec, TunableTable, Unit};
 use schedlab_sim::{CpuId, Ns, TaskId};
 
 /// A scheduling class, in the kernel's order (`Dl` is above `Rt`, above `Fair`).
@@ -65,19 +65,80 @@ pub struct ChainTunables {
     pub server_period: u64,
 }
 
-const CHAIN_KEYS: &[&str] = &[
-    "sched_rt_runtime_us",
-    "sched_rt_period_us",
-    "sched_rr_timeslice_ms",
-    "rt_push_ipi",
-    "rt_bandwidth",
-    "fair_server_runtime_us",
-    "fair_server_period_us",
+const BANDWIDTHS: &[Choice] = &[
+    Choice { name: "throttle", aliases: &[] },
+    Choice { name: "fair_server", aliases: &[] },
+    Choice { name: "none", aliases: &[] },
 ];
+/// The upper bound of the µs sysctls (`sched_rt_period_us` is a `u32` of µs, `int` for the
+/// runtime; 4000 s keeps their ns products far from overflow).
+const MAX_US: i64 = 4_000_000_000;
+
+/// The chain's tunables, each defined here once.
+pub static TUNABLES: TunableTable<ChainTunables> = TunableTable {
+    owner: "the class chain",
+    version: None,
+    specs: &[
+        TunableSpec::new(
+            "sched_rt_runtime_us",
+            Kind::int(-1, MAX_US, Unit::Us),
+            "rt runtime per period per CPU (-1 unlimited); also the deadline admission cap",
+            |t| t.rt_runtime_us,
+            |t, v| t.rt_runtime_us = v,
+        ),
+        TunableSpec::new(
+            "sched_rt_period_us",
+            Kind::int(1, MAX_US, Unit::Us),
+            "rt throttling period",
+            |t| t.rt_period_us as i64,
+            |t, v| t.rt_period_us = v as u64,
+        ),
+        TunableSpec::new(
+            "sched_rr_timeslice_ms",
+            Kind::int(1, 1000, Unit::Ms),
+            "SCHED_RR timeslice, rounded to ticks",
+            |t| t.rr_timeslice_ms as i64,
+            |t, v| t.rr_timeslice_ms = v as u64,
+        ),
+        TunableSpec::new(
+            "rt_push_ipi",
+            Kind::Bool,
+            "RT_PUSH_IPI: ask an overloaded CPU to push instead of pulling from it",
+            |t| t.rt_push_ipi.into(),
+            |t, v| t.rt_push_ipi = v != 0,
+        ),
+        TunableSpec::new(
+            "rt_bandwidth",
+            Kind::Choice(BANDWIDTHS),
+            "what keeps rt from starving fair: throttle (before 6.12), fair_server (6.12+) or none",
+            |t| match t.mode {
+                Mode::Throttle => 0,
+                Mode::FairServer => 1,
+                Mode::None => 2,
+            },
+            |t, v| t.mode = [Mode::Throttle, Mode::FairServer, Mode::None][v as usize],
+        ),
+        TunableSpec::new(
+            "fair_server_runtime_us",
+            Kind::int(0, MAX_US, Unit::Us),
+            "fair server runtime per period",
+            |t| (t.server_runtime / 1000) as i64,
+            |t, v| t.server_runtime = v as u64 * 1000,
+        ),
+        TunableSpec::new(
+            "fair_server_period_us",
+            Kind::int(100, MAX_US, Unit::Us),
+            "fair server period",
+            |t| (t.server_period / 1000) as i64,
+            |t, v| t.server_period = v as u64 * 1000,
+        ),
+    ],
+};
 
 impl ChainTunables {
     /// Defaults per version: the fair server from v6.12 (`eevdf` 6.12, 6.18), rt
-    /// throttling before (`cfs` 5.15, `eevdf` 6.6).
+    /// throttling before (`cfs` 5.15, `eevdf` 6.6). Names of other tables are left to the
+    /// caller.
     fn new(fair_server: bool, sets: &[(String, String)]) -> Result<ChainTunables, String> {
         let mut t = ChainTunables {
             rt_runtime_us: 950_000,
@@ -88,34 +149,7 @@ impl ChainTunables {
             server_runtime: 50_000_000,
             server_period: 1_000_000_000,
         };
-        let mut runtime_set = false;
-        for (k, v) in sets {
-            let num = |lo: u64, hi: u64| -> Result<u64, String> {
-                let n = crate::registry::parse_u64(k, v)?;
-                if !(lo..=hi).contains(&n) {
-                    return Err(format!("tunable `{k}` = {n} is outside its range {lo}..={hi}"));
-                }
-                Ok(n)
-            };
-            match k.as_str() {
-                "sched_rt_runtime_us" if v.trim() == "-1" => (t.rt_runtime_us, runtime_set) = (-1, true),
-                "sched_rt_runtime_us" => (t.rt_runtime_us, runtime_set) = (num(0, 4_000_000_000)? as i64, true),
-                "sched_rt_period_us" => t.rt_period_us = num(1, 4_000_000_000)?,
-                "sched_rr_timeslice_ms" => t.rr_timeslice_ms = num(1, 1000)?,
-                "rt_push_ipi" => t.rt_push_ipi = num(0, 1)? == 1,
-                "fair_server_runtime_us" => t.server_runtime = num(0, 4_000_000_000)? * 1000,
-                "fair_server_period_us" => t.server_period = num(100, 4_000_000_000)? * 1000,
-                "rt_bandwidth" => {
-                    t.mode = match v.trim() {
-                        "throttle" => Mode::Throttle,
-                        "fair_server" => Mode::FairServer,
-                        "none" => Mode::None,
-                        o => return Err(format!("tunable `rt_bandwidth`: `{o}` is not throttle, fair_server or none")),
-                    }
-                }
-                _ => {}
-            }
-        }
+        TUNABLES.apply_known(&mut t, sets, Pass::All)?;
         if t.rt_runtime_us > t.rt_period_us as i64 {
             return Err(format!(
                 "tunable `sched_rt_runtime_us` = {} exceeds `sched_rt_period_us` = {}",
@@ -125,50 +159,11 @@ impl ChainTunables {
         if t.server_runtime > t.server_period {
             return Err("tunable `fair_server_runtime_us` exceeds `fair_server_period_us`".into());
         }
-        if runtime_set && t.rt_runtime_us < 0 && t.mode == Mode::Throttle {
+        // `sched_rt_runtime_us = -1` turns throttling off (`sched_rt_handler`).
+        if t.rt_runtime_us < 0 && t.mode == Mode::Throttle {
             t.mode = Mode::None;
         }
         Ok(t)
-    }
-    fn list(&self) -> Vec<Tunable> {
-        let mode = match self.mode {
-            Mode::Throttle => "throttle",
-            Mode::FairServer => "fair_server",
-            Mode::None => "none",
-        };
-        vec![
-            Tunable {
-                name: "sched_rt_runtime_us",
-                value: self.rt_runtime_us.to_string(),
-                doc: "rt runtime per period per CPU (-1 unlimited); also the deadline admission cap",
-            },
-            Tunable { name: "sched_rt_period_us", value: self.rt_period_us.to_string(), doc: "rt throttling period" },
-            Tunable {
-                name: "sched_rr_timeslice_ms",
-                value: self.rr_timeslice_ms.to_string(),
-                doc: "SCHED_RR timeslice, rounded to ticks",
-            },
-            Tunable {
-                name: "rt_push_ipi",
-                value: u8::from(self.rt_push_ipi).to_string(),
-                doc: "RT_PUSH_IPI: ask an overloaded CPU to push instead of pulling from it (1/0)",
-            },
-            Tunable {
-                name: "rt_bandwidth",
-                value: mode.into(),
-                doc: "throttle (before 6.12) | fair_server (6.12+) | none",
-            },
-            Tunable {
-                name: "fair_server_runtime_us",
-                value: (self.server_runtime / 1000).to_string(),
-                doc: "fair server runtime per period",
-            },
-            Tunable {
-                name: "fair_server_period_us",
-                value: (self.server_period / 1000).to_string(),
-                doc: "fair server period",
-            },
-        ]
     }
     /// The deadline bandwidth cap per CPU in 20-bit fixed point (`dl_bw->bw`), `None` if
     /// unlimited; with the fair server its own bandwidth is reserved out of it
@@ -220,8 +215,10 @@ pub struct Chain {
 }
 
 impl Chain {
-    /// The chain around fair class `fair`; `sets` may hold the chain's keys and the fair
-    /// class's (`make` gets the rest). `fair_server`: the version has the fair server.
+    /// The chain around fair class `fair`; `sets` may hold the chain's names, the fair
+    /// class's (`make` gets them all) and others, which the caller checks
+    /// (`schedlab_sched_api::tunable::check_known`). `fair_server`: the version has the
+    /// fair server.
     pub fn new(
         m: &Machine,
         sets: &[(String, String)],
@@ -229,9 +226,7 @@ impl Chain {
         make: impl FnOnce(&[(String, String)]) -> Result<Fair, String>,
     ) -> Result<Chain, String> {
         let t = ChainTunables::new(fair_server, sets)?;
-        let rest: Vec<(String, String)> =
-            sets.iter().filter(|(k, _)| !CHAIN_KEYS.contains(&k.as_str())).cloned().collect();
-        let fair = make(&rest)?;
+        let fair = make(sets)?;
         let n = m.nr_cpus();
         let tick = m.tick_ns().0.max(1);
         let rr_ticks = (t.rr_timeslice_ms * 1_000_000).div_ceil(tick).max(1);
@@ -269,11 +264,6 @@ impl Chain {
             Some(e) if e.claims(pol) => Class::Ext,
             _ => class_of(pol),
         }
-    }
-
-    /// Whether `--set` key `k` is the chain's (not the fair class's).
-    pub fn owns_key(k: &str) -> bool {
-        CHAIN_KEYS.contains(&k)
     }
 
     /// Room for `n` tasks in every per-task array, exactly: `grow`'s amortised doubling

@@ -6,14 +6,40 @@ use super::dsq::{Dsq, Key};
 use super::{enq, ops_flags};
 use super::{ScxCtx, ScxOps, DSP_MAX_LOOPS, SLICE_DFL, SLICE_INF, WATCHDOG_MAX_TIMEOUT_MS};
 use schedlab_machine::{CpuSet, Machine};
-use schedlab_sched_api::{dequeue, enqueue, Ctx, SelectKind, Stat, TaskPolicy, Tunable};
+use schedlab_sched_api::{
+    dequeue, enqueue, Ctx, Kind, Pass, SelectKind, Stat, TaskPolicy, Tunable, TunableSpec, TunableTable, Unit,
+};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The ext class's `--set` keys.
-pub const EXT_KEYS: &[&str] = &["switch_partial", "watchdog_timeout_ms"];
+/// The ext class's per-task statistics (`Ext::task_stats`).
+const SCX_SLICE: Stat = Stat::def("scx_slice", Unit::Ns, "sched_ext slice left (p->scx.slice; -1: infinite)");
+const SCX_DSQ_VTIME: Stat = Stat::def("scx_dsq_vtime", Unit::None, "sched_ext dsq_vtime (p->scx.dsq_vtime)");
+const SCX_WEIGHT: Stat = Stat::def("scx_weight", Unit::None, "sched_ext weight (p->scx.weight; 100 at nice 0)");
 
-/// The ext class's knobs, each defined once here.
+/// The ext class's tunables, each defined here once.
+pub static TUNABLES: TunableTable<ExtTunables> = TunableTable {
+    owner: "sched_ext",
+    version: None,
+    specs: &[
+        TunableSpec::new(
+            "switch_partial",
+            Kind::Bool,
+            "SCX_OPS_SWITCH_PARTIAL: only policy=ext tasks join (1), or every normal task (0)",
+            |t| t.partial.into(),
+            |t, v| t.partial = v != 0,
+        ),
+        TunableSpec::new(
+            "watchdog_timeout_ms",
+            Kind::int(1, WATCHDOG_MAX_TIMEOUT_MS as i64, Unit::Ms),
+            "ops.timeout_ms: eject the policy when a runnable task has not run for this long (larger is E2BIG)",
+            |t| t.timeout_ms as i64,
+            |t, v| t.timeout_ms = v as u64,
+        ),
+    ],
+};
+
+/// The ext class's configuration (`struct sched_ext_ops` fields the kernel reads).
 #[derive(Clone, Debug)]
 pub struct ExtTunables {
     /// `SCX_OPS_SWITCH_PARTIAL`: only `SCHED_EXT` tasks join (else every normal task).
@@ -24,21 +50,11 @@ pub struct ExtTunables {
 }
 
 impl ExtTunables {
+    /// The policy's `ops_flags`, then the `sets` of [`TUNABLES`] (others are left to the
+    /// caller).
     pub fn new(sets: &[(String, String)], ops_flags: u64) -> Result<ExtTunables, String> {
         let mut t = ExtTunables { partial: ops_flags & ops_flags::SWITCH_PARTIAL != 0, timeout_ms: 30_000 };
-        for (k, v) in sets {
-            let n = crate::registry::parse_u64(k, v)?;
-            match k.as_str() {
-                "switch_partial" if n <= 1 => t.partial = n == 1,
-                "watchdog_timeout_ms" if (1..=WATCHDOG_MAX_TIMEOUT_MS).contains(&n) => t.timeout_ms = n,
-                "switch_partial" => return Err(format!("tunable `{k}` = {n}: expected 0 or 1")),
-                _ => {
-                    return Err(format!(
-                        "tunable `{k}` = {n} is outside 1..={WATCHDOG_MAX_TIMEOUT_MS} (ops.timeout_ms; larger is E2BIG)"
-                    ))
-                }
-            }
-        }
+        TUNABLES.apply_known(&mut t, sets, Pass::All)?;
         Ok(t)
     }
 }
@@ -655,25 +671,14 @@ impl Ext {
     pub fn task_stats(&self, p: TaskId) -> Vec<Stat> {
         let t = &self.core.tasks[p];
         vec![
-            Stat { name: "scx_slice", value: if t.slice == SLICE_INF { -1 } else { t.slice as i64 } },
-            Stat { name: "scx_dsq_vtime", value: t.vtime as i64 },
-            Stat { name: "scx_weight", value: i64::from(t.weight) },
+            SCX_SLICE.at(if t.slice == SLICE_INF { -1 } else { t.slice as i64 }),
+            SCX_DSQ_VTIME.at(t.vtime as i64),
+            SCX_WEIGHT.at(i64::from(t.weight)),
         ]
     }
 
     pub fn tunables(&self) -> Vec<Tunable> {
-        let mut v = vec![
-            Tunable {
-                name: "switch_partial",
-                value: u8::from(self.core.t.partial).to_string(),
-                doc: "SCX_OPS_SWITCH_PARTIAL: only policy=ext tasks join (1), or every normal task (0)",
-            },
-            Tunable {
-                name: "watchdog_timeout_ms",
-                value: self.core.t.timeout_ms.to_string(),
-                doc: "ops.timeout_ms: eject the policy when a runnable task has not run for this long (≤ 30000)",
-            },
-        ];
+        let mut v = TUNABLES.list(&self.core.t);
         v.extend(self.ops.tunables());
         v
     }

@@ -10,7 +10,7 @@ use schedlab_sim::{CpuId, TaskId};
 impl Core {
     /// Every SMT sibling of `cpu` (itself included) is idle (`idle_masks.smt`).
     fn core_idle(&self, cx: &Ctx, cpu: CpuId) -> bool {
-        cx.machine.topology.smt_mask(cpu).iter().all(|s| self.idle.contains(s))
+        cx.machine.topology.smt_siblings(cpu).all(|s| self.idle.contains(s))
     }
 
     /// `scx_pick_idle_cpu`: claim an idle CPU in `allowed` (of a wholly idle core if

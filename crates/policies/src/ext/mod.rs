@@ -25,7 +25,7 @@ mod idle;
 mod tests;
 mod why;
 
-pub use class::{Ext, ExtTunables, EXT_KEYS};
+pub use class::{Ext, ExtTunables, TUNABLES};
 pub use ctx::ScxCtx;
 use schedlab_machine::Machine;
 use schedlab_sched_api::{SchedClass, Tunable};
@@ -118,11 +118,12 @@ pub trait ScxOps {
     fn flags(&self) -> u64 {
         0
     }
-    /// The policy's knobs (command-line options of the example schedulers).
+    /// The policy's knobs (command-line options of the example schedulers), from its
+    /// [`schedlab_sched_api::TunableTable`] (`TunableTable::list`).
     fn tunables(&self) -> Vec<Tunable> {
         Vec::new()
     }
-    /// Sets knob `key`; `Ok(false)` if it is not the policy's.
+    /// Sets knob `key` (`TunableTable::set`); `Ok(false)` if it is not the policy's.
     fn set_tunable(&mut self, _key: &str, _value: &str) -> Result<bool, String> {
         Ok(false)
     }
@@ -198,22 +199,21 @@ pub trait ScxOps {
 
 /// A sched_ext scheduler `ops` on `machine`: the chain (deadline > rt > fair > ext) with
 /// the fair class of EEVDF 6.12 (the first release with sched_ext; `version=6.18` or any
-/// eevdf version may be set), `--set`s split between the ext class (`EXT_KEYS`), the
-/// policy's own knobs and the chain/fair class.
+/// eevdf version may be set). Each of the ext class, the policy's own knobs and the
+/// chain/fair class takes the `--set`s its table has; a name none of them has is an error
+/// listing every tunable of the policy.
 pub fn build(m: &Machine, sets: &[(String, String)], mut ops: Box<dyn ScxOps>) -> Result<Box<dyn SchedClass>, String> {
-    let mut ext_sets = Vec::new();
-    let mut rest = vec![("version".to_string(), "6.12".to_string())];
     for (k, v) in sets {
-        if EXT_KEYS.contains(&k.as_str()) {
-            ext_sets.push((k.clone(), v.clone()));
-        } else if !ops.set_tunable(k, v)? {
-            rest.push((k.clone(), v.clone()));
-        }
+        ops.set_tunable(k, v)?;
     }
-    let t = ExtTunables::new(&ext_sets, ops.flags())?;
+    let t = ExtTunables::new(sets, ops.flags())?;
+    let mut rest = vec![("version".to_string(), "6.12".to_string())];
+    rest.extend_from_slice(sets);
     let version = rest.iter().rev().find(|(k, _)| k == "version").map(|(_, v)| v.trim().to_string());
     let fair_server = version.as_deref() != Some("6.6");
     let mut chain = crate::chain::Chain::new(m, &rest, fair_server, |r| crate::fair::Fair::eevdf(m, r))?;
     chain.attach_ext(Ext::new(m, ops, t));
+    let who = format!("scheduler `{}`", chain.name());
+    schedlab_sched_api::tunable::check_known(&who, sets, &chain.tunables())?;
     Ok(Box::new(chain))
 }

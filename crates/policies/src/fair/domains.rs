@@ -6,7 +6,7 @@
 //! that spans one CPU, is removed. A domain's groups are its child's spans (one CPU each at
 //! the lowest level), the local group first.
 
-use schedlab_machine::{CpuSet, Machine};
+use schedlab_machine::{CpuInfo, CpuSet, Machine};
 use schedlab_sim::CpuId;
 
 pub const SD_BALANCE_NEWIDLE: u32 = 0x0001;
@@ -77,28 +77,50 @@ impl Domains {
         let max_dist = topo.numa_distance.iter().flatten().copied().max().unwrap_or(10);
         let mut per_cpu = Vec::with_capacity(n);
         let mut pool = SetPool::default();
+        let mut memo = GroupMemo::default();
+        // Each core's, LLC's and node's mask built once (`Topology::smt_mask` and its kin
+        // scan every CPU: calling them per CPU per group was quadratic, 1.5 s at 4096 CPUs).
+        let masks = |key: fn(&CpuInfo) -> usize| {
+            let mut m: Vec<CpuSet> = Vec::new();
+            for (c, info) in topo.cpus.iter().enumerate() {
+                let k = key(info);
+                if m.len() <= k {
+                    m.resize(k + 1, CpuSet::empty(n));
+                }
+                m[k].insert(c);
+            }
+            m
+        };
+        let (cores, llcs, nodes) = (masks(|i| i.core), masks(|i| i.llc), masks(|i| i.node));
+        let all = CpuSet::full(n);
         for cpu in 0..n {
             // (name, span(c), flags, imbalance_pct, cache_nice_tries)
             type SpanOf<'a> = Box<dyn Fn(CpuId) -> CpuSet + 'a>;
             let mut levels: Vec<(&'static str, SpanOf, u32, u64, u32)> = vec![
                 (
                     "SMT",
-                    Box::new(|c| topo.smt_mask(c)),
+                    Box::new(|c| cores[topo.cpus[c].core].clone()),
                     SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING,
                     110,
                     0,
                 ),
-                ("MC", Box::new(|c| topo.llc_mask(c)), SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING, 117, 1),
-                ("DIE", Box::new(|c| topo.node_mask(c)), SD_PREFER_SIBLING, 117, 1),
+                (
+                    "MC",
+                    Box::new(|c| llcs[topo.cpus[c].llc].clone()),
+                    SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING,
+                    117,
+                    1,
+                ),
+                ("DIE", Box::new(|c| nodes[topo.cpus[c].node].clone()), SD_PREFER_SIBLING, 117, 1),
             ];
             if topo.nodes > 1 {
                 let numa = SD_NUMA | SD_SERIALIZE;
-                levels.push(("NUMA", Box::new(move |_| CpuSet::full(n)), numa, 117, 2));
+                levels.push(("NUMA", Box::new(|_| all.clone()), numa, 117, 2));
             }
             let mut doms: Vec<Domain> = Vec::new();
             let mut child_span: Option<CpuSet> = None;
-            let mut child_fn: Option<&SpanOf> = None;
-            for (name, span_of, extra, pct, tries) in &levels {
+            let mut child: Option<(usize, &SpanOf)> = None;
+            for (lvl, (name, span_of, extra, pct, tries)) in levels.iter().enumerate() {
                 let span = span_of(cpu);
                 if span.count() <= 1 || child_span.as_ref() == Some(&span) {
                     // Degenerate: no new CPUs at this level.
@@ -108,7 +130,8 @@ impl Domains {
                 if *name == "NUMA" && max_dist > RECLAIM_DISTANCE {
                     flags &= !(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
                 }
-                let groups = groups_of(&span, n, cpu, child_fn.map(|f| &**f), &mut pool);
+                let key = (lvl, child.map(|(l, _)| l));
+                let groups = groups_of(&span, n, cpu, child.map(|(_, f)| &**f), key, &mut pool, &mut memo);
                 let span = pool.intern(span);
                 let w = span.count() as u64;
                 doms.push(Domain {
@@ -130,13 +153,13 @@ impl Domains {
                     load_idx: [0; 3],
                 });
                 child_span = Some(span);
-                child_fn = Some(span_of);
+                child = Some((lvl, span_of));
             }
             // SD_PREFER_SIBLING is dropped on NUMA levels (and only children matter for it).
             per_cpu.push(doms);
         }
-        let llc_size = (0..n).map(|c| topo.llc_mask(c).count()).collect();
-        let llc_id: Vec<CpuId> = (0..n).map(|c| topo.llc_mask(c).first().unwrap_or(c)).collect();
+        let llc_size = (0..n).map(|c| llcs[topo.cpus[c].llc].count()).collect();
+        let llc_id: Vec<CpuId> = (0..n).map(|c| llcs[topo.cpus[c].llc].first().unwrap_or(c)).collect();
         let mut llc_cpus = vec![Vec::new(); n];
         for c in 0..n {
             llc_cpus[llc_id[c]].push(c);
@@ -169,18 +192,37 @@ impl Domains {
 }
 
 /// Groups of a domain: the distinct child spans of its CPUs (single CPUs at the lowest
-/// level), starting with the one holding `cpu`, then in CPU order.
+/// level), starting with the one holding `cpu`, then in CPU order. Every CPU of a span has
+/// the same groups, so they are built once per span (`memo`, keyed by the level and its
+/// child level) and only reordered per CPU: building them per CPU scanned the whole span
+/// for each CPU.
 fn groups_of(
     span: &CpuSet,
     n: usize,
     cpu: CpuId,
     child: Option<&dyn Fn(CpuId) -> CpuSet>,
+    key: (usize, Option<usize>),
     pool: &mut SetPool,
+    memo: &mut GroupMemo,
 ) -> Vec<CpuSet> {
+    let same = memo.0.entry((key.0, key.1, span.first(), span.count())).or_default();
+    let i = match same.iter().position(|(s, _)| s == span) {
+        Some(i) => i,
+        None => {
+            same.push((span.clone(), build_groups(span, n, child, pool)));
+            same.len() - 1
+        }
+    };
+    let all = &same[i].1;
+    let local = all.iter().position(|g| g.contains(cpu)).expect("a CPU's span holds it");
+    std::iter::once(local).chain((0..all.len()).filter(|&g| g != local)).map(|g| all[g].clone()).collect()
+}
+
+/// The groups of `span`, in order of their lowest CPU.
+fn build_groups(span: &CpuSet, n: usize, child: Option<&dyn Fn(CpuId) -> CpuSet>, pool: &mut SetPool) -> Vec<CpuSet> {
     let mut groups: Vec<CpuSet> = Vec::new();
     let mut seen = CpuSet::empty(n);
-    let order = std::iter::once(cpu).chain(span.iter().filter(move |&c| c != cpu));
-    for c in order {
+    for c in span.iter() {
         if seen.contains(c) {
             continue;
         }
@@ -199,6 +241,11 @@ fn groups_of(
     }
     groups
 }
+
+/// Each distinct span's groups, by (level, child level, lowest CPU, weight).
+type GroupKey = (usize, Option<usize>, Option<CpuId>, usize);
+#[derive(Default)]
+struct GroupMemo(std::collections::BTreeMap<GroupKey, Vec<(CpuSet, Vec<CpuSet>)>>);
 
 /// One copy of each distinct span and group mask, shared by every CPU whose domains hold
 /// it, as the kernel shares a span's `sched_group`s among its CPUs

@@ -7,8 +7,20 @@ use super::entity::{Entity, RqId, Se, TaskFair};
 use super::load::DO_DETACH;
 use super::weights::LoadWeight;
 use super::{div_i128, vdiff, Fair, Version, MIN_VRUNTIME_INIT};
-use schedlab_sched_api::{Ctx, Stat, TaskPolicy};
+use schedlab_sched_api::{Ctx, Stat, TaskPolicy, Unit};
 use schedlab_sim::{CpuId, TaskId};
+
+/// The fair class's per-task statistics (`Fair::stats_of`).
+const VRUNTIME: Stat = Stat::def("vruntime", Unit::Ns, "vruntime per thread (CFS/EEVDF)");
+const LAG: Stat = Stat::def("lag", Unit::Ns, "Lag per thread (> 0 is owed CPU)");
+const SUM_EXEC_RUNTIME: Stat = Stat::def("sum_exec_runtime", Unit::Ns, "Run time per thread (sum_exec_runtime)");
+const SLICE: Stat = Stat::def("slice", Unit::Ns, "Slice per thread");
+const WEIGHT: Stat = Stat::def("weight", Unit::None, "Weight per thread (se->load.weight; 1024 at nice 0)");
+const LOAD_AVG: Stat = Stat::def("load_avg", Unit::None, "PELT load_avg per thread");
+const RUNNABLE_AVG: Stat = Stat::def("runnable_avg", Unit::None, "PELT runnable_avg per thread");
+const UTIL_AVG: Stat = Stat::def("util_avg", Unit::None, "PELT util_avg per thread (1024 = a whole CPU)");
+const DEADLINE: Stat = Stat::def("deadline", Unit::Ns, "Virtual deadline ahead of vruntime per thread (EEVDF)");
+const DELAYED: Stat = Stat::def("delayed", Unit::None, "Dequeue delayed (EEVDF sched_delayed; 0/1)");
 
 impl Fair {
     /// `sched_fork` + `task_fork_fair`. CFS (≤6.5): the child starts at the parent's
@@ -232,18 +244,18 @@ impl Fair {
         };
         let slice = if self.eevdf_on() { e.slice } else { e.last_slice };
         let mut v = vec![
-            Stat { name: "vruntime", value: vr },
-            Stat { name: "lag", value: lag },
-            Stat { name: "sum_exec_runtime", value: e.sum_exec_runtime as i64 },
-            Stat { name: "slice", value: slice as i64 },
-            Stat { name: "weight", value: e.load.weight as i64 },
-            Stat { name: "load_avg", value: e.avg.load_avg as i64 },
-            Stat { name: "runnable_avg", value: e.avg.runnable_avg as i64 },
-            Stat { name: "util_avg", value: e.avg.util_avg as i64 },
+            VRUNTIME.at(vr),
+            LAG.at(lag),
+            SUM_EXEC_RUNTIME.at(e.sum_exec_runtime as i64),
+            SLICE.at(slice as i64),
+            WEIGHT.at(e.load.weight as i64),
+            LOAD_AVG.at(e.avg.load_avg as i64),
+            RUNNABLE_AVG.at(e.avg.runnable_avg as i64),
+            UTIL_AVG.at(e.avg.util_avg as i64),
         ];
         if self.eevdf_on() {
-            v.push(Stat { name: "deadline", value: vdiff(e.deadline, e.vruntime) });
-            v.push(Stat { name: "delayed", value: i64::from(e.sched_delayed) });
+            v.push(DEADLINE.at(vdiff(e.deadline, e.vruntime)));
+            v.push(DELAYED.at(i64::from(e.sched_delayed)));
         }
         v
     }

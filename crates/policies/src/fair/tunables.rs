@@ -2,12 +2,12 @@
 //! sysctl_sched_*`, `get_update_sysctl_factor`, `update_sysctl`), the scheduler features
 //! (`kernel/sched/features.h` of each version) and autogroup (`kernel.sched_autogroup_enabled`).
 //!
-//! Each tunable is defined once, in [`SPECS`]: its name, the versions it exists in, its
-//! range and its documentation. A value outside its range, a feature the chosen version
-//! does not have, or an unknown name is an error naming the tunable.
+//! Each tunable is defined once, in [`TUNABLES`]: its name, the versions it exists in, its
+//! range and unit, its documentation and the field it sets. A value outside its range or a
+//! feature the chosen version does not have is an error naming the tunable; a name no
+//! table of the policy has is refused by the policy's builder (`registry::make_policy`).
 
-use crate::registry::parse_u64;
-use schedlab_sched_api::Tunable;
+use schedlab_sched_api::{Choice, Kind, Pass, Tunable, TunableSpec, TunableTable, Unit};
 
 /// `enum sched_tunable_scaling`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,20 +41,6 @@ impl Version {
     }
     pub fn is_eevdf(self) -> bool {
         self >= Version::V6_6
-    }
-    fn parse(flavor: Flavor, v: &str) -> Result<Version, String> {
-        let found = match (flavor, v.trim()) {
-            (Flavor::Cfs, "4.9") => Some(Version::V4_9),
-            (Flavor::Cfs, "5.15") => Some(Version::V5_15),
-            (Flavor::Eevdf, "6.6") => Some(Version::V6_6),
-            (Flavor::Eevdf, "6.12") => Some(Version::V6_12),
-            (Flavor::Eevdf, "6.18") => Some(Version::V6_18),
-            _ => None,
-        };
-        found.ok_or_else(|| match flavor {
-            Flavor::Cfs => format!("tunable `version`: cfs models Linux 4.9 or 5.15, not `{v}`"),
-            Flavor::Eevdf => format!("tunable `version`: eevdf models 6.6, 6.12 or 6.18, not `{v}`"),
-        })
     }
 }
 
@@ -137,245 +123,362 @@ pub fn factor(scaling: Scaling, nr_cpus: usize) -> u64 {
     }
 }
 
-/// Which versions a tunable exists in.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum In {
-    All,
-    Cfs,
-    /// Added after v4.9 (`BASE_SLICE`, `SIS_UTIL`, `WA_IDLE`, `WA_WEIGHT`).
-    From515,
-    /// CFS after v4.9 (`BASE_SLICE`).
-    Cfs515,
-    Eevdf,
-    From612,
-    Only618,
-}
+/// The versions a tunable exists in (`TunableSpec::versions`).
+const CFS: &[&str] = &["4.9", "5.15"];
+const EEVDF: &[&str] = &["6.6", "6.12", "6.18"];
+/// Added after v4.9 (`SIS_UTIL`, `WA_IDLE`, `WA_WEIGHT`, `WA_BIAS`).
+const FROM_5_15: &[&str] = &["5.15", "6.6", "6.12", "6.18"];
+/// CFS after v4.9 (`BASE_SLICE`).
+const CFS_5_15: &[&str] = &["5.15"];
+const FROM_6_12: &[&str] = &["6.12", "6.18"];
+const ONLY_6_18: &[&str] = &["6.18"];
 
-impl In {
-    fn has(self, v: Version) -> bool {
-        match self {
-            In::All => true,
-            In::Cfs => !v.is_eevdf(),
-            In::From515 => v >= Version::V5_15,
-            In::Cfs515 => v == Version::V5_15,
-            In::Eevdf => v.is_eevdf(),
-            In::From612 => v >= Version::V6_12,
-            In::Only618 => v == Version::V6_18,
-        }
-    }
-}
-
-/// What kind of value a tunable takes.
-#[derive(Clone, Copy)]
-enum Kind {
-    /// ns (or a duration such as `3ms`) within `[min, max]`.
-    Ns(u64, u64),
-    /// An integer within `[min, max]`.
-    Int(u64, u64),
-    Bool,
-    /// Handled before the rest (`version`, `sched_tunable_scaling`).
-    Special,
-}
-
-struct Spec {
-    name: &'static str,
-    exists: In,
-    kind: Kind,
-    doc: &'static str,
-}
-
-const SEC: u64 = 1_000_000_000;
-
-/// Every tunable of the fair class. Ranges: the sysctl limits of v4.9's `kernel/sysctl.c`
-/// (`min_sched_granularity_ns` 100 µs, `max_sched_granularity_ns` 1 s, wakeup granularity
-/// 0–1 s) where the kernel had them; v5.13+ moved these knobs to debugfs without limits, so
-/// the same ranges are kept as documented ones (a 10 ns latency is not a scheduler).
-const SPECS: &[Spec] = &[
-    Spec {
-        name: "version",
-        exists: In::All,
-        kind: Kind::Special,
-        doc: "fair.c modelled: cfs 4.9, 5.15; eevdf 6.6, 6.12, 6.18",
-    },
-    Spec {
-        name: "sched_tunable_scaling",
-        exists: In::All,
-        kind: Kind::Special,
-        doc: "CPU-count factor for the defaults: 0 none, 1 log (1 + ilog2(min(cpus, 8))), 2 linear",
-    },
-    Spec {
-        name: "sched_latency_ns",
-        exists: In::Cfs,
-        kind: Kind::Ns(100_000, SEC),
-        doc: "targeted preemption latency (6 ms × factor), 0.1 ms–1 s",
-    },
-    Spec {
-        name: "sched_min_granularity_ns",
-        exists: In::Cfs,
-        kind: Kind::Ns(100_000, SEC),
-        doc: "minimum slice (0.75 ms × factor), 0.1 ms–1 s",
-    },
-    Spec {
-        name: "sched_wakeup_granularity_ns",
-        exists: In::Cfs,
-        kind: Kind::Ns(0, SEC),
-        doc: "wakeup preemption granularity (1 ms × factor), 0–1 s",
-    },
-    Spec {
-        name: "sched_child_runs_first",
-        exists: In::Cfs,
-        kind: Kind::Bool,
-        doc: "a forked child runs before its parent",
-    },
-    Spec {
-        name: "base_slice_ns",
-        exists: In::Eevdf,
-        kind: Kind::Ns(100_000, SEC),
-        doc: "EEVDF request size (0.75 ms × factor; 0.70 ms × factor in 6.18), 0.1 ms–1 s",
-    },
-    Spec {
-        name: "sched_migration_cost_ns",
-        exists: In::All,
-        kind: Kind::Ns(0, SEC),
-        doc: "a task that ran this recently is cache-hot; newidle needs this much avg_idle (0–1 s)",
-    },
-    Spec {
-        name: "sched_nr_migrate",
-        exists: In::All,
-        kind: Kind::Int(1, 1024),
-        doc: "tasks one balance pass may examine (1–1024)",
-    },
-    Spec {
-        name: "balance",
-        exists: In::All,
-        kind: Kind::Bool,
-        doc: "scheduling domains: select_task_rq_fair + load balancing (0: idle-or-prev, no balancer)",
-    },
-    Spec {
-        name: "autogroup",
-        exists: In::All,
-        kind: Kind::Bool,
-        doc: "kernel.sched_autogroup_enabled: each session is a task group of its own",
-    },
-    Spec {
-        name: "START_DEBIT",
-        exists: In::Cfs,
-        kind: Kind::Bool,
-        doc: "feature: new tasks start one vslice after min_vruntime",
-    },
-    Spec {
-        name: "GENTLE_FAIR_SLEEPERS",
-        exists: In::Cfs,
-        kind: Kind::Bool,
-        doc: "feature: sleeper credit is half of sched_latency",
-    },
-    Spec {
-        name: "LAST_BUDDY",
-        exists: In::Cfs,
-        kind: Kind::Bool,
-        doc: "feature: give the CPU back to a wakeup-preempted task",
-    },
-    Spec {
-        name: "BASE_SLICE",
-        exists: In::Cfs515,
-        kind: Kind::Bool,
-        doc: "feature (v5.13+): slices are at least min_granularity",
-    },
-    Spec { name: "NEXT_BUDDY", exists: In::All, kind: Kind::Bool, doc: "feature: prefer the last wakee" },
-    Spec { name: "WAKEUP_PREEMPTION", exists: In::All, kind: Kind::Bool, doc: "feature: wakeups may preempt" },
-    Spec {
-        name: "SIS_UTIL",
-        exists: In::From515,
-        kind: Kind::Bool,
-        doc: "feature: idle scan depth from LLC utilisation",
-    },
-    Spec { name: "WA_IDLE", exists: In::From515, kind: Kind::Bool, doc: "feature: wake_affine_idle" },
-    Spec { name: "WA_WEIGHT", exists: In::From515, kind: Kind::Bool, doc: "feature: wake_affine_weight" },
-    Spec {
-        name: "WA_BIAS",
-        exists: In::From515,
-        kind: Kind::Bool,
-        doc: "feature: wake_affine_weight weighs the previous CPU by half the domain's imbalance_pct",
-    },
-    Spec {
-        name: "CACHE_HOT_BUDDY",
-        exists: In::All,
-        kind: Kind::Bool,
-        doc: "feature: the balancer treats a runqueue's next/last buddy as cache-hot",
-    },
-    Spec { name: "PLACE_LAG", exists: In::Eevdf, kind: Kind::Bool, doc: "feature: a waking task keeps its lag" },
-    Spec {
-        name: "PLACE_DEADLINE_INITIAL",
-        exists: In::Eevdf,
-        kind: Kind::Bool,
-        doc: "feature: a new task's first deadline is half a slice away",
-    },
-    Spec {
-        name: "PLACE_REL_DEADLINE",
-        exists: In::From612,
-        kind: Kind::Bool,
-        doc: "feature: a migrated task keeps its relative deadline",
-    },
-    Spec {
-        name: "RUN_TO_PARITY",
-        exists: In::Eevdf,
-        kind: Kind::Bool,
-        doc: "feature: curr keeps the CPU until its slice (6.18: the queue's shortest slice) is used",
-    },
-    Spec {
-        name: "PREEMPT_SHORT",
-        exists: In::From612,
-        kind: Kind::Bool,
-        doc: "feature: a shorter-slice wakee may cancel curr's protection",
-    },
-    Spec { name: "PICK_BUDDY", exists: In::Only618, kind: Kind::Bool, doc: "feature: pick the next buddy if eligible" },
-    Spec {
-        name: "DELAY_DEQUEUE",
-        exists: In::From612,
-        kind: Kind::Bool,
-        doc: "feature: an ineligible sleeper stays queued until its lag is paid",
-    },
-    Spec {
-        name: "DELAY_ZERO",
-        exists: In::From612,
-        kind: Kind::Bool,
-        doc: "feature: a delayed task's positive lag is dropped",
-    },
+const CFS_VERSIONS: &[Choice] = &[Choice { name: "4.9", aliases: &[] }, Choice { name: "5.15", aliases: &[] }];
+const EEVDF_VERSIONS: &[Choice] = &[
+    Choice { name: "6.6", aliases: &[] },
+    Choice { name: "6.12", aliases: &[] },
+    Choice { name: "6.18", aliases: &[] },
+];
+const SCALINGS: &[Choice] = &[
+    Choice { name: "0", aliases: &["none"] },
+    Choice { name: "1", aliases: &["log"] },
+    Choice { name: "2", aliases: &["linear"] },
 ];
 
+const SEC: i64 = 1_000_000_000;
+
+/// Every tunable of the fair class, defined here once (`version` and
+/// `sched_tunable_scaling` first: the defaults depend on them). Ranges: the sysctl limits
+/// of v4.9's `kernel/sysctl.c` (`min_sched_granularity_ns` 100 µs,
+/// `max_sched_granularity_ns` 1 s, wakeup granularity 0–1 s) where the kernel had them;
+/// v5.13+ moved these knobs to debugfs without limits, so the same ranges are kept as
+/// documented ones (a 10 ns latency is not a scheduler).
+pub static TUNABLES: TunableTable<FairTunables> = TunableTable {
+    owner: "fair.c",
+    version: Some(|t| t.version.name()),
+    specs: &[
+        TunableSpec {
+            versions: CFS,
+            early: true,
+            ..TunableSpec::new(
+                "version",
+                Kind::Choice(CFS_VERSIONS),
+                "the fair.c modelled (cfs)",
+                |t| i64::from(t.version != Version::V4_9),
+                |t, v| t.version = if v == 0 { Version::V4_9 } else { Version::V5_15 },
+            )
+        },
+        TunableSpec {
+            versions: EEVDF,
+            early: true,
+            ..TunableSpec::new(
+                "version",
+                Kind::Choice(EEVDF_VERSIONS),
+                "the fair.c modelled (eevdf)",
+                |t| match t.version {
+                    Version::V6_6 => 0,
+                    Version::V6_12 => 1,
+                    _ => 2,
+                },
+                |t, v| t.version = [Version::V6_6, Version::V6_12, Version::V6_18][v as usize],
+            )
+        },
+        TunableSpec {
+            early: true,
+            ..TunableSpec::new(
+                "sched_tunable_scaling",
+                Kind::Choice(SCALINGS),
+                "CPU-count factor of the defaults (get_update_sysctl_factor): none 1, log 1 + ilog2(min(cpus, 8)), linear min(cpus, 8)",
+                |t| t.scaling as i64,
+                |t, v| t.scaling = [Scaling::None, Scaling::Log, Scaling::Linear][v as usize],
+            )
+        },
+        TunableSpec {
+            versions: CFS,
+            ..TunableSpec::new(
+                "sched_latency_ns",
+                Kind::int(100_000, SEC, Unit::Ns),
+                "targeted preemption latency (6 ms × factor)",
+                |t| t.latency as i64,
+                |t, v| t.latency = v as u64,
+            )
+        },
+        TunableSpec {
+            versions: CFS,
+            ..TunableSpec::new(
+                "sched_min_granularity_ns",
+                Kind::int(100_000, SEC, Unit::Ns),
+                "minimum slice (0.75 ms × factor)",
+                |t| t.min_granularity as i64,
+                |t, v| t.min_granularity = v as u64,
+            )
+        },
+        TunableSpec {
+            versions: CFS,
+            ..TunableSpec::new(
+                "sched_wakeup_granularity_ns",
+                Kind::int(0, SEC, Unit::Ns),
+                "wakeup preemption granularity (1 ms × factor)",
+                |t| t.wakeup_granularity as i64,
+                |t, v| t.wakeup_granularity = v as u64,
+            )
+        },
+        TunableSpec {
+            versions: CFS,
+            ..TunableSpec::derived(
+                "sched_nr_latency",
+                Kind::int(1, i64::MAX, Unit::None),
+                "tasks beyond which the period grows; derived: sched_latency_ns / sched_min_granularity_ns, rounded up (set those)",
+                |t| t.nr_latency as i64,
+            )
+        },
+        TunableSpec {
+            versions: CFS,
+            ..TunableSpec::new(
+                "sched_child_runs_first",
+                Kind::Bool,
+                "a forked child runs before its parent",
+                |t| t.child_runs_first.into(),
+                |t, v| t.child_runs_first = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: EEVDF,
+            ..TunableSpec::new(
+                "base_slice_ns",
+                Kind::int(100_000, SEC, Unit::Ns),
+                "EEVDF request size (0.75 ms × factor; 0.70 ms × factor in 6.18)",
+                |t| t.base_slice as i64,
+                |t, v| t.base_slice = v as u64,
+            )
+        },
+        TunableSpec::new(
+            "sched_migration_cost_ns",
+            Kind::int(0, SEC, Unit::Ns),
+            "a task that ran this recently is cache-hot; newidle needs this much avg_idle",
+            |t| t.migration_cost as i64,
+            |t, v| t.migration_cost = v as u64,
+        ),
+        TunableSpec::new(
+            "sched_nr_migrate",
+            Kind::int(1, 1024, Unit::None),
+            "tasks one balance pass may examine",
+            |t| t.nr_migrate as i64,
+            |t, v| t.nr_migrate = v as u64,
+        ),
+        TunableSpec::new(
+            "balance",
+            Kind::Bool,
+            "scheduling domains: select_task_rq_fair + load balancing (0: idle-or-prev, no balancer)",
+            |t| t.balance.into(),
+            |t, v| t.balance = v != 0,
+        ),
+        TunableSpec::new(
+            "autogroup",
+            Kind::Bool,
+            "kernel.sched_autogroup_enabled: each session is a task group of its own",
+            |t| t.autogroup.into(),
+            |t, v| t.autogroup = v != 0,
+        ),
+        TunableSpec {
+            versions: CFS,
+            ..TunableSpec::new(
+                "START_DEBIT",
+                Kind::Bool,
+                "feature: new tasks start one vslice after min_vruntime",
+                |t| t.feat.start_debit.into(),
+                |t, v| t.feat.start_debit = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: CFS,
+            ..TunableSpec::new(
+                "GENTLE_FAIR_SLEEPERS",
+                Kind::Bool,
+                "feature: sleeper credit is half of sched_latency",
+                |t| t.feat.gentle_fair_sleepers.into(),
+                |t, v| t.feat.gentle_fair_sleepers = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: CFS,
+            ..TunableSpec::new(
+                "LAST_BUDDY",
+                Kind::Bool,
+                "feature: give the CPU back to a wakeup-preempted task",
+                |t| t.feat.last_buddy.into(),
+                |t, v| t.feat.last_buddy = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: CFS_5_15,
+            ..TunableSpec::new(
+                "BASE_SLICE",
+                Kind::Bool,
+                "feature (v5.13+): slices are at least min_granularity",
+                |t| t.feat.base_slice.into(),
+                |t, v| t.feat.base_slice = v != 0,
+            )
+        },
+        TunableSpec::new(
+            "NEXT_BUDDY",
+            Kind::Bool,
+            "feature: prefer the last wakee",
+            |t| t.feat.next_buddy.into(),
+            |t, v| t.feat.next_buddy = v != 0,
+        ),
+        TunableSpec::new(
+            "WAKEUP_PREEMPTION",
+            Kind::Bool,
+            "feature: wakeups may preempt",
+            |t| t.feat.wakeup_preemption.into(),
+            |t, v| t.feat.wakeup_preemption = v != 0,
+        ),
+        TunableSpec {
+            versions: FROM_5_15,
+            ..TunableSpec::new(
+                "SIS_UTIL",
+                Kind::Bool,
+                "feature: idle scan depth from LLC utilisation",
+                |t| t.feat.sis_util.into(),
+                |t, v| t.feat.sis_util = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: FROM_5_15,
+            ..TunableSpec::new(
+                "WA_IDLE",
+                Kind::Bool,
+                "feature: wake_affine_idle",
+                |t| t.feat.wa_idle.into(),
+                |t, v| t.feat.wa_idle = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: FROM_5_15,
+            ..TunableSpec::new(
+                "WA_WEIGHT",
+                Kind::Bool,
+                "feature: wake_affine_weight",
+                |t| t.feat.wa_weight.into(),
+                |t, v| t.feat.wa_weight = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: FROM_5_15,
+            ..TunableSpec::new(
+                "WA_BIAS",
+                Kind::Bool,
+                "feature: wake_affine_weight weighs the previous CPU by half the domain's imbalance_pct",
+                |t| t.feat.wa_bias.into(),
+                |t, v| t.feat.wa_bias = v != 0,
+            )
+        },
+        TunableSpec::new(
+            "CACHE_HOT_BUDDY",
+            Kind::Bool,
+            "feature: the balancer treats a runqueue's next/last buddy as cache-hot",
+            |t| t.feat.cache_hot_buddy.into(),
+            |t, v| t.feat.cache_hot_buddy = v != 0,
+        ),
+        TunableSpec {
+            versions: EEVDF,
+            ..TunableSpec::new(
+                "PLACE_LAG",
+                Kind::Bool,
+                "feature: a waking task keeps its lag",
+                |t| t.feat.place_lag.into(),
+                |t, v| t.feat.place_lag = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: EEVDF,
+            ..TunableSpec::new(
+                "PLACE_DEADLINE_INITIAL",
+                Kind::Bool,
+                "feature: a new task's first deadline is half a slice away",
+                |t| t.feat.place_deadline_initial.into(),
+                |t, v| t.feat.place_deadline_initial = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: FROM_6_12,
+            ..TunableSpec::new(
+                "PLACE_REL_DEADLINE",
+                Kind::Bool,
+                "feature: a migrated task keeps its relative deadline",
+                |t| t.feat.place_rel_deadline.into(),
+                |t, v| t.feat.place_rel_deadline = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: EEVDF,
+            ..TunableSpec::new(
+                "RUN_TO_PARITY",
+                Kind::Bool,
+                "feature: curr keeps the CPU until its slice (6.18: the queue's shortest slice) is used",
+                |t| t.feat.run_to_parity.into(),
+                |t, v| t.feat.run_to_parity = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: FROM_6_12,
+            ..TunableSpec::new(
+                "PREEMPT_SHORT",
+                Kind::Bool,
+                "feature: a shorter-slice wakee may cancel curr's protection",
+                |t| t.feat.preempt_short.into(),
+                |t, v| t.feat.preempt_short = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: ONLY_6_18,
+            ..TunableSpec::new(
+                "PICK_BUDDY",
+                Kind::Bool,
+                "feature: pick the next buddy if eligible",
+                |t| t.feat.pick_buddy.into(),
+                |t, v| t.feat.pick_buddy = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: FROM_6_12,
+            ..TunableSpec::new(
+                "DELAY_DEQUEUE",
+                Kind::Bool,
+                "feature: an ineligible sleeper stays queued until its lag is paid",
+                |t| t.feat.delay_dequeue.into(),
+                |t, v| t.feat.delay_dequeue = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: FROM_6_12,
+            ..TunableSpec::new(
+                "DELAY_ZERO",
+                Kind::Bool,
+                "feature: a delayed task's positive lag is dropped",
+                |t| t.feat.delay_zero.into(),
+                |t, v| t.feat.delay_zero = v != 0,
+            )
+        },
+    ],
+};
+
 impl FairTunables {
-    /// Defaults of `flavor` for a machine of `nr_cpus`, then `--set` overrides. Setting a
-    /// granularity sets the effective value, as writing the sysctl does; `sched_nr_latency`
-    /// is then recomputed as `DIV_ROUND_UP(latency, min_granularity)`.
+    /// Defaults of `flavor` for a machine of `nr_cpus`, then `--set` overrides (names of
+    /// other tables are left to the caller). Setting a granularity sets the effective
+    /// value, as writing the sysctl does; `sched_nr_latency` is then
+    /// `DIV_ROUND_UP(latency, min_granularity)`, as `sched_proc_update_handler` recomputes it.
     pub fn new(flavor: Flavor, nr_cpus: usize, sets: &[(String, String)]) -> Result<FairTunables, String> {
-        let mut version = match flavor {
+        let version = match flavor {
             Flavor::Cfs => Version::V5_15,
             Flavor::Eevdf => Version::V6_18,
         };
-        let mut scaling = Scaling::Log;
-        for (k, v) in sets {
-            match k.as_str() {
-                "version" => version = Version::parse(flavor, v)?,
-                "sched_tunable_scaling" => scaling = parse_scaling(v)?,
-                _ => {}
-            }
-        }
-        let mut t = FairTunables::defaults(version, scaling, nr_cpus);
-        let mut recompute = false;
-        for (k, v) in sets {
-            let spec = SPECS.iter().find(|s| s.name == k).ok_or_else(|| t.unknown(k))?;
-            if !spec.exists.has(version) {
-                return Err(format!(
-                    "tunable `{k}` does not exist in fair.c v{} (see `schedlab list`)",
-                    version.name()
-                ));
-            }
-            recompute |= matches!(k.as_str(), "sched_latency_ns" | "sched_min_granularity_ns");
-            t.set(spec, v)?;
-        }
-        if recompute {
-            t.nr_latency = t.latency.div_ceil(t.min_granularity);
-        }
+        let mut t = FairTunables::defaults(version, Scaling::Log, nr_cpus);
+        TUNABLES.apply_known(&mut t, sets, Pass::Early)?;
+        let mut t = FairTunables::defaults(t.version, t.scaling, nr_cpus);
+        TUNABLES.apply_known(&mut t, sets, Pass::Rest)?;
+        t.nr_latency = t.latency.div_ceil(t.min_granularity);
         Ok(t)
     }
 
@@ -424,140 +527,9 @@ impl FairTunables {
         }
     }
 
-    fn unknown(&self, key: &str) -> String {
-        if key == "sched_nr_latency" && !self.version.is_eevdf() {
-            return "tunable `sched_nr_latency` is derived (sched_latency_ns / sched_min_granularity_ns, rounded up); \
-                    set those instead"
-                .into();
-        }
-        let names: Vec<&str> = SPECS.iter().filter(|s| s.exists.has(self.version)).map(|s| s.name).collect();
-        format!("unknown tunable `{key}` for fair.c v{}; it has: {}", self.version.name(), names.join(", "))
-    }
-
-    fn set(&mut self, spec: &Spec, v: &str) -> Result<(), String> {
-        let k = spec.name;
-        let num = match spec.kind {
-            Kind::Special => return Ok(()),
-            Kind::Bool => u64::from(parse_bool(k, v)?),
-            Kind::Ns(lo, hi) | Kind::Int(lo, hi) => {
-                let n = parse_u64(k, v)?;
-                if n < lo || n > hi {
-                    return Err(format!("tunable `{k}` = {n} is outside its range {lo}..={hi}"));
-                }
-                n
-            }
-        };
-        let on = num != 0;
-        let f = &mut self.feat;
-        match k {
-            "sched_latency_ns" => self.latency = num,
-            "sched_min_granularity_ns" => self.min_granularity = num,
-            "sched_wakeup_granularity_ns" => self.wakeup_granularity = num,
-            "sched_child_runs_first" => self.child_runs_first = on,
-            "base_slice_ns" => self.base_slice = num,
-            "sched_migration_cost_ns" => self.migration_cost = num,
-            "sched_nr_migrate" => self.nr_migrate = num,
-            "balance" => self.balance = on,
-            "autogroup" => self.autogroup = on,
-            "START_DEBIT" => f.start_debit = on,
-            "GENTLE_FAIR_SLEEPERS" => f.gentle_fair_sleepers = on,
-            "LAST_BUDDY" => f.last_buddy = on,
-            "BASE_SLICE" => f.base_slice = on,
-            "NEXT_BUDDY" => f.next_buddy = on,
-            "WAKEUP_PREEMPTION" => f.wakeup_preemption = on,
-            "SIS_UTIL" => f.sis_util = on,
-            "WA_IDLE" => f.wa_idle = on,
-            "WA_WEIGHT" => f.wa_weight = on,
-            "WA_BIAS" => f.wa_bias = on,
-            "CACHE_HOT_BUDDY" => f.cache_hot_buddy = on,
-            "PLACE_LAG" => f.place_lag = on,
-            "PLACE_DEADLINE_INITIAL" => f.place_deadline_initial = on,
-            "PLACE_REL_DEADLINE" => f.place_rel_deadline = on,
-            "RUN_TO_PARITY" => f.run_to_parity = on,
-            "PREEMPT_SHORT" => f.preempt_short = on,
-            "PICK_BUDDY" => f.pick_buddy = on,
-            "DELAY_DEQUEUE" => f.delay_dequeue = on,
-            "DELAY_ZERO" => f.delay_zero = on,
-            _ => unreachable!("every spec has a setter: {k}"),
-        }
-        Ok(())
-    }
-
-    /// The current value of a tunable, as `schedlab list` and reports show it.
-    fn value(&self, name: &str) -> String {
-        let b = |x: bool| if x { "1" } else { "0" }.to_string();
-        let f = &self.feat;
-        match name {
-            "version" => self.version.name().to_string(),
-            "sched_tunable_scaling" => (self.scaling as u8).to_string(),
-            "sched_latency_ns" => self.latency.to_string(),
-            "sched_min_granularity_ns" => self.min_granularity.to_string(),
-            "sched_wakeup_granularity_ns" => self.wakeup_granularity.to_string(),
-            "sched_child_runs_first" => b(self.child_runs_first),
-            "base_slice_ns" => self.base_slice.to_string(),
-            "sched_migration_cost_ns" => self.migration_cost.to_string(),
-            "sched_nr_migrate" => self.nr_migrate.to_string(),
-            "balance" => b(self.balance),
-            "autogroup" => b(self.autogroup),
-            "START_DEBIT" => b(f.start_debit),
-            "GENTLE_FAIR_SLEEPERS" => b(f.gentle_fair_sleepers),
-            "LAST_BUDDY" => b(f.last_buddy),
-            "BASE_SLICE" => b(f.base_slice),
-            "NEXT_BUDDY" => b(f.next_buddy),
-            "WAKEUP_PREEMPTION" => b(f.wakeup_preemption),
-            "SIS_UTIL" => b(f.sis_util),
-            "WA_IDLE" => b(f.wa_idle),
-            "WA_WEIGHT" => b(f.wa_weight),
-            "WA_BIAS" => b(f.wa_bias),
-            "CACHE_HOT_BUDDY" => b(f.cache_hot_buddy),
-            "PLACE_LAG" => b(f.place_lag),
-            "PLACE_DEADLINE_INITIAL" => b(f.place_deadline_initial),
-            "PLACE_REL_DEADLINE" => b(f.place_rel_deadline),
-            "RUN_TO_PARITY" => b(f.run_to_parity),
-            "PREEMPT_SHORT" => b(f.preempt_short),
-            "PICK_BUDDY" => b(f.pick_buddy),
-            "DELAY_DEQUEUE" => b(f.delay_dequeue),
-            "DELAY_ZERO" => b(f.delay_zero),
-            _ => String::new(),
-        }
-    }
-
-    /// The tunables of this version, in [`SPECS`] order; `sched_nr_latency` is shown (read
-    /// only) under CFS.
+    /// The tunables of this version, in [`TUNABLES`] order.
     pub fn list(&self) -> Vec<Tunable> {
-        let mut out: Vec<Tunable> = SPECS
-            .iter()
-            .filter(|s| s.exists.has(self.version))
-            .map(|s| Tunable { name: s.name, value: self.value(s.name), doc: s.doc })
-            .collect();
-        if !self.version.is_eevdf() {
-            out.insert(
-                5,
-                Tunable {
-                    name: "sched_nr_latency",
-                    value: self.nr_latency.to_string(),
-                    doc: "(read only) tasks beyond which the period grows: latency / min_granularity",
-                },
-            );
-        }
-        out
-    }
-}
-
-fn parse_scaling(v: &str) -> Result<Scaling, String> {
-    match v.trim() {
-        "0" | "none" => Ok(Scaling::None),
-        "1" | "log" => Ok(Scaling::Log),
-        "2" | "linear" => Ok(Scaling::Linear),
-        _ => Err(format!("tunable `sched_tunable_scaling`: expected 0/none, 1/log or 2/linear, found `{v}`")),
-    }
-}
-
-fn parse_bool(k: &str, v: &str) -> Result<bool, String> {
-    match v.trim() {
-        "1" | "true" | "on" => Ok(true),
-        "0" | "false" | "off" => Ok(false),
-        _ => Err(format!("tunable `{k}`: expected 0/1 or true/false, found `{v}`")),
+        TUNABLES.list(self)
     }
 }
 
@@ -601,7 +573,9 @@ mod tests {
     fn bad_values_are_refused_with_the_reason() {
         let err = |f, k: &str, v: &str| FairTunables::new(f, 2, &set(k, v)).unwrap_err();
         assert!(err(Flavor::Cfs, "sched_latency_ns", "10").contains("outside its range"));
-        assert!(err(Flavor::Cfs, "sched_bogus", "1").contains("unknown tunable"));
+        let other = FairTunables::new(Flavor::Cfs, 2, &set("sched_rt_period_us", "5"));
+        assert!(other.is_ok(), "a name of another table is left to the policy's builder");
+        assert!(err(Flavor::Cfs, "version", "6.6").contains("`6.6` is not one of 4.9 or 5.15"));
         assert!(err(Flavor::Cfs, "sched_nr_latency", "4").contains("derived"));
         assert!(err(Flavor::Cfs, "base_slice_ns", "3ms").contains("does not exist in fair.c v5.15"));
         assert!(err(Flavor::Eevdf, "sched_latency_ns", "3ms").contains("does not exist"));

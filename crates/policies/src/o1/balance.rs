@@ -10,7 +10,7 @@
 use super::params::SCHED_LOAD_SCALE;
 use super::O1;
 use crate::fair::domains::Domains;
-use schedlab_machine::{CpuSet, Machine};
+use schedlab_machine::{CpuSet, Machine, Topology};
 use schedlab_sched_api::Ctx;
 use schedlab_sim::{CpuId, TaskId};
 
@@ -71,8 +71,8 @@ impl Dom {
 pub fn build(m: &Machine, cache_hot_ns: u64) -> Vec<Vec<Dom>> {
     let base = Domains::build(m);
     let topo = &m.topology;
-    let n = m.nr_cpus();
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::with_capacity(m.nr_cpus());
+    let mut powers = Powers::default();
     for levels in &base.per_cpu {
         let mut doms = Vec::new();
         for d in levels {
@@ -113,29 +113,7 @@ pub fn build(m: &Machine, cache_hot_ns: u64) -> Vec<Vec<Dom>> {
                     SD_LOAD_BALANCE | SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_WAKE_AFFINE,
                 ),
             };
-            // `cpu_power`: SCHED_LOAD_SCALE per core, siblings adding `per_cpu_gain` (25 %).
-            let power = d
-                .groups
-                .iter()
-                .map(|g| {
-                    if d.name == "SMT" {
-                        return SCHED_LOAD_SCALE;
-                    }
-                    let mut p = 0;
-                    let mut seen = CpuSet::empty(n);
-                    for c in g.iter() {
-                        if seen.contains(c) {
-                            continue;
-                        }
-                        let mut core = topo.smt_mask(c);
-                        core.intersect_with(g);
-                        let k = core.count() as u64;
-                        core.iter().for_each(|x| seen.insert(x));
-                        p += SCHED_LOAD_SCALE + SCHED_LOAD_SCALE * (k - 1) * 25 / 100;
-                    }
-                    p
-                })
-                .collect();
+            let power = d.groups.iter().map(|g| powers.of(topo, d.name == "SMT", g)).collect();
             doms.push(Dom {
                 name: d.name,
                 span: d.span.clone(),
@@ -157,6 +135,44 @@ pub fn build(m: &Machine, cache_hot_ns: u64) -> Vec<Vec<Dom>> {
         out.push(doms);
     }
     out
+}
+
+/// `cpu_power` of each distinct group, computed once: every CPU of a domain's span holds
+/// the same groups (shared masks, as `Domains::build` interns them), so per-CPU
+/// recomputation was quadratic in the CPU count (27 s of set-up at 4096 CPUs).
+#[derive(Default)]
+struct Powers(std::collections::BTreeMap<PowerKey, Vec<(CpuSet, u64)>>);
+
+/// A group's lowest CPU and weight, and whether it is a group of the SMT level.
+type PowerKey = (Option<CpuId>, usize, bool);
+
+impl Powers {
+    fn of(&mut self, topo: &Topology, smt: bool, g: &CpuSet) -> u64 {
+        let same = self.0.entry((g.first(), g.count(), smt)).or_default();
+        if let Some((_, p)) = same.iter().find(|(x, _)| x == g) {
+            return *p;
+        }
+        let p = group_power(topo, smt, g);
+        same.push((g.clone(), p));
+        p
+    }
+}
+
+/// `cpu_power` of group `g` (2.6.11 `init_sched_build_groups` callers): SCHED_LOAD_SCALE
+/// per core, each further SMT sibling in the group adding `per_cpu_gain` (25 %); one
+/// SCHED_LOAD_SCALE for a group of the SMT level itself.
+fn group_power(topo: &Topology, smt: bool, g: &CpuSet) -> u64 {
+    if smt {
+        return SCHED_LOAD_SCALE;
+    }
+    // A core counts once, at its lowest CPU in the group (siblings come in CPU order).
+    g.iter()
+        .filter(|&c| topo.smt_siblings(c).find(|&x| g.contains(x)) == Some(c))
+        .map(|c| {
+            let k = topo.smt_siblings(c).filter(|&x| g.contains(x)).count() as u64;
+            SCHED_LOAD_SCALE + SCHED_LOAD_SCALE * (k - 1) * 25 / 100
+        })
+        .sum()
 }
 
 /// What one balancing decision found (for counters and tests).
@@ -269,7 +285,7 @@ impl O1 {
 
     /// `cpu_and_siblings_are_idle`.
     fn cpu_and_siblings_idle(&self, cx: &Ctx, cpu: CpuId) -> bool {
-        cx.machine.topology.smt_mask(cpu).iter().all(|c| cx.idle_cpu(c) && self.adj[c] <= 0)
+        cx.machine.topology.smt_siblings(cpu).all(|c| cx.idle_cpu(c) && self.adj[c] <= 0)
     }
 
     /// `can_migrate_task` (2.6.12 form): not running, allowed on `this`, and cache-cold
@@ -334,8 +350,7 @@ impl O1 {
         let n = moved.len();
         let noted = if cx.recording() { moved.clone() } else { Vec::new() };
         if n > 0 {
-            self.adj[busiest] -= n as i64;
-            self.adj[this] += n as i64;
+            self.adjust(busiest, this, n as i64);
             self.stats.lb_moved += n as u64;
             for &t in &moved {
                 self.taken_by_balance(t);
@@ -382,8 +397,7 @@ impl O1 {
         let pick = self.move_tasks(cx, push_cpu, busiest, 1, lvl, true);
         let Some(&t) = pick.first() else { return };
         self.stats.active_balances += 1;
-        self.adj[busiest] -= 1;
-        self.adj[push_cpu] += 1;
+        self.adjust(busiest, push_cpu, 1);
         if self.rq[busiest].curr == Some(t) {
             cx.active_balance(busiest, push_cpu);
         } else {

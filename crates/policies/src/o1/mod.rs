@@ -58,12 +58,23 @@ mod balance_why;
 mod params;
 mod why;
 
-pub use params::{nice_to_prio, O1Tunables, DEFS, MAX_BONUS, MAX_PRIO, MAX_RT_PRIO};
+pub use params::{nice_to_prio, O1Tunables, MAX_BONUS, MAX_PRIO, MAX_RT_PRIO, TUNABLES};
 
 use array::PrioArray;
 use balance::{Dom, IdleType, SD_BALANCE_FORK};
 use schedlab_machine::Machine;
-use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskPolicy, Tunable};
+use schedlab_sched_api::{
+    dequeue, enqueue, wf, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskPolicy, Tunable, Unit,
+};
+
+/// O(1)'s per-task statistics (`task_stats`).
+const PRIO: Stat = Stat::def("prio", Unit::None, "Dynamic priority (O(1) prio; lower is better)");
+const STATIC_PRIO: Stat = Stat::def("static_prio", Unit::None, "Static priority (O(1) static_prio, 120 + nice)");
+const SLEEP_AVG: Stat = Stat::def("sleep_avg", Unit::Ns, "sleep_avg per thread (O(1); more earns a bonus)");
+const BONUS: Stat = Stat::def("bonus", Unit::None, "Interactivity bonus (O(1) CURRENT_BONUS, 0-10)");
+const TIME_SLICE: Stat = Stat::def("time_slice", Unit::Ticks("jiffies"), "Timeslice left (O(1) time_slice)");
+const INTERACTIVE: Stat = Stat::def("interactive", Unit::None, "Interactive (O(1) TASK_INTERACTIVE; 0/1)");
+const EXPIRED: Stat = Stat::def("expired", Unit::None, "In the expired array (O(1); 0/1)");
 use schedlab_sim::{CpuId, Ns, TaskId};
 
 /// `p->sleep_type` (2.6.20; older kernels' `activated`).
@@ -152,6 +163,9 @@ pub struct O1 {
     doms: Vec<Vec<Dom>>,
     /// Per CPU, the change of `nr_running` the current hook's requested moves will make.
     adj: Vec<i64>,
+    /// The CPUs whose `adj` the current hook changed (reset at the next hook: clearing
+    /// every CPU's entry made each hook O(CPUs), each tick O(CPUs²) machine-wide).
+    adj_set: Vec<CpuId>,
     /// Tasks the current hook already asked to move.
     taken: Vec<TaskId>,
     pub stats: O1Stats,
@@ -168,6 +182,7 @@ impl O1 {
             td: Vec::new(),
             rq: vec![rq; n],
             adj: vec![0; n],
+            adj_set: Vec::new(),
             taken: Vec::new(),
             stats: O1Stats::default(),
         })
@@ -210,8 +225,17 @@ impl O1 {
 
     /// Resets the per-hook move bookkeeping.
     fn begin_hook(&mut self) {
-        self.adj.iter_mut().for_each(|a| *a = 0);
+        for c in self.adj_set.drain(..) {
+            self.adj[c] = 0;
+        }
         self.taken.clear();
+    }
+
+    /// `n` tasks this hook asked to move from `from` to `to`.
+    fn adjust(&mut self, from: CpuId, to: CpuId, n: i64) {
+        self.adj[from] -= n;
+        self.adj[to] += n;
+        self.adj_set.extend([from, to]);
     }
 
     fn expired(&self, cpu: CpuId) -> usize {
@@ -678,13 +702,13 @@ impl SchedClass for O1 {
         let Some(tk) = self.td.get(p) else { return Vec::new() };
         let expired = tk.array.is_some_and(|(c, w)| w != self.rq[c].active);
         vec![
-            Stat { name: "prio", value: i64::from(tk.prio) },
-            Stat { name: "static_prio", value: i64::from(tk.static_prio) },
-            Stat { name: "sleep_avg", value: tk.sleep_avg as i64 },
-            Stat { name: "bonus", value: self.t.current_bonus(tk.sleep_avg) as i64 },
-            Stat { name: "time_slice", value: tk.time_slice as i64 },
-            Stat { name: "interactive", value: i64::from(self.t.task_interactive(tk.prio, tk.static_prio)) },
-            Stat { name: "expired", value: i64::from(expired) },
+            PRIO.at(i64::from(tk.prio)),
+            STATIC_PRIO.at(i64::from(tk.static_prio)),
+            SLEEP_AVG.at(tk.sleep_avg as i64),
+            BONUS.at(self.t.current_bonus(tk.sleep_avg) as i64),
+            TIME_SLICE.at(tk.time_slice as i64),
+            INTERACTIVE.at(i64::from(self.t.task_interactive(tk.prio, tk.static_prio))),
+            EXPIRED.at(i64::from(expired)),
         ]
     }
 

@@ -3,8 +3,7 @@
 //! integer division, as the kernel does: `task_timeslice` at HZ = 1000 gives 800/100/5 ms at
 //! nice −20/0/19.
 
-use crate::registry::{parse_u64, unknown};
-use schedlab_sched_api::Tunable;
+use schedlab_sched_api::{Kind, Pass, Tunable, TunableSpec, TunableTable, Unit};
 
 /// `MAX_RT_PRIO`: priorities 0..99 are real-time; normal tasks live in 100..139.
 pub const MAX_RT_PRIO: u32 = 100;
@@ -22,31 +21,6 @@ pub fn nice_to_prio(nice: i32) -> u32 {
     (MAX_RT_PRIO as i32 + nice + 20) as u32
 }
 
-/// One tunable: name, inclusive range, unit and meaning. The table below is the only place
-/// a tunable is defined; parsing, `schedlab list` and the docs all read it.
-pub struct Def {
-    pub name: &'static str,
-    pub min: u64,
-    pub max: u64,
-    pub default: u64,
-    pub doc: &'static str,
-}
-
-/// The tunables, with their kernel defaults (HZ = 1000, the 2.6.0–2.6.12 default).
-pub const DEFS: &[Def] = &[
-    Def { name: "hz", min: 100, max: 1000, default: 1000, doc: "CONFIG_HZ: jiffies per second; the tick period and every jiffy rounding" },
-    Def { name: "def_timeslice_ms", min: 1, max: 1000, default: 100, doc: "DEF_TIMESLICE: the nice-0 slice; nice<0 scales 4x this (800 ms at -20)" },
-    Def { name: "min_timeslice_ms", min: 1, max: 100, default: 5, doc: "MIN_TIMESLICE: the floor of every slice (nice 19), at least one jiffy" },
-    Def { name: "starvation_limit_ms", min: 0, max: 100_000, default: 1000, doc: "STARVATION_LIMIT (= MAX_SLEEP_AVG): an expired task waiting longer than this x nr_running stops interactive requeueing; 0 = never" },
-    Def { name: "on_runqueue_weight", min: 0, max: 100, default: 30, doc: "ON_RUNQUEUE_WEIGHT: % of runqueue wait credited as sleep after a task-to-task wakeup" },
-    Def { name: "child_penalty", min: 0, max: 100, default: 95, doc: "CHILD_PENALTY: % of its inherited bonus a forked child keeps" },
-    Def { name: "parent_penalty", min: 0, max: 100, default: 100, doc: "PARENT_PENALTY: % of its bonus a forking parent keeps" },
-    Def { name: "exit_weight", min: 0, max: 100, default: 3, doc: "EXIT_WEIGHT: parent sleep_avg = (w*parent + child)/(w+1) when a hungrier child exits" },
-    Def { name: "interactive_delta", min: 0, max: 10, default: 2, doc: "INTERACTIVE_DELTA: how far above its static priority a task must be to count as interactive" },
-    Def { name: "cache_hot_time_us", min: 0, max: 1_000_000, default: 2500, doc: "cache_hot_time of the CPU-level domains (SD_CPU_INIT): a task that ran more recently is not pulled" },
-    Def { name: "balance", min: 0, max: 1, default: 1, doc: "load balancing (rebalance_tick, idle_balance, active balance); 0 = none" },
-];
-
 /// The parsed tunables.
 #[derive(Clone, Debug)]
 pub struct O1Tunables {
@@ -63,66 +37,120 @@ pub struct O1Tunables {
     pub balance: bool,
 }
 
+/// The tunables, each defined here once with its range and meaning; parsing, `schedlab
+/// list`, the record and the docs read this table. Defaults are the kernel's
+/// ([`O1Tunables::default`]; HZ = 1000, the 2.6.0–2.6.12 default).
+pub static TUNABLES: TunableTable<O1Tunables> = TunableTable {
+    owner: "sched.c (2.6)",
+    version: None,
+    specs: &[
+        TunableSpec::new(
+            "hz",
+            Kind::int(100, 1000, Unit::Hz),
+            "CONFIG_HZ: jiffies per second; the tick period and every jiffy rounding",
+            |t| t.hz as i64,
+            |t, v| t.hz = v as u64,
+        ),
+        TunableSpec::new(
+            "def_timeslice_ms",
+            Kind::int(1, 1000, Unit::Ms),
+            "DEF_TIMESLICE: the nice-0 slice; nice<0 scales 4x this (800 ms at -20)",
+            |t| t.def_timeslice_ms as i64,
+            |t, v| t.def_timeslice_ms = v as u64,
+        ),
+        TunableSpec::new(
+            "min_timeslice_ms",
+            Kind::int(1, 100, Unit::Ms),
+            "MIN_TIMESLICE: the floor of every slice (nice 19), at least one jiffy",
+            |t| t.min_timeslice_ms as i64,
+            |t, v| t.min_timeslice_ms = v as u64,
+        ),
+        TunableSpec::new(
+            "starvation_limit_ms",
+            Kind::int(0, 100_000, Unit::Ms),
+            "STARVATION_LIMIT (= MAX_SLEEP_AVG): an expired task waiting longer than this x nr_running stops interactive requeueing; 0 = never",
+            |t| t.starvation_limit_ms as i64,
+            |t, v| t.starvation_limit_ms = v as u64,
+        ),
+        TunableSpec::new(
+            "on_runqueue_weight",
+            Kind::int(0, 100, Unit::Percent),
+            "ON_RUNQUEUE_WEIGHT: runqueue wait credited as sleep after a task-to-task wakeup",
+            |t| t.on_runqueue_weight as i64,
+            |t, v| t.on_runqueue_weight = v as u64,
+        ),
+        TunableSpec::new(
+            "child_penalty",
+            Kind::int(0, 100, Unit::Percent),
+            "CHILD_PENALTY: the part of its inherited bonus a forked child keeps",
+            |t| t.child_penalty as i64,
+            |t, v| t.child_penalty = v as u64,
+        ),
+        TunableSpec::new(
+            "parent_penalty",
+            Kind::int(0, 100, Unit::Percent),
+            "PARENT_PENALTY: the part of its bonus a forking parent keeps",
+            |t| t.parent_penalty as i64,
+            |t, v| t.parent_penalty = v as u64,
+        ),
+        TunableSpec::new(
+            "exit_weight",
+            Kind::int(0, 100, Unit::None),
+            "EXIT_WEIGHT: parent sleep_avg = (w*parent + child)/(w+1) when a hungrier child exits",
+            |t| t.exit_weight as i64,
+            |t, v| t.exit_weight = v as u64,
+        ),
+        TunableSpec::new(
+            "interactive_delta",
+            Kind::int(0, 10, Unit::None),
+            "INTERACTIVE_DELTA: how far above its static priority a task must be to count as interactive",
+            |t| t.interactive_delta,
+            |t, v| t.interactive_delta = v,
+        ),
+        TunableSpec::new(
+            "cache_hot_time_us",
+            Kind::int(0, 1_000_000, Unit::Us),
+            "cache_hot_time of the CPU-level domains (SD_CPU_INIT; SMT 0, NUMA 10 ms): a task that ran more recently is not pulled",
+            |t| t.cache_hot_time_us as i64,
+            |t, v| t.cache_hot_time_us = v as u64,
+        ),
+        TunableSpec::new(
+            "balance",
+            Kind::Bool,
+            "load balancing (rebalance_tick, idle_balance, active balance); 0 = none",
+            |t| t.balance.into(),
+            |t, v| t.balance = v != 0,
+        ),
+    ],
+};
+
+impl Default for O1Tunables {
+    fn default() -> Self {
+        O1Tunables {
+            hz: 1000,
+            def_timeslice_ms: 100,
+            min_timeslice_ms: 5,
+            starvation_limit_ms: 1000,
+            on_runqueue_weight: 30,
+            child_penalty: 95,
+            parent_penalty: 100,
+            exit_weight: 3,
+            interactive_delta: 2,
+            cache_hot_time_us: 2500,
+            balance: true,
+        }
+    }
+}
+
 impl O1Tunables {
     pub fn new(sets: &[(String, String)]) -> Result<O1Tunables, String> {
-        let mut vals: Vec<u64> = DEFS.iter().map(|d| d.default).collect();
-        for (k, v) in sets {
-            let Some(i) = DEFS.iter().position(|d| d.name == k.as_str()) else {
-                let t = O1Tunables::from_vals(&vals).list();
-                return Err(unknown("o1", k, &t));
-            };
-            // Millisecond tunables also take durations (`5ms`); `parse_u64` gives ns for those.
-            let raw = parse_u64(k, v)?;
-            let x = if v.trim().ends_with('s') && k.ends_with("_ms") {
-                raw / 1_000_000
-            } else if v.trim().ends_with('s') && k.ends_with("_us") {
-                raw / 1_000
-            } else {
-                raw
-            };
-            let d = &DEFS[i];
-            if x < d.min || x > d.max {
-                return Err(format!("tunable `{k}`: {x} is outside {}..={}", d.min, d.max));
-            }
-            vals[i] = x;
-        }
-        Ok(O1Tunables::from_vals(&vals))
-    }
-
-    fn from_vals(v: &[u64]) -> O1Tunables {
-        O1Tunables {
-            hz: v[0],
-            def_timeslice_ms: v[1],
-            min_timeslice_ms: v[2],
-            starvation_limit_ms: v[3],
-            on_runqueue_weight: v[4],
-            child_penalty: v[5],
-            parent_penalty: v[6],
-            exit_weight: v[7],
-            interactive_delta: v[8] as i64,
-            cache_hot_time_us: v[9],
-            balance: v[10] != 0,
-        }
-    }
-
-    fn vals(&self) -> [u64; 11] {
-        [
-            self.hz,
-            self.def_timeslice_ms,
-            self.min_timeslice_ms,
-            self.starvation_limit_ms,
-            self.on_runqueue_weight,
-            self.child_penalty,
-            self.parent_penalty,
-            self.exit_weight,
-            self.interactive_delta as u64,
-            self.cache_hot_time_us,
-            u64::from(self.balance),
-        ]
+        let mut t = O1Tunables::default();
+        TUNABLES.apply(&mut t, sets, Pass::All, "scheduler `o1`")?;
+        Ok(t)
     }
 
     pub fn list(&self) -> Vec<Tunable> {
-        DEFS.iter().zip(self.vals()).map(|(d, v)| Tunable { name: d.name, value: v.to_string(), doc: d.doc }).collect()
+        TUNABLES.list(self)
     }
 
     /// Nanoseconds per jiffy (`1000000000 / HZ`, truncated as in `NS_TO_JIFFIES`).
@@ -258,5 +286,9 @@ mod tests {
         assert!(O1Tunables::new(&[("nope".into(), "1".into())]).unwrap_err().contains("nope"));
         let t = O1Tunables::new(&[("def_timeslice_ms".into(), "50ms".into())]).unwrap();
         assert_eq!(t.def_timeslice(), 50);
+        let t = O1Tunables::new(&[("cache_hot_time_us".into(), "3ms".into())]).unwrap();
+        assert_eq!(t.cache_hot_time_us, 3000);
+        let e = O1Tunables::new(&[("def_timeslice_ms".into(), "1500us".into())]).unwrap_err();
+        assert!(e.contains("not a whole number of ms"), "{e}");
     }
 }

@@ -190,3 +190,25 @@ fn runqueue_wait_credit_depends_on_the_waker() {
         assert_eq!(h.o.td[s].sleep_avg - after_wake, expected, "irq {irq}");
     }
 }
+
+/// A 4096-CPU machine (the `MAX_CPUS` limit: 16 nodes × 8 LLCs × 16 cores × 2 threads)
+/// builds its domains in moments (it took 27 s when each CPU recomputed every group's
+/// `cpu_power`), with the 2.6.11 `cpu_power` of each group: SCHED_LOAD_SCALE per core plus
+/// 25 % per extra sibling (160 per two-thread core), 128 for a thread of the SMT level.
+#[test]
+fn domains_of_a_4096_cpu_machine_have_the_kernels_cpu_power() {
+    let m = crate::testing::machine_4096();
+    let o = O1::new(&m, &[]).unwrap();
+    for cpu in [0, 17, 2048, 4095] {
+        assert_eq!(o.domain_names(cpu), ["SMT", "MC", "DIE", "NUMA"], "CPU {cpu}");
+        let d = &o.doms[cpu];
+        let groups: Vec<usize> = d.iter().map(|x| x.groups.len()).collect();
+        assert_eq!(groups, [2, 16, 8, 16], "CPU {cpu}: threads, cores, LLCs, nodes");
+        let powers: Vec<u64> = d.iter().map(|x| x.power[1]).collect();
+        assert_eq!(powers, [128, 160, 16 * 160, 8 * 16 * 160], "CPU {cpu}");
+        for x in d {
+            assert!(x.groups[0].contains(cpu), "CPU {cpu} {}: the local group first", x.name);
+            assert_eq!(x.groups.iter().map(|g| g.count()).sum::<usize>(), x.span.count(), "{}", x.name);
+        }
+    }
+}

@@ -59,9 +59,19 @@ pub use params::{Preempt, UleTunables, Version};
 use params::{Layout, PRI_MAX_IDLE, PRI_MAX_TIMESHARE, PRI_MIN_IDLE};
 use runq::{Calendar, Runq};
 use schedlab_machine::{CpuSet, Machine};
-use schedlab_sched_api::{dequeue, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskPolicy, Tunable};
+use schedlab_sched_api::{dequeue, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskPolicy, Tunable, Unit};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use topo::{Groups, Loads, Lowest, Rnd, CG_SHARE_L2};
+
+/// ULE's per-task statistics (`task_stats`).
+const SCORE: Stat = Stat::def("score", Unit::None, "Interactivity penalty (ULE score; < 30 is interactive)");
+const PRIORITY: Stat = Stat::def("priority", Unit::None, "Priority (ULE td_priority; lower is better)");
+const USER_PRI: Stat = Stat::def("user_pri", Unit::None, "User priority (ULE td_user_pri; lower is better)");
+/// `ts_runtime`, `ts_slptime`: hz ticks shifted by `SCHED_TICK_SHIFT`.
+const HISTORY: Unit = Unit::Ticks("hz ticks / 1024");
+const RUNTIME: Stat = Stat::def("runtime", HISTORY, "Recent run time (ULE ts_runtime)");
+const SLPTIME: Stat = Stat::def("slptime", HISTORY, "Recent voluntary sleep (ULE ts_slptime)");
+const SLICE: Stat = Stat::def("slice", Unit::Ticks("stat ticks"), "Slice used per thread (ULE ts_slice)");
 
 /// Where a queued thread sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1041,12 +1051,12 @@ impl SchedClass for Ule {
     fn task_stats(&self, p: TaskId) -> Vec<Stat> {
         let Some(td) = self.td.get(p) else { return Vec::new() };
         vec![
-            Stat { name: "score", value: i64::from(interact_score(&td.hist, self.t.interact)) },
-            Stat { name: "priority", value: i64::from(td.priority) },
-            Stat { name: "user_pri", value: i64::from(td.user_pri) },
-            Stat { name: "runtime", value: i64::from(td.hist.runtime) },
-            Stat { name: "slptime", value: i64::from(td.hist.slptime) },
-            Stat { name: "slice", value: i64::from(td.slice) },
+            SCORE.at(i64::from(interact_score(&td.hist, self.t.interact))),
+            PRIORITY.at(i64::from(td.priority)),
+            USER_PRI.at(i64::from(td.user_pri)),
+            RUNTIME.at(i64::from(td.hist.runtime)),
+            SLPTIME.at(i64::from(td.hist.slptime)),
+            SLICE.at(i64::from(td.slice)),
         ]
     }
 

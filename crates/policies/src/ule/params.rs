@@ -3,8 +3,7 @@
 //! (`PRI_MIN_BATCH`, `SCHED_PRI_MIN`, …) and the clock-derived values from the top of
 //! `sched_ule.c` and `sched_initticks`.
 
-use crate::registry::unknown;
-use schedlab_sched_api::Tunable;
+use schedlab_sched_api::{Choice, Kind, Pass, Tunable, TunableSpec, TunableTable, Unit};
 
 /// Which `sched_ule.c` is modelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,188 +139,200 @@ pub struct UleTunables {
     pub idle_wakeup: u32,
 }
 
-/// One tunable: its name, range and documentation, and how to read and write it. Every
-/// tunable is defined here once; `--set`, `schedlab list` and the errors read this table.
-struct Spec {
-    name: &'static str,
-    /// Accepted values (inclusive); `--set` outside them is an error naming the range.
-    range: (u32, u32),
-    doc: &'static str,
-    get: fn(&UleTunables) -> u32,
-    set: fn(&mut UleTunables, u32),
-}
-
 /// Upper bound of the clock rates: the machine file's HZ limit. `sched_ule.c` has no
 /// range for `hz` (a loader tunable) or `stathz` (set by the timer driver), but the model
 /// ticks every CPU at `stathz`: 10^9 once meant a tick per nanosecond and 5 GB of events.
-const MAX_HZ: u32 = 10_000;
+const MAX_HZ: i64 = 10_000;
 
-/// Every ULE tunable except `version` (handled first: the defaults depend on it). FreeBSD's
-/// sysctls are plain `SYSCTL_INT`s without limits, except `kern.sched.slice` and
-/// `kern.sched.quantum`, which refuse values <= 0 (`sysctl_kern_slice`,
-/// `sysctl_kern_quantum`); the upper bounds are documented ones that keep the tick-based
-/// arithmetic (`hogticks`, `SCHED_AFFINITY`, `tickincr`) far from `int` overflow.
-const SPECS: &[Spec] = &[
-    Spec {
-        name: "hz",
-        range: (1, MAX_HZ),
-        doc: "rate of the `ticks` counter (sleep time, affinity); 1000 on amd64",
-        get: |t| t.hz,
-        set: |t, v| t.hz = v,
-    },
-    Spec {
-        name: "stathz",
-        range: (1, MAX_HZ),
-        doc: "statistics clock driving sched_clock; 127 with one-shot timers",
-        get: |t| t.stathz,
-        set: |t, v| t.stathz = v,
-    },
-    Spec {
-        name: "slice",
-        range: (1, 10_000),
-        doc: "sched_slice, stat ticks (stathz/10); sysctl_kern_slice refuses <= 0",
-        get: |t| t.slice,
-        set: |t, v| t.slice = v,
-    },
-    Spec {
-        name: "slice_min",
-        range: (1, 10_000),
-        doc: "sched_slice_min, stat ticks (slice/6)",
-        get: |t| t.slice_min,
-        set: |t, v| t.slice_min = v,
-    },
-    Spec {
-        name: "interact",
-        range: (0, SCHED_INTERACT_MAX),
-        doc: "interactivity threshold of the score (30); scores run 0..=100",
-        get: |t| t.interact,
-        set: |t, v| t.interact = v,
-    },
-    Spec {
-        name: "preempt_thresh",
-        range: (0, PRI_MAX_IDLE as u32),
-        doc: "priorities at or below preempt at once (PRI_MIN_KERN); priorities run 0..=255",
-        get: |t| t.preempt_thresh,
-        set: |t, v| t.preempt_thresh = v,
-    },
-    Spec {
-        name: "static_boost",
-        range: (0, PRI_MAX_IDLE as u32),
-        doc: "priority of a sleeping batch thread (PRI_MIN_BATCH)",
-        get: |t| t.static_boost,
-        set: |t, v| t.static_boost = v,
-    },
-    Spec {
-        name: "affinity",
-        range: (0, 100_000),
-        doc: "cache affinity per level, hz ticks (1 at hz=1000)",
-        get: |t| t.affinity,
-        set: |t, v| t.affinity = v,
-    },
-    Spec {
-        name: "steal_idle",
-        range: (0, 1),
-        doc: "idle CPUs steal threads (1)",
-        get: |t| u32::from(t.steal_idle),
-        set: |t, v| t.steal_idle = v != 0,
-    },
-    Spec {
-        name: "steal_thresh",
-        range: (0, 1_000_000),
-        doc: "minimum victim load for stealing (2)",
-        get: |t| t.steal_thresh,
-        set: |t, v| t.steal_thresh = v,
-    },
-    Spec {
-        name: "balance",
-        range: (0, 1),
-        doc: "periodic balancer on CPU 0 (1)",
-        get: |t| u32::from(t.balance),
-        set: |t, v| t.balance = v != 0,
-    },
-    Spec {
-        name: "balance_interval",
-        range: (1, 1_000_000),
-        doc: "balancer period, stat ticks (stathz; 0.5x–1.5x at random)",
-        get: |t| t.balance_interval,
-        set: |t, v| t.balance_interval = v,
-    },
-    Spec {
-        name: "idle_wakeup",
-        range: (0, 100_000),
-        doc: "hz ticks an idle CPU sleeps at most before a hardclock wakes it to steal again (hz/2); 0: never",
-        get: |t| t.idle_wakeup,
-        set: |t, v| t.idle_wakeup = v,
-    },
+/// `version`: the `sched_ule.c` modelled; `11.1-linux` is 11.1 as the ULE-vs-CFS study
+/// ported it into Linux.
+const VERSIONS: &[Choice] = &[
+    Choice { name: "11.1", aliases: &["11"] },
+    Choice { name: "11.1-linux", aliases: &[] },
+    Choice { name: "current", aliases: &["15"] },
 ];
+const PREEMPTS: &[Choice] = &[Choice { name: "freebsd", aliases: &[] }, Choice { name: "kthread", aliases: &[] }];
+const STAT_TICKS: Unit = Unit::Ticks("stat ticks");
+const HZ_TICKS: Unit = Unit::Ticks("hz ticks");
+
+/// Every ULE tunable, defined here once: `--set`, `schedlab list`, the record and the errors
+/// read this table. `version`, `hz` and `stathz` are set first: `sched_initticks` derives
+/// the other defaults from them. FreeBSD's sysctls are plain `SYSCTL_INT`s without limits,
+/// except `kern.sched.slice` and `kern.sched.quantum`, which refuse values <= 0
+/// (`sysctl_kern_slice`, `sysctl_kern_quantum`); the upper bounds are documented ones that
+/// keep the tick-based arithmetic (`hogticks`, `SCHED_AFFINITY`, `tickincr`) far from `int`
+/// overflow.
+pub static TUNABLES: TunableTable<UleTunables> = TunableTable {
+    owner: "sched_ule.c",
+    version: None,
+    specs: &[
+        TunableSpec {
+            early: true,
+            ..TunableSpec::new(
+                "version",
+                Kind::Choice(VERSIONS),
+                "sched_ule.c modelled: 11.1 (default), 11.1-linux (the ULE-vs-CFS port: preempt=kthread, idle_wakeup=0) or current (15.0/2025 main)",
+                |t| match (t.version, t.linux_port) {
+                    (Version::V11_1, false) => 0,
+                    (Version::V11_1, true) => 1,
+                    (Version::Current, _) => 2,
+                },
+                |t, v| {
+                    (t.version, t.linux_port) = match v {
+                        0 => (Version::V11_1, false),
+                        1 => (Version::V11_1, true),
+                        _ => (Version::Current, false),
+                    }
+                },
+            )
+        },
+        TunableSpec::new(
+            "preempt",
+            Kind::Choice(PREEMPTS),
+            "freebsd: sched_setpreempt/tdq_notify; kthread: only kernel threads preempt (the ULE-vs-CFS port)",
+            |t| i64::from(t.preempt == Preempt::Kthread),
+            |t, v| t.preempt = if v == 1 { Preempt::Kthread } else { Preempt::FreeBsd },
+        ),
+        TunableSpec {
+            early: true,
+            ..TunableSpec::new(
+                "hz",
+                Kind::int(1, MAX_HZ, Unit::Hz),
+                "rate of the `ticks` counter (sleep time, affinity); 1000 on amd64",
+                |t| t.hz.into(),
+                |t, v| t.hz = v as u32,
+            )
+        },
+        TunableSpec {
+            early: true,
+            ..TunableSpec::new(
+                "stathz",
+                Kind::int(1, MAX_HZ, Unit::Hz),
+                "statistics clock driving sched_clock; 127 with one-shot timers",
+                |t| t.stathz.into(),
+                |t, v| t.stathz = v as u32,
+            )
+        },
+        TunableSpec::new(
+            "slice",
+            Kind::int(1, 10_000, STAT_TICKS),
+            "sched_slice (stathz/10); sysctl_kern_slice refuses <= 0 and sets slice_min = slice/6",
+            |t| t.slice.into(),
+            |t, v| {
+                t.slice = v as u32;
+                t.slice_min = (t.slice / SCHED_SLICE_MIN_DIVISOR).max(1);
+            },
+        ),
+        TunableSpec::new(
+            "slice_min",
+            Kind::int(1, 10_000, STAT_TICKS),
+            "sched_slice_min (slice/6)",
+            |t| t.slice_min.into(),
+            |t, v| t.slice_min = v as u32,
+        ),
+        TunableSpec::new(
+            "interact",
+            Kind::int(0, SCHED_INTERACT_MAX as i64, Unit::None),
+            "interactivity threshold of the score (30); scores run 0..=100",
+            |t| t.interact.into(),
+            |t, v| t.interact = v as u32,
+        ),
+        TunableSpec::new(
+            "preempt_thresh",
+            Kind::int(0, PRI_MAX_IDLE as i64, Unit::None),
+            "priorities at or below preempt at once (PRI_MIN_KERN); priorities run 0..=255",
+            |t| t.preempt_thresh.into(),
+            |t, v| t.preempt_thresh = v as u32,
+        ),
+        TunableSpec::new(
+            "static_boost",
+            Kind::int(0, PRI_MAX_IDLE as i64, Unit::None),
+            "priority of a sleeping batch thread (PRI_MIN_BATCH)",
+            |t| t.static_boost.into(),
+            |t, v| t.static_boost = v as u32,
+        ),
+        TunableSpec::new(
+            "affinity",
+            Kind::int(0, 100_000, HZ_TICKS),
+            "cache affinity per level (1 at hz=1000)",
+            |t| t.affinity.into(),
+            |t, v| t.affinity = v as u32,
+        ),
+        TunableSpec::new(
+            "steal_idle",
+            Kind::Bool,
+            "idle CPUs steal threads (1)",
+            |t| t.steal_idle.into(),
+            |t, v| t.steal_idle = v != 0,
+        ),
+        TunableSpec::new(
+            "steal_thresh",
+            Kind::int(0, 1_000_000, Unit::None),
+            "minimum victim load for stealing (2)",
+            |t| t.steal_thresh.into(),
+            |t, v| t.steal_thresh = v as u32,
+        ),
+        TunableSpec::new(
+            "balance",
+            Kind::Bool,
+            "periodic balancer on CPU 0 (1)",
+            |t| t.balance.into(),
+            |t, v| t.balance = v != 0,
+        ),
+        TunableSpec::new(
+            "balance_interval",
+            Kind::int(1, 1_000_000, STAT_TICKS),
+            "balancer period (stathz; 0.5x–1.5x at random)",
+            |t| t.balance_interval.into(),
+            |t, v| t.balance_interval = v as u32,
+        ),
+        TunableSpec::new(
+            "idle_wakeup",
+            Kind::int(0, 100_000, HZ_TICKS),
+            "how long an idle CPU sleeps at most before a hardclock wakes it to steal again (hz/2); 0: never",
+            |t| t.idle_wakeup.into(),
+            |t, v| t.idle_wakeup = v as u32,
+        ),
+    ],
+};
+
+/// `hz` as amd64 sets it, and `stathz` with one-shot event timers.
+const DEFAULT_HZ: u32 = 1000;
+const DEFAULT_STATHZ: u32 = 127;
 
 impl UleTunables {
     pub fn new(sets: &[(String, String)]) -> Result<UleTunables, String> {
-        let mut version = Version::V11_1;
-        let mut linux_port = false;
-        for (_, v) in sets.iter().filter(|(k, _)| k == "version") {
-            (version, linux_port) = match v.trim() {
-                "11.1" | "11" => (Version::V11_1, false),
-                "11.1-linux" => (Version::V11_1, true),
-                "current" | "15" => (Version::Current, false),
-                _ => return Err(format!("tunable `version`: `{v}` is not one of 11.1, 11.1-linux, current")),
-            };
-        }
-        let mut preempt = if linux_port { Preempt::Kthread } else { Preempt::FreeBsd };
-        for (k, v) in sets {
-            if k == "preempt" {
-                preempt = match v.trim() {
-                    "freebsd" => Preempt::FreeBsd,
-                    "kthread" => Preempt::Kthread,
-                    _ => return Err(format!("tunable `preempt`: `{v}` is not one of freebsd, kthread")),
-                };
-            }
-        }
+        let mut t = UleTunables::initticks(Version::V11_1, false, DEFAULT_HZ, DEFAULT_STATHZ);
+        TUNABLES.apply(&mut t, sets, Pass::Early, "scheduler `ule`")?;
+        let mut t = UleTunables::initticks(t.version, t.linux_port, t.hz, t.stathz);
+        TUNABLES.apply(&mut t, sets, Pass::Rest, "scheduler `ule`")?;
+        Ok(t)
+    }
+
+    /// The defaults of a version at the given clock rates (`sched_initticks`: the slice,
+    /// the balancer period and the idle wakeup follow the clocks).
+    fn initticks(version: Version, linux_port: bool, hz: u32, stathz: u32) -> UleTunables {
         let lay = Layout::of(version);
-        let (hz, stathz) = (1000, 127);
-        let slice = stathz / SCHED_SLICE_DEFAULT_DIVISOR;
-        let mut t = UleTunables {
+        let slice = (stathz / SCHED_SLICE_DEFAULT_DIVISOR).max(1);
+        UleTunables {
             version,
             linux_port,
             hz,
             stathz,
             slice,
-            slice_min: slice / SCHED_SLICE_MIN_DIVISOR,
+            slice_min: (slice / SCHED_SLICE_MIN_DIVISOR).max(1),
             interact: 30,
             preempt_thresh: u32::from(lay.min_kern),
             static_boost: u32::from(lay.min_batch),
-            affinity: (hz / 1000).max(1),
+            // `SCHED_AFFINITY_DEFAULT` = max(1, hz / 1000), at the default hz.
+            affinity: (DEFAULT_HZ / 1000).max(1),
             steal_idle: true,
             steal_thresh: 2,
             balance: true,
             balance_interval: stathz,
-            preempt,
-            idle_wakeup: hz / 2,
-        };
-        for (k, v) in sets.iter().filter(|(k, _)| k != "version" && k != "preempt") {
-            let spec = SPECS.iter().find(|s| s.name == k).ok_or_else(|| unknown("ule", k, &t.list()))?;
-            let (lo, hi) = spec.range;
-            let n = parse_count(k, v)?;
-            if n < u64::from(lo) || n > u64::from(hi) {
-                return Err(format!("tunable `{k}` = {n} is outside its range {lo}..={hi}"));
-            }
-            (spec.set)(&mut t, n as u32);
+            preempt: if linux_port { Preempt::Kthread } else { Preempt::FreeBsd },
+            idle_wakeup: if linux_port { 0 } else { hz / 2 },
         }
-        // `sched_initticks`: values derived from the clock unless set explicitly.
-        let set = |name: &str| sets.iter().any(|(k, _)| k == name);
-        if !set("slice") {
-            t.slice = (t.stathz / SCHED_SLICE_DEFAULT_DIVISOR).max(1);
-        }
-        if !set("slice_min") {
-            t.slice_min = (t.slice / SCHED_SLICE_MIN_DIVISOR).max(1);
-        }
-        if !set("balance_interval") {
-            t.balance_interval = t.stathz;
-        }
-        if !set("idle_wakeup") {
-            t.idle_wakeup = if linux_port { 0 } else { t.hz / 2 };
-        }
-        Ok(t)
     }
 
     /// `tickincr`: one stat tick in hz ticks, shifted by `SCHED_TICK_SHIFT` (8062 at 1000/127).
@@ -337,35 +348,10 @@ impl UleTunables {
         (self.hz / 2) << SCHED_TICK_SHIFT
     }
 
-    /// `version`, then every tunable of [`SPECS`] with its current value.
+    /// Every tunable of [`TUNABLES`] with its current value.
     pub fn list(&self) -> Vec<Tunable> {
-        let version = Tunable {
-            name: "version",
-            value: match (self.version, self.linux_port) {
-                (Version::V11_1, false) => "11.1".into(),
-                (Version::V11_1, true) => "11.1-linux".into(),
-                (Version::Current, _) => "current".into(),
-            },
-            doc: "sched_ule.c modelled: 11.1 (default), 11.1-linux (the ULE-vs-CFS port: preempt=kthread, idle_wakeup=0) or current (15.0/2025 main)",
-        };
-        let preempt = Tunable {
-            name: "preempt",
-            value: match self.preempt {
-                Preempt::FreeBsd => "freebsd".into(),
-                Preempt::Kthread => "kthread".into(),
-            },
-            doc: "freebsd: sched_setpreempt/tdq_notify; kthread: only kernel threads preempt (the ULE-vs-CFS port)",
-        };
-        [version, preempt]
-            .into_iter()
-            .chain(SPECS.iter().map(|s| Tunable { name: s.name, value: (s.get)(self).to_string(), doc: s.doc }))
-            .collect()
+        TUNABLES.list(self)
     }
-}
-
-/// A count (not a duration): a plain non-negative integer, `_` separators allowed.
-fn parse_count(k: &str, v: &str) -> Result<u64, String> {
-    v.trim().replace('_', "").parse().map_err(|_| format!("tunable `{k}`: `{v}` is not a non-negative integer"))
 }
 
 #[cfg(test)]
@@ -381,27 +367,34 @@ mod tests {
     #[test]
     fn every_tunable_is_range_checked() {
         let e = UleTunables::new(&set("stathz", "1000000000")).unwrap_err();
-        assert_eq!(e, "tunable `stathz` = 1000000000 is outside its range 1..=10000");
-        for s in SPECS {
-            let (lo, hi) = s.range;
-            assert!(UleTunables::new(&set(s.name, &hi.to_string())).is_ok(), "{}", s.name);
-            let e = UleTunables::new(&set(s.name, &(u64::from(hi) + 1).to_string())).unwrap_err();
-            assert!(e.contains(s.name) && e.contains(&format!("{lo}..={hi}")), "{e}");
-            if lo > 0 {
+        assert_eq!(e, "tunable `stathz` = 1000000000 is outside its range 1..=10000 Hz");
+        for s in TUNABLES.specs {
+            let Kind::Int { min, max, .. } = s.kind else { continue };
+            assert!(UleTunables::new(&set(s.name, &max.to_string())).is_ok(), "{}", s.name);
+            let e = UleTunables::new(&set(s.name, &(max + 1).to_string())).unwrap_err();
+            assert!(e.contains(s.name) && e.contains(&format!("{min}..={max}")), "{e}");
+            if min > 0 {
                 assert!(UleTunables::new(&set(s.name, "0")).is_err(), "{}", s.name);
             }
         }
         assert!(UleTunables::new(&set("interact", "101")).unwrap_err().contains("0..=100"));
         assert!(UleTunables::new(&set("stathz", "1e9")).unwrap_err().contains("not a non-negative integer"));
         assert!(UleTunables::new(&set("stathz", "5ms")).is_err());
+        assert!(UleTunables::new(&set("steal_idle", "2")).unwrap_err().contains("expected 0/1"));
     }
 
-    /// The table and the list agree, and the clock-derived defaults follow `sched_initticks`.
+    /// The clock-derived defaults follow `sched_initticks`, whatever the order of the
+    /// `--set`s; setting `slice` sets `slice_min` as `sysctl_kern_slice` does.
     #[test]
-    fn list_shows_every_spec_and_derived_defaults() {
+    fn derived_defaults_follow_the_clocks() {
         let t = UleTunables::new(&set("stathz", "1000")).unwrap();
-        let names: Vec<&str> = t.list().iter().map(|x| x.name).collect();
-        assert_eq!(names.len(), SPECS.len() + 2);
+        assert_eq!(t.list().len(), TUNABLES.specs.len());
         assert_eq!((t.slice, t.slice_min, t.balance_interval), (100, 16, 1000));
+        let sets: Vec<(String, String)> =
+            [("slice", "60"), ("hz", "500"), ("version", "11.1-linux")].map(|(k, v)| (k.into(), v.into())).to_vec();
+        let t = UleTunables::new(&sets).unwrap();
+        assert_eq!((t.slice, t.slice_min, t.idle_wakeup, t.preempt), (60, 10, 0, Preempt::Kthread));
+        let t = UleTunables::new(&set("hz", "500")).unwrap();
+        assert_eq!((t.slice, t.slice_min, t.idle_wakeup, t.preempt), (12, 2, 250, Preempt::FreeBsd));
     }
 }

@@ -19,7 +19,7 @@
 //! every task placed elsewhere is migrated from the central CPU's runqueue.
 
 use crate::ext::{enq, kick, local_on, ops_flags, ScxCtx, ScxOps, DSQ_LOCAL, SLICE_INF};
-use schedlab_sched_api::Tunable;
+use schedlab_sched_api::{Kind, Tunable, TunableSpec, TunableTable, Unit};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use std::collections::VecDeque;
 
@@ -30,6 +30,28 @@ const QUEUE_MAX: usize = 4096;
 const TIMER_INTERVAL: u64 = 1_000_000;
 /// `BPF_MAX_LOOPS` bounds the pops of one `dispatch_to_cpu`.
 const MAX_LOOPS: usize = 8 << 20;
+
+/// `scx_central`'s options, each defined here once.
+static TUNABLES: TunableTable<Central> = TunableTable {
+    owner: "scx_central",
+    version: None,
+    specs: &[
+        TunableSpec::new(
+            "central_cpu",
+            Kind::int(0, schedlab_machine::MAX_CPUS as i64 - 1, Unit::None),
+            "scx_central -c: the deciding CPU (one the machine has)",
+            |c| c.central as i64,
+            |c, v| c.central = v as usize,
+        ),
+        TunableSpec::new(
+            "slice_us",
+            Kind::int(1, 3_600_000_000, Unit::Us),
+            "scx_central -s: time slice",
+            |c| (c.slice_ns / 1000) as i64,
+            |c, v| c.slice_ns = v as u64 * 1000,
+        ),
+    ],
+};
 
 pub struct Central {
     central: CpuId,
@@ -93,20 +115,10 @@ impl ScxOps for Central {
         ops_flags::ENQ_LAST
     }
     fn tunables(&self) -> Vec<Tunable> {
-        vec![
-            Tunable { name: "central_cpu", value: self.central.to_string(), doc: "scx_central -c: the deciding CPU" },
-            Tunable { name: "slice_us", value: (self.slice_ns / 1000).to_string(), doc: "scx_central -s: time slice" },
-        ]
+        TUNABLES.list(self)
     }
     fn set_tunable(&mut self, key: &str, value: &str) -> Result<bool, String> {
-        let n = || crate::registry::parse_u64(key, value);
-        match key {
-            "central_cpu" => self.central = n()? as usize,
-            "slice_us" if n()? > 0 => self.slice_ns = n()? * 1000,
-            "slice_us" => return Err("tunable `slice_us` must be positive".into()),
-            _ => return Ok(false),
-        }
-        Ok(true)
+        TUNABLES.set(self, key, value)
     }
     fn init(&mut self, cx: &mut ScxCtx) -> Result<(), String> {
         if self.central >= cx.nr_cpus() {

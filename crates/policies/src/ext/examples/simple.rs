@@ -15,11 +15,24 @@
 //! the shared queue, which every CPU contends for.
 
 use crate::ext::{vtime_before, ScxCtx, ScxOps, SLICE_DFL};
-use schedlab_sched_api::Tunable;
+use schedlab_sched_api::{Kind, Tunable, TunableSpec, TunableTable};
 use schedlab_sim::{CpuId, TaskId};
 
 /// The shared DSQ's id (`SHARED_DSQ`).
 const SHARED_DSQ: u64 = 0;
+
+/// `scx_simple`'s option.
+static TUNABLES: TunableTable<Simple> = TunableTable {
+    owner: "scx_simple",
+    version: None,
+    specs: &[TunableSpec::new(
+        "fifo",
+        Kind::Bool,
+        "scx_simple -f: global FIFO (1) instead of weighted vtime (0)",
+        |s| s.fifo.into(),
+        |s, v| s.fifo = v != 0,
+    )],
+};
 
 #[derive(Default)]
 pub struct Simple {
@@ -37,22 +50,10 @@ impl ScxOps for Simple {
         "ext:simple"
     }
     fn tunables(&self) -> Vec<Tunable> {
-        vec![Tunable {
-            name: "fifo",
-            value: u8::from(self.fifo).to_string(),
-            doc: "scx_simple -f: global FIFO (1) instead of weighted vtime (0)",
-        }]
+        TUNABLES.list(self)
     }
     fn set_tunable(&mut self, key: &str, value: &str) -> Result<bool, String> {
-        if key != "fifo" {
-            return Ok(false);
-        }
-        self.fifo = match value.trim() {
-            "0" => false,
-            "1" => true,
-            o => return Err(format!("tunable `fifo`: `{o}` is not 0 or 1")),
-        };
-        Ok(true)
+        TUNABLES.set(self, key, value)
     }
     fn init(&mut self, cx: &mut ScxCtx) -> Result<(), String> {
         cx.create_dsq(SHARED_DSQ)

@@ -289,24 +289,3 @@ fn locality_idle_cpu_of_another_llc_steals_queued_work() {
     assert!(n("ext.greedy_kicks") >= 4 && n("ext.steals") >= 4, "{:?}", r.policy_counters);
     assert!(r.tasks.iter().all(|t| t.runtime_ns >= 50 * MS), "every hog ran most of the time");
 }
-
-/// `--set SCHED:KEY=VALUE` targets a scheduler whose name holds a colon: `ext:simple:fifo=1`
-/// sets `fifo` of `ext:simple` only (cfs would refuse the key), and a target that is not run
-/// is refused rather than ignored.
-#[test]
-fn targeted_set_reaches_a_scheduler_named_with_a_colon() {
-    let bin = env!("CARGO_BIN_EXE_schedlab");
-    let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));
-    let w = format!("{root}/examples/workloads/nice-pair.toml");
-    let compare = |set: &str| {
-        std::process::Command::new(bin)
-            .args(["compare", &w, "--sched", "ext:simple,cfs", "--duration", "20ms", "--set", set])
-            .output()
-            .unwrap()
-    };
-    let ok = compare("ext:simple:fifo=1");
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
-    let bad = compare("ext:central:fifo=1");
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("not among the schedulers run"));
-}
