@@ -18,6 +18,7 @@ pub const WORKLOADS: &[(&str, &str)] = &[
 pub const RTAPP: &[(&str, &str)] = &[
     ("barrier.json", include_str!("../../../examples/rt-app/barrier.json")),
     ("condvar.json", include_str!("../../../examples/rt-app/condvar.json")),
+    ("custom-slice.json", include_str!("../../../examples/rt-app/custom-slice.json")),
     ("deadline.json", include_str!("../../../examples/rt-app/deadline.json")),
     ("fork.json", include_str!("../../../examples/rt-app/fork.json")),
     ("mutex-pi.json", include_str!("../../../examples/rt-app/mutex-pi.json")),

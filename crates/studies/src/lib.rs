@@ -11,6 +11,7 @@
 //! `schedlab-report`, which is why they live above `run` and not inside it.
 
 pub mod bouron;
+pub mod contract;
 pub mod edf_simso;
 pub mod suite;
 pub mod suites;

@@ -69,14 +69,6 @@ struct Resources {
     groups: BTreeSet<String>,
 }
 
-fn suspend_name(t: &Thread, s: &str) -> String {
-    if s.is_empty() {
-        t.name.clone()
-    } else {
-        s.to_string()
-    }
-}
-
 fn scan(cx: &Cx, threads: &[Thread]) -> R<Resources> {
     let mut r = Resources::default();
     let names: BTreeSet<&str> = threads.iter().map(|t| t.name.as_str()).collect();
@@ -101,8 +93,8 @@ fn scan(cx: &Cx, threads: &[Thread]) -> R<Resources> {
                 Ev::Signal(c) | Ev::Broad(c) => {
                     r.conds.insert(c.clone());
                 }
-                Ev::Suspend(s) | Ev::Resume(s) => {
-                    let n = suspend_name(t, s);
+                Ev::Suspend | Ev::Resume(_) => {
+                    let n = if let Ev::Resume(s) = &e.ev { s.clone() } else { t.name.clone() };
                     if n.is_empty() {
                         return Err(cx.err(e.at, &e.path, "`resume` names the thread to wake; it is empty"));
                     }
@@ -191,13 +183,44 @@ pub(super) fn emit(cx: &mut Cx, name: &str, g: &Global, threads: &[Thread]) -> R
     Ok((text, origin))
 }
 
-/// A policy's keys for the task table and its nice value, if it sets one.
-type PolicyKv = (Vec<(&'static str, String)>, Option<i64>);
+/// A policy as the workload language sets it: `sched_attr` keys (`policy`,
+/// `rt_priority`, `runtime`, …), the nice value for normal/batch/idle and a custom slice.
+struct Attrs {
+    kv: Vec<(&'static str, String)>,
+    nice: Option<i64>,
+    /// The custom slice in ns (`slice`, `set_slice`).
+    slice: Option<i64>,
+}
 
-/// A policy as `sched_attr` keys (`policy`, `rt_priority`, `runtime`, …) and the nice
-/// value for normal/batch/idle: `s`'s own policy, else `inherited`, with rt-app's default
+/// A fair thread's `dl-runtime` as rt-app passes it: `sched_attr.sched_runtime` of
+/// `SCHED_OTHER`/`SCHED_BATCH` (`rt-app.c:__set_thread_sched_other_attrs`; not for
+/// `SCHED_IDLE`), the custom slice of Linux 6.12, which the kernel clamps to 0.1–100 ms
+/// (`kernel/sched/syscalls.c:__setscheduler_params`, v6.12). `dl-period` and `dl-deadline`
+/// mean nothing there.
+fn fair_slice(cx: &mut Cx, s: &Sched, pol: Pol, path: &str) -> Option<i64> {
+    for (d, k) in s.dl[1..].iter().zip(["dl-period", "dl-deadline"]) {
+        if d.is_some() {
+            cx.note(format!(
+                "`{path}.{k}` of a {pol:?} thread is ignored, as rt-app passes only `dl-runtime` (its custom slice)"
+            ));
+        }
+    }
+    let (rt, _) = s.dl[0].filter(|d| d.0 != 0)?;
+    if pol == Pol::Idle {
+        cx.note(format!("`{path}.dl-runtime` of a SCHED_IDLE thread is ignored, as rt-app sets a custom slice only for SCHED_OTHER and SCHED_BATCH"));
+        return None;
+    }
+    let ns = rt.saturating_mul(1000);
+    let slice = ns.clamp(crate::SLICE_MIN.0 as i64, crate::SLICE_MAX.0 as i64);
+    if slice != ns {
+        cx.note(format!("`{path}.dl-runtime` {rt} µs as a custom slice is clamped to {} µs, as the kernel clamps `sched_runtime` to 0.1–100 ms", slice / 1000));
+    }
+    Some(slice)
+}
+
+/// A policy as [`Attrs`]: `s`'s own policy, else `inherited`, with rt-app's default
 /// priority (`parse_sched_data`: nice 0, rt priority 10).
-fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<PolicyKv> {
+fn policy_attrs(cx: &mut Cx, s: &Sched, inherited: Pol, path: &str) -> R<Attrs> {
     let (pol, at) = s.policy.unwrap_or((inherited, s.prio.map_or(0, |p| p.1)));
     let prio = |def: i64| s.prio.unwrap_or((def, at));
     Ok(match pol {
@@ -212,7 +235,8 @@ fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<PolicyKv> {
                 Pol::Batch => "batch",
                 _ => "idle",
             };
-            (vec![("policy", q(name))], Some(nice))
+            let slice = fair_slice(cx, s, pol, path);
+            Attrs { kv: vec![("policy", q(name))], nice: Some(nice), slice }
         }
         Pol::Fifo | Pol::Rr => {
             let (p, pat) = prio(10);
@@ -223,8 +247,11 @@ fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<PolicyKv> {
                     format!("priority {p} of a {pol:?} task outside 1..=99"),
                 ));
             }
+            if s.dl.iter().any(Option::is_some) {
+                cx.note(format!("`{path}`: dl-runtime, dl-period and dl-deadline of a {pol:?} thread are ignored, as rt-app ignores them"));
+            }
             let name = if pol == Pol::Fifo { "fifo" } else { "rr" };
-            (vec![("policy", q(name)), ("rt_priority", p.to_string())], None)
+            Attrs { kv: vec![("policy", q(name)), ("rt_priority", p.to_string())], nice: None, slice: None }
         }
         Pol::Deadline => {
             let Some((rt, _)) = s.dl[0] else {
@@ -243,7 +270,7 @@ fn policy_kv(cx: &Cx, s: &Sched, inherited: Pol, path: &str) -> R<PolicyKv> {
                 ("deadline", us(deadline)),
                 ("period", us(period)),
             ];
-            (kv, None)
+            Attrs { kv, nice: None, slice: None }
         }
     })
 }
@@ -262,7 +289,7 @@ fn cpu_list(cpus: &Option<(Vec<i64>, usize)>) -> String {
 
 fn task(cx: &mut Cx, o: &mut Out, g: &Global, r: &Resources, t: &Thread, pi: &dyn Fn(&str) -> bool) -> R<()> {
     let path = format!("tasks.{}", t.name);
-    let (kv, nice) = policy_kv(cx, &t.sched, g.default_policy, &path)?;
+    let Attrs { kv, nice, slice } = policy_attrs(cx, &t.sched, g.default_policy, &path)?;
     let pol_at = t.sched.policy.map_or(t.at, |p| p.1);
     let start_pol = t.sched.policy.map_or(g.default_policy, |p| p.0);
     o.line(t.at, "[[task]]");
@@ -278,6 +305,9 @@ fn task(cx: &mut Cx, o: &mut Out, g: &Global, r: &Resources, t: &Thread, pi: &dy
     }
     if let Some(n) = nice {
         o.line(t.sched.prio.map_or(pol_at, |p| p.1), format!("nice = {n}"));
+    }
+    if let (Some(ns), Some((_, at))) = (slice, t.sched.dl[0]) {
+        o.line(at, format!("slice = {}", self::ns(ns)));
     }
     if let Some((_, at)) = &t.cpus {
         o.line(*at, format!("affinity = {}", cpu_list(&t.cpus)));
@@ -298,13 +328,7 @@ fn task(cx: &mut Cx, o: &mut Out, g: &Global, r: &Resources, t: &Thread, pi: &dy
     for (i, p) in t.phases.iter().enumerate() {
         let ppath = format!("{path}.phases[{i}]");
         if !p.sched.is_empty() {
-            let (kv, nice) = policy_kv(cx, &p.sched, pol, &ppath)?;
-            let body: Vec<String> =
-                kv.iter().map(|(k, v)| format!("{} = {v}", if *k == "policy" { "set_policy" } else { k })).collect();
-            o.line(p.at, format!("{{ {} }},", body.join(", ")));
-            if let Some(n) = nice {
-                o.line(p.at, format!("{{ set_nice = {n} }},"));
-            }
+            phase_policy(cx, o, &p.sched, pol, p.at, &ppath)?;
             pol = policy_after(&p.sched, pol);
         }
         if phase_cpus {
@@ -318,6 +342,32 @@ fn task(cx: &mut Cx, o: &mut Out, g: &Global, r: &Resources, t: &Thread, pi: &dy
         o.line(t.at, "] },");
     }
     o.line(t.at, "]");
+    Ok(())
+}
+
+/// A phase's scheduling properties, set at its start (`rt-app.c:set_thread_param`). With
+/// neither `policy` nor `priority` a fair or rt thread keeps its attributes, as
+/// `_set_thread_cfs` and `_set_thread_rt` return when the priority is unchanged; a deadline
+/// thread takes the phase's `dl-*` (`_set_thread_deadline`).
+fn phase_policy(cx: &mut Cx, o: &mut Out, s: &Sched, pol: Pol, at: usize, path: &str) -> R<()> {
+    if s.policy.is_none() && s.prio.is_none() && pol != Pol::Deadline {
+        if s.dl.iter().any(Option::is_some) {
+            cx.note(format!(
+                "`{path}`: dl-* without `policy` or `priority` changes nothing for a {pol:?} thread, as in rt-app"
+            ));
+        }
+        return Ok(());
+    }
+    let Attrs { kv, nice, slice } = policy_attrs(cx, s, pol, path)?;
+    let body: Vec<String> =
+        kv.iter().map(|(k, v)| format!("{} = {v}", if *k == "policy" { "set_policy" } else { k })).collect();
+    o.line(at, format!("{{ {} }},", body.join(", ")));
+    if let Some(n) = nice {
+        o.line(at, format!("{{ set_nice = {n} }},"));
+    }
+    if let Some(n) = slice {
+        o.line(at, format!("{{ set_slice = {} }},", ns(n)));
+    }
     Ok(())
 }
 
@@ -419,8 +469,8 @@ fn phase(
             Ev::Signal(c) => vec![format!("signal = {}", q(c))],
             Ev::Broad(c) => vec![format!("broadcast = {}", q(c))],
             // `rtapp_suspend`: lock, wait on the thread's own condition, unlock.
-            Ev::Suspend(s) => {
-                let n = q(&suspend_name(t, s));
+            Ev::Suspend => {
+                let n = q(&t.name);
                 vec![format!("lock = {n}"), format!("cond_wait = {n}, mutex = {n}"), format!("unlock = {n}")]
             }
             // `rtapp_resume`: lock, broadcast, unlock.

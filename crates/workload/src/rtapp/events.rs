@@ -12,6 +12,15 @@ impl Cx<'_> {
     /// The event of kind `kind` (an [`super::model::EVENTS`] prefix) with value `v`.
     pub(super) fn event(&mut self, kind: &str, v: &Spanned, f: &str) -> R<Ev> {
         Ok(match kind {
+            // Renamed `nodes_membind` in rt-app 2020 because `mem` claims the key.
+            "mem" if f.ends_with(".membind_nodes") && !matches!(v.v, Json::Int(_)) => {
+                return Err(self.err(
+                    v.at,
+                    f,
+                    "`membind_nodes` is read as a `mem` event (rt-app's events match by prefix); \
+                     NUMA binding is `nodes_membind`",
+                ))
+            }
             "run" | "runtime" | "sleep" | "mem" | "iorun" => {
                 let n = self.event_int(v, f)?;
                 match kind {
@@ -29,13 +38,14 @@ impl Cx<'_> {
             "barrier" => Ev::Barrier(self.event_str(v, f)?),
             "fork" => Ev::Fork(self.event_str(v, f)?),
             "resume" => Ev::Resume(self.event_str(v, f)?),
-            // workgen fills an empty `suspend` with the thread's own name.
-            "suspend" => Ev::Suspend(self.event_str(v, f)?),
+            // rt-app suspends the thread on its own name and ignores the value, of any type
+            // (`parse_task_event_data`: `ref = tdata->name`, since rt-app's 2025 change).
+            "suspend" => Ev::Suspend,
             // `yield` takes any value (the tutorial: "String can be empty").
             "yield" => Ev::Yield,
             "wait" | "sync" => {
                 let m = self.object(v, f)?;
-                self.check_keys(m, &["ref", "mutex"], f)?;
+                self.known_keys(m, &["ref", "mutex"], f, "a wait or sync event")?;
                 // rt-app's defaults for a missing name: "unknown".
                 let cond = self.opt_str(m, "ref", f)?.map_or("unknown".into(), |s| s.0);
                 let mutex = self.opt_str(m, "mutex", f)?.map_or("unknown".into(), |s| s.0);
@@ -54,7 +64,7 @@ impl Cx<'_> {
     /// every thread naming it. `mode` `absolute` keeps the period grid after an overrun.
     fn timer(&mut self, v: &Spanned, f: &str) -> R<Ev> {
         let m = self.object(v, f)?;
-        self.check_keys(m, &["ref", "period", "mode"], f)?;
+        self.known_keys(m, &["ref", "period", "mode"], f, "a timer event")?;
         let name = self.opt_str(m, "ref", f)?.map_or("unknown".into(), |s| s.0);
         let period = self.opt_int(m, "period", f)?.map_or(0, |p| p.0);
         if period < 0 {
@@ -75,10 +85,12 @@ impl Cx<'_> {
         Ok(Ev::Timer { unique: name.starts_with("unique"), name, period, absolute })
     }
 
-    fn event_int(&self, v: &Spanned, f: &str) -> R<i64> {
+    fn event_int(&mut self, v: &Spanned, f: &str) -> R<i64> {
         match v.v {
-            Json::Int(n) if n >= 0 => Ok(n),
-            Json::Int(n) => Err(self.err(v.at, f, format!("must be >= 0, found {n}"))),
+            Json::Int(_) => match self.int_value(v, f)? {
+                n if n >= 0 => Ok(n),
+                n => Err(self.err(v.at, f, format!("must be >= 0, found {n}"))),
+            },
             _ => Err(self.err(v.at, f, format!("expected an integer (µs or bytes), found {}", v.v.kind()))),
         }
     }

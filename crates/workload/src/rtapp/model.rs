@@ -54,14 +54,26 @@ pub enum Ev {
     Run(i64),
     Runtime(i64),
     Sleep(i64),
-    Timer { name: String, unique: bool, period: i64, absolute: bool },
+    Timer {
+        name: String,
+        unique: bool,
+        period: i64,
+        absolute: bool,
+    },
     Lock(String),
     Unlock(String),
-    Wait { cond: String, mutex: String },
+    Wait {
+        cond: String,
+        mutex: String,
+    },
     Signal(String),
     Broad(String),
-    Sync { cond: String, mutex: String },
-    Suspend(String),
+    Sync {
+        cond: String,
+        mutex: String,
+    },
+    /// Suspends the thread on its own name.
+    Suspend,
     Resume(String),
     Barrier(String),
     Fork(String),
@@ -103,19 +115,38 @@ pub struct Thread {
     pub taskgroup: Option<(String, usize)>,
 }
 
-/// rt-app's event keys, matched as prefixes in this order (`obj_is_event`): `runtime0`
-/// is a runtime event, `run1` a run event.
+/// The events schedlab runs, as rt-app's tutorial names them.
 pub const EVENTS: &[&str] = &[
     "lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend", "resume",
     "mem", "iorun", "yield", "barrier", "fork",
 ];
 
-/// Properties a phase (or a thread without `phases`) may carry besides events.
+/// rt-app's events schedlab refuses, and why (each a located error naming the event).
+pub const REFUSED_EVENTS: &[(&str, &str)] = &[
+    (
+        "memrun",
+        "memory access patterns (read, write, pointer chase through a buffer) are cache and memory behaviour, \
+         which the machine model does not have",
+    ),
+    ("sem_post", "the workload language has no counting semaphore (POSIX sem_post/sem_wait) yet"),
+    ("sem_wait", "the workload language has no counting semaphore (POSIX sem_post/sem_wait) yet"),
+];
+
+/// Event keys in the order `rt-app_parse_config.c:parse_task_event_data` tries them, each a
+/// prefix (`obj_is_event`): `runtime0` is a runtime event, `run1` a run event, `memrun`
+/// is not a `mem`, and a key such as `lock_order` is a `lock` event.
+const MATCH_ORDER: &[&str] = &[
+    "runtime", "run", "sleep", "memrun", "mem", "iorun", "lock", "unlock", "signal", "broad", "wait", "sync",
+    "barrier", "timer", "resume", "suspend", "yield", "fork", "sem_post", "sem_wait",
+];
+
+/// Properties a phase (or a thread without `phases`) may carry besides events
+/// (`parse_task_phase_data`, `parse_cpuset_data`, `parse_numa_data`, `parse_sched_data`,
+/// `parse_taskgroup_data`).
 const PHASE_KEYS: &[&str] = &[
     "loop",
     "cpus",
     "nodes_membind",
-    "membind_nodes",
     "policy",
     "priority",
     "dl-runtime",
@@ -125,43 +156,49 @@ const PHASE_KEYS: &[&str] = &[
     "util_max",
     "taskgroup",
 ];
-/// Properties only a thread carries.
+/// Properties only a thread carries (`parse_task_data`; `period` and `deadline` are the
+/// legacy names of `dl-period` and `dl-deadline` that `parse_sched_data` reads for a thread).
 const THREAD_KEYS: &[&str] = &["instance", "delay", "phases", "period", "deadline"];
 
+/// The kind of event `key` is, if any.
 pub fn event_kind(key: &str) -> Option<&'static str> {
-    EVENTS.iter().copied().find(|e| key.starts_with(e))
+    MATCH_ORDER.iter().copied().find(|e| key.starts_with(e))
 }
 
 impl Cx<'_> {
-    pub(super) fn thread(&mut self, name: &str, v: &Spanned, path: &str) -> R<Thread> {
-        let members = self.object(v, path)?;
-        let has_phases = members.iter().any(|(k, _, _)| k == "phases");
+    /// Checks a thread's keys: its properties (each once), events (read with its phase when
+    /// it has no `phases`; beside `phases` rt-app never reads them) and keys rt-app ignores.
+    fn thread_keys(&mut self, members: &[(String, usize, Spanned)], has_phases: bool, path: &str) -> R<()> {
         let mut seen = BTreeSet::new();
         for (k, kat, _) in members {
+            let f = format!("{path}.{k}");
             // With `phases`, a thread-level `runtime` is the legacy name of `dl-runtime`.
-            let legacy = has_phases && k == "runtime";
-            let known = PHASE_KEYS.contains(&k.as_str()) || THREAD_KEYS.contains(&k.as_str()) || legacy;
-            if known && !seen.insert(k.as_str()) {
-                return Err(self.err(*kat, &format!("{path}.{k}"), format!("`{k}` is given twice")));
-            }
-            let event = !known && event_kind(k).is_some();
-            if !known && !event {
-                return Err(self.unknown(*kat, &format!("{path}.{k}"), k, "a task property or an event"));
-            }
-            if event && has_phases {
-                return Err(self.err(
-                    *kat,
-                    &format!("{path}.{k}"),
-                    "an event beside `phases`: rt-app reads the events of the phases only; move it into a phase",
+            let prop =
+                PHASE_KEYS.contains(&k.as_str()) || THREAD_KEYS.contains(&k.as_str()) || has_phases && k == "runtime";
+            if prop {
+                if !seen.insert(k.as_str()) {
+                    return Err(self.repeated(*kat, &f, k));
+                }
+            } else if event_kind(k).is_none() {
+                self.ignore("a thread", k, &f);
+            } else if has_phases {
+                self.note(format!(
+                    "`{f}`: an event beside `phases` is ignored, as rt-app reads the events of the phases only"
                 ));
             }
         }
-        let int = |cx: &Self, key: &str, def: i64| cx.opt_int(members, key, path).map(|o| o.map_or(def, |(i, _)| i));
-        let instance = int(self, "instance", 1)?;
+        Ok(())
+    }
+
+    pub(super) fn thread(&mut self, name: &str, v: &Spanned, path: &str) -> R<Thread> {
+        let members = self.object(v, path)?;
+        let has_phases = self.member(members, "phases").is_some();
+        self.thread_keys(members, has_phases, path)?;
+        let instance = self.opt_int(members, "instance", path)?.map_or(1, |i| i.0);
         if instance < 0 {
             return Err(self.err(v.at, &format!("{path}.instance"), "instance must be >= 0"));
         }
-        let delay_us = int(self, "delay", 0)?;
+        let delay_us = self.opt_int(members, "delay", path)?.map_or(0, |i| i.0);
         self.nonneg(delay_us, members, "delay", path)?;
         let mut sched = self.sched(members, path)?;
         for (i, legacy) in ["period", "deadline"].iter().enumerate() {
@@ -169,28 +206,34 @@ impl Cx<'_> {
                 sched.dl[i + 1] = self.opt_int(members, legacy, path)?;
             }
         }
-        if has_phases {
-            self.unmodelled(members, path)?;
+        // `parse_sched_data` reads a thread's `runtime` as the legacy `dl-runtime` whether
+        // or not it has `phases`; without them it is also a runtime event.
+        if sched.dl[0].is_none() {
+            sched.dl[0] = self.opt_int(members, "runtime", path)?.filter(|r| r.0 != 0);
+            if sched.dl[0].is_some() && !has_phases {
+                self.note(format!(
+                    "`{path}.runtime` is a runtime event and, as rt-app reads a thread's `runtime`, also its \
+                     legacy `dl-runtime` (the deadline runtime, or the custom slice of SCHED_OTHER/SCHED_BATCH)"
+                ));
+            }
         }
-        if sched.dl[0].is_none() && has_phases {
-            sched.dl[0] = self.opt_int(members, "runtime", path)?;
-        }
-        let (phases, repeat) = match members.iter().find(|(k, _, _)| k == "phases") {
-            Some((_, _, pv)) => {
+        self.unmodelled(members, path)?;
+        let (phases, repeat) = match self.member(members, "phases") {
+            Some(pv) => {
                 let mut phases = Vec::new();
                 for (pname, _, p) in self.object(pv, &format!("{path}.phases"))? {
-                    phases.push(self.phase(p, &format!("{path}.phases.{pname}"))?);
+                    phases.push(self.phase(p, &format!("{path}.phases.{pname}"), false)?);
                 }
                 if phases.is_empty() {
                     return Err(self.err(pv.at, &format!("{path}.phases"), "no phase: a task needs events"));
                 }
-                (phases, int(self, "loop", -1)?)
+                (phases, self.opt_int(members, "loop", path)?.map_or(-1, |i| i.0))
             }
             None => {
-                let mut phase = self.phase(v, path)?;
+                let mut phase = self.phase(v, path, true)?;
                 // One implicit phase: the thread's own `loop` counts its repetitions and the
                 // thread runs it once; without `loop` it repeats forever.
-                let repeat = if phase.repeat == 1 && self.opt_int(members, "loop", path)?.is_none() { -1 } else { 1 };
+                let repeat = if phase.repeat == 1 && self.member(members, "loop").is_none() { -1 } else { 1 };
                 phase.sched = Sched::default();
                 (vec![phase], repeat)
             }
@@ -200,23 +243,32 @@ impl Cx<'_> {
         Ok(Thread { name: name.to_string(), at: v.at, instance, delay_us, repeat, phases, cpus, sched, taskgroup })
     }
 
-    fn phase(&mut self, v: &Spanned, path: &str) -> R<Phase> {
+    /// A phase, or (`implicit`) a thread without `phases` read as its one phase, whose keys
+    /// [`Cx::thread_keys`] checked.
+    fn phase(&mut self, v: &Spanned, path: &str, implicit: bool) -> R<Phase> {
         let members = self.object(v, path)?;
         let mut events = Vec::new();
         let mut seen = BTreeSet::new();
         for (k, kat, ev) in members {
             let f = format!("{path}.{k}");
-            if PHASE_KEYS.contains(&k.as_str()) || THREAD_KEYS.contains(&k.as_str()) {
+            let thread_key = THREAD_KEYS.contains(&k.as_str());
+            if PHASE_KEYS.contains(&k.as_str()) || implicit && thread_key {
                 // A repeated event runs twice (workgen numbers the copies); a repeated
                 // property would leave one of its values unread.
                 if !seen.insert(k.as_str()) {
-                    return Err(self.err(*kat, &f, format!("`{k}` is given twice")));
+                    return Err(self.repeated(*kat, &f, k));
                 }
                 continue;
             }
             let Some(kind) = event_kind(k) else {
-                return Err(self.unknown(*kat, &f, k, "a phase property or an event"));
+                if !implicit {
+                    self.ignore("a phase", k, &f);
+                }
+                continue;
             };
+            if let Some((e, why)) = REFUSED_EVENTS.iter().find(|(e, _)| *e == kind) {
+                return Err(self.err(*kat, &f, format!("rt-app's `{e}` event is not supported: {why}")));
+            }
             self.step()?;
             events.push(Event { ev: self.event(kind, ev, &f)?, at: *kat, path: f });
         }
@@ -224,7 +276,9 @@ impl Cx<'_> {
             return Err(self.err(v.at, path, "no events found: a phase needs at least one event"));
         }
         let repeat = self.opt_int(members, "loop", path)?.map_or(1, |(i, _)| i);
-        self.unmodelled(members, path)?;
+        if !implicit {
+            self.unmodelled(members, path)?;
+        }
         let cpus = self.cpus(members, path)?;
         let sched = self.sched(members, path)?;
         let taskgroup = self.taskgroup(members, path)?;
@@ -241,10 +295,10 @@ impl Cx<'_> {
                 self.note(format!("`{k}` (utilization clamping) is accepted but not modelled: no policy uses uclamp"));
             }
         }
-        for k in ["nodes_membind", "membind_nodes"] {
-            if members.iter().any(|(m, _, _)| m == k) {
-                self.note(format!("`{k}` (NUMA memory binding) is accepted but has no effect: memory is not modelled"));
-            }
+        if self.member(members, "nodes_membind").is_some() {
+            self.note(
+                "`nodes_membind` (NUMA memory binding) is accepted but has no effect: memory is not modelled".into(),
+            );
         }
         Ok(())
     }
@@ -276,7 +330,7 @@ impl Cx<'_> {
     }
 
     fn cpus(&mut self, m: &[(String, usize, Spanned)], path: &str) -> R<Option<(Vec<i64>, usize)>> {
-        let Some((_, _, v)) = m.iter().find(|(k, _, _)| k == "cpus") else { return Ok(None) };
+        let Some(v) = self.member(m, "cpus") else { return Ok(None) };
         let f = format!("{path}.cpus");
         let Json::Array(items) = &v.v else {
             return Err(self.err(v.at, &f, format!("expected an array of CPU numbers, found {}", v.v.kind())));
