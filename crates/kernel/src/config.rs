@@ -165,130 +165,86 @@ impl Default for SimParams {
     }
 }
 
-/// What a switch takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SwitchValue {
-    /// `0`/`1` (also `false`/`true`, `off`/`on`).
-    Bool,
-    /// An integer in this inclusive range.
-    Int(u64, u64),
-    /// A duration (`100ms`, or nanoseconds) of at most this many nanoseconds.
-    Duration(u64),
-    /// One of these names.
-    Choice(&'static [&'static str]),
-}
+use schedlab_sched_api::tunable::{Choice, Kind, TunableSpec, TunableTable, Unit};
 
-impl SwitchValue {
-    /// What the switch accepts, for errors and `schedlab list`.
-    pub fn describe(self) -> String {
-        match self {
-            SwitchValue::Bool => "0 or 1".into(),
-            SwitchValue::Int(lo, hi) => format!("an integer in {lo}..={hi}"),
-            SwitchValue::Duration(max) => format!("a duration up to {}", Ns(max)),
-            SwitchValue::Choice(names) => format!("one of {}", names.join(", ")),
-        }
+const VERSIONS: &[Choice] = &[
+    Choice { name: "2.6.32", aliases: &[] },
+    Choice { name: "3.4", aliases: &[] },
+    Choice { name: "5.15", aliases: &[] },
+];
+
+/// Every kernel switch, in the order `schedlab list` and the record show them: the same
+/// table type as a policy's tunables (`schedlab_sched_api::tunable`).
+pub static SWITCHES: TunableTable<KernelConfig> = TunableTable {
+    owner: "the kernel model",
+    version: None,
+    specs: &[
+        TunableSpec::new(
+            "kernel.version",
+            Kind::Choice(VERSIONS),
+            "whose runqueue locking the kernel model follows (try_to_wake_up, fork, newly-idle and periodic load_balance)",
+            |c| KernelVersion::ALL.iter().position(|v| *v == c.version).unwrap_or(0) as i64,
+            |c, i| c.version = KernelVersion::ALL[i as usize],
+        ),
+        TunableSpec::new(
+            "kernel.ttwu_queue",
+            Kind::Bool,
+            "TTWU_QUEUE: remote wakeups across caches or to idle CPUs go through the target's wake list and an IPI",
+            |c| i64::from(c.ttwu_queue),
+            |c, v| c.ttwu_queue = v != 0,
+        ),
+        TunableSpec::new(
+            "kernel.delayed_wakeup",
+            Kind::Bool,
+            "the delayed new-task wakeup (Zhang, Gu, Su 2017): wake_up_new_task trylocks, else a per-CPU delay queue",
+            |c| i64::from(c.delayed_wakeup),
+            |c, v| c.delayed_wakeup = v != 0,
+        ),
+        TunableSpec::new(
+            "kernel.lb_narrow_lock",
+            Kind::Bool,
+            "load_balance holds both runqueue locks only to detach and attach tasks (2.6.32 and 3.4 held them for move_tasks)",
+            |c| i64::from(c.lb_narrow_lock),
+            |c, v| c.lb_narrow_lock = v != 0,
+        ),
+        TunableSpec::new(
+            "futex.vip",
+            Kind::Bool,
+            "VIP futex queueing and inheritance (0: VIP tasks wait like normal ones)",
+            |c| i64::from(c.futex.vip),
+            |c, v| c.futex.vip = v != 0,
+        ),
+        TunableSpec::new(
+            "futex.vip_starvation_ns",
+            Kind::int(0, 3_600_000_000_000, Unit::Ns),
+            "a VIP does not jump a normal waiter that has waited longer than this",
+            |c| c.futex.vip_starvation.0 as i64,
+            |c, v| c.futex.vip_starvation = Ns(v as u64),
+        ),
+        TunableSpec::new(
+            "futex.max_lock_depth",
+            Kind::int(1, 1024, Unit::None),
+            "longest owner chain PI boosts and VIP inheritance follow (the kernel's max_lock_depth sysctl, 1024)",
+            |c| c.futex.max_lock_depth as i64,
+            |c, v| c.futex.max_lock_depth = v as usize,
+        ),
+    ],
+};
+
+/// Where a switch acts, when not everywhere: for the warning when setting it changed nothing.
+fn acts(name: &str) -> Option<&'static str> {
+    match name {
+        "kernel.ttwu_queue" => Some(
+            "only where the kernel version has a remote wake list (not 2.6.32), the policy keeps one (not ULE or O(1)) \
+             and a wakeup can take it (3.4: across LLCs only)",
+        ),
+        "kernel.lb_narrow_lock" => Some(
+            "only under kernel.version 2.6.32 and 3.4, whose load_balance held both locks for move_tasks, and a policy \
+             whose balancer moves batches (not ULE or fifo)",
+        ),
+        _ => None,
     }
 }
-
-/// One kernel switch: defined once, read by every front end.
-pub struct Switch {
-    /// `kernel.NAME` or `futex.NAME`.
-    pub name: &'static str,
-    pub value: SwitchValue,
-    pub doc: &'static str,
-    /// Where the switch acts, when not everywhere (for the warning when it changed nothing).
-    pub acts: Option<&'static str>,
-    /// The current value as `--set` would take it.
-    pub get: fn(&KernelConfig) -> String,
-    /// Sets the switch from a value already checked against [`Switch::value`].
-    set: fn(&mut KernelConfig, Parsed),
-}
-
-/// A checked switch value.
-#[derive(Clone, Copy)]
-enum Parsed {
-    Bool(bool),
-    Int(u64),
-    Choice(usize),
-}
-
-const VERSIONS: &[&str] = &["2.6.32", "3.4", "5.15"];
-
-fn bool_text(b: bool) -> String {
-    u8::from(b).to_string()
-}
-
-/// Every kernel switch, in the order `schedlab list` and the record show them.
-pub const SWITCHES: &[Switch] = &[
-    Switch {
-        name: "kernel.version",
-        value: SwitchValue::Choice(VERSIONS),
-        doc: "whose runqueue locking the kernel model follows (try_to_wake_up, fork, newly-idle and periodic load_balance)",
-        acts: None,
-        get: |c| c.version.name().to_string(),
-        set: |c, v| {
-            if let Parsed::Choice(i) = v {
-                c.version = KernelVersion::ALL[i];
-            }
-        },
-    },
-    Switch {
-        name: "kernel.ttwu_queue",
-        value: SwitchValue::Bool,
-        doc: "TTWU_QUEUE: remote wakeups across caches or to idle CPUs go through the target's wake list and an IPI",
-        acts: Some("only where the kernel version has a remote wake list (not 2.6.32), the policy keeps one (not ULE or O(1)) and a wakeup can take it (3.4: across LLCs only)"),
-        get: |c| bool_text(c.ttwu_queue),
-        set: |c, v| c.ttwu_queue = matches!(v, Parsed::Bool(true)),
-    },
-    Switch {
-        name: "kernel.delayed_wakeup",
-        value: SwitchValue::Bool,
-        doc: "the delayed new-task wakeup (Zhang, Gu, Su 2017): wake_up_new_task trylocks, else a per-CPU delay queue",
-        acts: None,
-        get: |c| bool_text(c.delayed_wakeup),
-        set: |c, v| c.delayed_wakeup = matches!(v, Parsed::Bool(true)),
-    },
-    Switch {
-        name: "kernel.lb_narrow_lock",
-        value: SwitchValue::Bool,
-        doc: "load_balance holds both runqueue locks only to detach and attach tasks (2.6.32 and 3.4 held them for move_tasks)",
-        acts: Some("only under kernel.version 2.6.32 and 3.4, whose load_balance held both locks for move_tasks, and a policy whose balancer moves batches (not ULE or fifo)"),
-        get: |c| bool_text(c.lb_narrow_lock),
-        set: |c, v| c.lb_narrow_lock = matches!(v, Parsed::Bool(true)),
-    },
-    Switch {
-        name: "futex.vip",
-        value: SwitchValue::Bool,
-        doc: "VIP futex queueing and inheritance (0: VIP tasks wait like normal ones)",
-        acts: None,
-        get: |c| bool_text(c.futex.vip),
-        set: |c, v| c.futex.vip = matches!(v, Parsed::Bool(true)),
-    },
-    Switch {
-        name: "futex.vip_starvation_ns",
-        value: SwitchValue::Duration(3_600_000_000_000),
-        doc: "a VIP does not jump a normal waiter that has waited longer than this",
-        acts: None,
-        get: |c| c.futex.vip_starvation.0.to_string(),
-        set: |c, v| {
-            if let Parsed::Int(n) = v {
-                c.futex.vip_starvation = Ns(n);
-            }
-        },
-    },
-    Switch {
-        name: "futex.max_lock_depth",
-        value: SwitchValue::Int(1, 1024),
-        doc: "longest owner chain PI boosts and VIP inheritance follow (the kernel's max_lock_depth sysctl, 1024)",
-        acts: None,
-        get: |c| c.futex.max_lock_depth.to_string(),
-        set: |c, v| {
-            if let Parsed::Int(n) = v {
-                c.futex.max_lock_depth = n as usize;
-            }
-        },
-    },
-];
 
 /// Whether `name` is a kernel switch's name (`kernel.*`, `futex.*`) rather than a policy's
 /// tunable.
@@ -296,53 +252,20 @@ pub fn is_switch(name: &str) -> bool {
     name.starts_with("kernel.") || name.starts_with("futex.")
 }
 
-fn parse_value(s: &Switch, value: &str) -> Result<Parsed, String> {
-    let v = value.trim();
-    let bad = || format!("kernel switch `{}`: `{value}` is not {}", s.name, s.value.describe());
-    match s.value {
-        SwitchValue::Bool => match v {
-            "1" | "true" | "on" => Ok(Parsed::Bool(true)),
-            "0" | "false" | "off" => Ok(Parsed::Bool(false)),
-            _ => Err(bad()),
-        },
-        SwitchValue::Int(lo, hi) => {
-            let n: u64 = v.replace('_', "").parse().map_err(|_| bad())?;
-            if (lo..=hi).contains(&n) {
-                Ok(Parsed::Int(n))
-            } else {
-                Err(bad())
-            }
-        }
-        SwitchValue::Duration(max) => {
-            let n = match v.replace('_', "").parse::<u64>() {
-                Ok(n) => n,
-                Err(_) => schedlab_sim::parse_duration(v).map_err(|_| bad())?.0,
-            };
-            if n <= max {
-                Ok(Parsed::Int(n))
-            } else {
-                Err(bad())
-            }
-        }
-        SwitchValue::Choice(names) => names.iter().position(|n| *n == v).map(Parsed::Choice).ok_or_else(bad),
-    }
-}
-
 impl KernelConfig {
     /// Sets switch `name` to `value`; an unknown name or a value the switch does not take
     /// is an error naming the switch (and, for an unknown one, every switch).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let Some(s) = SWITCHES.iter().find(|s| s.name == name) else {
-            let known: Vec<&str> = SWITCHES.iter().map(|s| s.name).collect();
-            return Err(format!("unknown kernel switch `{name}` (known: {})", known.join(", ")));
-        };
-        (s.set)(self, parse_value(s, value)?);
-        Ok(())
+        if SWITCHES.set(self, name, value)? {
+            return Ok(());
+        }
+        let known: Vec<&str> = SWITCHES.specs.iter().map(|s| s.name).collect();
+        Err(format!("unknown kernel switch `{name}` (known: {})", known.join(", ")))
     }
 
     /// Every switch's value, `(name, value)` in [`SWITCHES`] order.
     pub fn values(&self) -> Vec<(&'static str, String)> {
-        SWITCHES.iter().map(|s| (s.name, (s.get)(self))).collect()
+        SWITCHES.list(self).into_iter().map(|t| (t.name, t.value)).collect()
     }
 
     /// The configuration a kernel runs for this request on `at` (a policy on a machine,
@@ -382,12 +305,11 @@ impl KernelConfig {
     pub fn ineffective(&self, at: impl Into<RunsOn>) -> Vec<String> {
         let at = at.into();
         let (def, eff, eff_def) = (KernelConfig::default(), self.effective(at), KernelConfig::default().effective(at));
-        SWITCHES
-            .iter()
-            .filter(|s| (s.get)(self) != (s.get)(&def) && (s.get)(&eff) == (s.get)(&eff_def))
-            .map(|s| match s.acts {
-                Some(acts) => format!("{}={} changes nothing here: it acts {acts}", s.name, (s.get)(self)),
-                None => format!("{}={} changes nothing here", s.name, (s.get)(self)),
+        let rows = self.values().into_iter().zip(def.values()).zip(eff.values().into_iter().zip(eff_def.values()));
+        rows.filter(|((now, def), (eff, eff_def))| now.1 != def.1 && eff.1 == eff_def.1)
+            .map(|((now, _), _)| match acts(now.0) {
+                Some(acts) => format!("{}={} changes nothing here: it acts {acts}", now.0, now.1),
+                None => format!("{}={} changes nothing here", now.0, now.1),
             })
             .collect()
     }
@@ -399,13 +321,13 @@ mod tests {
 
     #[test]
     fn every_switch_round_trips_its_default_and_refuses_what_it_does_not_take() {
-        for s in SWITCHES {
+        for (name, value) in KernelConfig::default().values() {
             let mut c = KernelConfig::default();
-            c.set(s.name, &(s.get)(&KernelConfig::default())).unwrap();
-            assert_eq!(c, KernelConfig::default(), "{}", s.name);
-            let e = c.set(s.name, "nonsense").unwrap_err();
-            assert!(e.contains(s.name) && e.contains(&s.value.describe()), "{e}");
-            assert!(is_switch(s.name), "{}", s.name);
+            c.set(name, &value).unwrap();
+            assert_eq!(c, KernelConfig::default(), "{name}");
+            let e = c.set(name, "nonsense").unwrap_err();
+            assert!(e.contains(name), "{e}");
+            assert!(is_switch(name), "{name}");
         }
         let e = KernelConfig::default().set("kernel.nope", "1").unwrap_err();
         assert!(e.contains("kernel.delayed_wakeup") && e.contains("futex.vip"), "{e}");

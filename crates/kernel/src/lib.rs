@@ -34,9 +34,7 @@ mod why;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
 
-pub use config::{
-    is_switch, FutexConfig, KernelConfig, KernelVersion, RunsOn, SimParams, Switch, SwitchValue, SWITCHES,
-};
+pub use config::{is_switch, FutexConfig, KernelConfig, KernelVersion, RunsOn, SimParams, SWITCHES};
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
 use schedlab_sched_api::{CpuView, OptIdx, Request, SchedClass, TaskInfo};

@@ -171,7 +171,7 @@ fn the_record_reports_the_effective_kernel_configuration_under_every_policy() {
             assert_eq!(r.kernel.switches, want, "{} {flip:?}", e.name);
             assert_eq!(r.kernel.ttwu_queue, Some(eff.ttwu_queue), "{} {flip:?}", e.name);
             assert_eq!(r.kernel.lb_narrow_lock, Some(eff.lb_narrow_lock), "{} {flip:?}", e.name);
-            let nothing = s.kernel.ineffective(wake_list);
+            let nothing = s.kernel.ineffective(at);
             assert_eq!(r.warnings, nothing, "{} {flip:?}", e.name);
             let default = KernelConfig::default().effective(at);
             assert_eq!(r.kernel.changed.is_empty(), eff == default, "{} {flip:?}: {:?}", e.name, r.kernel.changed);
