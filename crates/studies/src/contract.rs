@@ -271,7 +271,7 @@ mod tests {
     #[test]
     fn numbers_print_with_three_significant_digits() {
         assert_eq!(num(3.0), "3");
-        assert_eq!(num(2.71828), "2.72");
+        assert_eq!(num(4.5678), "4.57");
         assert_eq!(num(0.012345), "0.0123");
         assert_eq!(num(1234.5), "1234");
     }
