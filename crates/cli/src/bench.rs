@@ -53,6 +53,17 @@ pub fn grouped_workload(parents: u64, children: u64, per_group: u64, machine: &s
     s
 }
 
+/// `parents` tasks each forking `children` children one at a time (each child runs 20 µs
+/// and exits): half wait for each child, half fork one every 30 µs and exit after the last,
+/// orphaning the children still running. Task creation, exit and reparenting at scale.
+pub fn fork_exit_workload(parents: u64, children: u64, machine: &str) -> String {
+    let half = parents / 2;
+    format!(
+        "name = \"bench-fork-exit\"\nmachine = \"{machine}\"\n[[task]]\nname = \"waiter\"\ncount = {half}\nprogram = [ {{ loop = {children}, do = [ {{ fork = \"child\", count = 1 }}, \"wait\" ] }} ]\n[[task]]\nname = \"leaver\"\ncount = {}\nprogram = [ {{ loop = {children}, do = [ {{ fork = \"child\", count = 1 }}, {{ run = \"30us\" }} ] }} ]\n[[task]]\nname = \"child\"\ntemplate = true\nprogram = [ {{ run = \"20us\" }} ]\n",
+        parents - half
+    )
+}
+
 pub struct BenchRow {
     pub label: String,
     pub threads: u64,
@@ -201,6 +212,9 @@ pub fn run(
         let label = format!("500 in 110 groups, opteron-32, {sched}, {two}");
         go(label, grouped_workload(10, 10, 5, "opteron-32"), sched, two)?;
     }
+    // 100 parents and 99 900 children: every task is created and exits (until all have).
+    let ten = Ns::from_secs(10);
+    go("100000 forked, exited, opteron-32, cfs".into(), fork_exit_workload(100, 999, "opteron-32"), "cfs", ten)?;
     let n = LOAD_TASKS;
     for (kind, text) in [("native", synthetic::native(n)), ("rt-app", synthetic::rtapp(n))] {
         let row = time_load(&format!("load {n} tasks, {kind} (events = tasks)"), &text)?;
@@ -249,4 +263,17 @@ pub fn format_row(r: &BenchRow) -> String {
         steady,
         r.heap_bytes as f64 / r.threads.max(1) as f64
     )
+}
+
+#[cfg(test)]
+mod tests {
+    /// The fork-exit row's workload loads: its parents start, its children are forked.
+    #[test]
+    fn fork_exit_workload_starts_its_parents_and_forks_the_rest() {
+        let text = super::fork_exit_workload(100, 999, "opteron-32");
+        let job = schedlab_run::RunSpec::load("bench", &text, None, &[], None).expect("loads");
+        assert_eq!(job.workload.initial_tasks(), 100);
+        let child = job.workload.templates.iter().find(|t| t.name == "child").expect("child template");
+        assert!(child.template && child.count == 0);
+    }
 }

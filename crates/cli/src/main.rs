@@ -938,6 +938,10 @@ fn list() -> Result<(), CliError> {
     }
     outln!("  (defaults shown for smp8; CPU-count-scaled values follow the machine)")?;
     outln!("  host   not simulated: runs the workload for real on this kernel (docs/host-runs.md)")?;
+    outln!("\nKernel switches (--set NAME=VALUE; sweep files and Python take the same names):")?;
+    for t in schedlab_run::SWITCHES.list(&schedlab_run::KernelConfig::default()) {
+        outln!("  {:<28} {:>10}  {}  [{}]", t.name, t.value, t.doc, t.kind.values())?;
+    }
     outln!("\nMachine presets (--machine NAME or a machine file):")?;
     for (n, d) in schedlab_machine::PRESETS {
         outln!("  {n:<11} {d}")?;

@@ -3,7 +3,7 @@
 //! Each action runs on the CPU executing it, with its locks already held (see `cpu.rs`),
 //! and returns any extra lock hold time.
 
-use crate::cpu::{Action, Batch, Ipi, Step};
+use crate::vocab::{Action, Batch, Event, Ipi, Step};
 use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::{dequeue, enqueue, wf, BalanceKind, OptIdx, Request, SelectKind, TaskInfo, TaskPolicy};
@@ -112,7 +112,7 @@ impl Kernel<'_> {
                 Request::Kick(cpu) => {
                     if cpu < self.cpus.len() && cpu != this {
                         let at = self.now + self.machine.costs.ipi_latency;
-                        self.events.push(at, crate::cpu::Event::Ipi { cpu: cpu as u32, kind: Ipi::Balance });
+                        self.events.push(at, Event::Ipi { cpu: cpu as u32, kind: Ipi::Balance });
                     }
                 }
                 Request::ActiveBalance { from, to } => {
@@ -169,7 +169,7 @@ impl Kernel<'_> {
         self.set_need_resched(cpu, true);
         if cpu != this {
             let at = self.now + self.machine.costs.ipi_latency;
-            self.events.push(at, crate::cpu::Event::Ipi { cpu: cpu as u32, kind: Ipi::Resched });
+            self.events.push(at, Event::Ipi { cpu: cpu as u32, kind: Ipi::Resched });
         }
     }
 
@@ -258,23 +258,7 @@ impl Kernel<'_> {
         }
         let n = self.instances[template];
         self.instances[template] += 1;
-        let tpl = &self.wl.templates[template];
-        let prog = match &self.shared_programs[template] {
-            Some(p) => p.clone(),
-            None => match self.wl.program(template, n) {
-                Ok(p) => {
-                    let p = std::rc::Rc::new(p);
-                    if !tpl.instance_dependent {
-                        self.shared_programs[template] = Some(p.clone());
-                    }
-                    p
-                }
-                Err(e) => {
-                    self.fatal = Some(crate::RunError::Workload(e));
-                    return None;
-                }
-            },
-        };
+        let prog = self.task_program(template, n)?;
         let tpl = &self.wl.templates[template];
         let total = tpl.count.max(self.instances[template]);
         let name = if total > 1 || tpl.template { format!("{}.{n}", tpl.name) } else { tpl.name.clone() };
@@ -305,41 +289,39 @@ impl Kernel<'_> {
             slice,
             kthread,
         });
-        self.tasks.push(Task {
-            template: template as u32, // templates ≤ MAX_TASKS
-            normal_policy: policy,
-            state: TState::Running,
-            on_rq: false,
-            waking: false,
-            in_transit: false,
-            migrate_pending: false,
-            migrate_to: None,
-            prog,
-            pc: 0,
-            loops: Vec::new(),
-            op_left: None,
-            op_phase: 0,
-            op_aux: 0,
-            timers: Vec::new(),
-            started: self.now,
-            live_children: 0,
-            timer_cpu: cpu as u32,
-            rewarm: Ns(0),
-            last_ran: None,
-            blocked_on: BlockedOn::Nothing,
-            wake_migrated: false,
-            delayed: false,
-            born: parent.map(|_| self.now),
-            extra: None,
-        });
+        let born = parent.map(|_| self.now);
+        self.tasks.push(Task::new(template, policy, prog, cpu, self.now, born));
         self.exit_times.push(None);
         self.alive += 1;
         if let Some(p) = parent {
             self.tasks[p].live_children += 1;
+            self.link_child(p, id);
         }
         self.probe.event(&ProbeEvent::TaskNew { time: self.now, task: id, parent, cpu });
         self.record_affinity(id);
         Some(id)
+    }
+
+    /// The program of instance `n` of `template`: shared by every instance when it does not
+    /// depend on the instance (lowered once), else lowered for this one. A lowering error
+    /// ends the run.
+    fn task_program(&mut self, template: usize, n: u64) -> Option<std::rc::Rc<schedlab_workload::Program>> {
+        if let Some(p) = &self.shared_programs[template] {
+            return Some(p.clone());
+        }
+        match self.wl.program(template, n) {
+            Ok(p) => {
+                let p = std::rc::Rc::new(p);
+                if !self.wl.templates[template].instance_dependent {
+                    self.shared_programs[template] = Some(p.clone());
+                }
+                Some(p)
+            }
+            Err(e) => {
+                self.fatal = Some(crate::RunError::Workload(e));
+                None
+            }
+        }
     }
 
     /// A workload-started task appears: `sched_fork` + `wake_up_new_task`, performed at its
@@ -414,99 +396,20 @@ impl Kernel<'_> {
         }
     }
 
-    /// Executes `action` on `cpu`. Returns extra lock hold time.
+    /// Executes `action` on `cpu` (its step's locks held). Returns extra lock hold time.
+    /// One arm per kernel path; each path is the function named after its kernel
+    /// counterpart.
     pub(crate) fn act(&mut self, cpu: CpuId, action: Action) -> Ns {
         match action {
             Action::Schedule { newidle } => return self.schedule(cpu, newidle, None),
-            Action::NohzBalance => {
-                hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
-            }
-            Action::IdleWake => {
-                // Only a CPU still idle looks (work may have arrived before the interrupt ran).
-                if self.cpus[cpu].curr.is_none() && self.views[cpu].nr_running == 0 {
-                    hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(
-                        &mut cx,
-                        cpu,
-                        BalanceKind::IdleWake
-                    ));
-                }
-            }
-            Action::Tick => {
-                if self.dtq.has_pending(cpu) {
-                    // Delayed new tasks wait for this CPU's next `schedule()` (`delayed.rs`).
-                    self.set_need_resched(cpu, true);
-                }
-                if let Some(t) = self.cpus[cpu].curr {
-                    let was = self.cpus[cpu].need_resched;
-                    hook!(self, cpu, |p, cx| p.task_tick(&mut cx, cpu, t));
-                    self.record_tick(cpu, t, was);
-                }
-                hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
-            }
+            Action::NohzBalance => self.nohz_idle_balance(cpu),
+            Action::IdleWake => self.idle_wake_balance(cpu),
+            Action::Tick => self.scheduler_tick(cpu),
             Action::TtwuStart { task, wf, claimed } => self.ttwu(cpu, task, wf, claimed),
-            Action::TtwuRunnable { task, wf, cpu: rq } => {
-                let tk = &self.tasks[task];
-                if tk.in_transit {
-                    // Between `detach_tasks` and `attach_tasks` (`TASK_ON_RQ_MIGRATING`): the
-                    // waker waits for the move to complete, as `task_rq_lock` does.
-                    let now_on = self.info[task].cpu;
-                    let hold = self.machine.costs.ttwu_activate;
-                    let s = self.locked1(
-                        now_on,
-                        LockSite::TryToWakeUp,
-                        hold,
-                        Action::TtwuRunnable { task, wf, cpu: now_on },
-                    );
-                    self.cpus[cpu].kstack.push_front(s);
-                    self.cpus[cpu].kstack.push_front(Step::Delay(KernelPath::Wakeup, hold));
-                } else if tk.on_rq && self.info[task].cpu == rq {
-                    // `ttwu_runnable`: still queued, so it never really slept.
-                    self.tasks[task].state = TState::Running;
-                    self.tasks[task].waking = false;
-                    self.tasks[task].blocked_on = BlockedOn::Nothing;
-                    if std::mem::take(&mut self.tasks[task].delayed) {
-                        // v6.12: requeue the delayed entity in place, then check preemption.
-                        hook!(self, cpu, |p, cx| p.enqueue_task(&mut cx, rq, task, enqueue::DELAYED | enqueue::WAKEUP));
-                        self.probe.event(&ProbeEvent::Wakeup { time: self.now, task, cpu: rq, new: false });
-                        self.check_preempt(cpu, rq, task, wf);
-                    }
-                } else if !tk.on_rq && self.cfg.version.ttwu_locks_old_rq() {
-                    // 2.6.32: the old runqueue's lock is released before selecting.
-                    self.cpus[cpu].kstack.push_front(Step::Do(Action::TtwuStart { task, wf, claimed: true }));
-                } else if !tk.on_rq {
-                    self.ttwu(cpu, task, wf, true);
-                } else {
-                    let now_on = self.info[task].cpu;
-                    let s = self.locked1(
-                        now_on,
-                        LockSite::TryToWakeUp,
-                        self.machine.costs.ttwu_activate,
-                        Action::TtwuRunnable { task, wf, cpu: now_on },
-                    );
-                    self.cpus[cpu].kstack.push_front(s);
-                }
-            }
+            Action::TtwuRunnable { task, wf, cpu: rq } => self.ttwu_runnable(cpu, task, wf, rq),
             Action::TtwuActivate { task, wf, cpu: rq } => self.ttwu_activate(cpu, rq, task, wf),
-            Action::TtwuPending => {
-                self.touch(cpu);
-                let list = std::mem::take(&mut self.cpus[cpu].wake_list);
-                self.views[cpu].ttwu_pending = false;
-                for t in list {
-                    self.ttwu_activate(cpu, cpu, t, 0);
-                }
-            }
-            Action::ForkChild { parent, template } => {
-                let Some(child) = self.create_task(template, Some(parent), cpu) else { return Ns(0) };
-                if !self.admit_new(cpu, child, template) {
-                    return Ns(0);
-                }
-                hook!(self, cpu, |p, cx| p.task_new(&mut cx, child, Some(parent)));
-                let prev = self.info[child].cpu;
-                let target = self.select(cpu, child, prev, SelectKind::Fork, wf::FORK);
-                // `__set_task_cpu`: no `migrate_task_rq` for a task that was never queued.
-                self.info[child].cpu = target;
-                self.push_wake_up_new_task(cpu, child, target);
-            }
+            Action::TtwuPending => self.sched_ttwu_pending(cpu),
+            Action::ForkChild { parent, template } => self.kernel_clone(cpu, parent, template),
             Action::WakeUpNewTask { child, cpu: rq } => self.wake_up_new_task(cpu, child, rq),
             Action::WakeUpNewTaskTry { child, cpu: rq } => self.wake_up_new_task_try(cpu, child, rq),
             Action::DetachBatch { batch, attach_hold } => {
@@ -517,103 +420,23 @@ impl Kernel<'_> {
             Action::DoubleLockBalance { this, busiest, hold, action } => {
                 self.double_lock_balance(this, busiest, hold, *action)
             }
-            Action::MoveQueuedBatch(batch) => {
-                let Batch { tasks, from, to, count } = *batch;
-                // `detach_tasks` under both locks: the first `count` candidates that are
-                // still queued on `from`, not running and allowed on `to`.
-                let mut moved = 0;
-                for task in tasks {
-                    if moved == count {
-                        break;
-                    }
-                    if self.move_queued(cpu, task, from, to) {
-                        moved += 1;
-                    }
-                }
-            }
+            Action::MoveQueuedBatch(batch) => self.move_tasks(cpu, *batch),
             Action::MoveQueued { task, from, to } => {
                 self.move_queued(cpu, task, from, to);
             }
-            Action::ActivateMoved { task, to } => {
-                self.set_task_cpu(cpu, task, to);
-                self.tasks[task].in_transit = false;
-                self.enqueue(cpu, to, task, enqueue::MIGRATED);
-                self.check_preempt(cpu, to, task, wf::MIGRATED);
-            }
-            Action::Yield { task } => {
-                if self.cpus[cpu].curr == Some(task) {
-                    hook!(self, cpu, |p, cx| p.yield_task(&mut cx, cpu, task));
-                }
-                let s = self.locked1(
-                    cpu,
-                    LockSite::Schedule,
-                    self.machine.costs.schedule,
-                    Action::Schedule { newidle: true },
-                );
-                self.cpus[cpu].kstack.push_front(s);
-            }
-            Action::SetNice { task, nice } => {
-                self.info[task].nice = nice;
-                hook!(self, cpu, |p, cx| p.reweight_task(&mut cx, task));
-            }
+            Action::ActivateMoved { task, to } => self.move_queued_task_activate(cpu, task, to),
+            Action::Yield { task } => self.do_sched_yield(cpu, task),
+            Action::SetNice { task, nice } => self.set_user_nice(cpu, task, nice),
             Action::SetPolicy(b) => {
                 let (task, policy, at) = *b;
                 self.setscheduler(cpu, task, policy, at)
             }
-            Action::PolicyTimer => {
-                hook!(self, cpu, |p, cx| p.timer(&mut cx, cpu));
-            }
-            Action::SetSlice { task, slice } => {
-                self.info[task].slice = slice;
-                hook!(self, cpu, |p, cx| p.slice_changed(&mut cx, task));
-            }
-            Action::SetAffinity { task, set } => {
-                let here = self.info[task].cpu;
-                self.info[task].affinity = set;
-                self.record_affinity(task);
-                if !self.info[task].affinity.contains(here) {
-                    // `affine_move_task`: the stopper pushes the running task off this CPU.
-                    self.tasks[task].migrate_pending = true;
-                    self.set_need_resched(cpu, true);
-                }
-            }
-            Action::SleepUntil { task, until } => {
-                self.arm_sleep_timer(cpu, task, until);
-                self.block(cpu, task, BlockedOn::Timer);
-            }
-            Action::Exit { task } => {
-                self.tasks[task].state = TState::Dead;
-                self.exit_times[task] = Some(self.now);
-                self.alive -= 1;
-                self.probe.event(&ProbeEvent::Exit { time: self.now, task });
-                let mut steps = Vec::new();
-                if let Some(p) = self.info[task].parent.get() {
-                    let pt = &mut self.tasks[p];
-                    pt.live_children -= 1;
-                    if pt.live_children == 0 && pt.blocked_on == BlockedOn::Children && pt.state == TState::Sleeping {
-                        steps.push(Step::Delay(KernelPath::Wakeup, self.ttwu_cost(cpu, p)));
-                        steps.push(Step::Do(Action::TtwuStart { task: p, wf: 0, claimed: false }));
-                    }
-                }
-                // Orphans are reparented to nobody: their exit wakes no one.
-                for c in 0..self.info.len() {
-                    if self.info[c].parent.get() == Some(task) && self.tasks[c].state != TState::Dead {
-                        self.info[c].parent = OptIdx::NONE;
-                    }
-                }
-                steps.push(self.locked1(
-                    cpu,
-                    LockSite::Schedule,
-                    self.machine.costs.schedule,
-                    Action::Schedule { newidle: true },
-                ));
-                self.push_steps(cpu, steps);
-            }
-            Action::WaitChildren { task } => {
-                if self.tasks[task].live_children > 0 {
-                    self.block(cpu, task, BlockedOn::Children);
-                }
-            }
+            Action::PolicyTimer => self.policy_timer(cpu),
+            Action::SetSlice { task, slice } => self.set_slice(cpu, task, slice),
+            Action::SetAffinity { task, set } => self.set_cpus_allowed(cpu, task, set),
+            Action::SleepUntil { task, until } => self.do_nanosleep(cpu, task, until),
+            Action::Exit { task } => self.do_exit(cpu, task),
+            Action::WaitChildren { task } => self.do_wait(cpu, task),
             Action::PipeWrite { task, pipe } => self.pipe_write(cpu, task, pipe),
             Action::PipeRead { task, pipe } => self.pipe_read(cpu, task, pipe),
             Action::Poll { task } => self.do_poll(cpu, task),
@@ -624,9 +447,243 @@ impl Kernel<'_> {
         Ns(0)
     }
 
+    /// `nohz_idle_balance` (`kernel/sched/fair.c`, v5.15): the SCHED_SOFTIRQ of an idle CPU
+    /// kicked by `nohz_balancer_kick` balances on behalf of the idle CPUs.
+    fn nohz_idle_balance(&mut self, cpu: CpuId) {
+        hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
+    }
+
+    /// An idle CPU whose tick is stopped, woken by the timer interrupt the policy declares
+    /// (`SchedClass::idle_wakeup`: FreeBSD's event timers skip at most `hz / 2` ticks,
+    /// `sys/kern/kern_clocksource.c:getnextcpuevent`), looks for work; only a CPU still
+    /// idle looks, as work may have arrived before the interrupt ran.
+    fn idle_wake_balance(&mut self, cpu: CpuId) {
+        if self.cpus[cpu].curr.is_none() && self.views[cpu].nr_running == 0 {
+            hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::IdleWake));
+        }
+    }
+
+    /// `scheduler_tick` (`kernel/sched/core.c`, v5.15): the class's `task_tick` for the
+    /// running task, then `trigger_load_balance` (the balancer's tick).
+    fn scheduler_tick(&mut self, cpu: CpuId) {
+        if self.dtq.has_pending(cpu) {
+            // Delayed new tasks wait for this CPU's next `schedule()` (`delayed.rs`).
+            self.set_need_resched(cpu, true);
+        }
+        if let Some(t) = self.cpus[cpu].curr {
+            let was = self.cpus[cpu].need_resched;
+            hook!(self, cpu, |p, cx| p.task_tick(&mut cx, cpu, t));
+            self.record_tick(cpu, t, was);
+        }
+        hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
+    }
+
+    /// `ttwu_runnable` (`kernel/sched/core.c`, v5.15; the delayed entity's requeue from
+    /// v6.12) with `rq` locked, after `__task_rq_lock`'s checks: a task between
+    /// `detach_tasks` and `attach_tasks` (`TASK_ON_RQ_MIGRATING`) makes the waker wait and
+    /// retry, as `__task_rq_lock` spins; a task still queued on `rq` never really slept and
+    /// is only marked running; a task that left `rq` meanwhile is woken in full (2.6.32
+    /// releases the old runqueue's lock before selecting, `kernel/sched.c:try_to_wake_up
+    /// (v2.6.32)`); a task now queued elsewhere is retried on its new runqueue.
+    fn ttwu_runnable(&mut self, cpu: CpuId, task: TaskId, wf: u32, rq: CpuId) {
+        let tk = &self.tasks[task];
+        if tk.in_transit {
+            let now_on = self.info[task].cpu;
+            let hold = self.machine.costs.ttwu_activate;
+            let s = self.locked1(now_on, LockSite::TryToWakeUp, hold, Action::TtwuRunnable { task, wf, cpu: now_on });
+            self.cpus[cpu].kstack.push_front(s);
+            self.cpus[cpu].kstack.push_front(Step::Delay(KernelPath::Wakeup, hold));
+        } else if tk.on_rq && self.info[task].cpu == rq {
+            self.tasks[task].state = TState::Running;
+            self.tasks[task].waking = false;
+            self.tasks[task].blocked_on = BlockedOn::Nothing;
+            if std::mem::take(&mut self.tasks[task].delayed) {
+                // v6.12: requeue the delayed entity in place, then check preemption.
+                hook!(self, cpu, |p, cx| p.enqueue_task(&mut cx, rq, task, enqueue::DELAYED | enqueue::WAKEUP));
+                self.probe.event(&ProbeEvent::Wakeup { time: self.now, task, cpu: rq, new: false });
+                self.check_preempt(cpu, rq, task, wf);
+            }
+        } else if !tk.on_rq && self.cfg.version.ttwu_locks_old_rq() {
+            self.cpus[cpu].kstack.push_front(Step::Do(Action::TtwuStart { task, wf, claimed: true }));
+        } else if !tk.on_rq {
+            self.ttwu(cpu, task, wf, true);
+        } else {
+            let now_on = self.info[task].cpu;
+            let hold = self.machine.costs.ttwu_activate;
+            let s = self.locked1(now_on, LockSite::TryToWakeUp, hold, Action::TtwuRunnable { task, wf, cpu: now_on });
+            self.cpus[cpu].kstack.push_front(s);
+        }
+    }
+
+    /// `sched_ttwu_pending` (`kernel/sched/core.c`, v5.15): the wake-list IPI's handler
+    /// activates every queued wakee under this CPU's own runqueue lock, in one hold.
+    fn sched_ttwu_pending(&mut self, cpu: CpuId) {
+        self.touch(cpu);
+        let list = std::mem::take(&mut self.cpus[cpu].wake_list);
+        self.views[cpu].ttwu_pending = false;
+        for t in list {
+            self.ttwu_activate(cpu, cpu, t, 0);
+        }
+    }
+
+    /// `kernel_clone` (`kernel/fork.c`, v5.15) from the scheduler's side: `copy_process`
+    /// creates the child (its `sched_fork`: the class's `task_fork`, here `task_new`), then
+    /// the child's CPU is selected (`select_task_rq(WF_FORK)`, `__set_task_cpu`: no
+    /// `migrate_task_rq` for a task never queued) and `wake_up_new_task` is queued.
+    fn kernel_clone(&mut self, cpu: CpuId, parent: TaskId, template: usize) {
+        let Some(child) = self.create_task(template, Some(parent), cpu) else { return };
+        if !self.admit_new(cpu, child, template) {
+            return;
+        }
+        hook!(self, cpu, |p, cx| p.task_new(&mut cx, child, Some(parent)));
+        let prev = self.info[child].cpu;
+        let target = self.select(cpu, child, prev, SelectKind::Fork, wf::FORK);
+        self.info[child].cpu = target;
+        self.push_wake_up_new_task(cpu, child, target);
+    }
+
+    /// The second half of `move_queued_task` (`kernel/sched/core.c`, v5.15) under the new
+    /// runqueue's lock: a task the stopper took off its CPU (`migrate_pending`) or whose
+    /// affinity changed in transit is activated on `to`, and may preempt there.
+    fn move_queued_task_activate(&mut self, cpu: CpuId, task: TaskId, to: CpuId) {
+        self.set_task_cpu(cpu, task, to);
+        self.tasks[task].in_transit = false;
+        self.enqueue(cpu, to, task, enqueue::MIGRATED);
+        self.check_preempt(cpu, to, task, wf::MIGRATED);
+    }
+
+    /// `do_sched_yield` (`kernel/sched/core.c`, v5.15): the class's `yield_task` under the
+    /// runqueue lock, then `schedule()`.
+    fn do_sched_yield(&mut self, cpu: CpuId, task: TaskId) {
+        if self.cpus[cpu].curr == Some(task) {
+            hook!(self, cpu, |p, cx| p.yield_task(&mut cx, cpu, task));
+        }
+        let s = self.locked1(cpu, LockSite::Schedule, self.machine.costs.schedule, Action::Schedule { newidle: true });
+        self.cpus[cpu].kstack.push_front(s);
+    }
+
+    /// `set_user_nice` (`kernel/sched/core.c`, v5.15): the new nice, then the class
+    /// reweights the task (`reweight_task`; the dequeue/requeue is the class's).
+    fn set_user_nice(&mut self, cpu: CpuId, task: TaskId, nice: i32) {
+        self.info[task].nice = nice;
+        hook!(self, cpu, |p, cx| p.reweight_task(&mut cx, task));
+    }
+
+    /// The policy's own timer (`Request::Timer`: `dl_timer`, the rt period timer, …)
+    /// expired on `cpu`, under its runqueue lock.
+    fn policy_timer(&mut self, cpu: CpuId) {
+        hook!(self, cpu, |p, cx| p.timer(&mut cx, cpu));
+    }
+
+    /// `sched_setattr(sched_runtime)` of a fair task (`kernel/sched/core.c:
+    /// __setscheduler_params`, v6.12: `p->se.custom_slice`).
+    fn set_slice(&mut self, cpu: CpuId, task: TaskId, slice: Option<u64>) {
+        self.info[task].slice = slice;
+        hook!(self, cpu, |p, cx| p.slice_changed(&mut cx, task));
+    }
+
+    /// `__set_cpus_allowed_ptr` (`kernel/sched/core.c`, v5.15) for the running task: the new
+    /// mask; if it excludes this CPU, `affine_move_task` has the stopper push the task off
+    /// (here: `migrate_pending`, acted on by the `schedule()` that follows).
+    fn set_cpus_allowed(&mut self, cpu: CpuId, task: TaskId, set: schedlab_machine::CpuSet) {
+        let here = self.info[task].cpu;
+        self.info[task].affinity = set;
+        self.record_affinity(task);
+        if !self.info[task].affinity.contains(here) {
+            self.tasks[task].migrate_pending = true;
+            self.set_need_resched(cpu, true);
+        }
+    }
+
+    /// `do_nanosleep` (`kernel/time/hrtimer.c`, v5.15): arm the sleep timer, then block.
+    fn do_nanosleep(&mut self, cpu: CpuId, task: TaskId, until: Ns) {
+        self.arm_sleep_timer(cpu, task, until);
+        self.block(cpu, task, BlockedOn::Timer);
+    }
+
+    /// `do_exit` (`kernel/exit.c`, v5.15): the task is dead; `exit_notify` wakes a parent
+    /// waiting for its last child and `forget_original_parent` reparents the live children
+    /// (to nobody: an orphan's exit wakes no one); then the final `schedule()`.
+    fn do_exit(&mut self, cpu: CpuId, task: TaskId) {
+        self.tasks[task].state = TState::Dead;
+        self.exit_times[task] = Some(self.now);
+        self.alive -= 1;
+        self.probe.event(&ProbeEvent::Exit { time: self.now, task });
+        let mut steps = Vec::new();
+        if let Some(p) = self.info[task].parent.get() {
+            let pt = &mut self.tasks[p];
+            pt.live_children -= 1;
+            if pt.live_children == 0 && pt.blocked_on == BlockedOn::Children && pt.state == TState::Sleeping {
+                steps.push(Step::Delay(KernelPath::Wakeup, self.ttwu_cost(cpu, p)));
+                steps.push(Step::Do(Action::TtwuStart { task: p, wf: 0, claimed: false }));
+            }
+            self.unlink_child(p, task);
+        }
+        self.forget_original_parent(task);
+        steps.push(self.locked1(
+            cpu,
+            LockSite::Schedule,
+            self.machine.costs.schedule,
+            Action::Schedule { newidle: true },
+        ));
+        self.push_steps(cpu, steps);
+    }
+
+    /// Puts `child` on `parent`'s list of children (`copy_process` links `p->sibling`
+    /// into `p->real_parent->children`, `kernel/fork.c`, v5.15; at the head here: the
+    /// order of the list changes no result).
+    fn link_child(&mut self, parent: TaskId, child: TaskId) {
+        let head = self.tasks[parent].children;
+        if let Some(h) = head.get() {
+            self.tasks[h].sibling_prev = OptIdx::some(child);
+        }
+        let c = &mut self.tasks[child];
+        c.sibling_prev = OptIdx::NONE;
+        c.sibling_next = head;
+        self.tasks[parent].children = OptIdx::some(child);
+    }
+
+    /// Takes the exiting `child` off `parent`'s list (`release_task` → `__unhash_process`:
+    /// `list_del_init(&p->sibling)`, `kernel/exit.c`, v5.15; the model reaps at exit).
+    fn unlink_child(&mut self, parent: TaskId, child: TaskId) {
+        let (prev, next) = (self.tasks[child].sibling_prev, self.tasks[child].sibling_next);
+        match prev.get() {
+            Some(p) => self.tasks[p].sibling_next = next,
+            None => self.tasks[parent].children = next,
+        }
+        if let Some(n) = next.get() {
+            self.tasks[n].sibling_prev = prev;
+        }
+        let c = &mut self.tasks[child];
+        c.sibling_prev = OptIdx::NONE;
+        c.sibling_next = OptIdx::NONE;
+    }
+
+    /// `forget_original_parent` (`kernel/exit.c`, v5.15) for the exiting `father`: each
+    /// live child on its list is reparented — to nobody (the model has no reaper: an
+    /// orphan's exit wakes no one) — and the list is emptied: it has no children left.
+    fn forget_original_parent(&mut self, father: TaskId) {
+        self.tasks[father].live_children = 0;
+        let mut next = std::mem::take(&mut self.tasks[father].children);
+        while let Some(c) = next.get() {
+            self.info[c].parent = OptIdx::NONE;
+            let tk = &mut self.tasks[c];
+            next = std::mem::take(&mut tk.sibling_next);
+            tk.sibling_prev = OptIdx::NONE;
+        }
+    }
+
+    /// `do_wait` (`kernel/exit.c`, v5.15) for any child: blocks while children live (the
+    /// last one's exit wakes it).
+    fn do_wait(&mut self, cpu: CpuId, task: TaskId) {
+        if self.tasks[task].live_children > 0 {
+            self.block(cpu, task, BlockedOn::Children);
+        }
+    }
+
     /// `move_queued_task` / `detach_task` + `attach_task` with both locks held, if `task`
     /// is still queued on `from`, not running, and allowed on `to`.
-    fn move_queued(&mut self, cpu: CpuId, task: TaskId, from: CpuId, to: CpuId) -> bool {
+    pub(crate) fn move_queued(&mut self, cpu: CpuId, task: TaskId, from: CpuId, to: CpuId) -> bool {
         let ok = self.tasks[task].on_rq
             && self.info[task].cpu == from
             && self.cpus[from].curr != Some(task)
@@ -715,7 +772,7 @@ impl Kernel<'_> {
             self.views[target].ttwu_pending = true;
             if first {
                 let at = self.now + self.machine.costs.ipi_latency;
-                self.events.push(at, crate::cpu::Event::Ipi { cpu: target as u32, kind: Ipi::WakeList });
+                self.events.push(at, Event::Ipi { cpu: target as u32, kind: Ipi::WakeList });
             }
         } else {
             let s = self.locked1(
@@ -745,45 +802,19 @@ impl Kernel<'_> {
         self.check_preempt(cpu, rq, t, wf_);
     }
 
-    /// `__schedule` on `cpu` with its runqueue locked. Returns the context-switch time,
-    /// which extends the lock hold (the lock is released in `finish_task_switch`).
-    /// `forced`: a direct switch (`futex.rs`) hands the CPU to this queued task without a
-    /// pick, if the class can (`SchedClass::set_next_task`).
+    /// `__schedule` (`kernel/sched/core.c`, v5.15) on `cpu` with its runqueue locked.
+    /// Returns the context-switch time, which extends the lock hold (the lock is released
+    /// in `finish_task_switch`). `forced`: a direct switch (`futex.rs`) hands the CPU to
+    /// this queued task without a pick, if the class can (`SchedClass::set_next_task`).
     pub(crate) fn schedule(&mut self, cpu: CpuId, newidle: bool, forced: Option<TaskId>) -> Ns {
         // Delayed new tasks enter this runqueue before the pick (`delayed.rs`).
         let drained = self.drain_delayed(cpu);
         let prev = self.cpus[cpu].curr;
-        let mut prev_state = PrevState::Runnable;
-        let mut moving = None;
-        if let Some(p) = prev {
-            match self.tasks[p].state {
-                TState::Sleeping => {
-                    prev_state = PrevState::Blocked;
-                    self.dequeue(cpu, cpu, p, dequeue::SLEEP);
-                }
-                TState::Dead => {
-                    prev_state = PrevState::Dead;
-                    self.dequeue(cpu, cpu, p, dequeue::SLEEP | dequeue::SPECIAL);
-                }
-                TState::Running => {
-                    if self.tasks[p].migrate_pending {
-                        self.tasks[p].migrate_pending = false;
-                        self.dequeue(cpu, cpu, p, dequeue::MIGRATE);
-                        self.tasks[p].in_transit = true;
-                        moving = Some(p);
-                    }
-                }
-            }
-            hook!(self, cpu, |pol, cx| pol.put_prev_task(&mut cx, cpu, p));
-        }
-        let direct = forced.is_some_and(|n| hook!(self, cpu, |pol, cx| pol.set_next_task(&mut cx, cpu, n)));
-        let next = if direct {
-            self.objs.stats.direct_switches += 1;
-            forced
-        } else {
-            self.objs.stats.direct_fallbacks += u64::from(forced.is_some());
-            hook!(self, cpu, |pol, cx| pol.pick_next_task(&mut cx, cpu))
+        let (prev_state, moving) = match prev {
+            Some(p) => self.deactivate_prev(cpu, p),
+            None => (PrevState::Runnable, None),
         };
+        let next = self.pick_next(cpu, forced);
         // `clear_tsk_need_resched(prev)` comes after the pick: a reschedule requested while
         // picking (e.g. by `update_curr`) is satisfied by this very switch.
         self.set_need_resched(cpu, false);
@@ -798,21 +829,7 @@ impl Kernel<'_> {
             }
             self.record_pick(cpu, n);
         }
-        self.hash.write_u64(0x5c4e_d000 + cpu as u64);
-        self.hash.write_u64(next.map_or(u64::MAX, |n| n as u64));
-        let mut cost = Ns(0);
-        if next != prev {
-            self.touch(cpu);
-            self.cpus[cpu].curr = next;
-            self.views[cpu].curr = next;
-            self.probe.event(&ProbeEvent::Switch { time: self.now, cpu, prev, prev_state, next });
-            cost = self.machine.costs.context_switch;
-            if let Some(n) = next {
-                self.note_first_run(n);
-                cost += self.rewarm(cpu, n);
-                self.tasks[n].last_ran = Some(cpu as u32);
-            }
-        }
+        let cost = self.context_switch(cpu, prev, prev_state, next);
         if let Some(p) = prev {
             if prev_state == PrevState::Dead {
                 hook!(self, cpu, |pol, cx| pol.task_dead(&mut cx, p));
@@ -837,6 +854,69 @@ impl Kernel<'_> {
             None => {}
         }
         cost + drained
+    }
+
+    /// `__schedule`'s handling of `prev`: a task going to sleep or dead is dequeued
+    /// (`deactivate_task`), a running one the stopper must move (`migrate_pending`) leaves
+    /// for the move; then the class's `put_prev_task`. Returns how `prev` leaves the CPU
+    /// and the task in transit, if any.
+    fn deactivate_prev(&mut self, cpu: CpuId, p: TaskId) -> (PrevState, Option<TaskId>) {
+        let mut prev_state = PrevState::Runnable;
+        let mut moving = None;
+        match self.tasks[p].state {
+            TState::Sleeping => {
+                prev_state = PrevState::Blocked;
+                self.dequeue(cpu, cpu, p, dequeue::SLEEP);
+            }
+            TState::Dead => {
+                prev_state = PrevState::Dead;
+                self.dequeue(cpu, cpu, p, dequeue::SLEEP | dequeue::SPECIAL);
+            }
+            TState::Running => {
+                if self.tasks[p].migrate_pending {
+                    self.tasks[p].migrate_pending = false;
+                    self.dequeue(cpu, cpu, p, dequeue::MIGRATE);
+                    self.tasks[p].in_transit = true;
+                    moving = Some(p);
+                }
+            }
+        }
+        hook!(self, cpu, |pol, cx| pol.put_prev_task(&mut cx, cpu, p));
+        (prev_state, moving)
+    }
+
+    /// `pick_next_task`, or the direct switch to `forced` when the class takes it.
+    fn pick_next(&mut self, cpu: CpuId, forced: Option<TaskId>) -> Option<TaskId> {
+        let direct = forced.is_some_and(|n| hook!(self, cpu, |pol, cx| pol.set_next_task(&mut cx, cpu, n)));
+        if direct {
+            self.objs.stats.direct_switches += 1;
+            forced
+        } else {
+            self.objs.stats.direct_fallbacks += u64::from(forced.is_some());
+            hook!(self, cpu, |pol, cx| pol.pick_next_task(&mut cx, cpu))
+        }
+    }
+
+    /// `context_switch` from `prev` to `next` on `cpu` (nothing if they are the same):
+    /// `rq->curr`, the `sched_switch` event, the switch's cost and the cache re-warm the
+    /// next task owes.
+    fn context_switch(&mut self, cpu: CpuId, prev: Option<TaskId>, prev_state: PrevState, next: Option<TaskId>) -> Ns {
+        self.hash.write_u64(0x5c4e_d000 + cpu as u64);
+        self.hash.write_u64(next.map_or(u64::MAX, |n| n as u64));
+        if next == prev {
+            return Ns(0);
+        }
+        self.touch(cpu);
+        self.cpus[cpu].curr = next;
+        self.views[cpu].curr = next;
+        self.probe.event(&ProbeEvent::Switch { time: self.now, cpu, prev, prev_state, next });
+        let mut cost = self.machine.costs.context_switch;
+        if let Some(n) = next {
+            self.note_first_run(n);
+            cost += self.rewarm(cpu, n);
+            self.tasks[n].last_ran = Some(cpu as u32);
+        }
+        cost
     }
 
     /// `sched_setattr` admission of a new task created with a non-fair policy: a refusal

@@ -1,31 +1,12 @@
 //! CPU execution: modes, kernel steps, spinlocks, interrupts and time accounting.
 
-use crate::{Kernel, LockName, LockStat, ProbeEvent};
+use crate::vocab::{site_index, Action, Event, Ipi, LockId, Step, SITES};
+use crate::Kernel;
 use schedlab_machine::{KernelPath, LockSite};
-use schedlab_probe::Mode;
+use schedlab_probe::{LockName, LockStat, Mode, ProbeEvent};
 use schedlab_sim::{CpuId, Ns, TaskId};
+use schedlab_workload::{Op, Program};
 use std::collections::VecDeque;
-
-pub(crate) const SITES: [LockSite; 10] = [
-    LockSite::Schedule,
-    LockSite::TryToWakeUp,
-    LockSite::TtwuPending,
-    LockSite::WakeUpNewTask,
-    LockSite::SchedulerTick,
-    LockSite::Migrate,
-    LockSite::Setattr,
-    LockSite::FutexBucket,
-    LockSite::SchedFork,
-    LockSite::LoadBalance,
-];
-
-fn site_index(s: LockSite) -> usize {
-    SITES.iter().position(|x| *x == s).expect("every site listed")
-}
-
-/// A lock's number: runqueue locks first (lock `c` is CPU `c`'s), then futex buckets'.
-/// `u32` (checked where a lock is created) so that a step holding two is 64 bytes.
-pub(crate) type LockId = u32;
 
 #[derive(Default)]
 pub(crate) struct Lock {
@@ -33,159 +14,6 @@ pub(crate) struct Lock {
     pub waiters: VecDeque<(CpuId, Ns)>,
     /// The CPU that last held it: its cache line (and the data it guards) is there.
     pub last: Option<CpuId>,
-}
-
-/// A kernel action, executed atomically when its step runs (after its locks are taken).
-#[derive(Clone, Debug)]
-pub(crate) enum Action {
-    /// `__schedule`; `newidle`: newly-idle balancing may still run.
-    Schedule {
-        newidle: bool,
-    },
-    Tick,
-    /// The SCHED_SOFTIRQ of a kicked idle CPU (`nohz_idle_balance`).
-    NohzBalance,
-    /// An idle CPU woken by its timer looks for work (`balance(IdleWake)`).
-    IdleWake,
-    /// Move up to `count` of `tasks` (in order) from `from` to `to`.
-    MoveQueuedBatch(Box<Batch>),
-    TtwuStart {
-        task: TaskId,
-        wf: u32,
-        claimed: bool,
-    },
-    TtwuRunnable {
-        task: TaskId,
-        wf: u32,
-        cpu: CpuId,
-    },
-    TtwuActivate {
-        task: TaskId,
-        wf: u32,
-        cpu: CpuId,
-    },
-    TtwuPending,
-    ForkChild {
-        parent: TaskId,
-        template: usize,
-    },
-    WakeUpNewTask {
-        child: TaskId,
-        cpu: CpuId,
-    },
-    /// `delayed_wakeup`: trylock `cpu`'s runqueue for `child`, else delay it (`delayed.rs`).
-    WakeUpNewTaskTry {
-        child: TaskId,
-        cpu: CpuId,
-    },
-    /// v5.15 `detach_tasks` under `from`'s lock alone: up to `count` of `tasks` leave it
-    /// (in transit), then `AttachBatch` takes `to`'s lock.
-    DetachBatch {
-        batch: Box<Batch>,
-        attach_hold: Ns,
-    },
-    /// v5.15 `attach_tasks` under `to`'s lock.
-    AttachBatch {
-        tasks: Vec<TaskId>,
-        to: CpuId,
-    },
-    /// Linux 2.6.32's newly-idle balance, still holding `this` runqueue's lock: take
-    /// `busiest` by `double_lock_balance`, then run `action` for `hold` (`version.rs`).
-    DoubleLockBalance {
-        this: CpuId,
-        busiest: CpuId,
-        hold: Ns,
-        action: Box<Action>,
-    },
-    MoveQueued {
-        task: TaskId,
-        from: CpuId,
-        to: CpuId,
-    },
-    ActivateMoved {
-        task: TaskId,
-        to: CpuId,
-    },
-    Yield {
-        task: TaskId,
-    },
-    SetNice {
-        task: TaskId,
-        nice: i32,
-    },
-    SetAffinity {
-        task: TaskId,
-        set: schedlab_machine::CpuSet,
-    },
-    /// `sched_setattr(sched_runtime)` of a fair task.
-    SetSlice {
-        task: TaskId,
-        slice: Option<u64>,
-    },
-    /// `sched_setattr(policy)` of `task`; `at`: the op's byte offset in the workload, for a
-    /// refusal.
-    SetPolicy(Box<(TaskId, schedlab_sched_api::TaskPolicy, usize)>),
-    /// The policy's timer expired on this CPU (`SchedClass::timer`).
-    PolicyTimer,
-    SleepUntil {
-        task: TaskId,
-        until: Ns,
-    },
-    Exit {
-        task: TaskId,
-    },
-    WaitChildren {
-        task: TaskId,
-    },
-    PipeWrite {
-        task: TaskId,
-        pipe: usize,
-    },
-    PipeRead {
-        task: TaskId,
-        pipe: usize,
-    },
-    /// `do_poll`'s scan of the task's current `poll` op's pipes.
-    Poll {
-        task: TaskId,
-    },
-    FutexWait {
-        task: TaskId,
-        key: crate::objects::FutexKey,
-        expected: u64,
-    },
-    FutexWake {
-        key: crate::objects::FutexKey,
-        n: u64,
-    },
-    /// The operations on `[[futex]]` words (`futex.rs`).
-    Futex(Box<crate::futex::FAction>),
-}
-
-/// A balancer's batch: up to `count` of `tasks` (in order) move from `from` to `to`.
-/// Boxed in its actions, as are the rare large ones (`SetPolicy`, the futex word
-/// operations), so that an `Action` is 40 bytes and a `Step` 64: steps are moved in and
-/// out of the CPUs' step queues several times an event.
-#[derive(Clone, Debug)]
-pub(crate) struct Batch {
-    pub tasks: Vec<TaskId>,
-    pub from: CpuId,
-    pub to: CpuId,
-    pub count: usize,
-}
-
-const _: () = assert!(std::mem::size_of::<Action>() == 40);
-const _: () = assert!(std::mem::size_of::<Step>() == 64);
-
-#[derive(Clone, Debug)]
-pub(crate) enum Step {
-    /// CPU time in the kernel on `path`, no lock.
-    Delay(KernelPath, Ns),
-    /// Take `locks[..n]` in order (spinning as needed), run `action`, hold for
-    /// `hold` + whatever the action adds, release.
-    Locked { locks: [LockId; 2], n: u8, got: u8, site: LockSite, hold: Ns, action: Action },
-    /// A zero-time action without a lock.
-    Do(Action),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,7 +87,7 @@ pub(crate) struct Cpu {
     pub spin_since: Option<Ns>,
     /// Armed sleep timers, `(hard expiry, task) → (soft expiry, event sequence number)`
     /// (see `hrtimer.rs`).
-    pub hrtimers: crate::hrtimer::Timers,
+    pub hrtimers: crate::timerqueue::Timers,
     /// The hard expiry the clock event is programmed for, and its generation (an event of
     /// an older generation is stale).
     pub hrtimer_next: Option<Ns>,
@@ -328,98 +156,10 @@ impl Cpu {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Ipi {
-    Resched,
-    WakeList,
-    /// `kick_ilb`: run the idle load balancer.
-    Balance,
-    /// A delayed new task waits for this idle CPU's next `schedule()` (`delayed.rs`).
-    Delayed,
-}
-
-/// An entry of the event queue. CPU numbers are `u32` (a machine has far fewer CPUs, checked
-/// when it is built) so that every variant fits in 16 bytes and a queue entry in 32.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Event {
-    /// The CPU's current delay, lock hold or user work ended.
-    CpuDone {
-        cpu: u32,
-        gen: u64,
-    },
-    /// A lock was handed to this spinning CPU.
-    Resume {
-        cpu: u32,
-    },
-    Tick {
-        cpu: u32,
-        gen: u64,
-    },
-    /// The timer interrupt that wakes an idle CPU whose tick is stopped
-    /// (`SchedClass::idle_wakeup`); `gen` is the CPU's `tick_gen` when it went idle.
-    IdleWake {
-        cpu: u32,
-        gen: u64,
-    },
-    /// `cpu`'s clock event for its earliest hrtimer (see `hrtimer.rs`).
-    Timer {
-        cpu: u32,
-        gen: u64,
-    },
-    Ipi {
-        cpu: u32,
-        kind: Ipi,
-    },
-    /// `cpu`'s policy timer (`Request::Timer`: `dl_timer`, the rt period timer, …).
-    PolicyTimer {
-        cpu: u32,
-        gen: u64,
-    },
-    /// The workload's `[[change]]` number `idx` takes effect.
-    Change {
-        idx: u32,
-    },
-    /// Instance of workload template `template` starts; `left` more follow, each with the
-    /// next sequence number after this event's own (`EventQueue::pop_with_seq`).
-    Start {
-        template: u32,
-        left: u32,
-    },
-}
-
-// Keeps a queue entry at 32 bytes (see `schedlab_sim::EventQueue`).
-const _: () = assert!(std::mem::size_of::<Event>() == 16);
-
 impl Kernel<'_> {
     /// Handles one event; `seq` is its sequence number in the queue.
     pub(crate) fn dispatch(&mut self, ev: Event, seq: u64) {
-        let (kind, a, b) = match &ev {
-            Event::CpuDone { cpu, gen } => (1, *cpu as u64, *gen),
-            Event::Resume { cpu } => (2, *cpu as u64, 0),
-            Event::Tick { cpu, gen } => (3, *cpu as u64, *gen),
-            Event::Timer { cpu, gen } => (4, *cpu as u64, *gen),
-            Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
-            Event::Start { template, .. } => (6, *template as u64, 0),
-            Event::Change { idx } => (7, *idx as u64, 0),
-            Event::IdleWake { cpu, gen } => (8, *cpu as u64, *gen),
-            Event::PolicyTimer { cpu, gen } => (9, *cpu as u64, *gen),
-        };
-        self.hash.write_u64(self.now.0);
-        self.hash.write_u64(kind);
-        self.hash.write_u64(a);
-        self.hash.write_u64(b);
-        if self.params.check_invariants {
-            match &ev {
-                Event::CpuDone { cpu, .. }
-                | Event::Resume { cpu }
-                | Event::Tick { cpu, .. }
-                | Event::IdleWake { cpu, .. }
-                | Event::Timer { cpu, .. }
-                | Event::Ipi { cpu, .. }
-                | Event::PolicyTimer { cpu, .. } => self.touch(*cpu as CpuId),
-                Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
-            }
-        }
+        self.note_event(&ev);
         match ev {
             Event::CpuDone { cpu, gen } => {
                 let cpu = cpu as CpuId;
@@ -434,23 +174,7 @@ impl Kernel<'_> {
                 self.cpus[cpu].busy = Busy::None;
                 self.advance(cpu);
             }
-            Event::Tick { cpu: cpu32, gen } => {
-                let cpu = cpu32 as CpuId;
-                let c = &mut self.cpus[cpu];
-                if !c.tick_on || c.tick_gen != gen {
-                    return;
-                }
-                let next = self.now + self.tick;
-                self.events.push(next, Event::Tick { cpu: cpu32, gen });
-                self.ticks_pending += 1;
-                let hold = self.machine.costs.tick;
-                let mut steps = std::mem::take(&mut self.irq_scratch);
-                steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, Action::Tick));
-                // The tick is an hrtimer: its interrupt also expires sleepers within their slack.
-                self.expire_hrtimers(cpu, &mut steps);
-                self.interrupt(cpu, steps.drain(..));
-                self.irq_scratch = steps;
-            }
+            Event::Tick { cpu, gen } => self.tick_event(cpu, gen),
             Event::IdleWake { cpu, gen } => {
                 let cpu = cpu as CpuId;
                 let c = &self.cpus[cpu];
@@ -460,17 +184,7 @@ impl Kernel<'_> {
                 // Back to idle afterwards (`return_to_user`) arms the next one.
                 self.interrupt(cpu, [Step::Do(Action::IdleWake)]);
             }
-            Event::Timer { cpu, gen } => {
-                let cpu = cpu as CpuId;
-                if self.cpus[cpu].hrtimer_gen != gen {
-                    return;
-                }
-                self.cpus[cpu].hrtimer_next = None;
-                let mut steps = std::mem::take(&mut self.irq_scratch);
-                self.expire_hrtimers(cpu, &mut steps);
-                self.interrupt(cpu, steps.drain(..));
-                self.irq_scratch = steps;
-            }
+            Event::Timer { cpu, gen } => self.hrtimer_interrupt(cpu as CpuId, gen),
             Event::Ipi { cpu, kind } => self.ipi(cpu as CpuId, kind),
             Event::PolicyTimer { cpu, gen } => {
                 let cpu = cpu as CpuId;
@@ -491,6 +205,69 @@ impl Kernel<'_> {
             }
             Event::Change { idx } => self.apply_change(idx as usize),
         }
+    }
+
+    /// Writes the event into the trace hash and, with checks on, marks what it touches.
+    fn note_event(&mut self, ev: &Event) {
+        let (kind, a, b) = match ev {
+            Event::CpuDone { cpu, gen } => (1, *cpu as u64, *gen),
+            Event::Resume { cpu } => (2, *cpu as u64, 0),
+            Event::Tick { cpu, gen } => (3, *cpu as u64, *gen),
+            Event::Timer { cpu, gen } => (4, *cpu as u64, *gen),
+            Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
+            Event::Start { template, .. } => (6, *template as u64, 0),
+            Event::Change { idx } => (7, *idx as u64, 0),
+            Event::IdleWake { cpu, gen } => (8, *cpu as u64, *gen),
+            Event::PolicyTimer { cpu, gen } => (9, *cpu as u64, *gen),
+        };
+        self.hash.write_u64(self.now.0);
+        self.hash.write_u64(kind);
+        self.hash.write_u64(a);
+        self.hash.write_u64(b);
+        if self.params.check_invariants {
+            match ev {
+                Event::CpuDone { cpu, .. }
+                | Event::Resume { cpu }
+                | Event::Tick { cpu, .. }
+                | Event::IdleWake { cpu, .. }
+                | Event::Timer { cpu, .. }
+                | Event::Ipi { cpu, .. }
+                | Event::PolicyTimer { cpu, .. } => self.touch(*cpu as CpuId),
+                Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
+            }
+        }
+    }
+
+    /// The tick's interrupt (`tick_sched_timer`): the next tick is queued, then
+    /// `scheduler_tick` under the runqueue lock, and (the tick being an hrtimer) the
+    /// sleepers due within their slack expire.
+    fn tick_event(&mut self, cpu32: u32, gen: u64) {
+        let cpu = cpu32 as CpuId;
+        let c = &mut self.cpus[cpu];
+        if !c.tick_on || c.tick_gen != gen {
+            return;
+        }
+        let next = self.now + self.tick;
+        self.events.push(next, Event::Tick { cpu: cpu32, gen });
+        self.ticks_pending += 1;
+        let hold = self.machine.costs.tick;
+        let mut steps = std::mem::take(&mut self.irq_scratch);
+        steps.push(self.locked1(cpu, LockSite::SchedulerTick, hold, Action::Tick));
+        self.expire_hrtimers(cpu, &mut steps);
+        self.interrupt(cpu, steps.drain(..));
+        self.irq_scratch = steps;
+    }
+
+    /// `hrtimer_interrupt` of `cpu`'s clock event (a stale one does nothing).
+    fn hrtimer_interrupt(&mut self, cpu: CpuId, gen: u64) {
+        if self.cpus[cpu].hrtimer_gen != gen {
+            return;
+        }
+        self.cpus[cpu].hrtimer_next = None;
+        let mut steps = std::mem::take(&mut self.irq_scratch);
+        self.expire_hrtimers(cpu, &mut steps);
+        self.interrupt(cpu, steps.drain(..));
+        self.irq_scratch = steps;
     }
 
     /// An inter-processor interrupt arrives at `cpu`.
@@ -633,8 +410,7 @@ impl Kernel<'_> {
         let left_now = c.prog.left_at(now);
         if let Some(t) = c.curr {
             let task = &mut self.tasks[t];
-            if let (Some(_), crate::exec::OpTiming::Work) = (task.op_left, crate::exec::op_timing(&task.prog, task.pc))
-            {
+            if let (Some(_), OpTiming::Work) = (task.op_left, op_timing(&task.prog, task.pc)) {
                 task.op_left = Some(left_now);
             }
         }
@@ -721,7 +497,7 @@ impl Kernel<'_> {
                 }
                 Step::Do(action) => {
                     self.set_mode(cpu, Mode::Kernel);
-                    self.cur_path = crate::cpu::do_path(&action);
+                    self.cur_path = crate::vocab::do_path(&action);
                     self.act(cpu, action);
                     // The hooks' work runs right after the action, before what it queued
                     // (the balancer's scan after its moves: `queue_work`).
@@ -735,64 +511,81 @@ impl Kernel<'_> {
                     }
                 }
                 Step::Locked { locks, n, mut got, site, hold, action } => {
-                    while got < n {
-                        let lock = locks[got as usize];
-                        let id = lock as usize;
-                        if id < self.cpus.len() {
-                            self.touch(id); // an rq lock: that runqueue may change
-                        }
-                        match self.locks[id].owner {
-                            None => {
-                                self.locks[id].owner = Some(cpu);
-                                self.stat(lock, site).acquisitions += 1;
-                                got += 1;
-                            }
-                            Some(o) if o == cpu => {
-                                // Handed over by the previous holder after we spun.
-                                got += 1;
-                            }
-                            Some(_) => {
-                                let now = self.now;
-                                self.locks[id].waiters.push_back((cpu, now));
-                                let st = self.stat(lock, site);
-                                st.acquisitions += 1;
-                                st.contended += 1;
-                                self.cpus[cpu].kstack.push_front(Step::Locked { locks, n, got, site, hold, action });
-                                self.cpus[cpu].busy = Busy::Spin;
-                                self.cpus[cpu].spin_start(now);
-                                self.set_mode(cpu, Mode::Spin);
-                                return;
-                            }
-                        }
+                    if self.acquire(cpu, &locks[..n as usize], &mut got, site) {
+                        self.run_locked(cpu, locks, n, site, hold, action);
+                    } else {
+                        self.cpus[cpu].kstack.push_front(Step::Locked { locks, n, got, site, hold, action });
                     }
-                    if let Some(since) = self.cpus[cpu].take_spin() {
-                        let spun = self.now - since;
-                        self.stat(locks[(n - 1) as usize], site).spin_ns += spun.0;
-                    }
-                    self.set_mode(cpu, Mode::Kernel);
-                    let transfer = self.take_lines(cpu, &locks[..n as usize]);
-                    let path = KernelPath::of_site(site);
-                    self.cur_path = path;
-                    let extra = self.act(cpu, action);
-                    let mut first = (path, hold + extra + transfer);
-                    // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
-                    let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
-                    self.cpus[cpu].segs.clear();
-                    if !self.pending_work.is_empty() {
-                        let mut work = std::mem::take(&mut self.pending_work);
-                        for (p, ns) in work.drain(..) {
-                            match p {
-                                KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
-                                _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
-                            }
-                        }
-                        self.pending_work = work;
-                    }
-                    self.start_kernel(cpu, Busy::Hold { locks, n }, first);
                     return;
                 }
             }
         }
+    }
+
+    /// Takes `locks[got..]` in order for `cpu` (`raw_spin_lock`): true once all are held;
+    /// false if one is held by another CPU, which this CPU now spins on, FIFO (the caller
+    /// puts the step back, to resume when the lock is handed over).
+    fn acquire(&mut self, cpu: CpuId, locks: &[LockId], got: &mut u8, site: LockSite) -> bool {
+        while (*got as usize) < locks.len() {
+            let lock = locks[*got as usize];
+            let id = lock as usize;
+            if id < self.cpus.len() {
+                self.touch(id); // an rq lock: that runqueue may change
+            }
+            match self.locks[id].owner {
+                None => {
+                    self.locks[id].owner = Some(cpu);
+                    self.stat(lock, site).acquisitions += 1;
+                    *got += 1;
+                }
+                Some(o) if o == cpu => {
+                    // Handed over by the previous holder after we spun.
+                    *got += 1;
+                }
+                Some(_) => {
+                    let now = self.now;
+                    self.locks[id].waiters.push_back((cpu, now));
+                    let st = self.stat(lock, site);
+                    st.acquisitions += 1;
+                    st.contended += 1;
+                    self.cpus[cpu].busy = Busy::Spin;
+                    self.cpus[cpu].spin_start(now);
+                    self.set_mode(cpu, Mode::Spin);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// With `locks[..n]` held: runs `action` at once and holds the locks for `hold`, the
+    /// action's extra time, the lines the locks brought and the hooks' work on paths
+    /// charged inside (the balancer's scan goes after the hold, `queue_work`).
+    fn run_locked(&mut self, cpu: CpuId, locks: [LockId; 2], n: u8, site: LockSite, hold: Ns, action: Action) {
+        if let Some(since) = self.cpus[cpu].take_spin() {
+            let spun = self.now - since;
+            self.stat(locks[(n - 1) as usize], site).spin_ns += spun.0;
+        }
+        self.set_mode(cpu, Mode::Kernel);
+        let transfer = self.take_lines(cpu, &locks[..n as usize]);
+        let path = KernelPath::of_site(site);
+        self.cur_path = path;
+        let extra = self.act(cpu, action);
+        let mut first = (path, hold + extra + transfer);
+        // Linux 2.6.32 balances a newly idle CPU under `schedule()`'s lock.
+        let inside = site == LockSite::Schedule && self.cfg.version.newidle_keeps_lock();
+        self.cpus[cpu].segs.clear();
+        if !self.pending_work.is_empty() {
+            let mut work = std::mem::take(&mut self.pending_work);
+            for (p, ns) in work.drain(..) {
+                match p {
+                    KernelPath::Balance if !inside => self.queue_work(cpu, p, ns),
+                    _ => push_segment(&mut first, &mut self.cpus[cpu].segs, (p, ns)),
+                }
+            }
+            self.pending_work = work;
+        }
+        self.start_kernel(cpu, Busy::Hold { locks, n }, first);
     }
 
     /// Queues a hook's work as a delay to run next on `cpu`. The balancer's scan (path
@@ -962,36 +755,6 @@ impl Kernel<'_> {
     }
 }
 
-/// The path of a lock-free action (a locked step's path comes from its site).
-pub(crate) fn do_path(a: &Action) -> KernelPath {
-    match a {
-        Action::Schedule { .. } | Action::Yield { .. } => KernelPath::Schedule,
-        Action::Tick | Action::PolicyTimer => KernelPath::Tick,
-        Action::NohzBalance | Action::IdleWake => KernelPath::Balance,
-        Action::MoveQueuedBatch(..)
-        | Action::MoveQueued { .. }
-        | Action::ActivateMoved { .. }
-        | Action::DoubleLockBalance { .. }
-        | Action::DetachBatch { .. }
-        | Action::AttachBatch { .. } => KernelPath::Migrate,
-        Action::TtwuStart { .. } | Action::TtwuRunnable { .. } | Action::TtwuActivate { .. } | Action::TtwuPending => {
-            KernelPath::Wakeup
-        }
-        Action::ForkChild { .. }
-        | Action::WakeUpNewTask { .. }
-        | Action::WakeUpNewTaskTry { .. }
-        | Action::Exit { .. }
-        | Action::WaitChildren { .. } => KernelPath::ForkExit,
-        Action::SetNice { .. } | Action::SetAffinity { .. } | Action::SetSlice { .. } | Action::SetPolicy(..) => {
-            KernelPath::SchedSyscall
-        }
-        Action::SleepUntil { .. } => KernelPath::Timer,
-        Action::PipeWrite { .. } | Action::PipeRead { .. } | Action::Poll { .. } => KernelPath::Pipe,
-        Action::FutexWait { .. } | Action::FutexWake { .. } => KernelPath::Futex,
-        Action::Futex(a) => a.path(),
-    }
-}
-
 impl Cpu {
     /// Starts timing a spin; a spin on the second lock of a pair continues the first's.
     fn spin_start(&mut self, now: Ns) {
@@ -999,6 +762,23 @@ impl Cpu {
     }
     pub(crate) fn take_spin(&mut self) -> Option<Ns> {
         self.spin_since.take()
+    }
+}
+
+/// How an op's time passes, for a task preempted in it.
+enum OpTiming {
+    /// CPU work that pauses while the task is off the CPU or in the kernel.
+    Work,
+    /// Wall-clock deadline (spin).
+    Deadline,
+    Other,
+}
+
+fn op_timing(prog: &Program, pc: usize) -> OpTiming {
+    match prog.ops.get(pc) {
+        Some(Op::Run(_) | Op::SpinBarrier { .. }) => OpTiming::Work,
+        Some(Op::Spin(_)) => OpTiming::Deadline,
+        _ => OpTiming::Other,
     }
 }
 

@@ -20,10 +20,11 @@
 //! stathz: 7.9 ms) after the last task blocked. So when a CPU goes idle
 //! ([`Kernel::idle_entered`]) the run also asks whether every CPU is idle and every pending
 //! event is stale or an idle CPU's tick, idle wakeup or timer interrupt, which can wake nobody
-//! as above (their balancing finds nothing runnable);
+//! as above (their balancing finds nothing runnable), or a policy's timer, which acts only on
+//! tasks the policy has queued (there are none; a policy has no request that wakes a task);
 //! then the deadlock is certain at that moment, and `sim_ns` says so.
 
-use crate::objects::FutexKey;
+use crate::vocab::FutexKey;
 use crate::{BlockedOn, Kernel, TState};
 use schedlab_probe::WaitFor;
 use schedlab_sim::TaskId;
@@ -40,10 +41,11 @@ impl Kernel<'_> {
 
     /// Whether tasks are alive, none can run, and no pending event can change that: every
     /// CPU idle with nothing queued, and every event in the queue stale (an older
-    /// generation than its CPU's) or an idle CPU's tick or hrtimer interrupt with no timer
-    /// armed. Walks the CPUs (stopping at the first busy one), then the queue.
+    /// generation than its CPU's), an idle CPU's tick or hrtimer interrupt with no timer
+    /// armed, or a policy timer. Walks the CPUs (stopping at the first busy one), then the
+    /// queue.
     pub(crate) fn quiescent(&self) -> bool {
-        use crate::cpu::Event;
+        use crate::vocab::Event;
         if self.pending_starts != 0 || self.alive == 0 {
             return false;
         }
@@ -54,8 +56,12 @@ impl Kernel<'_> {
             Event::CpuDone { cpu, gen } => gen != self.cpus[cpu as usize].gen,
             // An idle wakeup only looks for runnable work, and there is none.
             Event::Tick { .. } | Event::Timer { .. } | Event::IdleWake { .. } => true,
-            // An armed policy timer (a deadline replenishment, …) may make a task runnable.
-            Event::PolicyTimer { cpu, gen } => gen != self.cpus[cpu as usize].policy_timer_gen,
+            // A policy's timer (a deadline replenishment, the rt period, sched_ext's watchdog
+            // and BPF timers) acts on the tasks the policy has queued — a throttled task
+            // stays queued — and no CPU has any: no request a policy can make wakes a
+            // blocked task. (sched_ext's watchdog re-arms itself forever: counting it kept
+            // every `ext:*` deadlock running to the time limit.)
+            Event::PolicyTimer { .. } => true,
             Event::Resume { .. } | Event::Ipi { .. } | Event::Change { .. } | Event::Start { .. } => false,
         })
     }

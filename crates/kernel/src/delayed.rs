@@ -20,7 +20,7 @@
 //! reschedule while it has pending entries (a CPU-bound task alone on its runqueue would
 //! otherwise never call `schedule()`).
 
-use crate::cpu::{Action, Event, Ipi, Step};
+use crate::vocab::{Action, Event, Ipi, Step};
 use crate::{Kernel, ProbeEvent, TState};
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::{enqueue, wf, SelectKind};

@@ -5,13 +5,13 @@
 //! (`WF_CURRENT_CPU` exists since v6.6, futexes do not use it), and the direct thread switch
 //! (openEuler's "direct thread switch", 2022). `docs/futex.md` documents all of them.
 
-use crate::cpu::{Action, Step};
-use crate::objects::{FutexKey, FutexQ};
+use crate::objects::FutexQ;
+use crate::vocab::{Action, FAction, FutexKey, Step};
 use crate::{BlockedOn, Kernel, TState};
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::wf;
 use schedlab_sim::{CpuId, Ns, TaskId};
-use schedlab_workload::{FutexOp, WakeCmp, WakeOpKind};
+use schedlab_workload::FutexOp;
 
 /// `MAX_RT_PRIO`: plist priorities of waiters are `min(normal_prio, MAX_RT_PRIO)`.
 pub(crate) const MAX_RT_PRIO: i32 = 100;
@@ -19,92 +19,6 @@ pub(crate) const MAX_RT_PRIO: i32 = 100;
 pub(crate) const RANK_VIP: i32 = MAX_RT_PRIO;
 /// Plist rank of a normal waiter.
 pub(crate) const RANK_NORMAL: i32 = MAX_RT_PRIO + 1;
-
-/// Kernel-side futex switches (`--set futex.NAME=VALUE`; described in `config::SWITCHES`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FutexConfig {
-    /// VIP queueing and inheritance on (`futex.vip`).
-    pub vip: bool,
-    /// A VIP does not queue ahead of a normal waiter of the same word that has already
-    /// waited longer than this (`futex.vip_starvation_ns`).
-    pub vip_starvation: Ns,
-    /// Longest chain of lock owners VIP treatment and PI boosts propagate along
-    /// (`futex.max_lock_depth`; the kernel's `max_lock_depth` sysctl is 1024).
-    pub max_lock_depth: usize,
-}
-
-impl Default for FutexConfig {
-    fn default() -> Self {
-        FutexConfig { vip: true, vip_starvation: Ns::from_ms(100), max_lock_depth: 1024 }
-    }
-}
-
-/// A futex action, run with its bucket lock(s) held (or, for the direct switch, the
-/// runqueue lock).
-#[derive(Clone, Debug)]
-pub(crate) enum FAction {
-    /// `futex_wait` on a word.
-    Wait {
-        task: TaskId,
-        word: usize,
-        expected: u32,
-    },
-    /// `futex_wake` with wake flags.
-    Wake {
-        key: FutexKey,
-        n: u64,
-        wf: u32,
-    },
-    /// `futex_swap(wait, expected, wake)`.
-    Swap {
-        task: TaskId,
-        wait: usize,
-        expected: u32,
-        wake: usize,
-        wf: u32,
-        direct: bool,
-    },
-    WakeOp {
-        word: usize,
-        count: u32,
-        word2: usize,
-        count2: u32,
-        op: WakeOpKind,
-        oparg: u32,
-        cmp: WakeCmp,
-        cmparg: u32,
-    },
-    CmpRequeue {
-        word: usize,
-        to: usize,
-        wake: u32,
-        requeue: u32,
-        expected: u32,
-    },
-    LockPi {
-        task: TaskId,
-        word: usize,
-    },
-    UnlockPi {
-        task: TaskId,
-        word: usize,
-    },
-    /// `prev` (asleep on a futex) hands its CPU to `next`, with the runqueue locked.
-    DirectSwitch {
-        prev: TaskId,
-        next: TaskId,
-        wf: u32,
-    },
-}
-
-impl FAction {
-    pub(crate) fn path(&self) -> KernelPath {
-        match self {
-            FAction::DirectSwitch { .. } => KernelPath::Schedule,
-            _ => KernelPath::Futex,
-        }
-    }
-}
 
 /// `FUTEX_TID_MASK`, `FUTEX_WAITERS` (`include/uapi/linux/futex.h`).
 pub(crate) const TID_MASK: u32 = 0x3fff_ffff;
@@ -376,7 +290,12 @@ impl Kernel<'_> {
             return Ns(0);
         }
         self.tasks[next].waking = true;
-        self.probe.event(&crate::ProbeEvent::Waking { time: self.now, task: next, waker_cpu: cpu, irq: false });
+        self.probe.event(&schedlab_probe::ProbeEvent::Waking {
+            time: self.now,
+            task: next,
+            waker_cpu: cpu,
+            irq: false,
+        });
         self.tasks[next].wake_migrated = false;
         self.set_task_cpu(cpu, next, cpu);
         let mut flags = schedlab_sched_api::enqueue::WAKEUP;
@@ -388,15 +307,15 @@ impl Kernel<'_> {
         tk.state = TState::Running;
         tk.waking = false;
         tk.blocked_on = BlockedOn::Nothing;
-        self.probe.event(&crate::ProbeEvent::Wakeup { time: self.now, task: next, cpu, new: false });
+        self.probe.event(&schedlab_probe::ProbeEvent::Wakeup { time: self.now, task: next, cpu, new: false });
         self.schedule(cpu, true, Some(next))
     }
 
     /// The kernel steps of a futex syscall on `keys`' bucket(s) (`double_lock_hb`: the
     /// lower lock first; one lock when both hash to the same bucket).
     pub(crate) fn futex_call(&mut self, keys: [FutexKey; 2], action: FAction) -> [Step; 2] {
-        let a = self.lock_id(crate::LockName::FutexBucket(self.objs.bucket(keys[0])));
-        let b = self.lock_id(crate::LockName::FutexBucket(self.objs.bucket(keys[1])));
+        let a = self.lock_id(schedlab_probe::LockName::FutexBucket(self.objs.bucket(keys[0])));
+        let b = self.lock_id(schedlab_probe::LockName::FutexBucket(self.objs.bucket(keys[1])));
         let c = &self.machine.costs;
         let (locks, n) = if a == b { ([a, a], 1) } else { ([a.min(b), a.max(b)], 2) };
         [

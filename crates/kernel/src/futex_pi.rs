@@ -4,9 +4,8 @@
 //! the owner and the waiters change together under the bucket lock.
 
 use crate::core::hook;
-use crate::cpu::Step;
-use crate::futex::{tid, FAction, MAX_RT_PRIO, TID_MASK, WAITERS};
-use crate::objects::FutexKey;
+use crate::futex::{tid, MAX_RT_PRIO, TID_MASK, WAITERS};
+use crate::vocab::{FAction, FutexKey, Step};
 use crate::{BlockedOn, Kernel, ProbeEvent};
 use schedlab_sim::{CpuId, TaskId};
 

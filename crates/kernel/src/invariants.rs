@@ -18,6 +18,8 @@ impl Kernel<'_> {
     /// * per-CPU time is conserved: user + kernel + spin + idle = now;
     /// * kernel time by path sums to the CPU's kernel time;
     /// * affinity holds for every queued or running task;
+    /// * every task's list of children holds exactly its live children, each once, with
+    ///   consistent links (full checks);
     /// * an armed sleep timer belongs to a task asleep on it, with soft ≤ hard expiry;
     /// * a delayed new task (`delayed_wakeup`) is in exactly one delay queue, for the CPU it
     ///   is assigned to, runnable and on no runqueue, and no `schedule()` on that CPU has
@@ -58,6 +60,7 @@ impl Kernel<'_> {
         }
         if only.is_none() {
             self.check_futexes()?;
+            self.check_children()?;
         }
         let mut reqs = Vec::new();
         let cx = schedlab_sched_api::Ctx {
@@ -202,5 +205,50 @@ impl Kernel<'_> {
             names(&kernel),
             self.views[c].nr_running
         ))
+    }
+}
+
+impl Kernel<'_> {
+    /// Each task's children list (`Task::children`) holds live tasks whose parent it is,
+    /// linked both ways, as many as its `live_children` (a dead task's is empty); and every
+    /// live task with a parent is on some list (the lists' lengths add up to the count of
+    /// such tasks). One pass over the tasks: a dead one costs a look at its state.
+    fn check_children(&self) -> Result<(), String> {
+        let (mut listed, mut with_parent) = (0u64, 0u64);
+        for (t, tk) in self.tasks.iter().enumerate() {
+            if tk.state == TState::Dead {
+                if tk.children.is_some() || tk.live_children != 0 {
+                    return Err(format!("dead task {} still has children", self.info[t].name));
+                }
+                continue;
+            }
+            with_parent += u64::from(self.info[t].parent.is_some());
+            let (mut prev, mut next, mut n) = (schedlab_sched_api::OptIdx::NONE, tk.children, 0u64);
+            while let Some(c) = next.get() {
+                let ck = &self.tasks[c];
+                if self.info[c].parent.get() != Some(t) || ck.state == TState::Dead || ck.sibling_prev != prev {
+                    return Err(format!(
+                        "task {} is on the children list of {} but is not its live child",
+                        self.info[c].name, self.info[t].name
+                    ));
+                }
+                n += 1;
+                if n > tk.live_children {
+                    return Err(format!("task {}'s children list is longer than its live children", self.info[t].name));
+                }
+                (prev, next) = (next, ck.sibling_next);
+            }
+            if n != tk.live_children {
+                return Err(format!(
+                    "task {} has {} live children but {n} on its children list",
+                    self.info[t].name, tk.live_children
+                ));
+            }
+            listed += n;
+        }
+        if listed != with_parent {
+            return Err(format!("{with_parent} live tasks have a parent but {listed} are on children lists"));
+        }
+        Ok(())
     }
 }

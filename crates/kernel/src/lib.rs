@@ -26,18 +26,18 @@ mod hrtimer;
 mod invariants;
 mod objects;
 mod rt_timer;
+mod timerqueue;
 mod version;
+mod vocab;
 mod waits;
 mod why;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
-pub use version::KernelVersion;
 
-pub use config::{is_switch, KernelConfig, SimParams, Switch, SwitchValue, SWITCHES};
-pub use futex::FutexConfig;
+pub use config::{is_switch, FutexConfig, KernelConfig, KernelVersion, RunsOn, SimParams, SWITCHES};
 use schedlab_machine::{KernelPath, Machine};
 use schedlab_probe::{EndReason, LockName, LockStat, PrevState, Probe, ProbeEvent, RunSummary, SampleView};
-use schedlab_sched_api::{CpuView, Request, SchedClass, TaskInfo};
+use schedlab_sched_api::{CpuView, OptIdx, Request, SchedClass, TaskInfo};
 use schedlab_sim::{CpuId, EventQueue, Ns, RngStreams, SimRng, SourceError, TaskId, TraceHash};
 use schedlab_workload::{Program, Workload};
 use std::rc::Rc;
@@ -120,6 +120,14 @@ pub(crate) struct Task {
     /// When the task came to life (rt-app's `t_first`, where its timers count from).
     pub started: Ns,
     pub live_children: u64,
+    /// The task's live children, a list linked through their `sibling` links
+    /// (`task_struct::children`, `sibling`): its head here, and this task's neighbours on
+    /// its parent's list. A child leaves the list when it exits (the model reaps at once);
+    /// an exiting parent walks its own list to reparent them (`kernel/exit.c:
+    /// forget_original_parent`), so an exit costs O(its children), not O(every task).
+    pub children: OptIdx,
+    pub sibling_prev: OptIdx,
+    pub sibling_next: OptIdx,
     pub timer_cpu: u32,
     pub rewarm: Ns,
     pub last_ran: Option<u32>,
@@ -146,6 +154,48 @@ pub(crate) struct TaskExtra {
 }
 
 impl Task {
+    /// A new task of `template` running `prog` from its start, on `cpu` (`born`: when it
+    /// was forked, for a forked one), runnable but not yet queued.
+    pub(crate) fn new(
+        template: usize,
+        policy: schedlab_sched_api::TaskPolicy,
+        prog: Rc<Program>,
+        cpu: CpuId,
+        now: Ns,
+        born: Option<Ns>,
+    ) -> Task {
+        Task {
+            template: template as u32, // templates ≤ MAX_TASKS
+            normal_policy: policy,
+            state: TState::Running,
+            on_rq: false,
+            waking: false,
+            in_transit: false,
+            migrate_pending: false,
+            migrate_to: None,
+            prog,
+            pc: 0,
+            loops: Vec::new(),
+            op_left: None,
+            op_phase: 0,
+            op_aux: 0,
+            timers: Vec::new(),
+            started: now,
+            live_children: 0,
+            children: OptIdx::NONE,
+            sibling_prev: OptIdx::NONE,
+            sibling_next: OptIdx::NONE,
+            timer_cpu: cpu as u32,
+            rewarm: Ns(0),
+            last_ran: None,
+            blocked_on: BlockedOn::Nothing,
+            wake_migrated: false,
+            delayed: false,
+            born,
+            extra: None,
+        }
+    }
+
     /// The task's [`TaskExtra`], allocated on first use.
     pub(crate) fn extra_mut(&mut self) -> &mut TaskExtra {
         self.extra.get_or_insert_with(Default::default)
@@ -162,14 +212,14 @@ pub struct Kernel<'p> {
     pub(crate) policy: Box<dyn SchedClass>,
     pub(crate) probe: &'p mut dyn Probe,
     pub(crate) now: Ns,
-    pub(crate) events: EventQueue<cpu::Event>,
+    pub(crate) events: EventQueue<vocab::Event>,
     pub(crate) tasks: Vec<Task>,
     pub(crate) info: Vec<TaskInfo>,
     pub(crate) cpus: Vec<cpu::Cpu>,
     pub(crate) views: Vec<CpuView>,
     pub(crate) locks: Vec<cpu::Lock>,
     pub(crate) lock_names: Vec<LockName>,
-    pub(crate) lock_stats: Vec<[LockStat; cpu::SITES.len()]>,
+    pub(crate) lock_stats: Vec<[LockStat; vocab::SITES.len()]>,
     pub(crate) objs: objects::Objects,
     pub(crate) requests: Vec<Request>,
     pub(crate) wl_rng: SimRng,
@@ -195,8 +245,8 @@ pub struct Kernel<'p> {
     /// Every CPU: the affinity of tasks that name none, one bitmap shared by all of them.
     pub(crate) all_cpus: schedlab_machine::CpuSet,
     /// Reused step buffers (the interpreter's and interrupts'), so no event allocates.
-    pub(crate) scratch: Vec<cpu::Step>,
-    pub(crate) irq_scratch: Vec<cpu::Step>,
+    pub(crate) scratch: Vec<vocab::Step>,
+    pub(crate) irq_scratch: Vec<vocab::Step>,
     /// The tick also runs on idle CPUs (`SchedClass::idle_tick`).
     pub(crate) idle_tick: bool,
     /// An idle CPU's longest sleep before a timer interrupt wakes it (`SchedClass::idle_wakeup`).
@@ -245,8 +295,25 @@ pub const FULL_CHECK_EVERY: u64 = 256;
 /// two), so a caller can count events from the calls (progress bars).
 pub const PROGRESS_EVENTS: u64 = 4096;
 
+/// What a kernel refuses before it starts: a machine without CPUs, a workload starting
+/// more tasks than the limit.
+fn check_limits(machine: &Machine, wl: &Workload, params: &SimParams) -> Result<(), RunError> {
+    if machine.nr_cpus() == 0 {
+        return Err(RunError::Limit("the machine has no CPUs".into()));
+    }
+    if wl.initial_tasks() > params.max_tasks {
+        return Err(RunError::Limit(format!(
+            "the workload starts {} tasks; the limit is {}",
+            wl.initial_tasks(),
+            params.max_tasks
+        )));
+    }
+    Ok(())
+}
+
 impl<'p> Kernel<'p> {
-    /// Builds a kernel for `workload` on `machine` under `policy`.
+    /// Builds a kernel for `workload` on `machine` under `policy`, running the effective
+    /// configuration of `cfg` ([`KernelConfig::effective`]; [`Kernel::config`]).
     pub fn new(
         machine: Arc<Machine>,
         wl: Arc<Workload>,
@@ -255,24 +322,15 @@ impl<'p> Kernel<'p> {
         params: SimParams,
         probe: &'p mut dyn Probe,
     ) -> Result<Kernel<'p>, RunError> {
+        check_limits(&machine, &wl, &params)?;
         let n = machine.nr_cpus();
-        if n == 0 {
-            return Err(RunError::Limit("the machine has no CPUs".into()));
-        }
-        if wl.initial_tasks() > params.max_tasks {
-            return Err(RunError::Limit(format!(
-                "the workload starts {} tasks; the limit is {}",
-                wl.initial_tasks(),
-                params.max_tasks
-            )));
-        }
         let streams = RngStreams::new(params.seed);
         let mut policy = policy;
         policy.set_task_groups(&wl.groups).map_err(RunError::Config)?;
         let tick = policy.tick_period().unwrap_or_else(|| machine.tick_ns());
         let idle_tick = policy.idle_tick();
         let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
-        let cfg = cfg.effective(policy.wake_list());
+        let cfg = cfg.effective(RunsOn::new(policy.as_ref(), &machine));
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let mut k = Kernel {
             tick,
@@ -301,7 +359,7 @@ impl<'p> Kernel<'p> {
             views: vec![CpuView::default(); n],
             locks: (0..n).map(|_| cpu::Lock::default()).collect(),
             lock_names: (0..n).map(LockName::Rq).collect(),
-            lock_stats: vec![[LockStat::default(); cpu::SITES.len()]; n],
+            lock_stats: vec![[LockStat::default(); vocab::SITES.len()]; n],
             objs: objects::Objects::new(&wl, n),
             requests: Vec::new(),
             wl_rng: streams.stream("workload", 0),
@@ -328,43 +386,51 @@ impl<'p> Kernel<'p> {
             policy,
             probe,
         };
+        k.boot();
+        Ok(k)
+    }
+
+    /// The kernel's state at time 0: per-task tables sized for the tasks the workload
+    /// starts with, the first events queued (task starts, `[[change]]`s, ticks or idle
+    /// wakeups).
+    fn boot(&mut self) {
         // Per-task state is sized once for the tasks the workload starts with.
-        let n0 = usize::try_from(k.wl.initial_tasks()).unwrap_or(usize::MAX);
-        k.tasks.reserve_exact(n0);
-        k.info.reserve_exact(n0);
-        k.exit_times.reserve_exact(n0);
-        k.policy.reserve_tasks(n0);
-        k.probe.reserve_tasks(n0);
+        let n0 = usize::try_from(self.wl.initial_tasks()).unwrap_or(usize::MAX);
+        self.tasks.reserve_exact(n0);
+        self.info.reserve_exact(n0);
+        self.exit_times.reserve_exact(n0);
+        self.policy.reserve_tasks(n0);
+        self.probe.reserve_tasks(n0);
         // One queued `Start` per template, not per instance: each instance queues the next
         // with the sequence number reserved for it here, so events pop in the same order as
         // if every instance had been queued now, and 100 000 threads do not put 100 000
         // entries (32 bytes each, and a deeper heap) in the queue.
-        for (t, tpl) in k.wl.templates.iter().enumerate() {
+        for (t, tpl) in self.wl.templates.iter().enumerate() {
             if tpl.count == 0 {
                 continue;
             }
-            let seq = k.events.reserve_seqs(tpl.count);
+            let seq = self.events.reserve_seqs(tpl.count);
             let (template, left) = (t as u32, (tpl.count - 1) as u32); // ≤ MAX_TASKS
-            k.events.push_seq(tpl.start, seq, cpu::Event::Start { template, left });
-            k.pending_starts += tpl.count;
+            self.events.push_seq(tpl.start, seq, vocab::Event::Start { template, left });
+            self.pending_starts += tpl.count;
         }
-        for (idx, c) in k.wl.changes.iter().enumerate() {
-            k.events.push(c.at, cpu::Event::Change { idx: idx as u32 }); // one per parsed `[[change]]`: far below 2^32
+        for (idx, c) in self.wl.changes.iter().enumerate() {
+            self.events.push(c.at, vocab::Event::Change { idx: idx as u32 }); // one per parsed `[[change]]`: far below 2^32
         }
-        if idle_tick {
-            for c in 0..n {
-                k.start_tick(c);
+        if self.idle_tick {
+            for c in 0..self.cpus.len() {
+                self.start_tick(c);
             }
-        } else if idle_wakeup.is_some() {
+        } else if self.idle_wakeup.is_some() {
             // Every CPU starts idle: its first wakeup is armed now.
-            for c in 0..n {
-                k.arm_idle_wakeup(c);
+            for c in 0..self.cpus.len() {
+                self.arm_idle_wakeup(c);
             }
         }
-        Ok(k)
     }
 
-    /// The switches this kernel runs: the requested ones after [`KernelConfig::effective`].
+    /// The switches this kernel runs: the requested ones with every switch that cannot take
+    /// effect under this policy on this machine turned off ([`KernelConfig::effective`]).
     pub fn config(&self) -> &KernelConfig {
         &self.cfg
     }
@@ -400,7 +466,7 @@ impl<'p> Kernel<'p> {
                 }
             }
             let (t, seq, ev) = self.events.pop_with_seq().expect("peeked");
-            if matches!(ev, cpu::Event::Tick { .. } | cpu::Event::IdleWake { .. }) {
+            if matches!(ev, vocab::Event::Tick { .. } | vocab::Event::IdleWake { .. }) {
                 self.ticks_pending -= 1;
             }
             self.now = t;
@@ -415,20 +481,8 @@ impl<'p> Kernel<'p> {
             if self.params.check_invariants {
                 self.check_after_event().map_err(RunError::Invariant)?;
             }
-            if self.alive == 0 && self.pending_starts == 0 {
-                reason = EndReason::AllExited;
-                break;
-            }
-            if (self.idle_tick || self.idle_wakeup.is_some()) && self.only_idle_ticks_left() {
-                reason = EndReason::Deadlock;
-                break;
-            }
-            if std::mem::take(&mut self.idle_entered) && self.quiescent() {
-                reason = EndReason::Deadlock;
-                break;
-            }
-            if self.processed & (PROGRESS_EVENTS - 1) == 0 && !keep_going(self.now) {
-                reason = EndReason::Interrupted;
+            if let Some(r) = self.ends_after_event(keep_going) {
+                reason = r;
                 break;
             }
         }
@@ -445,6 +499,25 @@ impl<'p> Kernel<'p> {
             self.check_invariants(None, &mut rng).map_err(RunError::Invariant)?;
         }
         Ok(self.summary(reason))
+    }
+
+    /// Whether the run ends after the event just handled, and why: every task exited, a
+    /// deadlock became certain (`deadlock.rs`), or the caller asks to stop (polled every
+    /// [`PROGRESS_EVENTS`] events).
+    fn ends_after_event(&mut self, keep_going: &mut dyn FnMut(Ns) -> bool) -> Option<EndReason> {
+        if self.alive == 0 && self.pending_starts == 0 {
+            return Some(EndReason::AllExited);
+        }
+        if (self.idle_tick || self.idle_wakeup.is_some()) && self.only_idle_ticks_left() {
+            return Some(EndReason::Deadlock);
+        }
+        if std::mem::take(&mut self.idle_entered) && self.quiescent() {
+            return Some(EndReason::Deadlock);
+        }
+        if self.processed & (PROGRESS_EVENTS - 1) == 0 && !keep_going(self.now) {
+            return Some(EndReason::Interrupted);
+        }
+        None
     }
 
     fn sample(&mut self) {
@@ -478,7 +551,7 @@ impl<'p> Kernel<'p> {
         // A CPU still spinning when the run ends has spun on its lock until now.
         for c in 0..self.cpus.len() {
             let Some(since) = self.cpus[c].take_spin() else { continue };
-            if let Some(cpu::Step::Locked { locks, n, site, .. }) = self.cpus[c].kstack.front() {
+            if let Some(vocab::Step::Locked { locks, n, site, .. }) = self.cpus[c].kstack.front() {
                 let (lock, site) = (locks[(*n - 1) as usize], *site);
                 self.stat(lock, site).spin_ns += (now - since).0;
             }
@@ -487,7 +560,7 @@ impl<'p> Kernel<'p> {
         for (i, stats) in self.lock_stats.iter().enumerate() {
             for (s, st) in stats.iter().enumerate() {
                 if st.acquisitions > 0 {
-                    locks.push((self.lock_names[i].clone(), cpu::SITES[s], *st));
+                    locks.push((self.lock_names[i].clone(), vocab::SITES[s], *st));
                 }
             }
         }
@@ -567,5 +640,57 @@ impl<'p> Kernel<'p> {
 
     pub fn now(&self) -> Ns {
         self.now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HACKBENCH: &str = include_str!("../../../examples/workloads/hackbench.toml");
+
+    /// The trace hash of two small hackbench groups under `sched` on `machine` with `cfg`;
+    /// `force`: run the request as given, the effective configuration's adjustments undone
+    /// (all but the wake list of a policy or version without one, which the kernel cannot
+    /// run).
+    fn hash(sched: &str, machine: &str, cfg: &KernelConfig, force: bool) -> u64 {
+        let m = Arc::new(schedlab_machine::preset(machine).expect("preset"));
+        let params = [("groups".to_string(), "2".to_string()), ("loops".to_string(), "10".to_string())];
+        let wl = schedlab_workload::parse_workload("hackbench.toml", HACKBENCH, &params, m.nr_cpus()).expect("parses");
+        let policy = schedlab_policies::make_policy(sched, &m, &[]).expect("policy");
+        let has_list = policy.wake_list() && cfg.version.has_wake_list();
+        let mut probe = schedlab_probe::NoProbe;
+        let sim = SimParams { end: Ns::from_secs(2), ..SimParams::default() };
+        let mut k = Kernel::new(m, Arc::new(wl), policy, cfg.clone(), sim, &mut probe).expect("builds");
+        if force {
+            k.cfg.ttwu_queue = cfg.ttwu_queue && has_list;
+            k.cfg.lb_narrow_lock = cfg.lb_narrow_lock;
+        }
+        k.run(&mut |_| true).expect("runs").trace_hash
+    }
+
+    /// Every switch the effective configuration turns off for want of an effect (the wake
+    /// list under 3.4 on one LLC, the narrow balance lock under 5.15 or a policy moving no
+    /// batches) has none: forced on, the run is the same, event for event.
+    #[test]
+    fn the_switches_turned_off_would_change_nothing() {
+        let mut adjusted = 0;
+        for sched in ["cfs", "o1", "ule", "fifo", "ext:simple"] {
+            for version in KernelVersion::ALL {
+                for machine in ["i7-3770", "opteron-32"] {
+                    let cfg =
+                        KernelConfig { ttwu_queue: true, lb_narrow_lock: true, version, ..KernelConfig::default() };
+                    let forced = hash(sched, machine, &cfg, true);
+                    assert_eq!(hash(sched, machine, &cfg, false), forced, "{sched} {version} {machine}");
+                    let m = schedlab_machine::preset(machine).expect("preset");
+                    let p = schedlab_policies::make_policy(sched, &m, &[]).expect("policy");
+                    let eff = cfg.effective(RunsOn::new(p.as_ref(), &m));
+                    let listed = p.wake_list() && version.has_wake_list();
+                    adjusted += usize::from(eff.ttwu_queue != listed) + usize::from(!eff.lb_narrow_lock);
+                }
+            }
+        }
+        // The cases above include switches turned off (3.4 on the i7's one LLC; 5.15; ULE).
+        assert!(adjusted >= 10, "only {adjusted} adjusted switches were compared");
     }
 }

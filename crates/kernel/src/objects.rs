@@ -1,7 +1,7 @@
 //! Kernel objects shared by tasks: pipes and the futex table, plus the user-space words
 //! (mutex state, condition sequence, barrier generation) that futexes wait on.
 
-use crate::cpu::LockId;
+use crate::vocab::{FutexKey, LockId};
 use schedlab_sim::{Ns, TaskId};
 use schedlab_workload::Workload;
 use std::collections::{BTreeMap, VecDeque};
@@ -43,16 +43,6 @@ pub(crate) struct Barrier {
     pub gen: u64,
     /// Tasks spinning on `gen` (a `barrier` with `spin`), to be told when it changes.
     pub spinners: Vec<TaskId>,
-}
-
-/// Which user-space word a futex operation names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum FutexKey {
-    Mutex(usize),
-    Cond(usize),
-    Barrier(usize),
-    /// A `[[futex]]` word.
-    Word(usize),
 }
 
 /// A queued waiter (`struct futex_q`): its place in the bucket's plist is `(rank, seq)`.

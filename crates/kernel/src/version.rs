@@ -11,43 +11,15 @@
 //! | newly-idle balance | own rq held throughout, busiest by `double_lock_balance` | own rq dropped, `double_rq_lock` | own rq dropped |
 //! | `load_balance` moves | both locks across the `move_tasks` chain | both locks across `move_tasks` | never both: `detach_tasks` under the busiest, `attach_tasks` under ours |
 
-use crate::cpu::{Action, Batch, LockId, Step};
+use crate::config::KernelVersion;
+use crate::vocab::{Action, Batch, LockId, Step};
 use crate::Kernel;
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::Work;
 use schedlab_sim::{CpuId, Ns, TaskId};
 
-/// A Linux release whose core scheduler locking the model reproduces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum KernelVersion {
-    /// `kernel/sched.c` (v2.6.32, read as the 2.6.32.2 release).
-    V2_6_32,
-    /// `kernel/sched/core.c`, `kernel/sched/fair.c` (v3.4).
-    V3_4,
-    /// `kernel/sched/core.c`, `kernel/sched/fair.c` (v5.15): the default.
-    V5_15,
-}
-
+/// Each version's lock shapes (the type and its names: `config.rs`).
 impl KernelVersion {
-    /// Every version, oldest first.
-    pub const ALL: [KernelVersion; 3] = [KernelVersion::V2_6_32, KernelVersion::V3_4, KernelVersion::V5_15];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            KernelVersion::V2_6_32 => "2.6.32",
-            KernelVersion::V3_4 => "3.4",
-            KernelVersion::V5_15 => "5.15",
-        }
-    }
-
-    /// Parses `2.6.32`, `3.4` or `5.15`.
-    pub fn parse(s: &str) -> Result<KernelVersion, String> {
-        KernelVersion::ALL.into_iter().find(|v| v.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = KernelVersion::ALL.iter().map(|v| v.name()).collect();
-            format!("unknown kernel version `{s}`; expected one of {}", names.join(", "))
-        })
-    }
-
     /// `TTWU_QUEUE` exists: 2.6.32 has no remote wake list (`kernel/sched.c:try_to_wake_up
     /// (v2.6.32)` always locks the target runqueue).
     pub fn has_wake_list(self) -> bool {
@@ -78,12 +50,6 @@ impl KernelVersion {
     /// balance_tasks (v2.6.32)`, `kernel/sched/fair.c:move_tasks (v3.4)`).
     pub(crate) fn lb_holds_both_locks(self) -> bool {
         self != KernelVersion::V5_15
-    }
-}
-
-impl std::fmt::Display for KernelVersion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -230,6 +196,22 @@ impl Kernel<'_> {
         if !moved.is_empty() {
             let s = self.locked1(to, LockSite::LoadBalance, attach_hold, Action::AttachBatch { tasks: moved, to });
             self.cpus[cpu].kstack.push_front(s);
+        }
+    }
+
+    /// `move_tasks` under both runqueue locks (`kernel/sched.c:move_tasks, balance_tasks
+    /// (v2.6.32)`, `kernel/sched/fair.c:move_tasks (v3.4)`): the first `count` of `tasks`
+    /// still queued on `from`, not running and allowed on `to` move there at once.
+    pub(crate) fn move_tasks(&mut self, cpu: CpuId, batch: Batch) {
+        let Batch { tasks, from, to, count } = batch;
+        let mut moved = 0;
+        for task in tasks {
+            if moved == count {
+                break;
+            }
+            if self.move_queued(cpu, task, from, to) {
+                moved += 1;
+            }
         }
     }
 

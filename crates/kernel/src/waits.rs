@@ -1,23 +1,12 @@
 //! The waits added for the ULE-vs-CFS and runqueue-lock studies: libgomp's spinning barrier,
 //! `poll` on several pipes, and the named spans (`mark_begin`/`mark_end`) that time requests.
 
-use crate::cpu::{Action, Step};
-use crate::objects::FutexKey;
+use crate::vocab::{Action, Flow, FutexKey, Step};
 use crate::{BlockedOn, Kernel, ProbeEvent};
 use schedlab_machine::KernelPath;
 use schedlab_sched_api::wf;
 use schedlab_sim::{CpuId, Ns, TaskId};
 use schedlab_workload::{Op, MAX_OPEN_SPANS};
-
-/// What the interpreter does after one of these ops.
-pub(crate) enum Flow {
-    /// Go on to the next op at once.
-    Continue,
-    /// Kernel steps were queued.
-    Kernel,
-    /// User work was started.
-    User,
-}
 
 /// `op_phase` of a spinning-barrier op: arriving, spinning, asleep on the futex.
 const ARRIVE: u8 = 0;

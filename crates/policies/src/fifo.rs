@@ -126,6 +126,10 @@ impl SchedClass for Fifo {
     }
     fn reweight_task(&mut self, _cx: &mut Ctx, _p: TaskId) {}
     fn balance(&mut self, _cx: &mut Ctx, _cpu: CpuId, _kind: BalanceKind) {}
+    /// No balancer: nothing is ever moved.
+    fn moves_batches(&self) -> bool {
+        false
+    }
     fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
         out.extend(self.queues[cpu].iter().copied());
         if let Some(c) = self.curr[cpu] {

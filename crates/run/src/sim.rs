@@ -98,7 +98,7 @@ fn observe(
         exit: None,
         sets: spec.sets.clone(),
     };
-    let wake_list = policy.wake_list();
+    let at = schedlab_kernel::RunsOn::new(policy.as_ref(), &spec.machine);
     let params = SimParams {
         end: spec.end,
         seed: spec.seed,
@@ -121,12 +121,12 @@ fn observe(
         delayed_wakeup: Some(effective.delayed_wakeup),
         lb_narrow_lock: Some(effective.lb_narrow_lock),
         switches: effective.values().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-        changed: spec.kernel.changed(wake_list),
+        changed: spec.kernel.changed(at),
         invariants_checked: spec.check,
         counters: summary.kernel_counters.clone(),
         ..KernelInfo::default()
     };
-    Ok(Observed { scheduler, kernel, warnings: spec.kernel.ineffective(wake_list), summary, metrics, wall_s })
+    Ok(Observed { scheduler, kernel, warnings: spec.kernel.ineffective(at), summary, metrics, wall_s })
 }
 
 fn simulate(

@@ -13,7 +13,12 @@ fn run(text: &str, sched: &str) -> RunRecord {
     spec.run(&mut |_| true).unwrap()
 }
 
-const SCHEDULERS: &[&str] = &["eevdf", "cfs", "ule", "fifo", "o1"];
+/// Every scheduler family, and every sched_ext policy of the registry (whose watchdog and
+/// BPF timers stay armed while everything is blocked: issue 31, item 8).
+fn schedulers() -> Vec<&'static str> {
+    let ext = schedlab_policies::REGISTRY.iter().map(|e| e.name).filter(|n| n.starts_with("ext:"));
+    ["eevdf", "cfs", "ule", "fifo", "o1"].into_iter().chain(ext).collect()
+}
 
 const BARRIER_SHORT: &str = "[[barrier]]\nname = \"b\"\nparties = 3\n[[task]]\nname = \"t\"\ncount = 2\nprogram = [ { run = \"1ms\" }, { barrier = \"b\" } ]\n[[task]]\nname = \"bystander\"\nprogram = [ { run = \"2ms\" }, \"exit\" ]\n";
 
@@ -26,7 +31,7 @@ const NOBODY_SIGNALS: &str = "[[mutex]]\nname = \"m\"\n[[cond]]\nname = \"c\"\n[
 
 #[test]
 fn a_barrier_short_of_parties_is_a_deadlock() {
-    for s in SCHEDULERS {
+    for s in schedulers() {
         let r = run(BARRIER_SHORT, s);
         assert_eq!(r.end_reason, EndReason::Deadlock, "{s}");
         assert!(r.sim_ns < 10_000_000, "{s}: detected at once, not at the time limit ({} ns)", r.sim_ns);
@@ -44,7 +49,7 @@ fn a_barrier_short_of_parties_is_a_deadlock() {
 /// queue's stale events (a stopped tick, up to ULE's 7.9 ms stathz period) drain.
 #[test]
 fn a_deadlock_is_reported_when_it_became_certain() {
-    for s in SCHEDULERS {
+    for s in schedulers() {
         let r = run(BARRIER_SHORT, s);
         let exit = r.tasks.iter().find(|t| t.name == "bystander").and_then(|t| t.exit_ns).expect("the bystander exits");
         assert!(
@@ -57,7 +62,7 @@ fn a_deadlock_is_reported_when_it_became_certain() {
 
 #[test]
 fn a_lock_cycle_names_each_holder_and_the_cycle() {
-    for s in SCHEDULERS {
+    for s in schedulers() {
         let r = run(LOCK_CYCLE, s);
         assert_eq!(r.end_reason, EndReason::Deadlock, "{s}");
         let w: Vec<(&str, &str, Option<usize>)> =
@@ -71,7 +76,7 @@ fn a_lock_cycle_names_each_holder_and_the_cycle() {
 
 #[test]
 fn a_condition_nobody_signals_and_a_pipe_nobody_writes_are_a_deadlock() {
-    for s in SCHEDULERS {
+    for s in schedulers() {
         let r = run(NOBODY_SIGNALS, s);
         assert_eq!(r.end_reason, EndReason::Deadlock, "{s}");
         let w: Vec<(&str, &str)> = r.deadlock.iter().map(|w| (w.name.as_str(), w.object.as_str())).collect();
@@ -85,7 +90,7 @@ fn a_condition_nobody_signals_and_a_pipe_nobody_writes_are_a_deadlock() {
 fn timers_and_children_are_not_deadlocks() {
     let sleeper = "[[task]]\nname = \"s\"\nprogram = [ { loop = \"forever\", do = [ { run = \"1ms\" }, { sleep = \"40s\" } ] } ]\n";
     let parent = "[[task]]\nname = \"p\"\nprogram = [ { fork = \"c\", count = 2 }, \"wait\", { sleep = \"1s\" }, \"exit\" ]\n[[task]]\nname = \"c\"\ntemplate = true\nprogram = [ { run = \"5ms\" }, \"exit\" ]\n";
-    for s in SCHEDULERS {
+    for s in schedulers() {
         let r = run(sleeper, s);
         assert_eq!(r.end_reason, EndReason::TimeLimit, "{s}");
         assert!(r.deadlock.is_empty());
@@ -100,7 +105,7 @@ fn timers_and_children_are_not_deadlocks() {
 #[test]
 fn a_wait_a_sleeper_will_end_is_not_a_deadlock() {
     let text = "[[pipe]]\nname = \"p\"\n[[task]]\nname = \"reader\"\nprogram = [ { recv = \"p\", bytes = 64 }, { run = \"1ms\" }, \"exit\" ]\n[[task]]\nname = \"writer\"\nprogram = [ { sleep = \"50ms\" }, { send = \"p\", bytes = 64 }, \"exit\" ]\n";
-    for s in SCHEDULERS {
+    for s in schedulers() {
         let r = run(text, s);
         assert_eq!(r.end_reason, EndReason::AllExited, "{s}");
         assert!(r.deadlock.is_empty(), "{s}");

@@ -657,4 +657,13 @@ pub trait SchedClass {
     fn wake_list(&self) -> bool {
         true
     }
+
+    /// Whether the class's balancer moves tasks in batches (`Ctx::migrate_batch`: Linux's
+    /// `load_balance` → `move_tasks` / `detach_tasks`), the critical section the kernel's
+    /// `lb_narrow_lock` switch narrows. Default: yes (the switch is honoured). A class that
+    /// moves tasks one at a time (`Ctx::migrate`) or never says no: the switch would change
+    /// nothing, and the kernel runs (and reports) it off.
+    fn moves_batches(&self) -> bool {
+        true
+    }
 }

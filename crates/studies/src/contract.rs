@@ -237,13 +237,8 @@ pub fn num(x: f64) -> String {
 mod tests {
     use super::*;
 
-    static GAIN: Claim = Claim {
-        id: "gain",
-        location: "Fig. 1",
-        statement: "a gain",
-        measure: "gain (%)",
-        expect: Expect::Above(0.0),
-    };
+    static GAIN: Claim =
+        Claim { id: "gain", location: "Fig. 1", statement: "a gain", measure: "gain (%)", expect: Expect::Above(0.0) };
 
     #[test]
     fn the_interval_is_students_t_over_the_seeds() {
@@ -276,7 +271,7 @@ mod tests {
     #[test]
     fn numbers_print_with_three_significant_digits() {
         assert_eq!(num(3.0), "3");
-        assert_eq!(num(3.14159), "3.14");
+        assert_eq!(num(4.5678), "4.57");
         assert_eq!(num(0.012345), "0.0123");
         assert_eq!(num(1234.5), "1234");
     }

@@ -753,6 +753,12 @@ impl SchedClass for Ule {
         false
     }
 
+    /// `sched_balance_pair` moves one thread per pair (`tdq_move`, `sys/kern/sched_ule.c`,
+    /// 11.1): through `Ctx::migrate`, never a batch.
+    fn moves_batches(&self) -> bool {
+        false
+    }
+
     fn counters(&self) -> Vec<(String, u64)> {
         let mut v = vec![
             ("balance_runs".to_string(), self.stats.balance_runs),

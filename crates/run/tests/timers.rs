@@ -52,7 +52,7 @@ program = [ { loop = 100, do = [ { sleep = "5ms" } ] } ]
 #[test]
 fn sleep_loop_turnaround_and_run_time_are_exact() {
     // The constant path costs only: the wakeup's placement search and the picks cost
-    // per unit of policy work (`crates/cli/tests/cost_model.rs`), off here.
+    // per unit of policy work (`crates/run/tests/cost_model.rs`), off here.
     let c = Costs { work_compare: Ns(0), work_cpu: Ns(0), work_group: Ns(0), work_task: Ns(0), ..Costs::default() };
     let j = job_with(SLEEP_LOOP, "smp2", c.clone(), Some(1));
     let r = run(&j);
