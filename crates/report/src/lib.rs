@@ -199,13 +199,14 @@ pub fn text(r: &RunRecord) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "schedlab {} · workload {} · scheduler {} · machine {} ({} CPUs, HZ={}) · seed {}",
+        "schedlab {} · workload {} · scheduler {} · machine {} ({} CPUs, HZ={}{}) · seed {}",
         r.schedlab_version,
         escape(&r.workload.name),
         r.scheduler.name,
         r.machine.name,
         r.cpus.len(),
         hz(r),
+        r.machine.cost_model.as_deref().map_or_else(String::new, |m| format!(", costs {m}")),
         r.seed
     );
     s += &header::line(r);

@@ -33,6 +33,12 @@ fn check_spec(spec: &RunSpec) -> Result<(), RunError> {
         )));
     }
     simulation_only_switches(spec)?;
+    if m.cost_model != schedlab_machine::CostModel::default() {
+        return Err(RunError::Input(format!(
+            "machine.cost_model={} is simulation-only: a host run pays this machine's own costs",
+            m.cost_model.name()
+        )));
+    }
     if let Some((k, _)) = spec.sets.first() {
         return Err(RunError::Input(format!(
             "--set {k}: a host run uses the kernel's own scheduler, whose tunables schedlab does not change"
@@ -122,6 +128,7 @@ fn machine_info(hr: &HostRun) -> MachineInfo {
         cpus: n,
         hz: hr.info.hz.map(|h| h as u32),
         topology: TopologyInfo { nodes: 1, llcs_per_node: 1, cores_per_llc: n, threads_per_core: 1 },
+        cost_model: None,
         costs: Vec::new(),
     }
 }
