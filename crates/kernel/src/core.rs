@@ -30,6 +30,9 @@ macro_rules! hook {
                 requests: &mut reqs,
                 work: Default::default(),
                 decisions: $k.why.as_mut(),
+                scale: &$k.speed.scale,
+                scaled: $k.speed.scaled,
+                cpufreq: $k.speed.listens,
             };
             let $p = &mut $k.policy;
             let r = $body;
@@ -109,6 +112,7 @@ impl Kernel<'_> {
                     }
                 }
                 Request::Blocked(t) => self.delayed_dequeue_done(this, t),
+                Request::Cpufreq { cpu, flags, util } => self.cpufreq_update_util(cpu, flags, util),
                 Request::Kick(cpu) => {
                     if cpu < self.cpus.len() && cpu != this {
                         let at = self.now + self.machine.costs.ipi_latency;
@@ -168,7 +172,7 @@ impl Kernel<'_> {
         }
         self.set_need_resched(cpu, true);
         if cpu != this {
-            let at = self.now + self.machine.costs.ipi_latency;
+            let at = self.now + self.ipi_latency(this, cpu);
             self.events.push(at, Event::Ipi { cpu: cpu as u32, kind: Ipi::Resched });
         }
     }
@@ -771,7 +775,7 @@ impl Kernel<'_> {
             self.cpus[target].wake_list.push(t);
             self.views[target].ttwu_pending = true;
             if first {
-                let at = self.now + self.machine.costs.ipi_latency;
+                let at = self.now + self.ipi_latency(cpu, target);
                 self.events.push(at, Event::Ipi { cpu: target as u32, kind: Ipi::WakeList });
             }
         } else {

@@ -364,7 +364,7 @@ impl Kernel<'_> {
                 if !matches!(self.cpus[s].busy, Busy::User | Busy::Delay | Busy::Hold { .. }) {
                     continue;
                 }
-                let rate = self.smt_rate_of(s);
+                let rate = self.work_rate(s, self.smt_rate_of(s));
                 let c = &mut self.cpus[s];
                 if c.prog.fixed || c.prog.rate == rate {
                     continue;
@@ -390,7 +390,7 @@ impl Kernel<'_> {
             }
             Busy::None => {
                 // Only an idle CPU rests with nothing to do.
-                let exit = self.machine.costs.idle_exit;
+                let exit = self.idle_exit_cost(cpu);
                 let c = &mut self.cpus[cpu];
                 c.kstack.push_back(Step::Delay(KernelPath::IdleExit, exit));
                 append(&mut c.kstack, steps);
@@ -614,7 +614,7 @@ impl Kernel<'_> {
 
     /// Starts `work` at the current SMT rate (or as a fixed wall-clock span).
     fn start_busy(&mut self, cpu: CpuId, busy: Busy, work: Ns, fixed: bool) {
-        let rate = self.smt_rate_of(cpu);
+        let rate = self.work_rate(cpu, self.smt_rate_of(cpu));
         let now = self.now;
         let c = &mut self.cpus[cpu];
         c.busy = busy;
@@ -691,6 +691,7 @@ impl Kernel<'_> {
             None => {
                 self.set_mode(cpu, Mode::Idle);
                 self.idle_entered = true;
+                self.idle_enter(cpu);
                 if self.idle_tick {
                     // A periodic-tick kernel keeps ticking while idle.
                     self.start_tick(cpu);

@@ -73,6 +73,9 @@ impl Kernel<'_> {
             requests: &mut reqs,
             work: Default::default(),
             decisions: None,
+            scale: &self.speed.scale,
+            scaled: self.speed.scaled,
+            cpufreq: false,
         };
         match only {
             None => self.policy.check_invariants(&cx),

@@ -20,9 +20,11 @@ mod cpu;
 mod deadlock;
 mod delayed;
 mod exec;
+mod freq;
 mod futex;
 mod futex_pi;
 mod hrtimer;
+mod idle;
 mod invariants;
 mod objects;
 mod rt_timer;
@@ -286,6 +288,10 @@ pub struct Kernel<'p> {
     pub(crate) why: Option<Vec<schedlab_sched_api::Decision>>,
     /// The probe reads CPU mode changes (`Probe::wants_cpu_modes`).
     pub(crate) modes: bool,
+    /// The idle governor and each CPU's idle state (`idle.rs`).
+    pub(crate) cpuidle: idle::CpuIdle,
+    /// Frequencies, capacities and the cpufreq governor (`freq.rs`).
+    pub(crate) speed: freq::Speed,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -332,7 +338,11 @@ impl<'p> Kernel<'p> {
         let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
         let cfg = cfg.effective(RunsOn::new(policy.as_ref(), &machine));
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
+        let cpuidle = idle::CpuIdle::new(&machine, tick).map_err(RunError::Config)?;
+        let speed = freq::Speed::new(&machine, tick);
         let mut k = Kernel {
+            cpuidle,
+            speed,
             tick,
             touched: Vec::with_capacity(n),
             touched_mask: vec![false; n],

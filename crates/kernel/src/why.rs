@@ -45,6 +45,9 @@ impl Kernel<'_> {
                 requests: &mut reqs,
                 work: Default::default(),
                 decisions: None,
+                scale: &self.speed.scale,
+                scaled: self.speed.scaled,
+                cpufreq: false,
             };
             others.iter().map(|&o| (o, self.policy.why(&cx, cpu, first, o, at))).collect()
         };

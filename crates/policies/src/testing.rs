@@ -4,7 +4,7 @@
 //! (vruntimes, slices, deadlines, pulls) can be read exactly.
 
 use schedlab_machine::Machine;
-use schedlab_sched_api::{CpuView, Ctx, OptIdx, Request, TaskInfo, TaskPolicy};
+use schedlab_sched_api::{CpuScale, CpuView, Ctx, OptIdx, Request, TaskInfo, TaskPolicy};
 use schedlab_sim::{CpuId, Ns, RngStreams, SimRng, TaskId};
 
 pub(crate) struct World {
@@ -17,6 +17,10 @@ pub(crate) struct World {
     pub now: Ns,
     /// The CPU executing the hook (`smp_processor_id()`).
     pub this: CpuId,
+    /// Per CPU, the capacity and frequency scale the kernel would keep (`Ctx::scale`).
+    pub scale: Vec<CpuScale>,
+    /// A cpufreq governor listens (`Ctx::cpufreq`).
+    pub cpufreq: bool,
 }
 
 impl World {
@@ -24,6 +28,8 @@ impl World {
     pub fn new(m: Machine) -> World {
         World {
             cpus: vec![CpuView::default(); m.nr_cpus()],
+            scale: vec![CpuScale::default(); m.nr_cpus()],
+            cpufreq: false,
             m,
             tasks: Vec::new(),
             rng: RngStreams::new(1).stream("t", 0),
@@ -45,6 +51,9 @@ impl World {
             requests: &mut self.reqs,
             work: Default::default(),
             decisions: None,
+            scale: &self.scale,
+            scaled: self.scale.iter().any(|s| !s.is_unit()),
+            cpufreq: self.cpufreq,
         };
         f(&mut cx)
     }

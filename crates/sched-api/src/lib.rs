@@ -20,8 +20,10 @@ use schedlab_sim::{CpuId, Ns, SimRng, TaskId};
 
 pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
 
+pub mod cpufreq;
 pub mod tunable;
 pub mod why;
+pub use cpufreq::{CpuScale, CpuUtil};
 pub use tunable::{Choice, Kind, Pass, Tunable, TunableSpec, TunableTable, Unit};
 pub use why::{fmt_ns, Cause, Decision, Moment, Why};
 
@@ -343,6 +345,11 @@ pub enum Request {
     /// per CPU, and when it passes calls [`SchedClass::timer`] on that CPU with its
     /// runqueue locked; the policy then requests its next expiry, if any.
     Timer { cpu: CpuId, at: Ns },
+    /// `cpufreq_update_util(cpu_rq(cpu), flags)` (`kernel/sched/sched.h`): the classes'
+    /// utilisation of `cpu` changed (a PELT update of the root runqueue, an rt or deadline
+    /// enqueue); the kernel hands it to the cpufreq governor. Sent only while
+    /// [`Ctx::cpufreq`] says a governor listens.
+    Cpufreq { cpu: CpuId, flags: u32, util: CpuUtil },
 }
 
 /// The view of the system a policy hook receives.
@@ -362,6 +369,15 @@ pub struct Ctx<'a> {
     /// Where the hook records its decisions (see [`why`]); `None` (the default) when
     /// nobody asked for them, so recording costs nothing then.
     pub decisions: Option<&'a mut Vec<Decision>>,
+    /// Per CPU, its capacity and frequency scale (`arch_scale_cpu_capacity`,
+    /// `arch_scale_freq_capacity`), kept by the kernel; every CPU at 1024 on a machine
+    /// whose frequency and capacity model is off.
+    pub scale: &'a [CpuScale],
+    /// Some CPU's scale is not 1024 (`scale` needs reading at all).
+    pub scaled: bool,
+    /// A cpufreq governor listens to utilisation updates (schedutil's
+    /// `cpufreq_add_update_util_hook`): classes send [`Request::Cpufreq`] only then.
+    pub cpufreq: bool,
 }
 
 impl Ctx<'_> {
@@ -398,6 +414,17 @@ impl Ctx<'_> {
     /// Arm this policy's timer on `cpu` for `at` (see [`Request::Timer`]).
     pub fn timer(&mut self, cpu: CpuId, at: Ns) {
         self.requests.push(Request::Timer { cpu, at });
+    }
+    /// `cpufreq_update_util(cpu_rq(cpu), flags)` with the classes' utilisation of `cpu`
+    /// (see [`Request::Cpufreq`]); nothing when no governor listens.
+    pub fn cpufreq_update(&mut self, cpu: CpuId, flags: u32, util: CpuUtil) {
+        if self.cpufreq {
+            self.requests.push(Request::Cpufreq { cpu, flags, util });
+        }
+    }
+    /// `arch_scale_cpu_capacity(cpu)` as the kernel keeps it.
+    pub fn capacity(&self, cpu: CpuId) -> u32 {
+        self.scale.get(cpu).map_or(cpufreq::SCALE, |s| s.capacity)
     }
     /// `idle_cpu()`: running the idle task, nothing queued, no wakeup pending.
     pub fn idle_cpu(&self, cpu: CpuId) -> bool {

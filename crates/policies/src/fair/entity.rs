@@ -158,4 +158,6 @@ pub struct CpuRq {
     /// last update (`last_load_update_tick`).
     pub cpu_load: [u64; 5],
     pub cpu_load_jiffy: u64,
+    /// `rq->clock_pelt`, `rq->lost_idle_time` (`load.rs: clock_pelt`).
+    pub clock_pelt: super::pelt::ClockPelt,
 }

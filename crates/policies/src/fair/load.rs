@@ -15,7 +15,7 @@
 use super::entity::{RqId, Se};
 use super::pelt::{sub_positive, SchedAvg, LOAD_AVG_MAX, PELT_MIN_DIVIDER, SCHED_CAPACITY_SCALE};
 use super::{Fair, Version};
-use schedlab_sched_api::Ctx;
+use schedlab_sched_api::{CpuUtil, Ctx};
 use schedlab_sim::CpuId;
 
 /// `update_load_avg` flags.
@@ -105,9 +105,39 @@ impl Fair {
         }
     }
 
+    /// `rq_clock_pelt(rq)` of `cpu` now (pelt.h): the task clock scaled by the CPU's
+    /// capacity and frequency while it runs (`ClockPelt`; v4.9 scaled nothing on the
+    /// machines its studies ran on, so its PELT runs on the task clock).
+    pub(super) fn clock_pelt(&mut self, cx: &Ctx, cpu: CpuId) -> u64 {
+        if self.t.version == Version::V4_9 {
+            return cx.now.0;
+        }
+        let busy = cx.cpus[cpu].curr.is_some();
+        let scale = cx.scale.get(cpu).copied().unwrap_or_default();
+        let util_sum = self.rq(self.root(cpu)).avg.util_sum;
+        self.cpu[cpu].clock_pelt.update(cx.now.0, busy, scale, util_sum)
+    }
+
+    /// `cfs_rq_util_change` (fair.c): the root runqueue's utilisation changed, so the
+    /// kernel's `cpufreq_update_util` runs with the class's figure for its version — v6.6+
+    /// `cpu_util_cfs_boost` (the larger of utilisation and runnable), earlier
+    /// `cpu_util_cfs` — capped at the CPU's capacity (no `util_est`: the model has none).
+    pub(super) fn cfs_rq_util_change(&mut self, cx: &mut Ctx, rq: RqId, flags: u32) {
+        let r = self.rq(rq);
+        if !cx.cpufreq || r.tg != 0 {
+            return;
+        }
+        let cpu = r.cpu;
+        let a = r.avg;
+        let util = if self.t.version >= Version::V6_6 { a.util_avg.max(a.runnable_avg) } else { a.util_avg };
+        let cfs = util.min(u64::from(cx.capacity(cpu))) as u32;
+        cx.cpufreq_update(cpu, flags, CpuUtil { cfs, ..CpuUtil::default() });
+    }
+
     /// `update_load_avg(cfs_rq, se, flags)` with the inputs as they were up to now.
-    pub(super) fn update_load_avg(&mut self, cx: &Ctx, rq: RqId, se: Se, flags: u32) {
-        let now = cx.now.0;
+    pub(super) fn update_load_avg(&mut self, cx: &mut Ctx, rq: RqId, se: Se, flags: u32) {
+        let now = self.clock_pelt(cx, self.rq(rq).cpu);
+        let wall = cx.now.0;
         if self.e(se).avg.last_update_time != 0 {
             let on = u64::from(self.e(se).on_rq);
             let running = u64::from(self.rq(rq).curr == Some(se));
@@ -121,12 +151,17 @@ impl Fair {
         let decayed = self.update_cfs_rq_load_avg(rq, now);
         if self.e(se).avg.last_update_time == 0 && flags & DO_ATTACH != 0 {
             self.attach_entity_load_avg(rq, se);
-            self.update_tg_load_avg(rq, now);
+            self.cfs_rq_util_change(cx, rq, 0);
+            self.update_tg_load_avg(rq, wall);
         } else if flags & DO_DETACH != 0 {
             self.detach_entity_load_avg(rq, se);
-            self.update_tg_load_avg(rq, now);
-        } else if decayed && flags & UPDATE_TG != 0 {
-            self.update_tg_load_avg(rq, now);
+            self.cfs_rq_util_change(cx, rq, 0);
+            self.update_tg_load_avg(rq, wall);
+        } else if decayed {
+            self.cfs_rq_util_change(cx, rq, 0);
+            if flags & UPDATE_TG != 0 {
+                self.update_tg_load_avg(rq, wall);
+            }
         }
     }
 
@@ -271,12 +306,13 @@ impl Fair {
 
     /// `update_blocked_averages`: decay a CPU's blocked load, group queues (children first)
     /// and their entities, then the root.
-    pub(super) fn update_blocked_averages(&mut self, cpu: CpuId, cx: &Ctx) {
-        let now = cx.now.0;
+    pub(super) fn update_blocked_averages(&mut self, cpu: CpuId, cx: &mut Ctx) {
+        let now = self.clock_pelt(cx, cpu);
+        let wall = cx.now.0;
         for g in (1..self.tgs.len()).rev() {
             let rq = self.group_rq(g, cpu);
             if self.update_cfs_rq_load_avg(rq, now) {
-                self.update_tg_load_avg(rq, now);
+                self.update_tg_load_avg(rq, wall);
             }
             let gse = self.group_se(g, cpu);
             if self.e(gse).avg.last_update_time != 0 {
@@ -284,7 +320,10 @@ impl Fair {
                 self.update_load_avg(cx, parent, gse, UPDATE_TG);
             }
         }
-        self.update_cfs_rq_load_avg(self.root(cpu), now);
+        let root = self.root(cpu);
+        if self.update_cfs_rq_load_avg(root, now) {
+            self.cfs_rq_util_change(cx, root, 0);
+        }
     }
 
     /// `cpu_load`: the runqueue's load average, blocked load included; v4.9

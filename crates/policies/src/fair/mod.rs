@@ -173,6 +173,7 @@ impl Fair {
                 max_idle_balance_cost: t.migration_cost,
                 cpu_load: [0; 5],
                 cpu_load_jiffy: 0,
+                clock_pelt: Default::default(),
             })
             .collect();
         let mut f = Fair {

@@ -5,6 +5,8 @@
 //! segments from `__compute_runnable_contrib`'s tables, a fixed divider and the cfs_rq's
 //! `runnable_load_avg`.
 
+use schedlab_sched_api::CpuScale;
+
 /// `LOAD_AVG_PERIOD`: periods per half-life.
 pub const LOAD_AVG_PERIOD: u64 = 32;
 /// `LOAD_AVG_MAX`: the largest `*_sum` a contribution of 1 per unit reaches.
@@ -202,6 +204,49 @@ impl SchedAvg {
     }
 }
 
+/// `rq->clock_pelt` and `rq->lost_idle_time` (`kernel/sched/pelt.h: update_rq_clock_pelt,
+/// update_idle_rq_clock_pelt, rq_clock_pelt`, v5.1 to v6.18): the clock PELT runs on. While
+/// the CPU runs a task it advances by the wall time scaled by the CPU's capacity and
+/// frequency scale, so a signal accrues the computation done, not the time spent
+/// (frequency and capacity invariance); while idle it is synced to the task clock. A CPU
+/// that was fully busy when it went idle records the gap as lost idle time, so its
+/// utilisation can still reach the maximum. With every scale at 1024 it is the task clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClockPelt {
+    pub clock_pelt: u64,
+    pub lost_idle_time: u64,
+    /// `rq_clock_task` at the last update.
+    pub clock_task: u64,
+    /// The last update saw the CPU idle (the idle sync has been done).
+    pub idle: bool,
+}
+
+/// `update_idle_rq_clock_pelt`'s divider: a `util_sum` at or above it is a CPU that never
+/// idled (`((LOAD_AVG_MAX - 1024) << SCHED_CAPACITY_SHIFT) - LOAD_AVG_MAX`).
+const FULL_UTIL_SUM: u64 = ((LOAD_AVG_MAX - 1024) << 10) - LOAD_AVG_MAX;
+
+impl ClockPelt {
+    /// Advances the clock to `now` (`update_rq_clock_pelt`): `busy` — the CPU runs a
+    /// task rather than the idle task — with `scale`; on the first update of an idle
+    /// period, the root runqueue's `util_sum` decides whether the lost idle time grows
+    /// (`update_idle_rq_clock_pelt`). Returns `rq_clock_pelt`.
+    pub fn update(&mut self, now: u64, busy: bool, scale: CpuScale, util_sum: u64) -> u64 {
+        let delta = now.saturating_sub(self.clock_task);
+        if busy {
+            self.clock_pelt += if scale.is_unit() { delta } else { scale.scale_delta(delta) };
+            self.idle = false;
+        } else {
+            if !self.idle && util_sum >= FULL_UTIL_SUM {
+                self.lost_idle_time += self.clock_task.saturating_sub(self.clock_pelt);
+            }
+            self.clock_pelt = now;
+            self.idle = true;
+        }
+        self.clock_task = self.clock_task.max(now);
+        self.clock_pelt.saturating_sub(self.lost_idle_time)
+    }
+}
+
 /// `sub_positive`.
 pub fn sub_positive(a: &mut u64, b: u64) {
     *a = a.saturating_sub(b);
@@ -282,6 +327,53 @@ mod tests {
         assert_eq!(compute_runnable_contrib(32), 23371);
         // 64 periods: the N32 table's 2nd entry, decayed by 0, plus nothing.
         assert_eq!(compute_runnable_contrib(64), decay_load(35056, 0));
+    }
+
+    /// Frequency invariance: a task always running on a CPU at half speed accrues the
+    /// utilisation of a task running half the time at full speed (the kernel's clock_pelt
+    /// scaling, pelt.h v5.1+), and a CPU at full speed reads the task clock.
+    #[test]
+    fn clock_pelt_scales_busy_time() {
+        let half = CpuScale { capacity: 1024, freq: 512 };
+        let mut c = ClockPelt::default();
+        assert_eq!(c.update(1_000_000, true, half, 0), 500_000);
+        assert_eq!(c.update(3_000_000, true, half, 0), 1_500_000);
+        // Idle: synced to the task clock; not fully busy, so no lost idle time.
+        assert_eq!(c.update(4_000_000, false, half, 0), 4_000_000);
+        let unit = CpuScale::default();
+        assert_eq!(c.update(5_000_000, true, unit, 0), 5_000_000);
+        // Fully busy when it went idle: the gap is lost idle time, kept off the clock.
+        let mut c = ClockPelt::default();
+        c.update(2_000_000, true, half, 0);
+        assert_eq!(c.update(3_000_000, false, half, FULL_UTIL_SUM), 3_000_000 - 1_000_000);
+    }
+
+    /// The same computation at full speed and at half speed (twice the time) gives the
+    /// same utilisation: 4 ms of full-speed work every 16 ms, run in 4 ms at full speed or
+    /// in 8 ms at half speed, both as PELT sees them through the clock (25 %); unscaled,
+    /// the slow one would look twice as busy.
+    #[test]
+    fn utilisation_is_frequency_invariant() {
+        let run = |scale: CpuScale, busy_ns: u64, period_ns: u64| {
+            let (mut clock, mut a) = (ClockPelt::default(), SchedAvg::default());
+            a.last_update_time = 1;
+            let mut t = 0;
+            for _ in 0..40 {
+                let now = clock.update(t, false, scale, 0);
+                a.update(now, 0, 0, 0, 1);
+                let now = clock.update(t, true, scale, 0);
+                a.update(now, 1, 1, 1, 1);
+                let now = clock.update(t + busy_ns, true, scale, 0);
+                a.update(now, 1, 1, 1, 1);
+                t += period_ns;
+            }
+            a.util_avg
+        };
+        let full = run(CpuScale::default(), 4_000_000, 16_000_000);
+        let half = run(CpuScale { capacity: 1024, freq: 512 }, 8_000_000, 16_000_000);
+        let raw = run(CpuScale::default(), 8_000_000, 16_000_000);
+        assert!(full.abs_diff(half) * 100 <= full * 8, "full speed {full}, half speed {half}");
+        assert!(raw > half + half / 2, "without the scaling the slow task looks busier: {raw} vs {half}");
     }
 
     #[test]

@@ -1,0 +1,67 @@
+//! What a policy and the kernel tell each other about CPU speed — data, never the cost
+//! model: the per-CPU scale factors the kernel keeps (`arch_scale_cpu_capacity`,
+//! `arch_scale_freq_capacity`), which PELT's invariance reads, and the utilisation a
+//! scheduling class hands to the cpufreq governor at the kernel's `cpufreq_update_util`
+//! points (`include/linux/sched/cpufreq.h`, `kernel/sched/sched.h`).
+
+/// `SCHED_CAPACITY_SCALE`: the biggest CPU at its reference frequency.
+pub const SCALE: u32 = 1024;
+
+/// `SCHED_CPUFREQ_IOWAIT` (`include/linux/sched/cpufreq.h`, v5.15 and v6.18): the update
+/// comes from the enqueue of a task that slept in I/O wait (`p->in_iowait`), which
+/// schedutil answers with its iowait boost.
+pub const IOWAIT: u32 = 1 << 0;
+
+/// One CPU's scale factors, each in [`SCALE`] units, kept by the kernel where they change
+/// (a frequency change; capacities are fixed for a run) and read by policies through
+/// [`crate::Ctx::scale`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuScale {
+    /// `arch_scale_cpu_capacity(cpu)`: 1024 for the biggest CPU.
+    pub capacity: u32,
+    /// `arch_scale_freq_capacity(cpu)`: the current frequency over the reference one,
+    /// at most 1024; always 1024 on a platform that is not frequency-invariant
+    /// (`arch_scale_freq_invariant()` false).
+    pub freq: u32,
+}
+
+impl Default for CpuScale {
+    fn default() -> Self {
+        CpuScale { capacity: SCALE, freq: SCALE }
+    }
+}
+
+impl CpuScale {
+    /// Both factors at 1024: time needs no scaling.
+    pub fn is_unit(self) -> bool {
+        self.capacity == SCALE && self.freq == SCALE
+    }
+
+    /// `cap_scale(cap_scale(delta, capacity), freq)` (`kernel/sched/pelt.h:
+    /// update_rq_clock_pelt`, v5.1+): `delta` of wall time as the amount of computation
+    /// the biggest CPU at its reference frequency would have done; each product shifted
+    /// down by `SCHED_CAPACITY_SHIFT` in turn, as the kernel rounds.
+    pub fn scale_delta(self, delta: u64) -> u64 {
+        let d = ((u128::from(delta) * u128::from(self.capacity)) >> 10) as u64;
+        ((u128::from(d) * u128::from(self.freq)) >> 10) as u64
+    }
+}
+
+/// The utilisation of one CPU as schedutil's `sugov_get_util` reads it from the classes,
+/// at a `cpufreq_update_util` call (`Request::Cpufreq`), in capacity units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuUtil {
+    /// The fair class's figure for its version: v5.15 `cpu_util_cfs` (the root runqueue's
+    /// `util_avg`), v6.5+ `cpu_util_cfs_boost` (`max(util_avg, runnable_avg)`), at most
+    /// the CPU's capacity.
+    pub cfs: u32,
+    /// `cpu_util_rt` (`rq->avg_rt.util_avg`).
+    pub rt: u32,
+    /// `cpu_util_dl` (`rq->avg_dl.util_avg`).
+    pub dl: u32,
+    /// `cpu_bw_dl`: the running bandwidth of the CPU's deadline tasks, in capacity units.
+    pub dl_bw: u32,
+    /// `rt_rq_is_runnable(&rq->rt)`: an rt task is queued and not throttled, which makes
+    /// schedutil ask for the top frequency.
+    pub rt_runnable: bool,
+}
