@@ -457,8 +457,8 @@ mod tests {
         };
         let s = Speed::new(&m, Ns(4_000_000));
         let caps = m.capacities();
-        for c in 0..m.nr_cpus() {
-            assert_eq!(u64::from(s.rate[c]), caps[c] * 1000 / 1024, "CPU {c} at f_max runs at its capacity");
+        for (c, cap) in caps.iter().enumerate() {
+            assert_eq!(u64::from(s.rate[c]), cap * 1000 / 1024, "CPU {c} at f_max runs at its capacity");
         }
     }
 }

@@ -302,7 +302,7 @@ impl CpuIdle {
             c.poll_limit = val.min(max);
         } else if block > max && p.guest_halt_poll_allow_shrink {
             let shrink = u64::from(p.guest_halt_poll_shrink);
-            let val = if shrink == 0 { 0 } else { c.poll_limit / shrink };
+            let val = c.poll_limit.checked_div(shrink).unwrap_or(0);
             c.poll_limit = if val < start { 0 } else { val };
         }
     }
