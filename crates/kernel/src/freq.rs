@@ -44,6 +44,11 @@ struct Domain {
     cached_raw_freq: u64,
     need_freq_update: bool,
     cpus: Vec<CpuId>,
+    /// `cpufreq_stats`' `time_in_state` per table frequency (closed up to `since`) and
+    /// `total_trans` (`drivers/cpufreq/cpufreq_stats.c`).
+    time_in_state: Vec<u64>,
+    since: u64,
+    trans: u64,
 }
 
 /// schedutil's per-CPU state (`struct sugov_cpu`).
@@ -116,6 +121,7 @@ impl Speed {
                 max_khz: d.max_khz(),
                 delay_ns,
                 cpus,
+                time_in_state: vec![0; d.khz.len()],
                 ..Domain::default()
             });
         }
@@ -139,8 +145,16 @@ impl Speed {
         self.scaled = self.scale.iter().any(|s| !s.is_unit());
     }
 
+    /// Closes domain `d`'s time at its current frequency up to `now`.
+    fn account(&mut self, machine: &Machine, d: usize, now: u64) {
+        let dom = &mut self.doms[d];
+        if let Some(i) = machine.freq.domains[d].khz.iter().position(|&f| f == dom.khz) {
+            dom.time_in_state[i] += now.saturating_sub(dom.since);
+        }
+        dom.since = now;
+    }
+
     /// The frequency of `cpu`'s domain, kHz (0 without cpufreq).
-    #[cfg(test)]
     pub(crate) fn khz(&self, cpu: CpuId) -> u64 {
         self.doms.get(self.cpu_dom[cpu]).map_or(0, |d| d.khz)
     }
@@ -319,13 +333,47 @@ impl Speed {
         if self.doms[d].khz == next {
             return None;
         }
+        self.account(machine, d, time);
         self.doms[d].khz = next;
+        self.doms[d].trans += 1;
         self.set_scales(machine, d);
         Some(d)
     }
 }
 
+/// A frequency domain's statistics (`cpufreq_stats`): time at each table frequency and
+/// the number of changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpufreqStats {
+    /// `(kHz, time)` per table frequency, ascending.
+    pub time_in_state: Vec<(u64, Ns)>,
+    pub total_trans: u64,
+}
+
 impl Kernel<'_> {
+    /// The current frequency of `cpu`, kHz; 0 when the frequency model is off.
+    pub fn cpufreq_khz(&self, cpu: CpuId) -> u64 {
+        if self.speed.on && cpu < self.speed.cpu_dom.len() {
+            self.speed.khz(cpu)
+        } else {
+            0
+        }
+    }
+
+    /// The statistics of `cpu`'s frequency domain up to now; `None` when the frequency
+    /// model is off.
+    pub fn cpufreq_stats(&self, cpu: CpuId) -> Option<CpufreqStats> {
+        let d = *self.speed.cpu_dom.get(cpu).filter(|&&d| self.speed.on && d != usize::MAX)?;
+        let dom = &self.speed.doms[d];
+        let table = &self.machine.freq.domains[d].khz;
+        let mut time_in_state: Vec<(u64, Ns)> =
+            table.iter().zip(&dom.time_in_state).map(|(&f, &t)| (f, Ns(t))).collect();
+        if let Some(e) = time_in_state.iter_mut().find(|e| e.0 == dom.khz) {
+            e.1 += Ns(self.now.0.saturating_sub(dom.since));
+        }
+        Some(CpufreqStats { time_in_state, total_trans: dom.trans })
+    }
+
     /// The work rate of `cpu` in permille: its SMT rate times its frequency factor.
     pub(crate) fn work_rate(&self, cpu: CpuId, smt: u32) -> u32 {
         if self.speed.on {

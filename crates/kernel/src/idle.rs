@@ -88,6 +88,9 @@ pub(crate) struct IdleCpu {
     poll_hit: bool,
     /// Idle entries (the `idle_calls` counter `sugov_hold_freq` compares).
     pub calls: u64,
+    /// Per state, `usage` and `time` (ns) as `cpuidle_enter_state` counts them
+    /// (`/sys/devices/system/cpu/cpuN/cpuidle/stateM/{usage,time}`).
+    usage: Vec<(u64, u64)>,
 }
 
 /// The kernel's cpuidle: which governor, and each CPU's state.
@@ -335,6 +338,11 @@ impl CpuIdle {
     fn reflect(&mut self, machine: &Machine, states: &[IdleState], cpu: CpuId, residency: u64, poll_hit: bool) {
         let c = &mut self.cpus[cpu];
         let idx = c.state;
+        if c.usage.len() < states.len() {
+            c.usage.resize(states.len(), (0, 0));
+        }
+        c.usage[idx].0 += 1;
+        c.usage[idx].1 += residency;
         c.last = idx;
         c.poll_hit = poll_hit;
         match self.gov {
@@ -435,6 +443,14 @@ impl Kernel<'_> {
         self.cpuidle.reflect(&machine, states, cpu, residency, false);
         self.cpuidle.cpus[cpu].entered = None;
         exit
+    }
+
+    /// `cpu`'s idle-state statistics: `(name, usage, time)` per state of its driver, idles
+    /// counted when they end; empty when the idle model is off or under `idle=poll`.
+    pub fn cpuidle_usage(&self, cpu: CpuId) -> Vec<(String, u64, Ns)> {
+        let Some(c) = self.cpuidle.cpus.get(cpu).filter(|_| self.cpuidle.on) else { return Vec::new() };
+        let states = self.machine.idle.states(cpu);
+        c.usage.iter().zip(states).map(|(&(n, t), s)| (s.name.clone(), n, Ns(t))).collect()
     }
 
     /// From `from` kicking `to` (a reschedule or wake-list IPI) to `to` seeing it: the

@@ -37,6 +37,7 @@ mod waits;
 mod why;
 
 pub use delayed::{RING_SLOTS, RING_USABLE};
+pub use freq::CpufreqStats;
 
 pub use config::{is_switch, FutexConfig, KernelConfig, KernelVersion, RunsOn, SimParams, SWITCHES};
 use schedlab_machine::{KernelPath, Machine};
