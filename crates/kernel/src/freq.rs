@@ -39,7 +39,10 @@ struct Domain {
     max_khz: u64,
     /// `freq_update_delay_ns`: `rate_limit_us × 1000`.
     delay_ns: u64,
-    last_freq_update_time: u64,
+    /// `None` before the first change: `sugov_start` zeroes it, and the kernel's clock is
+    /// then far past one rate limit, so the first update is never rate-limited (the
+    /// model's clock starts at 0).
+    last_freq_update_time: Option<u64>,
     next_freq: u64,
     cached_raw_freq: u64,
     need_freq_update: bool,
@@ -264,7 +267,7 @@ impl Speed {
     /// `sugov_should_update_freq`: the rate limit since the last frequency change.
     fn should_update(&self, d: usize, time: u64) -> bool {
         let dom = &self.doms[d];
-        dom.need_freq_update || time.saturating_sub(dom.last_freq_update_time) >= dom.delay_ns
+        dom.need_freq_update || dom.last_freq_update_time.is_none_or(|t| time.saturating_sub(t) >= dom.delay_ns)
     }
 
     /// `sugov_update_next_freq`: whether `next` is a change to make.
@@ -276,7 +279,7 @@ impl Speed {
             return false;
         }
         dom.next_freq = next;
-        dom.last_freq_update_time = time;
+        dom.last_freq_update_time = Some(time);
         true
     }
 
@@ -470,6 +473,16 @@ mod tests {
         assert_eq!(s.update(&m, 0, 13_000_000, 0, util(100), 3), None);
         assert_eq!(s.update(&m, 0, 15_000_000, 0, util(100), 4), Some(0));
         assert_eq!(s.khz(0), 1_000_000);
+    }
+
+    /// The first update, at boot, is not rate-limited (`sugov_start` zeroes
+    /// `last_freq_update_time`, long before).
+    #[test]
+    fn first_update_is_not_rate_limited() {
+        let m = machine(FreqGovernor::Schedutil618, false);
+        let mut s = Speed::new(&m, Ns(4_000_000));
+        assert_eq!(s.update(&m, 0, 0, 0, util(512), 0), Some(0));
+        assert_eq!(s.khz(0), 1_900_000);
     }
 
     /// The iowait boost: 128, doubled per iowait update, halved per other update.

@@ -1,0 +1,173 @@
+//! The idle governor and the cpufreq governor in whole runs (issue 32, items 4 and 5): the
+//! states menu picks for long and short idles, `idle=poll`, `--costs flat|none` turning
+//! both models off, schedutil's settled frequency for a periodic task and its ramp for a
+//! new hog as `cpufreq_schedutil.c`'s formula predicts, and determinism.
+
+use schedlab_kernel::{CpufreqStats, Kernel, KernelConfig, SimParams};
+use schedlab_machine::{CostModel, CpuSet, Freq, FreqDomain, FreqGovernor, Machine};
+use schedlab_probe::{NoProbe, RunSummary};
+use schedlab_sim::Ns;
+use std::sync::Arc;
+
+const MS: u64 = 1_000_000;
+
+/// Runs `workload` on `m` under `sched` until `end`, every invariant checked; `f` reads
+/// the kernel afterwards.
+fn run<R>(m: Machine, workload: &str, sched: &str, end: Ns, f: impl FnOnce(&Kernel<'_>, RunSummary) -> R) -> R {
+    let m = Arc::new(m);
+    let wl = schedlab_workload::parse_workload("test.toml", workload, &[], m.nr_cpus()).expect("workload parses");
+    let policy = schedlab_policies::make_policy(sched, &m, &[]).expect("registered policy");
+    let mut probe = NoProbe;
+    let sim = SimParams { check_invariants: true, end, ..SimParams::default() };
+    let mut k = Kernel::new(m, Arc::new(wl), policy, KernelConfig::default(), sim, &mut probe).expect("kernel builds");
+    let s = k.run(&mut |_| true).expect("run");
+    f(&k, s)
+}
+
+/// One task on CPU 0 sleeping `sleep` between runs of 20 µs.
+fn sleeper(sleep: &str) -> String {
+    format!(
+        "[[task]]\nname = \"s\"\naffinity = \"0\"\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"20us\" }}, {{ sleep = \"{sleep}\" }} ] }} ]\n"
+    )
+}
+
+/// The state CPU 0 idled in most often.
+fn most_used(k: &Kernel<'_>) -> String {
+    let u = k.cpuidle_usage(0);
+    u.iter().max_by_key(|s| s.1).map(|s| s.0.clone()).unwrap_or_default()
+}
+
+/// i7-3770 (`intel_idle`'s `ivb_cstates`, menu v5.15): idles of 10 ms end up in the
+/// deepest state, C7 (menu predicts 10 ms ≥ every target residency); idles of ~100 µs in
+/// one whose target residency fits them (C1E, 20 µs; C3's 156 µs does not).
+#[test]
+fn menu_goes_deep_after_long_idles_and_shallow_after_short_ones() {
+    let m = schedlab_machine::preset("i7-3770").expect("preset");
+    let long = run(m.clone(), &sleeper("10ms"), "cfs", Ns(500 * MS), |k, _| most_used(k));
+    assert_eq!(long, "C7");
+    let short = run(m, &sleeper("100us"), "cfs", Ns(100 * MS), |k, _| most_used(k));
+    assert!(["C1", "C1E"].contains(&short.as_str()), "short idles in {short}");
+}
+
+/// `idle=poll` enters no state and `--costs flat`/`none` have no idle model: no state is
+/// ever used; under `full` the CPU's idles are counted.
+#[test]
+fn idle_states_only_under_the_full_model() {
+    let m = schedlab_machine::preset("i7-3770").expect("preset");
+    let used = |m: Machine| {
+        run(m, &sleeper("1ms"), "cfs", Ns(50 * MS), |k, _| k.cpuidle_usage(0).iter().map(|s| s.1).sum::<u64>())
+    };
+    assert!(used(m.clone()) > 10);
+    let mut poll = m.clone();
+    poll.idle.poll = true;
+    assert_eq!(used(poll), 0);
+    for model in [CostModel::Flat, CostModel::None] {
+        let mut m = m.clone();
+        m.set_cost_model(model);
+        assert_eq!(used(m), 0, "{model:?}");
+    }
+}
+
+/// One CPU, frequencies 0.3–3.0 GHz in 300 MHz steps, schedutil v6.18 with a 1 ms rate
+/// limit, frequency-invariant.
+fn one_cpu(governor: FreqGovernor) -> Machine {
+    let mut m = schedlab_machine::preset("up").expect("preset");
+    m.set_cost_model(CostModel::Full);
+    let d = FreqDomain {
+        cpus: CpuSet::full(1),
+        khz: (1..=10).map(|i| i * 300_000).collect(),
+        power_uw: Vec::new(),
+        transition_latency: Ns(0),
+        transition_delay_us: Some(1000),
+        capacity: None,
+        dmips_mhz: None,
+        scale_ref_khz: None,
+    };
+    m.freq = Freq { governor, invariant: true, rate_limit_us: None, domains: vec![d] };
+    m
+}
+
+fn stats(k: &Kernel<'_>) -> CpufreqStats {
+    k.cpufreq_stats(0).expect("cpufreq on")
+}
+
+/// A task running 1 ms of full-speed work every 10 ms (10 %): invariant PELT sees it
+/// running 1 ms in 10 wherever the frequency is, so its utilisation oscillates between
+/// `1024 (1 − y) y⁹ / (1 − y¹⁰)` ≈ 93 and that ÷ y⁹ ≈ 113 (y³² = ½), and schedutil asks for
+/// `1.25 × 3 GHz × util / 1024` = 340–413 MHz, which resolves to 600 MHz: the run settles
+/// there (the start, at the new task's utilisation of 512, is briefly higher).
+#[test]
+fn schedutil_settles_a_periodic_task_where_the_formula_says() {
+    let wl = "[[task]]\nname = \"p\"\nprogram = [ { loop = \"forever\", do = [ { run = \"1ms\" }, { timer = \"10ms\" } ] } ]\n";
+    let y = 0.5f64.powf(1.0 / 32.0);
+    let u_min = 1024.0 * (1.0 - y) * y.powi(9) / (1.0 - y.powi(10));
+    let u_max = u_min / y.powi(9);
+    let want = |u: f64| {
+        let raw = (1.25 * 3_000_000.0 * u / 1024.0) as u64;
+        (1..=10).map(|i| i * 300_000).find(|&f| f >= raw).unwrap_or(3_000_000)
+    };
+    assert_eq!((want(u_min), want(u_max)), (600_000, 600_000), "the formula's band is one table step");
+    let s = run(one_cpu(FreqGovernor::Schedutil618), wl, "cfs", Ns(2000 * MS), |k, _| stats(k));
+    let at = |f: u64| s.time_in_state.iter().find(|e| e.0 == f).map_or(0, |e| e.1 .0);
+    assert!(at(600_000) >= 1800 * MS, "{:?}", s.time_in_state);
+    assert_eq!(at(3_000_000), 0, "never at the top");
+}
+
+/// A new hog on a cold CPU (lowest frequency): PELT starts it at 512
+/// (`post_init_entity_util_avg`) and grows it as `1024 − 512 yᵗ` in PELT time, which runs
+/// at `f / f_max` of wall time while the CPU is slow; schedutil follows at each tick (the
+/// hog's only updates). The frequency reaches 3 GHz when util ≥ 820 (1.25 × util ≥ 1024):
+/// the wall time of that, stepped per tick as the formula goes, is tens of ms — not one
+/// rate-limit period — and the run reaches it within a tick of it.
+#[test]
+fn a_new_hog_ramps_to_the_top_frequency_as_its_utilisation_grows() {
+    let wl = "[[task]]\nname = \"hog\"\nprogram = [ { run = \"1s\" } ]\n";
+    let m = one_cpu(FreqGovernor::Schedutil618);
+    let tick = m.tick_ns().0;
+    // The formula, stepped per tick: PELT time advances by tick × f / f_max.
+    let period = 1024.0 * 1024.0; // ns per PELT period (1024 × 1024 ns)
+    let y = 0.5f64.powf(1.0 / 32.0);
+    let freq = |u: f64| {
+        let raw = (1.25 * 3_000_000.0 * u / 1024.0) as u64;
+        (1..=10).map(|i| i * 300_000).find(|&x| x >= raw).unwrap_or(3_000_000)
+    };
+    let (mut pelt, mut wall, mut f) = (0.0f64, 0u64, freq(512.0));
+    assert_eq!(f, 2_100_000, "the new task's 512 asks for 1.875 GHz");
+    while f < 3_000_000 {
+        pelt += tick as f64 * f as f64 / 3_000_000.0;
+        wall += tick;
+        f = freq(1024.0 - 512.0 * y.powf(pelt / period));
+    }
+    assert!(wall > 20 * MS, "tens of ms: {wall}");
+    let s = run(m, wl, "cfs", Ns(300 * MS), |k, _| stats(k));
+    let below: u64 = s.time_in_state.iter().filter(|e| e.0 < 3_000_000).map(|e| e.1 .0).sum();
+    assert!(
+        below + tick >= wall && below <= wall + 2 * tick,
+        "reached 3 GHz after {below} ns; the formula says {wall}"
+    );
+    assert!(s.time_in_state.iter().find(|e| e.0 == 3_000_000).is_some_and(|e| e.1 .0 > 0));
+}
+
+/// performance runs at the top, powersave at the bottom, and work takes as long as the
+/// frequency says: 10 ms of full-speed work at 300 MHz of 3 GHz takes 100 ms.
+#[test]
+fn work_scales_with_frequency() {
+    let wl = "[[task]]\nname = \"w\"\nprogram = [ { run = \"10ms\" } ]\n";
+    let end = |g| run(one_cpu(g), wl, "cfs", Ns(1000 * MS), |k, s| (k.cpufreq_khz(0), s.end.0));
+    let (fast, t_fast) = end(FreqGovernor::Performance);
+    let (slow, t_slow) = end(FreqGovernor::Powersave);
+    assert_eq!((fast, slow), (3_000_000, 300_000));
+    assert!(t_slow > 9 * t_fast && t_slow < 11 * t_fast, "{t_fast} vs {t_slow}");
+}
+
+/// Same seed, same machine and workload: the same trace, with both governors running.
+#[test]
+fn deterministic_with_idle_and_frequency_models() {
+    let wl = "[[task]]\nname = \"p\"\ncount = 3\nprogram = [ { loop = \"forever\", do = [ { run = \"300us\" }, { sleep = \"700us\" } ] } ]\n";
+    let mut m = schedlab_machine::preset("big-little").expect("preset");
+    m.set_cost_model(CostModel::Full);
+    let once = || run(m.clone(), wl, "eevdf", Ns(200 * MS), |k, s| (s.trace_hash, k.cpufreq_stats(0)));
+    let (a, b) = (once(), once());
+    assert_eq!(a, b);
+    assert!(a.1.is_some_and(|s| s.total_trans > 0), "schedutil changed the little cluster's frequency");
+}
