@@ -45,8 +45,9 @@ macro_rules! hook {
 pub(crate) use hook;
 
 impl Kernel<'_> {
-    /// Charges a hook's reported work (per unit, `Costs::work_ns`) to `path`, after the
-    /// current step's own cost.
+    /// Charges a hook's reported work to `path`, after the current step's own cost: per
+    /// unit (`Costs::work_ns`), and the runqueue reads the policy named (`Ctx::read_cpu`)
+    /// at what they cost by distance under the full cost model.
     pub(crate) fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
         if work.is_zero() {
             return; // most hooks report no work: nothing to split or charge
@@ -55,7 +56,7 @@ impl Kernel<'_> {
         if work.is_zero() {
             return;
         }
-        let ns = self.machine.costs.work_ns(&work);
+        let ns = self.machine.costs.work_ns(&work.units()) + Ns(work.placed_ns);
         self.pending_work_add(path, ns);
     }
 

@@ -215,6 +215,10 @@ impl Kernel<'_> {
             Op::SetPolicy { policy, at } => {
                 self.op_setattr(cpu, t, Action::SetPolicy(Box::new((t, *policy, *at))), steps)
             }
+            Op::Memory(_) => {
+                self.next_op(t);
+                Flow::Continue
+            }
         }
     }
 
