@@ -1,3 +1,6 @@
+//! The `schedlab` binary: the command line (clap definitions, defined once), dispatch to
+//! the run library and the studies, and the exit statuses of `docs/cli.md`.
+
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use schedlab::output::ensure_dir;
 use schedlab::{bench, note, out, outln, parse_kv, signals, write_atomic, write_atomic_bytes, CliError};

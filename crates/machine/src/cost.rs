@@ -1,3 +1,6 @@
+//! The constant costs of kernel paths (`[costs]`): one table defines each cost's name,
+//! default and documentation; the lock sites and kernel paths time is booked against.
+
 use crate::spec::{Field, Kind, Table, Val};
 use schedlab_sim::Ns;
 

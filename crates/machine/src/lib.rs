@@ -6,6 +6,8 @@
 //! Architecture Invariant: a `Machine` is a value built from a preset or a file's text; it is
 //! never read from the host.
 
+#![forbid(unsafe_code)]
+
 mod caches;
 mod cost;
 mod cpuset;

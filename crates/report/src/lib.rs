@@ -2,6 +2,8 @@
 //!
 //! Architecture Invariant: renderers take records and return strings; they do no I/O.
 
+#![forbid(unsafe_code)]
+
 pub mod explain;
 pub mod header;
 pub mod html;

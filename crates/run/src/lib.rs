@@ -21,6 +21,8 @@
 //! Architecture Invariant: this crate and `cli` are the only ones touching the OS: here,
 //! machine files and the wall-clock time of a run (the record's `host` key).
 
+#![forbid(unsafe_code)]
+
 mod error;
 pub mod fuzz;
 pub mod fuzz_input;

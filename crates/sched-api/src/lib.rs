@@ -11,6 +11,8 @@
 //! Architecture Invariant: this crate depends only on `sim` and `machine`; a policy that
 //! depends only on this crate cannot reach the event queue, the workload or the metrics.
 
+#![forbid(unsafe_code)]
+
 use schedlab_machine::{CostModel, CpuSet, Machine, WorkUnits};
 use schedlab_sim::{CpuId, Ns, SimRng, TaskId};
 
