@@ -377,12 +377,14 @@ impl Kernel<'_> {
         Some(CpufreqStats { time_in_state, total_trans: dom.trans })
     }
 
-    /// The work rate of `cpu` in permille: its SMT rate times its frequency factor.
-    pub(crate) fn work_rate(&self, cpu: CpuId, smt: u32) -> u32 {
+    /// `rate` (permille: SMT share × memory factor, `Kernel::work_rate`) times `cpu`'s
+    /// frequency factor: the work rate is a product of independent factors.
+    #[inline]
+    pub(crate) fn freq_rate(&self, cpu: CpuId, rate: u32) -> u32 {
         if self.speed.on {
-            (smt * self.speed.rate[cpu] / 1000).max(1)
+            ((u64::from(rate) * u64::from(self.speed.rate[cpu]) / 1000) as u32).max(1)
         } else {
-            smt
+            rate
         }
     }
 
