@@ -13,7 +13,7 @@
 //! decision (`kernel/sched/fair.c: task_hot` only estimates it from `sysctl_sched_migration_cost`).
 
 use crate::Kernel;
-use schedlab_machine::{CacheScope, Machine, Replacement, Source, MAX_LEVELS};
+use schedlab_machine::{CacheScope, Machine, Refill, Replacement, Source, MAX_LEVELS};
 use schedlab_sim::{CpuId, Ns, TaskId};
 
 /// No instance: the task holds nothing at this level.
@@ -87,14 +87,11 @@ impl Kernel<'_> {
         if ws == 0 || self.cost.caches.inst.is_empty() {
             return;
         }
-        let ns = self.refill_time(cpu, t);
+        let (ns, refill) = self.refill_time(cpu, t);
         let m = &self.machine.caches;
         let st = &mut self.cost;
         let levels = st.caches.inst.len();
-        let (refill, fp) = {
-            let task = &st.tasks[t];
-            (m.refill(ws, &task.now_held), &mut st.tasks[t].fp)
-        };
+        let fp = &mut st.tasks[t].fp;
         for l in 0..levels {
             let i = st.caches.inst[l][cpu];
             let full = ws.min(m.capacity(l));
@@ -123,16 +120,16 @@ impl Kernel<'_> {
         }
     }
 
-    /// The refill time of `t` on `cpu` from its footprints as they are now (left in
-    /// `MemTask::now_held` for [`Kernel::cache_refill`]): each level's footprint decayed by
+    /// The refill time of `t` on `cpu` and what it refills, from its footprints as they
+    /// are now: each level's footprint decayed by
     /// what others brought into that instance since (`Caches::decay`), none where it last
     /// ran elsewhere; the lines no level here holds come from the LLC it left while that
     /// still holds them (a transfer by distance, `Lines::between`), else from memory at its
     /// node's latency.
-    fn refill_time(&mut self, cpu: CpuId, t: TaskId) -> Ns {
+    fn refill_time(&self, cpu: CpuId, t: TaskId) -> (Ns, Refill) {
         let m = &*self.machine;
         let caches = &m.caches;
-        let st = &mut self.cost;
+        let st = &self.cost;
         let levels = st.caches.inst.len();
         let task = &st.tasks[t];
         let mut held = [0u64; MAX_LEVELS];
@@ -145,7 +142,10 @@ impl Kernel<'_> {
             let others = st.caches.inserted[l][was as usize] - task.fp.seen[l];
             // Less than a line lost is no line to fetch: whole lines survive or go.
             let line = caches.levels[l].line;
-            let left = caches.decay(l, task.fp.bytes[l], others).next_multiple_of(line).min(task.fp.bytes[l]);
+            let left = match others {
+                0 => task.fp.bytes[l],
+                _ => caches.decay(l, task.fp.bytes[l], others).next_multiple_of(line).min(task.fp.bytes[l]),
+            };
             if was == i {
                 *h = left;
             } else if l == levels - 1 {
@@ -176,8 +176,7 @@ impl Kernel<'_> {
             src[levels + 1] = Source { lines: from_remote, line_bytes: line, latency_ps: xfer_ps, bandwidth: None };
         }
         let mlp = self.cost.tasks[t].mlp.unwrap_or(caches.memory.mlp);
-        self.cost.tasks[t].now_held = held;
-        schedlab_machine::refill_time_ns(&src[..levels + 2], mlp)
+        (schedlab_machine::refill_time_ns(&src[..levels + 2], mlp), r)
     }
 
     /// The refill `t` owes (`cache_refill`, and the TLB refill of `mm.rs`), taken to be
@@ -190,6 +189,3 @@ impl Kernel<'_> {
         }
     }
 }
-
-/// What the task holds where it resumes, computed by `refill_time` for `cache_refill`.
-pub(crate) type Held = [u64; MAX_LEVELS];

@@ -8,10 +8,10 @@
 //! running task, and the frequency factor. A factor changes only at a switch or a memory
 //! phase, i.e. when no user work is in progress on the CPU, so nothing needs re-timing here.
 
-use crate::cache::{CacheState, Footprint, Held};
+use crate::cache::{CacheState, Footprint};
 use crate::cpu::Busy;
 use crate::Kernel;
-use schedlab_machine::{CostModel, Machine, MAX_LEVELS};
+use schedlab_machine::{CostModel, Machine};
 use schedlab_sim::{CpuId, Ns, TaskId};
 use schedlab_workload::{MemPhase, MemPolicy, Workload};
 
@@ -31,8 +31,6 @@ pub(crate) struct MemTask {
     /// The node its pages are on (`MPOL_DEFAULT`: set at its first run).
     pub home: u32,
     pub fp: Footprint,
-    /// What `cache::refill_time` found held where the task resumes.
-    pub now_held: Held,
     /// Refill (and TLB refill) owed, charged at its next `run`.
     pub owed: Ns,
     pub refill_ns: u64,
@@ -147,7 +145,6 @@ impl Kernel<'_> {
             policy,
             home,
             fp: Footprint::default(),
-            now_held: [0; MAX_LEVELS],
             owed: Ns(0),
             refill_ns: 0,
             mm,

@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use schedlab_machine::{Costs, Machine};
+use schedlab_machine::{CostModel, Costs, Machine};
 use schedlab_probe::{Probe, ProbeEvent};
 use schedlab_run::RunSpec as Job;
 use schedlab_sim::Ns;
@@ -14,7 +14,8 @@ use std::sync::Arc;
 /// A job on `preset` with its costs (and optionally HZ) replaced.
 fn job_with(text: &str, preset: &str, costs: Costs, hz: Option<u32>) -> Job {
     let mut j = job(text, preset, "cfs", 5, &[]);
-    let m = Machine { costs, hz: hz.unwrap_or(j.machine.hz), ..(*j.machine).clone() };
+    // The constant-cost machine: these tests check the timer arithmetic to the ns.
+    let m = Machine { costs, hz: hz.unwrap_or(j.machine.hz), cost_model: CostModel::Flat, ..(*j.machine).clone() };
     j.machine = Arc::new(m);
     j
 }
