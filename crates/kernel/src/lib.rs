@@ -27,6 +27,7 @@ mod futex_pi;
 mod hrtimer;
 mod invariants;
 mod objects;
+mod pipes;
 mod rt_timer;
 mod timerqueue;
 mod version;
