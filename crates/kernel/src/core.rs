@@ -3,6 +3,7 @@
 //! Each action runs on the CPU executing it, with its locks already held (see `cpu.rs`),
 //! and returns any extra lock hold time.
 
+use crate::objects::Buffer;
 use crate::vocab::{Action, Batch, Event, Ipi, Step};
 use crate::{BlockedOn, Kernel, PrevState, ProbeEvent, TState, Task};
 use schedlab_machine::{KernelPath, LockSite};
@@ -1028,23 +1029,38 @@ impl Kernel<'_> {
 const PIPE_WAITED: u8 = 2;
 
 impl Kernel<'_> {
-    /// `fs/pipe.c:anon_pipe_write` (v6.18): copy what fits; a write into an empty pipe wakes
-    /// one reader (`was_empty`; readers wait exclusively, so `wake_up_interruptible_sync_poll`
-    /// wakes one, with `WF_SYNC`); a writer that had waited and leaves room wakes the next
-    /// writer (`wake_next_writer`); a writer that finds the pipe full waits at the tail of
-    /// the writers' queue.
+    /// `send`: `fs/pipe.c:anon_pipe_write` (v6.18) or `net/unix/af_unix.c:unix_stream_sendmsg`
+    /// (v6.18), the buffer's rules in `pipes.rs`. A pipe written while empty wakes one reader
+    /// (`was_empty`; readers wait exclusively, so `wake_up_interruptible_sync_poll` wakes
+    /// one, with `WF_SYNC`), and a writer that had waited and leaves a slot free wakes the
+    /// next writer (`wake_next_writer`). A socket's every skb calls `sk_data_ready`
+    /// (`sock_def_readable`: every sleeping reader, non-exclusive waits, `WF_SYNC`). A writer
+    /// that finds no room waits at the tail of the writers' queue.
     fn pipe_write(&mut self, cpu: CpuId, task: TaskId, pipe: usize) {
         let waited = self.tasks[task].op_phase == PIPE_WAITED;
         let tk = &self.tasks[task];
         let cur_cpu = matches!(tk.prog.ops.get(tk.pc), Some(schedlab_workload::Op::Send { current_cpu: true, .. }));
+        let want = self.tasks[task].op_aux;
         let p = &mut self.objs.pipes[pipe];
-        let was_empty = p.len == 0;
-        let n = (p.capacity - p.len).min(self.tasks[task].op_aux);
-        p.len += n;
+        let (n, wake_readers, full) = match &mut p.buf {
+            Buffer::Pipe(r) => {
+                let w = r.write(want, !waited);
+                (w.bytes, w.bytes > 0 && w.was_empty, r.is_full())
+            }
+            Buffer::Socket(s) => {
+                let n = s.send(want);
+                (n, n > 0, s.is_full())
+            }
+        };
         self.tasks[task].op_aux -= n;
-        let reader = if n > 0 && was_empty { p.readers.pop_front() } else { None };
-        let pollers = if n > 0 && was_empty { std::mem::take(&mut p.pollers) } else { Vec::new() };
-        let next_writer = if waited && p.len < p.capacity { p.writers.pop_front() } else { None };
+        let socket = p.socket;
+        let readers: Vec<TaskId> = match (wake_readers, socket) {
+            (false, _) => Vec::new(),
+            (true, false) => p.readers.pop_front().into_iter().collect(),
+            (true, true) => p.readers.drain(..).collect(),
+        };
+        let pollers = if wake_readers { std::mem::take(&mut p.pollers) } else { Vec::new() };
+        let next_writer = if waited && !full && !socket { p.writers.pop_front() } else { None };
         if self.tasks[task].op_aux == 0 {
             self.next_op(task);
         } else {
@@ -1055,25 +1071,41 @@ impl Kernel<'_> {
         // A `send` with `current_cpu` wakes the reader onto this CPU (`WF_CURRENT_CPU`, as
         // `wake_up_poll_on_current_cpu` does for seccomp's synchronous notifications).
         let here = if cur_cpu { wf::CURRENT_CPU } else { 0 };
-        for t in reader.into_iter().chain(next_writer) {
+        for t in readers.into_iter().chain(next_writer) {
             self.wake_steps(cpu, t, wf::SYNC | here);
         }
         self.wake_pollers(cpu, pollers);
     }
 
-    /// `fs/pipe.c:pipe_read` (v6.18): take what is there; a read from a full pipe wakes one
-    /// writer (`was_full`; exclusive waits, `WF_SYNC`); a reader that had waited and leaves
-    /// data wakes the next reader (`wake_next_reader`); a reader that finds the pipe empty
-    /// waits at the tail of the readers' queue.
+    /// `recv`: `fs/pipe.c:anon_pipe_read` (v6.18) or `net/unix/af_unix.c:
+    /// unix_stream_read_generic` (v6.18). A pipe read that frees a slot of a full ring wakes
+    /// one writer (`wake_writer`; exclusive waits, `WF_SYNC`), and a reader that had waited
+    /// and leaves data wakes the next reader (`wake_next_reader`). A socket read that frees
+    /// an skb and leaves the sender writable (`unix_write_space`: at most a quarter of its
+    /// send buffer in flight) wakes every waiting writer (`sock_wait_for_wmem` waits
+    /// non-exclusively, `WF_SYNC`). A reader that finds nothing waits at the tail of the
+    /// readers' queue.
     fn pipe_read(&mut self, cpu: CpuId, task: TaskId, pipe: usize) {
         let waited = self.tasks[task].op_phase == PIPE_WAITED;
+        let want = self.tasks[task].op_aux;
         let p = &mut self.objs.pipes[pipe];
-        let was_full = p.len == p.capacity;
-        let n = p.len.min(self.tasks[task].op_aux);
-        p.len -= n;
+        let (n, wake_writers) = match &mut p.buf {
+            Buffer::Pipe(r) => {
+                let got = r.read(want);
+                (got.bytes, got.wake_writer)
+            }
+            Buffer::Socket(s) => {
+                let got = s.recv(want);
+                (got.bytes, got.write_space)
+            }
+        };
         self.tasks[task].op_aux -= n;
-        let writer = if n > 0 && was_full { p.writers.pop_front() } else { None };
-        let next_reader = if waited && p.len > 0 { p.readers.pop_front() } else { None };
+        let writers: Vec<TaskId> = match (wake_writers, p.socket) {
+            (false, _) => Vec::new(),
+            (true, false) => p.writers.pop_front().into_iter().collect(),
+            (true, true) => p.writers.drain(..).collect(),
+        };
+        let next_reader = if waited && !p.is_empty() && !p.socket { p.readers.pop_front() } else { None };
         if self.tasks[task].op_aux == 0 {
             self.next_op(task);
         } else {
@@ -1081,7 +1113,7 @@ impl Kernel<'_> {
             self.objs.pipes[pipe].readers.push_back(task);
             self.block(cpu, task, BlockedOn::PipeRead(pipe as u32));
         }
-        for t in writer.into_iter().chain(next_reader) {
+        for t in writers.into_iter().chain(next_reader) {
             self.wake_steps(cpu, t, wf::SYNC);
         }
     }

@@ -102,7 +102,7 @@ impl Kernel<'_> {
                 None,
                 format!(
                     "reading, {} bytes buffered; no task that could write it can run",
-                    self.objs.pipes[p as usize].len
+                    self.objs.pipes[p as usize].bytes()
                 ),
             ),
             BlockedOn::PipeWrite(p) => (

@@ -33,6 +33,7 @@ mod lines;
 mod memory;
 mod mm;
 mod objects;
+mod pipes;
 mod rt_timer;
 mod timerqueue;
 mod version;

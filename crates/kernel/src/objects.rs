@@ -1,6 +1,7 @@
 //! Kernel objects shared by tasks: pipes and the futex table, plus the user-space words
 //! (mutex state, condition sequence, barrier generation) that futexes wait on.
 
+use crate::pipes::{PipeRing, UnixStream};
 use crate::vocab::{FutexKey, LockId};
 use schedlab_sim::{Ns, TaskId};
 use schedlab_workload::Workload;
@@ -12,11 +13,38 @@ pub(crate) struct Pipe {
     pub socket: bool,
     /// Tasks asleep in `poll` on this pipe (non-exclusive waiters: all woken by a write).
     pub pollers: Vec<TaskId>,
-    pub len: u64,
-    /// Readers blocked on an empty pipe (woken one at a time: exclusive waits, ≥5.5).
+    /// What is buffered: a pipe's ring of pages or a socket's queue of skbs.
+    pub buf: Buffer,
+    /// Readers blocked on an empty pipe (a pipe wakes one at a time: exclusive waits, ≥5.5;
+    /// a socket wakes them all).
     pub readers: VecDeque<TaskId>,
-    /// Writers blocked on a full pipe (all woken when space appears).
+    /// Writers blocked on a full pipe (a pipe wakes one at a time and each wakes the next
+    /// while room is left; a socket wakes them all).
     pub writers: VecDeque<TaskId>,
+}
+
+/// A pipe's or a socket's buffer.
+pub(crate) enum Buffer {
+    Pipe(PipeRing),
+    Socket(UnixStream),
+}
+
+impl Pipe {
+    /// Nothing to read (`pipe_empty`; an empty `sk_receive_queue`).
+    pub fn is_empty(&self) -> bool {
+        match &self.buf {
+            Buffer::Pipe(r) => r.is_empty(),
+            Buffer::Socket(s) => s.is_empty(),
+        }
+    }
+
+    /// Bytes buffered for readers.
+    pub fn bytes(&self) -> u64 {
+        match &self.buf {
+            Buffer::Pipe(r) => r.bytes(),
+            Buffer::Socket(s) => s.bytes(),
+        }
+    }
 }
 
 /// The user-space mutex word of Drepper's "mutex2": 0 unlocked, 1 locked, 2 locked with
@@ -142,7 +170,11 @@ impl Objects {
                     capacity: p.capacity,
                     socket: p.socket,
                     pollers: Vec::new(),
-                    len: 0,
+                    buf: if p.socket {
+                        Buffer::Socket(UnixStream::new(p.capacity))
+                    } else {
+                        Buffer::Pipe(PipeRing::new(p.capacity))
+                    },
                     readers: VecDeque::new(),
                     writers: VecDeque::new(),
                 })

@@ -106,7 +106,7 @@ impl Kernel<'_> {
         let ps = &task.prog.polls[set];
         let n = ps.pipes.len();
         let from = task.extra.as_ref().and_then(|x| x.poll_next.get(set)).map_or(0, |&i| i as usize);
-        let ready = (0..n).map(|k| (from + k) % n).find(|&i| self.objs.pipes[ps.pipes[i]].len > 0);
+        let ready = (0..n).map(|k| (from + k) % n).find(|&i| !self.objs.pipes[ps.pipes[i]].is_empty());
         if let Some(i) = ready {
             let arm = ps.arms[i];
             let sets = task.prog.polls.len();

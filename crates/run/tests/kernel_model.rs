@@ -190,22 +190,22 @@ fn recording_series_changes_nothing() {
 
 /// `fs/pipe.c` (v6.18): writers wait on a full pipe exclusively, so a read from a full pipe
 /// wakes one writer, and a woken writer that leaves room wakes the next one. Three writers
-/// of 100 bytes on a 100-byte pipe, a reader that reads them one by one after 10 ms: each
-/// blocked writer is woken exactly once (waking them all on every read, the second would
-/// wake, find the pipe full again and block a second time).
+/// of a page each on a one-page pipe (one slot), a reader that reads them one by one after
+/// 10 ms: each blocked writer is woken exactly once (waking them all on every read, the
+/// second would wake, find the pipe full again and block a second time).
 #[test]
 fn a_read_from_a_full_pipe_wakes_one_writer() {
     let text = r#"
 [[pipe]]
 name = "p"
-capacity = 100
+capacity = 4096
 [[task]]
 name = "writer"
 count = 3
-program = [ { send = "p", bytes = 100 } ]
+program = [ { send = "p", bytes = 4096 } ]
 [[task]]
 name = "reader"
-program = [ { sleep = "10ms" }, { loop = 3, do = [ { recv = "p", bytes = 100 }, { run = "1ms" } ] } ]
+program = [ { sleep = "10ms" }, { loop = 3, do = [ { recv = "p", bytes = 4096 }, { run = "1ms" } ] } ]
 "#;
     for sched in ["eevdf", "cfs"] {
         let r = run(&job(text, "smp2", sched, 1, &[]));

@@ -138,8 +138,18 @@ impl Fair {
         !(slave < factor || master < slave * factor)
     }
 
-    /// `wake_affine_idle`; with the rule that chose, for decision records.
-    fn wake_affine_idle(&self, cx: &Ctx, this: CpuId, prev: CpuId, sync: bool) -> Option<(CpuId, &'static str)> {
+    /// `wake_affine_idle`; with the rule that chose, for decision records. A sync wakeup
+    /// pulls the wakee when the waker is its CPU's only task; v6.18 does not count
+    /// delayed-dequeue tasks there (`fair.c:wake_affine_idle`, `cfs_h_nr_delayed`:
+    /// "sched/fair: Fixup wake_up_sync() vs DELAYED_DEQUEUE", after v6.12), earlier
+    /// versions count every task on the runqueue.
+    pub(super) fn wake_affine_idle(
+        &self,
+        cx: &Ctx,
+        this: CpuId,
+        prev: CpuId,
+        sync: bool,
+    ) -> Option<(CpuId, &'static str)> {
         if self.idle(cx, this) && self.share_cache(this, prev) {
             return Some(if self.idle(cx, prev) {
                 (prev, "wake_affine_idle: the waking CPU is idle and shares the cache, and so is the previous CPU")
@@ -147,13 +157,23 @@ impl Fair {
                 (this, "wake_affine_idle: the waking CPU is idle and shares the cache with the previous one")
             });
         }
-        if sync && cx.cpus[this].nr_running == 1 {
+        if sync && cx.cpus[this].nr_running.saturating_sub(self.nr_delayed(this)) == 1 {
             return Some((this, "wake_affine_idle: a sync wakeup from the waking CPU's only task"));
         }
         if self.idle(cx, prev) {
             return Some((prev, "wake_affine_idle: the previous CPU is idle"));
         }
         None
+    }
+
+    /// `cfs_h_nr_delayed` (v6.18): tasks on `cpu` kept queued by delayed dequeue; 0 before
+    /// v6.18, whose `wake_affine_idle` does not subtract them.
+    fn nr_delayed(&self, cpu: CpuId) -> usize {
+        if self.t.version < super::Version::V6_18 {
+            return 0;
+        }
+        let rq = self.rq(self.root(cpu));
+        (rq.h_nr_running - rq.h_nr_runnable) as usize
     }
 
     /// `wake_affine_weight`: move to the waker's CPU if its load, with the wakee, would

@@ -439,3 +439,25 @@ fn the_v_check_catches_a_stale_sum_and_an_ineligible_pick() {
     let e = h.f.check_fair(Some(&[0])).unwrap_err();
     assert!(e.contains("ineligible"), "{e}");
 }
+
+/// `fair.c:wake_affine_idle` (v6.18): a sync wakeup pulls the wakee to the waker's CPU when
+/// the waker is that CPU's only task not counting delayed-dequeue ones (`cfs_h_nr_delayed`);
+/// v6.12 counts the delayed sleeper and does not pull. The waker's CPU 0 holds the waker and
+/// an ineligible sleeper kept queued; the wakee's previous CPU 1 is busy.
+#[test]
+fn a_sync_wakeup_ignores_delayed_tasks_on_the_wakers_cpu_from_v6_18() {
+    for (v, pulled) in [("6.12", None), ("6.18", Some(0))] {
+        let mut h = Harness::new(v);
+        let (_, other, done) = sleep_past_v(&mut h);
+        assert!(!done, "v{v}: the sleeper is delayed");
+        assert_eq!(h.schedule(), Some(other), "v{v}: the waker runs");
+        assert_eq!(h.w.cpus[0].nr_running, 2, "v{v}: the delayed sleeper is still counted");
+        let busy = h.w.add_task(0, TaskPolicy::Normal, 1);
+        h.w.cpus[1].curr = Some(busy);
+        h.w.cpus[1].nr_running = 1;
+        let got = h.with(|f, cx| f.wake_affine_idle(cx, 0, 1, true)).map(|(c, _)| c);
+        assert_eq!(got, pulled, "v{v}");
+        // Without the sync hint neither version pulls.
+        assert_eq!(h.with(|f, cx| f.wake_affine_idle(cx, 0, 1, false)).map(|(c, _)| c), None, "v{v}");
+    }
+}
