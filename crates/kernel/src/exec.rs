@@ -218,13 +218,13 @@ impl Kernel<'_> {
         }
     }
 
-    /// `run`: user work, its length drawn when the op starts (plus any cache re-warm owed)
-    /// and kept across preemptions.
+    /// `run`: user work, its length drawn when the op starts (with the machine's per-op
+    /// noise, plus any cache re-warm owed) and kept across preemptions.
     fn op_run(&mut self, cpu: CpuId, t: TaskId, d: &Distribution) -> Flow {
         let left = match self.tasks[t].op_left {
             Some(l) => l,
             None => {
-                let l = d.sample(&mut self.wl_rng) + std::mem::take(&mut self.tasks[t].rewarm);
+                let l = self.noise.op_length(d.sample(&mut self.wl_rng)) + std::mem::take(&mut self.tasks[t].rewarm);
                 self.tasks[t].op_left = Some(l);
                 l
             }

@@ -26,6 +26,7 @@ mod futex;
 mod futex_pi;
 mod hrtimer;
 mod invariants;
+mod noise;
 mod objects;
 mod rt_timer;
 mod timerqueue;
@@ -226,6 +227,8 @@ pub struct Kernel<'p> {
     pub(crate) requests: Vec<Request>,
     pub(crate) wl_rng: SimRng,
     pub(crate) policy_rng: SimRng,
+    /// The machine's noise and its streams (`noise.rs`).
+    pub(crate) noise: noise::NoiseSource,
     pub(crate) shared_programs: Vec<Option<Rc<Program>>>,
     pub(crate) instances: Vec<u64>,
     pub(crate) alive: u64,
@@ -366,6 +369,7 @@ impl<'p> Kernel<'p> {
             requests: Vec::new(),
             wl_rng: streams.stream("workload", 0),
             policy_rng: streams.stream("policy", 0),
+            noise: noise::NoiseSource::new(&machine.noise, &streams),
             shared_programs: vec![None; wl.templates.len()],
             instances: vec![0; wl.templates.len()],
             alive: 0,
