@@ -162,7 +162,8 @@ fn snapshot_sleeper_placement_under_cfs() {
 fn snapshot_study_experiment() {
     let suite = schedlab_studies::suites::suite("rt-latency").unwrap();
     let x = &suite.experiments[0];
-    let j = study_spec(&suite, Some(x.name), None, 1, Some(Ns::from_ms(30))).unwrap();
+    let mut j = study_spec(&suite, Some(x.name), None, 1, Some(Ns::from_ms(30))).unwrap();
+    j.set("machine.noise", "none").unwrap();
     let (_, ex) = explain(&j, None);
     insta::assert_snapshot!(render(&ex, &ask(None, 1)).unwrap());
 }
