@@ -62,6 +62,11 @@ struct Common {
     /// charged). Short for --set machine.cost_model=MODEL.
     #[arg(long)]
     costs: Option<String>,
+    /// The machine's noise: on (the machine's own timer lateness, per-op jitter and start
+    /// offsets, the default) or none (the noiseless machine: every seed runs alike). Short
+    /// for --set machine.noise=none; --set machine.noise.FIELD=VALUE sets one source.
+    #[arg(long)]
+    noise: Option<String>,
     /// Disable TTWU_QUEUE (remote wakeups always lock the target runqueue).
     #[arg(long)]
     no_ttwu_queue: bool,
@@ -754,6 +759,9 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError
     job.kernel.ttwu_queue = !c.no_ttwu_queue;
     if let Some(m) = &c.costs {
         job.set("machine.cost_model", m).map_err(|m| flag(m, "--costs"))?;
+    }
+    if let Some(n) = &c.noise {
+        job.set("machine.noise", n).map_err(|m| flag(m, "--noise"))?;
     }
     job.kernel.delayed_wakeup = c.delayed_wakeup;
     job.kernel.lb_narrow_lock = c.lb_narrow_lock;

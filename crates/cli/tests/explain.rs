@@ -11,6 +11,8 @@ fn study(name: &str, sched: &str, dur: Ns) -> RunSpec {
     let text = schedlab_studies::builtin_workload(name).expect("built-in study");
     let mut j = RunSpec::load(name, text, None, &[], Some(dur)).unwrap();
     j.sched = sched.into();
+    // Snapshots and exact waits: the noiseless machine.
+    j.set("machine.noise", "none").unwrap();
     j
 }
 
@@ -127,6 +129,7 @@ fn explained_waits_sum_to_wait_ns_and_recording_changes_nothing() {
 #[test]
 fn snapshot_nice_pair_under_cfs() {
     let mut j = RunSpec::load("nice-pair", &example("nice-pair.toml"), None, &[], Some(Ns::from_ms(40))).unwrap();
+    j.set("machine.noise", "none").unwrap();
     j.sched = "cfs".into();
     let ask = Ask { task: Some("niced".into()), select: Select::Worst(1), summary: true, json: false, svg: None };
     let (_, ex) = schedlab::explain::run(&j, &ask, &mut |_| true).unwrap();

@@ -30,6 +30,7 @@ fn example(name: &str) -> String {
 fn pinned_hogs_name_the_balancer_and_affinity() {
     for sched in ["cfs", "cfs@4.9", "eevdf", "o1"] {
         let mut j = RunSpec::load("nice-pair", &example("nice-pair.toml"), None, &[], Some(Ns::from_ms(200))).unwrap();
+        j.set("machine.noise", "none").unwrap();
         j.sched = sched.into();
         j.check = true;
         let (_, ex) = explain(&j, Some("niced"));
@@ -51,6 +52,7 @@ fn balanced_hogs_say_why_nothing_moved_under_cfs() {
     let text =
         "name = \"hogs\"\nmachine = \"smp2\"\n[[task]]\nname = \"hog\"\ncount = 4\nprogram = [ { run = \"10s\" } ]\n";
     let mut j = RunSpec::load("hogs", text, None, &[], Some(Ns::from_ms(300))).unwrap();
+    j.set("machine.noise", "none").unwrap();
     j.sched = "cfs".into();
     j.check = true;
     let (_, ex) = explain(&j, Some("hog"));
@@ -83,6 +85,7 @@ fn wakeups_name_their_placement_path() {
     ];
     for (sched, text, task, path) in cases {
         let mut j = RunSpec::load("w", &text, None, &[], Some(Ns::from_ms(100))).unwrap();
+        j.set("machine.noise", "none").unwrap();
         j.sched = sched.into();
         j.check = true;
         let (rec, ex) = explain(&j, Some(task));
@@ -134,6 +137,7 @@ fn study_explain_names_the_choices() {
 #[test]
 fn snapshot_nice_pair_under_o1() {
     let mut j = RunSpec::load("nice-pair", &example("nice-pair.toml"), None, &[], Some(Ns::from_ms(40))).unwrap();
+    j.set("machine.noise", "none").unwrap();
     j.sched = "o1".into();
     let a = Ask { summary: true, ..ask(Some("niced"), 1) };
     let (_, ex) = schedlab::explain::run(&j, &a, &mut |_| true).unwrap();
@@ -146,6 +150,7 @@ fn snapshot_nice_pair_under_o1() {
 fn snapshot_sleeper_placement_under_cfs() {
     let text = "name = \"w\"\nmachine = \"smp4\"\n[[task]]\nname = \"sl\"\ncount = 3\nprogram = [ { loop = \"forever\", do = [ { run = \"1ms\" }, { sleep = \"2ms\" } ] } ]\n[[task]]\nname = \"hog\"\ncount = 3\nprogram = [ { run = \"10s\" } ]\n";
     let mut j = RunSpec::load("w", text, None, &[], Some(Ns::from_ms(30))).unwrap();
+    j.set("machine.noise", "none").unwrap();
     j.sched = "cfs".into();
     let a = Ask { select: Select::Between(Ns::from_ms(10), Ns::from_ms(13)), ..ask(Some("sl.0"), 1) };
     let (_, ex) = schedlab::explain::run(&j, &a, &mut |_| true).unwrap();
@@ -157,7 +162,8 @@ fn snapshot_sleeper_placement_under_cfs() {
 fn snapshot_study_experiment() {
     let suite = schedlab_studies::suites::suite("rt-latency").unwrap();
     let x = &suite.experiments[0];
-    let j = study_spec(&suite, Some(x.name), None, 1, Some(Ns::from_ms(30))).unwrap();
+    let mut j = study_spec(&suite, Some(x.name), None, 1, Some(Ns::from_ms(30))).unwrap();
+    j.set("machine.noise", "none").unwrap();
     let (_, ex) = explain(&j, None);
     insta::assert_snapshot!(render(&ex, &ask(None, 1)).unwrap());
 }

@@ -202,6 +202,7 @@ fn snapshot_nohz_kick_under_cfs_4_9() {
     let p = format!("{}/../../examples/workloads/nice-pair.toml", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(p).unwrap();
     let mut j = RunSpec::load("nice-pair", &text, None, &[], Some(Ns::from_ms(40))).unwrap();
+    j.set("machine.noise", "none").unwrap();
     j.sched = "cfs@4.9".into();
     let a = ask(Some("niced"), Select::Worst(1));
     let (_, ex) = schedlab::explain::run(&j, &a, &mut |_| true).unwrap();

@@ -13,6 +13,8 @@ fn traced(text: &str, machine: &str, sched: &str, ms: u64) -> schedlab_run::RunR
     j.sched = sched.into();
     j.trace = true;
     j.check = true;
+    // Snapshots: the noiseless machine.
+    j.set("machine.noise", "none").unwrap();
     run(&j)
 }
 

@@ -211,6 +211,8 @@ fn timeline(text: &str, machine: &str, sched: &str, ms: u64, width: usize) -> St
     j.sched = sched.into();
     j.trace = true;
     j.check = true;
+    // Snapshots: the noiseless machine.
+    j.set("machine.noise", "none").unwrap();
     let r = run(&j);
     schedlab_report::timeline::timeline(r.trace.as_ref().unwrap(), 0, Ns::from_ms(ms).0, width)
 }

@@ -202,6 +202,15 @@ impl Kernel<'_> {
                     let next = Event::Start { template, left: left - 1 };
                     self.events.push_seq(self.now, seq + 1, next);
                 }
+                match self.noise.start_offset() {
+                    Ns(0) => {
+                        self.pending_starts -= 1;
+                        self.start_task(template as usize);
+                    }
+                    off => self.events.push(self.now + off, Event::StartLate { template }),
+                }
+            }
+            Event::StartLate { template } => {
                 self.pending_starts -= 1;
                 self.start_task(template as usize);
             }
@@ -218,6 +227,7 @@ impl Kernel<'_> {
             Event::Timer { cpu, gen } => (4, *cpu as u64, *gen),
             Event::Ipi { cpu, kind } => (5, *cpu as u64, *kind as u64),
             Event::Start { template, .. } => (6, *template as u64, 0),
+            Event::StartLate { template } => (10, *template as u64, 0),
             Event::Change { idx } => (7, *idx as u64, 0),
             Event::IdleWake { cpu, gen } => (8, *cpu as u64, *gen),
             Event::PolicyTimer { cpu, gen } => (9, *cpu as u64, *gen),
@@ -235,7 +245,9 @@ impl Kernel<'_> {
                 | Event::Timer { cpu, .. }
                 | Event::Ipi { cpu, .. }
                 | Event::PolicyTimer { cpu, .. } => self.touch(*cpu as CpuId),
-                Event::Start { .. } | Event::Change { .. } => (0..self.cpus.len()).for_each(|c| self.touch(c)),
+                Event::Start { .. } | Event::StartLate { .. } | Event::Change { .. } => {
+                    (0..self.cpus.len()).for_each(|c| self.touch(c))
+                }
             }
         }
     }

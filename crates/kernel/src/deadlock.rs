@@ -62,7 +62,11 @@ impl Kernel<'_> {
             // blocked task. (sched_ext's watchdog re-arms itself forever: counting it kept
             // every `ext:*` deadlock running to the time limit.)
             Event::PolicyTimer { .. } => true,
-            Event::Resume { .. } | Event::Ipi { .. } | Event::Change { .. } | Event::Start { .. } => false,
+            Event::Resume { .. }
+            | Event::Ipi { .. }
+            | Event::Change { .. }
+            | Event::Start { .. }
+            | Event::StartLate { .. } => false,
         })
     }
 

@@ -223,8 +223,8 @@ impl Kernel<'_> {
         }
     }
 
-    /// `run`: user work, its length drawn when the op starts (plus any cache re-warm owed)
-    /// and kept across preemptions.
+    /// `run`: user work, its length drawn when the op starts (with the machine's per-op
+    /// noise, plus any cache re-warm owed) and kept across preemptions.
     fn op_run(&mut self, cpu: CpuId, t: TaskId, d: &Distribution) -> Flow {
         // A refill the cost model charged since it last ran comes first (`cache.rs`).
         let owed = self.take_owed(t);
@@ -235,7 +235,8 @@ impl Kernel<'_> {
                 l + owed
             }
             None => {
-                let l = d.sample(&mut self.wl_rng) + std::mem::take(&mut self.tasks[t].rewarm) + owed;
+                let l =
+                    self.noise.op_length(d.sample(&mut self.wl_rng)) + std::mem::take(&mut self.tasks[t].rewarm) + owed;
                 self.tasks[t].op_left = Some(l);
                 l
             }

@@ -52,7 +52,9 @@ impl Kernel<'_> {
         let gen = c.hrtimer_gen;
         if let Some(hard) = first {
             let seq = c.hrtimers.first_seq_at(hard).expect("the first timer is due");
-            self.events.push_seq(hard.max(self.now), seq, Event::Timer { cpu: cpu as u32, gen });
+            // The interrupt comes when the device delivers it: the machine's timer noise.
+            let late = self.noise.timer_lateness();
+            self.events.push_seq(hard.max(self.now) + late, seq, Event::Timer { cpu: cpu as u32, gen });
         }
     }
 

@@ -32,6 +32,7 @@ mod invariants;
 mod lines;
 mod memory;
 mod mm;
+mod noise;
 mod objects;
 mod pipes;
 mod rt_timer;
@@ -234,6 +235,8 @@ pub struct Kernel<'p> {
     pub(crate) requests: Vec<Request>,
     pub(crate) wl_rng: SimRng,
     pub(crate) policy_rng: SimRng,
+    /// The machine's noise and its streams (`noise.rs`).
+    pub(crate) noise: noise::NoiseSource,
     pub(crate) shared_programs: Vec<Option<Rc<Program>>>,
     pub(crate) instances: Vec<u64>,
     pub(crate) alive: u64,
@@ -387,6 +390,7 @@ impl<'p> Kernel<'p> {
             requests: Vec::new(),
             wl_rng: streams.stream("workload", 0),
             policy_rng: streams.stream("policy", 0),
+            noise: noise::NoiseSource::new(&machine.noise, &streams),
             shared_programs: vec![None; wl.templates.len()],
             instances: vec![0; wl.templates.len()],
             alive: 0,

@@ -249,6 +249,10 @@ pub(crate) enum Event {
         template: u32,
         left: u32,
     },
+    /// An instance of `template` whose start the machine's noise delayed (`noise.rs`).
+    StartLate {
+        template: u32,
+    },
 }
 
 // Keeps a queue entry at 32 bytes (see `schedlab_sim::EventQueue`).

@@ -6,7 +6,7 @@
 use crate::spec::{Field, Kind, Table, Val};
 use crate::{
     CacheLevel, CacheScope, CostModel, Costs, FreqDomain, IdleDriver, IdleState, Inclusion, Machine, Replacement,
-    Topology, CACHE_LEVEL, COSTS, FREQ, FREQ_DOMAIN, IDLE, IDLE_DRIVER, IDLE_STATE, LINES, MAX_CPUS, MEMORY, MM,
+    Topology, CACHE_LEVEL, COSTS, FREQ, FREQ_DOMAIN, IDLE, IDLE_DRIVER, IDLE_STATE, LINES, MAX_CPUS, MEMORY, MM, NOISE,
 };
 use schedlab_sim::{Ns, SourceError};
 use std::ops::Range;
@@ -19,7 +19,7 @@ pub type MachineError = SourceError;
 type Value<'a> = Spanned<DeValue<'a>>;
 
 /// The top-level keys, in the order the docs list them.
-const ROOT_KEYS: &str = "name, hz, cost_model, topology, costs, memory, cache, lines, idle, freq, mm";
+const ROOT_KEYS: &str = "name, hz, cost_model, topology, costs, memory, cache, lines, idle, freq, mm, noise";
 
 /// Where each field was written, for errors found after parsing.
 struct Cx<'t> {
@@ -85,7 +85,7 @@ pub fn parse_machine(file: &str, text: &str) -> Result<Machine, MachineError> {
                 hz = h as u32;
             }
             "topology" => topo = Some(topology(&cx, v)?),
-            "cost_model" | "costs" | "memory" | "cache" | "lines" | "idle" | "freq" | "mm" => {}
+            "cost_model" | "costs" | "memory" | "cache" | "lines" | "idle" | "freq" | "mm" | "noise" => {}
             other => return Err(cx.err(k.span(), other, format!("unknown field; expected one of {ROOT_KEYS}"))),
         }
     }
@@ -99,6 +99,7 @@ pub fn parse_machine(file: &str, text: &str) -> Result<Machine, MachineError> {
             "costs" => apply(&COSTS, &mut m.costs, v, "costs", &mut cx, &[]).map(drop)?,
             "memory" => apply(&MEMORY, &mut m.caches.memory, v, "memory", &mut cx, &[]).map(drop)?,
             "mm" => apply(&MM, &mut m.mm, v, "mm", &mut cx, &[]).map(drop)?,
+            "noise" => apply(&NOISE, &mut m.noise, v, "noise", &mut cx, &[]).map(drop)?,
             "lines" => lines(&mut m, v, &mut cx)?,
             "cache" => m.caches.levels = array(&CACHE_LEVEL, v, "cache", &mut cx, blank_level, &[], no_nested)?,
             "idle" => idle(&mut m, v, &mut cx)?,

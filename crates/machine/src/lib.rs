@@ -17,6 +17,7 @@ mod idle;
 mod lines;
 mod mm;
 mod model;
+mod noise;
 mod path;
 mod presets;
 pub mod spec;
@@ -38,6 +39,7 @@ pub use idle::{Idle, IdleDriver, IdleGovernor, IdleState, CPUIDLE_STATE_MAX, IDL
 pub use lines::{Lines, Spinlock, LINES, QSPINLOCK_SINCE};
 pub use mm::{Mm, MM, PAGE_SIZE, TLB_NR_DYN_ASIDS};
 pub use model::{CostModel, Models};
+pub use noise::{Noise, MAX_OP_JITTER, MAX_START_OFFSET, MAX_TIMER_LATENESS, NOISE};
 pub use presets::{preset, PRESETS};
 pub use topology::{CpuInfo, Topology};
 
@@ -62,6 +64,8 @@ pub struct Machine {
     pub idle: Idle,
     pub freq: Freq,
     pub mm: Mm,
+    /// Run-to-run variation (`[noise]`; `--noise none` turns it off).
+    pub noise: Noise,
 }
 
 impl Machine {
@@ -77,6 +81,7 @@ impl Machine {
             idle: presets::generic_idle(topology.nr_cpus()),
             freq: presets::generic_freq(),
             mm: presets::generic_mm(),
+            noise: presets::generic_noise(),
             topology,
             costs,
             cost_model: CostModel::Full,
@@ -234,13 +239,14 @@ impl Machine {
         self.lines.check()?;
         self.idle.check(n)?;
         self.freq.check(n)?;
+        self.noise.check()?;
         Ok(())
     }
 
     /// Sets one value by its dotted name — `cost_model`, `hz`, `costs.context_switch`
     /// (also `cost.…`), `memory.latency`, `cache.L2.size` or `cache[1].size`,
     /// `lines.same_llc`, `lines.distance.22`, `idle.governor`,
-    /// `idle.driver[0].state.C6.exit_latency`, `freq.domain[1].khz`, `mm.pcid` — from its
+    /// `idle.driver[0].state.C6.exit_latency`, `freq.domain[1].khz`, `mm.pcid`, `noise.timer_mean`, `noise` (`none`: every source off) — from its
     /// text form, then checks the whole machine; on an error nothing changes.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let mut m = self.clone();

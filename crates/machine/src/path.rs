@@ -3,7 +3,7 @@
 
 use crate::spec::{parse_uint, Field, Table};
 use crate::{
-    CostModel, Machine, CACHE_LEVEL, COSTS, FREQ, FREQ_DOMAIN, IDLE, IDLE_DRIVER, IDLE_STATE, LINES, MEMORY, MM,
+    CostModel, Machine, CACHE_LEVEL, COSTS, FREQ, FREQ_DOMAIN, IDLE, IDLE_DRIVER, IDLE_STATE, LINES, MEMORY, MM, NOISE,
 };
 use schedlab_sim::Ns;
 
@@ -72,6 +72,8 @@ pub fn set(m: &mut Machine, name: &str, value: &str) -> Result<(), String> {
         ("costs" | "cost", None) => leaf(&COSTS, &mut m.costs, rest, value)?,
         ("memory", None) => leaf(&MEMORY, &mut m.caches.memory, rest, value)?,
         ("mm", None) => leaf(&MM, &mut m.mm, rest, value)?,
+        ("noise", None) if rest.is_empty() => set_noise(m, value)?,
+        ("noise", None) => leaf(&NOISE, &mut m.noise, rest, value)?,
         ("lines", None) => match rest {
             [Seg { key: "distance", idx: None }, Seg { key: d, idx: None }] => set_distance(m, d, value)?,
             _ => leaf(&LINES, &mut m.lines, rest, value)?,
@@ -93,10 +95,21 @@ pub fn set(m: &mut Machine, name: &str, value: &str) -> Result<(), String> {
         },
         _ => {
             return Err(
-                "unknown name; expected cost_model, hz, costs.*, memory.*, cache.*, lines.*, idle.*, freq.* or mm.*"
+                "unknown name; expected cost_model, hz, costs.*, memory.*, cache.*, lines.*, idle.*, freq.*, mm.*, noise or noise.*"
                     .into(),
             )
         }
+    }
+    Ok(())
+}
+
+/// `noise=none` (`--noise none`): every source off; `noise=on`: the machine's own noise
+/// (nothing changes).
+fn set_noise(m: &mut Machine, value: &str) -> Result<(), String> {
+    match value.trim() {
+        "none" => m.noise = crate::Noise::NONE,
+        "on" => {}
+        v => return Err(format!("`{v}` is not one of none, on (or set noise.FIELD)")),
     }
     Ok(())
 }
@@ -163,5 +176,6 @@ pub fn fields(m: &Machine) -> Vec<(String, String)> {
         push(&mut out, &format!("freq.domain[{i}]"), &FREQ_DOMAIN, d);
     }
     push(&mut out, "mm", &MM, &m.mm);
+    push(&mut out, "noise", &NOISE, &m.noise);
     out
 }

@@ -4,7 +4,7 @@
 
 use crate::{
     em_power_uw, CacheLevel, CacheScope, Caches, Costs, CpuSet, Freq, FreqDomain, FreqGovernor, Idle, IdleDriver,
-    IdleGovernor, IdleState, Inclusion, Lines, Machine, Memory, Mm, Replacement, Spinlock, Topology,
+    IdleGovernor, IdleState, Inclusion, Lines, Machine, Memory, Mm, Noise, Replacement, Spinlock, Topology,
 };
 use schedlab_sim::Ns;
 
@@ -135,6 +135,19 @@ pub(crate) fn generic_freq() -> Freq {
 /// Generic address spaces: the i7-3770's (`ivy_bridge_mm`).
 pub(crate) fn generic_mm() -> Mm {
     ivy_bridge_mm()
+}
+
+/// Generic noise, a bare-metal machine's (`docs/machine.md`, *Noise*). Timer lateness:
+/// cyclictest's variable part (average − minimum, maximum − minimum) on a 4-core
+/// Cortex-A76 board with a PREEMPT_RT 6.6 kernel, 1 minute at a 1 ms interval: minimum 1 µs,
+/// average 2 µs, maximum 14 µs ("FluxSand real-time performance evaluation",
+/// fluxsand.github.io/4.assessment/1.common.html) — the minimum is the path the model
+/// charges itself. Per-op jitter: ±10 ‰, the spread from the fastest to the median of 2000
+/// runs of a fixed 200 000-iteration loop at SCHED_FIFO on this project's host (186.5 µs,
+/// 188.3 µs). Start offset: 16 µs, the shortest time from `pthread_create` to the new
+/// thread running, of 1280 creations on that host.
+pub(crate) fn generic_noise() -> Noise {
+    Noise { timer_mean: Ns::from_us(1), timer_max: Ns::from_us(13), op_jitter: 10, start_offset: Ns::from_us(16) }
 }
 
 /// Intel Core i7-3770 caches (3.4 GHz): L1d 32 KiB and L2 256 KiB per core, L3 8 MiB
@@ -327,7 +340,12 @@ fn opteron_caches() -> Caches {
 /// (no `/sys/devices/system/cpu/cpufreq`). Paravirtual queued spinlocks ("kvm-guest: PV
 /// spinlocks enabled"). PCID (the CPU flags show `pcid invpcid`); fork 89 ns per resident
 /// page (Redis latency docs: 23.3 ms per GB on KVM); the other mm and line costs are the
-/// generic placeholders. Costs: today's defaults.
+/// generic placeholders. Costs: today's defaults. Noise: measured in this guest at
+/// SCHED_FIFO 80 (cyclictest's set-up: 2000 absolute `clock_nanosleep`s at a 1 ms interval):
+/// lateness minimum 14.3 µs, mean 26.8 µs, maximum 398.5 µs, so a variable part of mean
+/// 12 µs and at most 384 µs; a fixed 200 000-iteration loop ran 186.5 µs at best and
+/// 208.1 µs at the 99th percentile (the host preempts the vCPU), ±57 ‰ about their middle;
+/// the start offset is the generic one.
 fn vm() -> Machine {
     let topology = Topology::new(1, 1, 2, 1, None);
     let mut m = Machine::new("vm", 250, topology, Costs::default());
@@ -345,6 +363,7 @@ fn vm() -> Machine {
     m.lines.spinlock = Spinlock::PvQueued;
     m.mm.fork_per_page = Ns(89);
     m.mm.exit_per_page = Ns(89);
+    m.noise = Noise { timer_mean: Ns::from_us(12), timer_max: Ns::from_us(384), op_jitter: 57, ..generic_noise() };
     m
 }
 

@@ -2,7 +2,7 @@
 //! `parse_machine` reads.
 
 use crate::spec::{show_ns, Kind, Table, Val};
-use crate::{Machine, CACHE_LEVEL, COSTS, FREQ, FREQ_DOMAIN, IDLE, IDLE_DRIVER, IDLE_STATE, LINES, MEMORY, MM};
+use crate::{Machine, CACHE_LEVEL, COSTS, FREQ, FREQ_DOMAIN, IDLE, IDLE_DRIVER, IDLE_STATE, LINES, MEMORY, MM, NOISE};
 use std::fmt::Write as _;
 
 /// A TOML basic string.
@@ -94,5 +94,7 @@ pub fn machine_file(m: &Machine) -> String {
     }
     out.push_str("\n[mm]\n");
     table(&mut out, &MM, &m.mm);
+    out.push_str("\n[noise]\n");
+    table(&mut out, &NOISE, &m.noise);
     out
 }

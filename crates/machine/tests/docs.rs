@@ -3,7 +3,9 @@
 //! prints).
 
 use schedlab_machine::spec::markdown;
-use schedlab_machine::{preset, CACHE_LEVEL, FREQ, FREQ_DOMAIN, IDLE, IDLE_DRIVER, IDLE_STATE, LINES, MEMORY, MM};
+use schedlab_machine::{
+    preset, CACHE_LEVEL, FREQ, FREQ_DOMAIN, IDLE, IDLE_DRIVER, IDLE_STATE, LINES, MEMORY, MM, NOISE,
+};
 
 #[test]
 fn the_docs_show_every_table() {
@@ -19,6 +21,7 @@ fn the_docs_show_every_table() {
         ("[freq]", markdown(&FREQ, Some(&g.freq))),
         ("[[freq.domain]]", markdown(&FREQ_DOMAIN, None)),
         ("[mm]", markdown(&MM, Some(&g.mm))),
+        ("[noise]", markdown(&NOISE, Some(&g.noise))),
     ];
     let missing: Vec<String> =
         tables.iter().filter(|(_, t)| !doc.contains(t.as_str())).map(|(s, t)| format!("{s}\n\n{t}")).collect();

@@ -119,6 +119,10 @@ pub struct MachineInfo {
     /// Which cost model ran (`full`, `flat`, `none`; simulator only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_model: Option<String>,
+    /// Which noise ran (simulator only): `none`, or each source that was on
+    /// (`timer 1us/13us, op ±10‰, start +16us`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise: Option<String>,
     /// The cost model's constants (simulator only), in their declaration order.
     #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "std::collections::BTreeMap<String, String>")]

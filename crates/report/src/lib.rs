@@ -201,7 +201,7 @@ pub fn text(r: &RunRecord) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "schedlab {} · workload {} · scheduler {} · machine {} ({} CPUs, HZ={}{}) · seed {}",
+        "schedlab {} · workload {} · scheduler {} · machine {} ({} CPUs, HZ={}{}{}) · seed {}",
         r.schedlab_version,
         escape(&r.workload.name),
         r.scheduler.name,
@@ -209,6 +209,7 @@ pub fn text(r: &RunRecord) -> String {
         r.cpus.len(),
         hz(r),
         r.machine.cost_model.as_deref().map_or_else(String::new, |m| format!(", costs {m}")),
+        r.machine.noise.as_deref().map_or_else(String::new, |n| format!(", noise {n}")),
         r.seed
     );
     s += &header::line(r);

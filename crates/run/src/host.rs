@@ -39,6 +39,9 @@ fn check_spec(spec: &RunSpec) -> Result<(), RunError> {
             m.cost_model.name()
         )));
     }
+    if m.noise.is_none() {
+        return Err(RunError::Input("--noise none is simulation-only: a host run has the host's own noise".into()));
+    }
     if let Some((k, _)) = spec.sets.first() {
         return Err(RunError::Input(format!(
             "--set {k}: a host run uses the kernel's own scheduler, whose tunables schedlab does not change"
@@ -129,6 +132,7 @@ fn machine_info(hr: &HostRun) -> MachineInfo {
         hz: hr.info.hz.map(|h| h as u32),
         topology: TopologyInfo { nodes: 1, llcs_per_node: 1, cores_per_llc: n, threads_per_core: 1 },
         cost_model: None,
+        noise: None,
         costs: Vec::new(),
     }
 }

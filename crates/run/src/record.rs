@@ -100,6 +100,7 @@ pub fn machine_info(m: &Machine) -> MachineInfo {
             threads_per_core: t.threads_per_core,
         },
         cost_model: Some(m.cost_model.name().to_string()),
+        noise: Some(m.noise.summary()),
         costs: m.costs.fields().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     }
 }

@@ -52,6 +52,7 @@ fn run(file: &str, text: &str, sched: &str) -> RunRecord {
     s.sched = sched.into();
     s.trace = true;
     s.check = true;
+    s.set("machine.noise", "none").unwrap();
     s.run(&mut |_| true).unwrap()
 }
 
@@ -243,6 +244,8 @@ fn a_recorded_trace_keeps_its_demand_under_every_scheduler() {
             let mut spec = RunSpec::load("m.toml", &imp.text, Some("smp2"), &[], Some(Ns::from_secs(10))).unwrap();
             spec.sched = (*s).into();
             spec.check = true;
+            // The demand is the trace's to the nanosecond: no per-op noise.
+            spec.set("machine.noise", "none").unwrap();
             spec.run(&mut |_| true).unwrap()
         })
         .collect();

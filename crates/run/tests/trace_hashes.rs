@@ -277,6 +277,8 @@ fn hash_of(c: &Case) -> String {
     }
     // The constant-cost machine these hashes were recorded on (`--costs flat`).
     spec.set("machine.cost_model", "flat").unwrap();
+    // … and noiseless (`--noise none`): the hashes predate the machine's noise.
+    spec.set("machine.noise", "none").unwrap();
     (c.switches)(&mut spec);
     let r = spec.run(&mut |_| true).unwrap_or_else(|e| panic!("{}: {e}", c.name));
     format!("{}\t{}", r.trace_hash, r.events)

@@ -8,9 +8,11 @@ use schedlab_run::RunSpec;
 use schedlab_sim::Ns;
 use std::sync::Arc;
 
-/// A job from inline workload text; invariants are checked after every event.
+/// A job from inline workload text on the noiseless machine (`--noise none`: the tests
+/// assert what the kernel predicts, exactly); invariants are checked after every event.
 pub fn job(text: &str, machine: &str, sched: &str, secs: u64, sets: &[(&str, &str)]) -> RunSpec {
     let mut j = RunSpec::load("test.toml", text, Some(machine), &[], Some(Ns::from_secs(secs))).unwrap();
+    j.set("machine.noise", "none").unwrap();
     j.sched = sched.into();
     j.sets = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     j.check = true;
