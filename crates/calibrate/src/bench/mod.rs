@@ -6,7 +6,9 @@
 //! repetitions.
 
 pub mod ipi;
+pub mod lines;
 pub mod migrate;
+pub mod mm;
 pub mod pingpong;
 pub mod spawn;
 pub mod syscalls;
