@@ -443,6 +443,7 @@ pub(crate) mod tests {
             process_pingpong: m(model::pinned_handoff(c) + CR3),
             fork_small: fork_times(c, 1_000),
             fork_big: fork_times(c, 17_384),
+            caches: crate::measure::CacheTimes::default(),
         }
     }
 

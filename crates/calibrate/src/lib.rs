@@ -162,7 +162,9 @@ pub fn calibrate(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Calib
     let cpus = measure::pick_cpus(&topology, &bench::allowed_cpus());
     let bytes = rewarm_bytes(&opts.sysfs_root, cpus.a);
     let boosted = bench::can_boost();
-    let measurements = measure::measure(opts.quick, cpus, bytes, progress)?;
+    let mut measurements = measure::measure(opts.quick, cpus, bytes, progress)?;
+    let host_caches = sysfs::read_caches(&opts.sysfs_root, cpus.a);
+    measurements.caches = measure::measure_caches(opts.quick, cpus, host_caches, progress)?;
     let tick = measurements.tick;
     let hz = hz_from_tick(tick.getres_ns)?;
     let mut derived = derive::derive(&measurements);

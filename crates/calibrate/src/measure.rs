@@ -83,7 +83,23 @@ pub struct Measurements {
     /// `fork` + `_exit` + `waitpid` with nothing and with [`FORK_BYTES`] more resident.
     pub fork_small: bench::mm::ForkTimes,
     pub fork_big: bench::mm::ForkTimes,
+    pub caches: CacheTimes,
 }
+
+/// The cache benchmarks: load latency per sysfs level and from memory, re-warm by size.
+#[derive(Clone, Debug, Default)]
+pub struct CacheTimes {
+    /// CPU `a`'s data and unified caches with the pointer-chase latency (ps per load) over
+    /// half of each.
+    pub levels: Vec<(crate::sysfs::HostCache, Measured)>,
+    /// The chase over [`MEMORY_CHASE_LLCS`] × the LLC (normal mode only), ps per load.
+    pub memory: Option<Measured>,
+    /// Re-warm time by (working set, how it resumed).
+    pub rewarm: Vec<(usize, bench::cache::Resume, Measured)>,
+}
+
+/// The memory-latency chase covers this many LLCs' worth of lines.
+pub const MEMORY_CHASE_LLCS: usize = 2;
 
 /// Idle lengths of the idle-exit benchmark, 10 µs … 10 ms (quick: every other one).
 pub const IDLE_LENGTHS_NS: [u64; 7] = [10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000];
@@ -196,7 +212,47 @@ pub fn measure(
         process_pingpong: more.process_pingpong,
         fork_small: more.fork_small,
         fork_big: more.fork_big,
+        caches: CacheTimes::default(),
     })
+}
+
+/// Runs the cache benchmarks on `cpus` for the levels sysfs lists.
+pub fn measure_caches(
+    quick: bool,
+    cpus: BenchCpus,
+    host: Vec<crate::sysfs::HostCache>,
+    progress: &mut dyn FnMut(&str),
+) -> BenchResult<CacheTimes> {
+    use bench::cache::{self, Resume};
+    let a = cpus.a;
+    progress("cache latency by level (pointer chase)");
+    let mut levels = Vec::new();
+    for h in host {
+        let m = cache::chase_latency(quick, a, (h.bytes / 2) as usize)?;
+        levels.push((h, m));
+    }
+    let llc = levels.last().map_or(0, |l| l.0.bytes as usize);
+    let memory = if quick || llc == 0 {
+        None
+    } else {
+        progress("memory latency (pointer chase)");
+        Some(cache::chase_latency(quick, a, MEMORY_CHASE_LLCS * llc)?)
+    };
+    // Working sets up to the level before the LLC (the last private one); the same-core
+    // eviction streams twice it.
+    let private = if levels.len() >= 2 { levels[levels.len() - 2].0.bytes as usize } else { 0 };
+    let mut rewarm = Vec::new();
+    if private > 0 {
+        progress("cache re-warm by working-set size");
+        let mut hows = vec![Resume::SameCore { evict: 2 * private }];
+        hows.extend([cpus.b, cpus.far].into_iter().flatten().map(|to| Resume::Moved { to }));
+        for ws in [private / 8, private / 2, private] {
+            for &how in &hows {
+                rewarm.push((ws, how, cache::rewarm(quick, a, ws, how)?));
+            }
+        }
+    }
+    Ok(CacheTimes { levels, memory, rewarm })
 }
 
 /// The benchmarks of the cost model's machine data (idle states, timers on busy CPUs,

@@ -203,6 +203,71 @@ fn fmt_signed(ns: i64) -> String {
     }
 }
 
+/// Appends `section` if the file still loads with it; else a comment saying why it was
+/// left generic (measurements that break the machine's checks, e.g. latencies not rising
+/// outward on a disturbed host).
+fn add_checked(out: &mut String, what: &str, section: Result<String, String>) {
+    let why = section.and_then(|text| {
+        let candidate = format!("{out}{text}");
+        match schedlab_machine::parse_machine("calibrated", &candidate) {
+            Ok(_) => {
+                *out = candidate;
+                Ok(())
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    });
+    if let Err(why) = why {
+        let _ = writeln!(out, "\n# {what} left generic: {}.", why.replace('\n', " "));
+    }
+}
+
+/// `[memory]` and `[[cache]]`: sysfs sizes and lines, the chase's latencies; inclusion
+/// and replacement are not measured (the generic's).
+fn cache_sections(c: &Calibration) -> Result<String, String> {
+    let caches = c.derived.data.caches.as_ref().ok_or("sysfs does not list the generic hierarchy's three levels")?;
+    let mut out = String::new();
+    let _ = writeln!(out, "\n[memory]");
+    match c.measurements.caches.memory {
+        Some(m) => {
+            let _ = writeln!(
+                out,
+                "# Pointer chase over {} × the LLC: {} ps per load (median of {}).",
+                crate::measure::MEMORY_CHASE_LLCS,
+                m.median,
+                m.reps
+            );
+            let _ = writeln!(out, "latency = \"{}\"", ps_text(caches.memory.latency_ps));
+        }
+        None => {
+            let _ = writeln!(out, "# Memory latency not measured (--quick): the generic value stays.");
+        }
+    }
+    for (lv, (h, lat)) in caches.levels.iter().zip(&c.measurements.caches.levels) {
+        let _ = writeln!(out, "\n[[cache]]");
+        let _ = writeln!(out, "# sysfs: L{} of {} KiB, {}-byte lines, shared by CPUs {}; pointer chase over half of it: {} ps per load (median of {}). Inclusion and replacement: not measured, the generic's.", h.level, h.bytes >> 10, h.line, h.shared, lat.median, lat.reps);
+        let _ = writeln!(out, "name = \"{}\"\nsize = \"{}KiB\"\nline = {}", lv.name, lv.size >> 10, lv.line);
+        let scope = if lv.scope == schedlab_machine::CacheScope::Llc { "llc" } else { "core" };
+        let _ = writeln!(out, "scope = \"{scope}\"\nlatency = \"{}\"", ps_text(lv.latency_ps));
+        let inclusion = match lv.inclusion {
+            schedlab_machine::Inclusion::Inclusive => "inclusive",
+            schedlab_machine::Inclusion::Exclusive => "exclusive",
+            schedlab_machine::Inclusion::Victim => "victim",
+        };
+        let replacement = match lv.replacement {
+            schedlab_machine::Replacement::Lru => "lru",
+            schedlab_machine::Replacement::Random => "random",
+        };
+        let _ = writeln!(out, "inclusion = \"{inclusion}\"\nreplacement = \"{replacement}\"");
+    }
+    Ok(out)
+}
+
+/// Picoseconds as a machine-file latency (`1.176ns`).
+fn ps_text(ps: u64) -> String {
+    format!("{}.{:03}ns", ps / 1000, ps % 1000)
+}
+
 /// `[lines]`, `[idle]`, `[mm]` and the frequency note.
 fn data_sections(c: &Calibration, out: &mut String) {
     let d = &c.derived.data;
@@ -249,12 +314,8 @@ fn data_sections(c: &Calibration, out: &mut String) {
             let _ = writeln!(out, "{name} = \"{floor}ns\"");
         }
     }
-    match idle_section(c) {
-        Ok(text) => out.push_str(&text),
-        Err(why) => {
-            let _ = writeln!(out, "\n# [idle] left generic: {why}.");
-        }
-    }
+    add_checked(out, "[idle]", idle_section(c));
+    add_checked(out, "[memory] and [[cache]]", cache_sections(c));
     let m = &c.measurements;
     let mm = &d.mm;
     let _ = writeln!(out, "\n[mm]");

@@ -5,6 +5,7 @@
 //! every setting is per thread and dies with it. Each reports the median of its
 //! repetitions.
 
+pub mod cache;
 pub mod ipi;
 pub mod lines;
 pub mod migrate;
