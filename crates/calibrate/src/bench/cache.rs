@@ -2,9 +2,11 @@
 //! chase through a random cyclic permutation of cache lines, lmbench `lat_mem_rd`'s
 //! method, in a `MADV_HUGEPAGE` buffer so that TLB misses stay out of it), and the re-warm
 //! time of a working set by size: on the same core after another working set evicted the
-//! private caches, and after moving to another core of the LLC or another LLC.
+//! private caches, and after moving to another core of the LLC or another LLC. Both are
+//! timed in the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), so that time spent
+//! preempted on a loaded host is not counted as memory latency.
 
-use super::{enter, median, now_ns, pin, BenchResult, Measured, Reps};
+use super::{enter, median, pin, thread_cpu_ns, BenchResult, Measured, Reps};
 
 const LINE: usize = 64;
 const CHASE_REPS: Reps = Reps { quick: 3, normal: 9 };
@@ -56,12 +58,12 @@ pub fn chase_latency(quick: bool, cpu: usize, bytes: usize) -> BenchResult<Measu
             }
             let mut samples = Vec::new();
             for _ in 0..CHASE_REPS.get(quick) {
-                let t0 = now_ns();
+                let t0 = thread_cpu_ns();
                 for _ in 0..steps {
                     at = buf[at];
                 }
                 // ps per load, so that an L1 hit of ~1 ns keeps its digits.
-                samples.push((now_ns() - t0) * 1000 / steps as u64);
+                samples.push((thread_cpu_ns() - t0) * 1000 / steps as u64);
             }
             std::hint::black_box(at);
             Ok(median(samples).expect("at least one repetition"))
@@ -71,15 +73,15 @@ pub fn chase_latency(quick: bool, cpu: usize, bytes: usize) -> BenchResult<Measu
     })
 }
 
-/// One pass over `buf` touching every cache line; its duration.
+/// One pass over `buf` touching every cache line; the CPU time it took.
 fn pass(buf: &[u64]) -> u64 {
-    let t0 = now_ns();
+    let t0 = thread_cpu_ns();
     let mut sum = 0u64;
     for chunk in buf.chunks(LINE / 8) {
         sum = sum.wrapping_add(chunk[0]);
     }
     std::hint::black_box(sum);
-    now_ns() - t0
+    thread_cpu_ns() - t0
 }
 
 /// Where the re-warmed task resumes.
