@@ -101,9 +101,9 @@ pub struct CacheTimes {
 /// The memory-latency chase covers this many LLCs' worth of lines.
 pub const MEMORY_CHASE_LLCS: usize = 2;
 
-/// Idle lengths of the idle-exit benchmark, 10 µs … 10 ms (quick: every other one).
+/// Idle lengths of the idle-exit benchmark, 10 µs … 10 ms (quick: 10 µs, 300 µs, 10 ms).
 pub const IDLE_LENGTHS_NS: [u64; 7] = [10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000];
-const IDLE_LENGTH_REPS: bench::Reps = bench::Reps { quick: 5, normal: 31 };
+const IDLE_LENGTH_REPS: bench::Reps = bench::Reps { quick: 3, normal: 31 };
 /// The resident size of the large fork (quick: a quarter).
 pub const FORK_BYTES: usize = 64 << 20;
 
@@ -228,7 +228,8 @@ pub fn measure_caches(
     progress("cache latency by level (pointer chase)");
     let mut levels = Vec::new();
     for h in host {
-        let m = cache::chase_latency(quick, a, (h.bytes / 2) as usize)?;
+        // Half of each level (quick: a quarter, still within it, and quicker to build).
+        let m = cache::chase_latency(quick, a, (h.bytes / if quick { 4 } else { 2 }) as usize)?;
         levels.push((h, m));
     }
     let llc = levels.last().map_or(0, |l| l.0.bytes as usize);
@@ -246,7 +247,9 @@ pub fn measure_caches(
         progress("cache re-warm by working-set size");
         let mut hows = vec![Resume::SameCore { evict: 2 * private }];
         hows.extend([cpus.b, cpus.far].into_iter().flatten().map(|to| Resume::Moved { to }));
-        for ws in [private / 8, private / 2, private] {
+        // Quick mode: half the private level only.
+        let sizes = if quick { vec![private / 2] } else { vec![private / 8, private / 2, private] };
+        for ws in sizes {
             for &how in &hows {
                 rewarm.push((ws, how, cache::rewarm(quick, a, ws, how)?));
             }
@@ -275,7 +278,7 @@ fn measure_costs(quick: bool, cpus: BenchCpus, progress: &mut dyn FnMut(&str)) -
     if let Some(b) = cpus.b {
         progress("idle exit by idle length (10us..10ms)");
         for (i, &gap_ns) in IDLE_LENGTHS_NS.iter().enumerate() {
-            if quick && i % 2 == 1 {
+            if quick && i % 3 != 0 {
                 continue;
             }
             let reps = IDLE_LENGTH_REPS.get(quick);

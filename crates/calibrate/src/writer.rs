@@ -245,7 +245,7 @@ fn cache_sections(c: &Calibration) -> Result<String, String> {
     }
     for (lv, (h, lat)) in caches.levels.iter().zip(&c.measurements.caches.levels) {
         let _ = writeln!(out, "\n[[cache]]");
-        let _ = writeln!(out, "# sysfs: L{} of {} KiB, {}-byte lines, shared by CPUs {}; pointer chase over half of it: {} ps per load (median of {}). Inclusion and replacement: not measured, the generic's.", h.level, h.bytes >> 10, h.line, h.shared, lat.median, lat.reps);
+        let _ = writeln!(out, "# sysfs: L{} of {} KiB, {}-byte lines, shared by CPUs {}; pointer chase over half of it (quick: a quarter): {} ps per load (median of {}). Inclusion and replacement: not measured, the generic's.", h.level, h.bytes >> 10, h.line, h.shared, lat.median, lat.reps);
         let _ = writeln!(out, "name = \"{}\"\nsize = \"{}KiB\"\nline = {}", lv.name, lv.size >> 10, lv.line);
         let scope = if lv.scope == schedlab_machine::CacheScope::Llc { "llc" } else { "core" };
         let _ = writeln!(out, "scope = \"{scope}\"\nlatency = \"{}\"", ps_text(lv.latency_ps));

@@ -12,7 +12,7 @@ const LINE: usize = 64;
 const CHASE_REPS: Reps = Reps { quick: 3, normal: 9 };
 /// Dependent loads per repetition.
 const STEPS: Reps = Reps { quick: 50_000, normal: 400_000 };
-const REWARM_REPS: Reps = Reps { quick: 5, normal: 31 };
+const REWARM_REPS: Reps = Reps { quick: 3, normal: 31 };
 const B: &str = "cache latency";
 
 /// A buffer of `bytes` whose lines form one random cycle (a SplitMix64 shuffle with a

@@ -119,6 +119,8 @@ impl Turn {
 }
 
 const F: &str = "futex ping-pong";
+/// Fewer quick repetitions than the pipe ping-pong: quick mode stays within its budget.
+const FUTEX_REPS: Reps = Reps { quick: 3, normal: 41 };
 /// The turn a failing thread leaves, so that the other stops waiting.
 const GAVE_UP: u32 = 2;
 
@@ -130,7 +132,7 @@ fn gave_up() -> super::BenchError {
 /// private), with the timing thread on `a` and the echo thread on `b`; one-way time.
 pub fn futex_pingpong(quick: bool, a: usize, b: usize) -> BenchResult<Measured> {
     let turn = Turn(std::sync::atomic::AtomicU32::new(0));
-    let reps = REPS.get(quick);
+    let reps = FUTEX_REPS.get(quick);
     let total = (reps as u64 + 1) * ROUND_TRIPS;
     let batch = |bench: &'static str, cpu| -> BenchResult<()> {
         enter(bench, cpu)?;
