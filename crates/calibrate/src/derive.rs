@@ -76,20 +76,14 @@ pub struct CostRow {
     pub source: Source,
 }
 
-/// A composite benchmark the model does not fit by construction: host vs model.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Check {
-    pub what: String,
-    pub host_ns: u64,
-    pub model_ns: Option<u64>,
-}
-
-/// The derived costs, rows in `Costs::fields` order, and the checks.
+/// The derived costs, rows in `Costs::fields` order, the machine data, and the
+/// end-to-end paths checked against them.
 #[derive(Clone, Debug)]
 pub struct Derived {
     pub costs: Costs,
     pub rows: Vec<CostRow>,
-    pub checks: Vec<Check>,
+    pub data: crate::data::MachineData,
+    pub paths: Vec<crate::consistency::PathCheck>,
 }
 
 /// The costs solved so far, and their rows.
@@ -192,18 +186,19 @@ fn syscall_costs(m: &Measurements, v: &mut Solver) {
         show(m.yield_pair)
     );
     v.solve("context_switch", m.yield_pair, model::yield_switch, how);
-    // The local wakeup, ttwu + ttwu_do_activate, from the pinned ping-pong (hot, as wakeups
-    // in a busy program are); split evenly as the defaults do.
-    let pp = m.pingpong_local.one_way;
+    // The local wakeup, ttwu + ttwu_do_activate, from the waker's `futex_wake` of a waiter
+    // on its own CPU that does not preempt it (its most direct benchmark); split evenly as
+    // the defaults do. The pinned ping-pong, which contains it, is an end-to-end check.
+    let w = m.wake_local.waker_syscall;
     let how = format!(
-        "pipe ping-pong of two SCHED_BATCH threads on one CPU, one way {}: 3 × (syscall + pipe_op) + ttwu_local + ttwu_activate + schedule + context_switch; split evenly",
-        show(pp)
+        "futex_wake of a SCHED_IDLE waiter on the waker's CPU, {}: futex_wake with no waiter + ttwu_local + ttwu_activate; split evenly",
+        show(w)
     );
     v.c.ttwu_local = Ns(0);
     v.c.ttwu_activate = Ns(0);
-    let total = pp.median as i64 - model::pinned_handoff(&v.c).0 as i64;
+    let total = w.median as i64 - model::local_wake_syscall(&v.c).0 as i64;
     v.set("ttwu_local", total / 2, how.clone());
-    v.solve("ttwu_activate", pp, model::pinned_handoff, how);
+    v.solve("ttwu_activate", w, model::local_wake_syscall, how);
 }
 
 /// Wakeups across CPUs and timers: ttwu_remote, ipi_latency, idle_exit, timer_irq, tick,
@@ -246,16 +241,16 @@ fn wakeup_costs(m: &Measurements, v: &mut Solver) {
     let sl = &m.sleep;
     let how = format!("PR_GET_TIMERSLACK of a new thread (overshoot with it {})", show(sl.overshoot));
     v.set("timer_slack", sl.default_slack_ns as i64, how);
-    let how = format!(
-        "clock_nanosleep(5ms) with 1ns slack overshoots by {}: syscall + idle_exit + timer_irq + ttwu_activate + schedule + context_switch",
-        show(sl.overshoot_no_slack)
-    );
-    v.solve(
-        "timer_irq",
-        sl.overshoot_no_slack,
-        |c| model::sleep_overshoot(&Costs { timer_slack: Ns(0), ..c.clone() }),
-        how,
-    );
+    match m.irq.timer {
+        Some(g) => {
+            let how = format!(
+                "a spinning thread's lost time at a timerfd expiry (an hrtimer interrupt on a busy CPU), {}",
+                show(g)
+            );
+            v.set("timer_irq", g.median as i64, how);
+        }
+        None => v.keep("timer_irq", Costs::default().timer_irq, "not measured: every expiry was spoiled by preemption"),
+    }
     match m.irq.tick {
         Some(g) => v.set("tick", g.median as i64, format!("a spinning thread's lost time at the tick, {}", show(g))),
         None => {
@@ -264,10 +259,10 @@ fn wakeup_costs(m: &Measurements, v: &mut Solver) {
         }
     };
     let how = format!(
-        "CPU time charged per clock_nanosleep, {}: syscall + hrtimer_start + schedule + context_switch",
-        show(sl.cpu_per_sleep)
+        "CPU time charged per clock_nanosleep beside a busy SCHED_IDLE task, {}: syscall + hrtimer_start + schedule + context_switch",
+        show(m.sleep_busy.cpu_per_sleep)
     );
-    v.solve("hrtimer_start", sl.cpu_per_sleep, model::sleep_cpu, how);
+    v.solve("hrtimer_start", m.sleep_busy.cpu_per_sleep, model::sleep_cpu, how);
 }
 
 /// Thread creation and exit, migration, re-warm.
@@ -319,10 +314,11 @@ pub fn derive(m: &Measurements) -> Derived {
     wakeup_costs(m, &mut v);
     task_costs(m, &mut v);
     unmeasured(&mut v.c);
-    let checks = checks(m, &v.c);
+    let data = crate::data::derive_data(m, &v.c);
+    let paths = crate::data::paths(m, &v.c, &data);
     let order: Vec<&str> = Costs::default().fields().iter().map(|f| f.0).collect();
     v.rows.sort_by_key(|row| order.iter().position(|k| *k == row.key));
-    Derived { costs: v.c, rows: v.rows, checks }
+    Derived { costs: v.c, rows: v.rows, data, paths }
 }
 
 /// The costs no benchmark isolates: cache-line transfers and per-unit policy work are
@@ -354,61 +350,11 @@ fn unmeasured(c: &mut Costs) {
     }
 }
 
-/// Composite benchmarks compared with what the derived model predicts for them.
-fn checks(m: &Measurements, c: &Costs) -> Vec<Check> {
-    let mut out = vec![
-        Check {
-            what: "futex_wake of a SCHED_IDLE waiter on the waker's CPU (waker's syscall)".into(),
-            host_ns: m.wake_local.waker_syscall.median,
-            model_ns: Some(model::local_wake_syscall(c).0),
-        },
-        Check {
-            what: "clock_nanosleep(5ms) overshoot with the default slack".into(),
-            host_ns: m.sleep.overshoot.median,
-            model_ns: Some(model::sleep_overshoot(c).0),
-        },
-    ];
-    if let Some(g) = m.irq.timer {
-        out.push(Check {
-            what: "a spinning thread's lost time at a timerfd expiry".into(),
-            host_ns: g.median,
-            model_ns: Some(c.timer_irq.0),
-        });
-    }
-    if let Some(w) = m.wake_remote_busy {
-        out.push(Check {
-            what: "futex_wake of a waiter on a busy CPU (waker's syscall)".into(),
-            host_ns: w.waker_syscall.median,
-            model_ns: Some((model::remote_wake_syscall(c) + c.ttwu_activate).0),
-        });
-    }
-    if let Some(pp) = m.pingpong_remote {
-        out.push(Check {
-            what: "pipe ping-pong across two CPUs, one way".into(),
-            host_ns: pp.one_way.median,
-            model_ns: Some(model::remote_handoff(c).0),
-        });
-    }
-    if let Some((busy, alone)) = m.ipi {
-        out.push(Check {
-            what: "membarrier IPI round trip (sender waits for the handler)".into(),
-            host_ns: busy.median.saturating_sub(alone.median),
-            model_ns: Some(c.ipi_latency.0),
-        });
-    }
-    out.push(Check {
-        what: "process fork + _exit + waitpid (tasks are threads: not modelled)".into(),
-        host_ns: m.process.median,
-        model_ns: None,
-    });
-    out
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::bench::{mm::ForkTimes, timers::BusySleep, timers::SleepTimes, wake::WakeTimes};
     use crate::bench::{pingpong::PingPong, spawn::ThreadTimes, tick::IrqGaps, tick::TickPeriod};
-    use crate::bench::{timers::SleepTimes, wake::WakeTimes};
     use crate::measure::BenchCpus;
 
     /// Costs with distinct values, split where the host gives only sums as `derive` splits
@@ -456,7 +402,7 @@ pub(crate) mod tests {
         let wake = |syscall: Ns, latency: Ns| WakeTimes { waker_syscall: m(syscall), latency: m(latency) };
         let pp = |one_way: Ns| PingPong { one_way: m(one_way), switches_x100: (100, 0) };
         Measurements {
-            cpus: BenchCpus { a: 0, b: Some(1), far: Some(2) },
+            cpus: BenchCpus { a: 0, b: Some(1), far: Some(2), b_sibling: false, far_node: false },
             tick: TickPeriod { getres_ns: 4_000_000, jiffies: None },
             null_syscall: m(model::null_syscall(c)),
             pipe_1: m(model::pipe_write_read(c, 1)),
@@ -465,7 +411,7 @@ pub(crate) mod tests {
             yield_alone: m(model::yield_alone(c)),
             yield_pair: m(model::yield_switch(c)),
             wake_local: wake(model::local_wake_syscall(c), Ns(0)),
-            wake_remote: Some(wake(model::remote_wake_syscall(c), Ns(0))),
+            wake_remote: Some(wake(model::remote_wake_syscall(c), model::idle_wake_latency(c))),
             wake_remote_idle: Some(wake(model::remote_wake_syscall(c), model::idle_wake_latency(c))),
             wake_remote_busy: Some(wake(model::remote_wake_syscall(c) + c.ttwu_activate, model::busy_wake_latency(c))),
             pingpong_local: pp(model::pinned_handoff(c)),
@@ -484,7 +430,37 @@ pub(crate) mod tests {
             rewarm_bytes: 256 * 1024,
             rewarm_same_llc: Some(m(c.rewarm_same_llc)),
             rewarm_cross_llc: Some(m(c.rewarm_cross_llc)),
+            idle_by_length: [10_000, 1_000_000]
+                .map(|gap| (gap, wake(model::remote_wake_syscall(c), model::idle_wake_latency(c))))
+                .to_vec(),
+            sleep_busy: BusySleep {
+                overshoot_no_slack: m(model::sleep_overshoot_charges(c, Ns(0), false).total()),
+                cpu_per_sleep: m(model::sleep_cpu(c)),
+            },
+            futex_local: m(model::futex_local_handoff_charges(c).total()),
+            futex_remote: Some(m(model::futex_remote_handoff_charges(c).total())),
+            lines: vec![(0, 1, m(LINE_SAME)), (0, 2, m(LINE_OTHER))],
+            process_pingpong: m(model::pinned_handoff(c) + CR3),
+            fork_small: fork_times(c, 1_000),
+            fork_big: fork_times(c, 17_384),
+            caches: crate::measure::CacheTimes::default(),
         }
+    }
+
+    /// The synthetic host's line transfers, mm switch and per-page fork and exit costs.
+    pub const LINE_SAME: Ns = Ns(41);
+    pub const LINE_OTHER: Ns = Ns(83);
+    pub const CR3: Ns = Ns(151);
+    pub const FORK_PP: Ns = Ns(43);
+    pub const EXIT_PP: Ns = Ns(29);
+
+    /// `fork` + `_exit` + `waitpid` at `pages` resident as the model charges it, split at
+    /// the parent's return from `fork()`.
+    fn fork_times(c: &Costs, pages: u64) -> ForkTimes {
+        let call = c.fork + Ns(FORK_PP.0 * pages) + c.ttwu_activate + c.wake_up_new_task;
+        let rest = c.syscall + c.schedule + c.context_switch + c.exit + Ns(EXIT_PP.0 * pages);
+        let rest = rest + c.ttwu_local + c.ttwu_activate + c.schedule + c.context_switch;
+        ForkTimes { pages, fork_call: m(call), exit_wait: m(rest) }
     }
 
     /// `derive` inverts the model: the measurements a host with these costs would give
@@ -501,9 +477,17 @@ pub(crate) mod tests {
         let order: Vec<&str> =
             c.fields().iter().map(|f| f.0).filter(|k| *k != "numa_scaled" && !UNMEASURED.contains(k)).collect();
         assert_eq!(d.rows.iter().map(|r| r.key).collect::<Vec<_>>(), order);
-        for ch in d.checks.iter().filter(|ch| ch.model_ns.is_some()) {
-            assert_eq!(Some(ch.host_ns), ch.model_ns, "{}", ch.what);
+        // The machine data: each from its own benchmark.
+        let lines: Vec<(&str, Ns)> = d.data.lines.iter().map(|l| (l.class, Ns(l.transfer.median))).collect();
+        assert_eq!(lines, [("same_llc", LINE_SAME), ("other_llc", LINE_OTHER)]);
+        assert_eq!((d.data.mm.cr3_write, d.data.mm.fork_per_page, d.data.mm.exit_per_page), (CR3, FORK_PP, EXIT_PP));
+        assert!(d.data.idle_exits.iter().all(|e| e.exit_ns == c.idle_exit.0 as i64), "{:?}", d.data.idle_exits);
+        // A host that is the model agrees on every end-to-end path.
+        assert!(d.paths.iter().all(|p| p.host_ns.is_some()), "{:?}", d.paths);
+        for p in &d.paths {
+            assert_eq!(p.host_ns, Some(p.model_ns()), "{}", p.path);
         }
+        assert!(crate::consistency::disagreements(&d.paths).is_empty());
     }
 
     /// A difference below a cost's sane minimum is raised to it and marked; a benchmark that

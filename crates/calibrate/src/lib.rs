@@ -13,9 +13,12 @@
 //! slack are set per benchmark thread and die with it.
 
 pub mod bench;
+pub mod consistency;
+pub mod data;
 pub mod derive;
 pub mod measure;
 pub mod model;
+pub mod power;
 pub mod shape;
 pub mod sysfs;
 pub mod writer;
@@ -31,11 +34,18 @@ pub struct Options {
     pub sysfs_root: PathBuf,
     /// The machine's name; default: the host name.
     pub name: Option<String>,
+    /// Where module parameters are (`/sys/module`: haltpoll's).
+    pub module_root: PathBuf,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { quick: false, sysfs_root: PathBuf::from("/sys/devices/system"), name: None }
+        Options {
+            quick: false,
+            sysfs_root: PathBuf::from("/sys/devices/system"),
+            name: None,
+            module_root: PathBuf::from("/sys/module"),
+        }
     }
 }
 
@@ -58,6 +68,8 @@ pub struct HostInfo {
     pub kernel: String,
     pub cpu_model: String,
     pub hostname: String,
+    /// `pcid` among the CPU flags (`/proc/cpuinfo`).
+    pub pcid: bool,
 }
 
 /// Reads `uname` and the CPU model (`/proc/cpuinfo`'s first `model name`).
@@ -74,8 +86,10 @@ pub fn host_info() -> HostInfo {
         ),
         Err(_) => ("unknown".into(), "host".into()),
     };
-    let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let pcid =
+        cpuinfo.lines().find(|l| l.starts_with("flags")).is_some_and(|l| l.split_whitespace().any(|f| f == "pcid"));
+    let cpu_model = Some(cpuinfo)
         .and_then(|t| {
             t.lines()
                 .find(|l| l.starts_with("model name"))
@@ -83,7 +97,7 @@ pub fn host_info() -> HostInfo {
                 .map(|(_, v)| v.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into());
-    HostInfo { kernel, cpu_model, hostname }
+    HostInfo { kernel, cpu_model, hostname, pcid }
 }
 
 /// A finished calibration.
@@ -100,6 +114,11 @@ pub struct Calibration {
     pub boosted: bool,
     pub measurements: measure::Measurements,
     pub derived: derive::Derived,
+    /// cpuidle as sysfs shows it (`None`: no driver), and haltpoll's parameters.
+    pub idle: Option<power::HostIdle>,
+    pub haltpoll: Vec<(&'static str, String)>,
+    /// The cpufreq policies (empty: no cpufreq).
+    pub freq: Vec<power::HostFreqPolicy>,
 }
 
 impl Calibration {
@@ -143,19 +162,40 @@ pub fn calibrate(opts: &Options, progress: &mut dyn FnMut(&str)) -> Result<Calib
     let cpus = measure::pick_cpus(&topology, &bench::allowed_cpus());
     let bytes = rewarm_bytes(&opts.sysfs_root, cpus.a);
     let boosted = bench::can_boost();
-    let measurements = measure::measure(opts.quick, cpus, bytes, progress)?;
+    let mut measurements = measure::measure(opts.quick, cpus, bytes, progress)?;
+    let host_caches = sysfs::read_caches(&opts.sysfs_root, cpus.a);
+    measurements.caches = measure::measure_caches(opts.quick, cpus, host_caches, progress)?;
     let tick = measurements.tick;
     let hz = hz_from_tick(tick.getres_ns)?;
-    let derived = derive::derive(&measurements);
+    let mut derived = derive::derive(&measurements);
     let host = host_info();
+    derived.data.mm.pcid = host.pcid;
     let name = opts.name.clone().unwrap_or_else(|| host.hostname.clone());
-    Ok(Calibration { name, quick: opts.quick, host, topology, shape, hz, tick, boosted, measurements, derived })
+    let idle = power::read_idle(&opts.sysfs_root);
+    let haltpoll = power::read_haltpoll(&opts.module_root);
+    let freq = power::read_freq(&opts.sysfs_root);
+    Ok(Calibration {
+        name,
+        quick: opts.quick,
+        host,
+        topology,
+        shape,
+        hz,
+        tick,
+        boosted,
+        measurements,
+        derived,
+        idle,
+        haltpoll,
+        freq,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sysfs::fixture::{write, FakeCpu};
+    use schedlab_sim::Ns;
 
     /// The machine file loads, and gives back the derived costs, HZ and topology; every
     /// cost has a comment above it.
@@ -167,7 +207,12 @@ mod tests {
         let shape = shape::regular_shape(&topology).unwrap();
         let measurements = derive::tests::model_measurements(&derive::tests::odd_costs());
         let derived = derive::derive(&measurements);
-        let host = HostInfo { kernel: "Linux 6.18".into(), cpu_model: "test".into(), hostname: "h".into() };
+        let host = HostInfo {
+            kernel: "Linux 6.18.44 x86_64".into(),
+            cpu_model: "test".into(),
+            hostname: "h".into(),
+            pcid: true,
+        };
         let tick = measurements.tick;
         let c = Calibration {
             name: "box".into(),
@@ -180,12 +225,28 @@ mod tests {
             boosted: false,
             measurements,
             derived,
+            idle: Some(power::HostIdle {
+                driver: "haltpoll".into(),
+                governor: "haltpoll".into(),
+                states: vec![
+                    power::HostIdleState { name: "POLL".into(), exit_latency_us: 0, target_residency_us: 0 },
+                    power::HostIdleState { name: "haltpoll idle".into(), exit_latency_us: 1, target_residency_us: 1 },
+                ],
+            }),
+            haltpoll: vec![("guest_halt_poll_ns", "\"0ns\"".into())],
+            freq: Vec::new(),
         };
         let text = c.machine_file();
         let m = schedlab_machine::parse_machine("box.toml", &text).unwrap();
         assert_eq!(m.costs, c.derived.costs);
         assert_eq!((m.name.as_str(), m.hz, m.nr_cpus()), ("box", 250, 2));
-        let lines: Vec<&str> = text.lines().skip_while(|l| *l != "[costs]").collect();
+        let lines: Vec<&str> = text
+            .lines()
+            .skip_while(|l| *l != "[costs]")
+            .enumerate()
+            .take_while(|(i, l)| *i == 0 || !l.starts_with('['))
+            .map(|(_, l)| l)
+            .collect();
         let values: Vec<usize> =
             (1..lines.len()).filter(|&i| lines[i].contains(" = ") && !lines[i].starts_with('#')).collect();
         assert_eq!(values.len(), c.derived.costs.fields().len(), "every cost and numa_scaled");
@@ -193,6 +254,16 @@ mod tests {
             assert!(lines[i - 1].starts_with('#'), "no comment above `{}`", lines[i]);
         }
         assert!(c.table().contains("context_switch"));
+        // The machine data reads back as written.
+        let d = &c.derived.data;
+        assert_eq!(m.mm.cr3_write, d.mm.cr3_write);
+        assert_eq!((m.mm.fork_per_page, m.mm.exit_per_page, m.mm.pcid), (d.mm.fork_per_page, d.mm.exit_per_page, true));
+        assert_eq!(m.lines.same_llc, Ns(d.lines[0].transfer.median));
+        assert_eq!(m.idle.governor, schedlab_machine::IdleGovernor::Haltpoll);
+        assert_eq!(m.idle.guest_halt_poll_ns, Ns(0));
+        let halt = &m.idle.drivers[0].states[1];
+        assert_eq!((halt.name.as_str(), halt.exit_cost), ("haltpoll idle", Some(c.derived.costs.idle_exit)));
+        assert!(text.contains("# Frequency: no cpufreq"), "{text}");
     }
 
     #[test]

@@ -168,6 +168,38 @@ fn read_nodes(root: &Path, online: &[usize]) -> Result<Nodes, SysfsError> {
     Ok((nodes, distance))
 }
 
+/// One data or unified cache of a CPU (`cpu/cpuN/cache/indexM/{level,type,size,
+/// coherency_line_size,shared_cpu_list}`, as `drivers/base/cacheinfo.c` exports them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostCache {
+    pub level: u32,
+    pub bytes: u64,
+    pub line: u64,
+    pub shared: CpuSet,
+}
+
+/// CPU `cpu`'s data and unified caches, nearest first; empty without cache information.
+pub fn read_caches(root: &Path, cpu: usize) -> Vec<HostCache> {
+    let dir = root.join(format!("cpu/cpu{cpu}/cache"));
+    let mut out: Vec<HostCache> = numbered_entries(&dir, "index")
+        .into_iter()
+        .map(|i| dir.join(format!("index{i}")))
+        .filter(|d| read(&d.join("type")).is_ok_and(|t| t != "Instruction"))
+        .filter_map(|d| {
+            let size = read(&d.join("size")).ok()?;
+            let kib: u64 = size.strip_suffix('K')?.parse().ok()?;
+            Some(HostCache {
+                level: read_num(&d.join("level")).ok()?,
+                bytes: kib * 1024,
+                line: read_num(&d.join("coherency_line_size")).map_or(64, u64::from),
+                shared: read_list(&d.join("shared_cpu_list")).ok()?,
+            })
+        })
+        .collect();
+    out.sort_by_key(|c| c.level);
+    out
+}
+
 #[cfg(test)]
 pub(crate) mod fixture {
     use std::path::Path;

@@ -123,13 +123,221 @@ pub fn machine_file(c: &Calibration) -> String {
         let _ = writeln!(out, "# {why}.");
         let _ = if plain { writeln!(out, "{key} = {value}") } else { writeln!(out, "{key} = \"{value}\"") };
     }
-    let _ =
-        writeln!(out, "\n# Checks, host vs this model (composite benchmarks the model does not fit by construction):");
-    for ch in &c.derived.checks {
-        let model = ch.model_ns.map_or("not modelled".into(), fmt_ns);
-        let _ = writeln!(out, "#   {}: host {}, model {model}", ch.what, fmt_ns(ch.host_ns));
+    data_sections(c, &mut out);
+    let _ = writeln!(out, "\n# Consistency: each end-to-end path, host vs the sum of this model's charges along it:");
+    for line in crate::consistency::report(&c.derived.paths).lines() {
+        let _ = writeln!(out, "#   {line}");
     }
     out
+}
+
+/// The sysfs governor's name as the machine file's (`menu` by the kernel's major
+/// version), or `None` for one the kernel model does not have (`ladder`).
+fn idle_governor(sysfs: &str, kernel: &str) -> Option<&'static str> {
+    let major: u32 = kernel.split_whitespace().nth(1).and_then(|r| r.split('.').next()?.parse().ok()).unwrap_or(6);
+    match sysfs {
+        "menu" if major >= 6 => Some("menu-6.18"),
+        "menu" => Some("menu-5.15"),
+        "teo" => Some("teo"),
+        "haltpoll" => Some("haltpoll"),
+        _ => None,
+    }
+}
+
+/// `[idle]` from sysfs, with the measured exit as the deepest state's `exit_cost`.
+fn idle_section(c: &Calibration) -> Result<String, String> {
+    let idle = c.idle.as_ref().ok_or("no cpuidle driver in sysfs")?;
+    let gov = idle_governor(&idle.governor, &c.host.kernel)
+        .ok_or_else(|| format!("governor `{}` is not one the kernel model has", idle.governor))?;
+    let deepest = idle.states.iter().rposition(|s| s.name != "POLL").ok_or("no non-polling idle state")?;
+    let mut out = String::new();
+    let _ = writeln!(out, "\n[idle]");
+    let _ = writeln!(out, "# sysfs: driver `{}`, governor `{}`.", idle.driver, idle.governor);
+    let _ = writeln!(out, "governor = \"{gov}\"");
+    if gov == "haltpoll" {
+        for (k, v) in &c.haltpoll {
+            let _ = writeln!(out, "{k} = {v}");
+        }
+    }
+    let _ = writeln!(out, "\n[[idle.driver]]\ncpus = \"0-{}\"", c.topology.cpus.len() - 1);
+    for (i, st) in idle.states.iter().enumerate() {
+        let _ = writeln!(out, "\n[[idle.driver.state]]\nname = \"{}\"", st.name);
+        let _ = writeln!(
+            out,
+            "exit_latency = \"{}us\"\ntarget_residency = \"{}us\"",
+            st.exit_latency_us, st.target_residency_us
+        );
+        if st.name == "POLL" {
+            let _ = writeln!(out, "polling = true");
+        }
+        if i == deepest {
+            let _ = writeln!(out, "# The exit measured: {}.", exit_note(c));
+            let _ = writeln!(out, "exit_cost = \"{}ns\"", c.derived.costs.idle_exit.0);
+        }
+    }
+    Ok(out)
+}
+
+/// How the idle exit was measured, and how it varies with the idle length.
+fn exit_note(c: &Calibration) -> String {
+    let by: Vec<String> = c
+        .derived
+        .data
+        .idle_exits
+        .iter()
+        .map(|e| format!("{} after {}", fmt_signed(e.exit_ns), fmt_ns(e.idle_ns)))
+        .collect();
+    let base = "idle_exit above (a wakeup of a CPU idle 2ms)";
+    if by.is_empty() {
+        base.into()
+    } else {
+        format!("{base}; by idle length: {}", by.join(", "))
+    }
+}
+
+fn fmt_signed(ns: i64) -> String {
+    if ns < 0 {
+        format!("-{}", fmt_ns(ns.unsigned_abs()))
+    } else {
+        fmt_ns(ns as u64)
+    }
+}
+
+/// Appends `section` if the file still loads with it; else a comment saying why it was
+/// left generic (measurements that break the machine's checks, e.g. latencies not rising
+/// outward on a disturbed host).
+fn add_checked(out: &mut String, what: &str, section: Result<String, String>) {
+    let why = section.and_then(|text| {
+        let candidate = format!("{out}{text}");
+        match schedlab_machine::parse_machine("calibrated", &candidate) {
+            Ok(_) => {
+                *out = candidate;
+                Ok(())
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    });
+    if let Err(why) = why {
+        let _ = writeln!(out, "\n# {what} left generic: {}.", why.replace('\n', " "));
+    }
+}
+
+/// `[memory]` and `[[cache]]`: sysfs sizes and lines, the chase's latencies; inclusion
+/// and replacement are not measured (the generic's).
+fn cache_sections(c: &Calibration) -> Result<String, String> {
+    let caches = c.derived.data.caches.as_ref().ok_or("sysfs does not list the generic hierarchy's three levels")?;
+    let mut out = String::new();
+    let _ = writeln!(out, "\n[memory]");
+    match c.measurements.caches.memory {
+        Some(m) => {
+            let _ = writeln!(
+                out,
+                "# Pointer chase over {} × the LLC: {} ps per load (median of {}).",
+                crate::measure::MEMORY_CHASE_LLCS,
+                m.median,
+                m.reps
+            );
+            let _ = writeln!(out, "latency = \"{}\"", ps_text(caches.memory.latency_ps));
+        }
+        None => {
+            let _ = writeln!(out, "# Memory latency not measured (--quick): the generic value stays.");
+        }
+    }
+    for (lv, (h, lat)) in caches.levels.iter().zip(&c.measurements.caches.levels) {
+        let _ = writeln!(out, "\n[[cache]]");
+        let _ = writeln!(out, "# sysfs: L{} of {} KiB, {}-byte lines, shared by CPUs {}; pointer chase over half of it (quick: a quarter): {} ps per load (median of {}). Inclusion and replacement: not measured, the generic's.", h.level, h.bytes >> 10, h.line, h.shared, lat.median, lat.reps);
+        let _ = writeln!(out, "name = \"{}\"\nsize = \"{}KiB\"\nline = {}", lv.name, lv.size >> 10, lv.line);
+        let scope = if lv.scope == schedlab_machine::CacheScope::Llc { "llc" } else { "core" };
+        let _ = writeln!(out, "scope = \"{scope}\"\nlatency = \"{}\"", ps_text(lv.latency_ps));
+        let inclusion = match lv.inclusion {
+            schedlab_machine::Inclusion::Inclusive => "inclusive",
+            schedlab_machine::Inclusion::Exclusive => "exclusive",
+            schedlab_machine::Inclusion::Victim => "victim",
+        };
+        let replacement = match lv.replacement {
+            schedlab_machine::Replacement::Lru => "lru",
+            schedlab_machine::Replacement::Random => "random",
+        };
+        let _ = writeln!(out, "inclusion = \"{inclusion}\"\nreplacement = \"{replacement}\"");
+    }
+    Ok(out)
+}
+
+/// Picoseconds as a machine-file latency (`1.176ns`).
+fn ps_text(ps: u64) -> String {
+    format!("{}.{:03}ns", ps / 1000, ps % 1000)
+}
+
+/// `[lines]`, `[idle]`, `[mm]` and the frequency note.
+fn data_sections(c: &Calibration, out: &mut String) {
+    let d = &c.derived.data;
+    let _ = writeln!(out, "\n[lines]");
+    if d.lines.is_empty() {
+        let _ = writeln!(out, "# Not measured: one CPU. The generic transfers stay.");
+    }
+    for l in &d.lines {
+        let _ = writeln!(
+            out,
+            "# A counter bounced between CPUs {} and {}: {} per transfer.",
+            l.a,
+            l.b,
+            crate::derive::show(l.transfer)
+        );
+        let _ = writeln!(out, "{} = \"{}ns\"", l.class, l.transfer.median);
+    }
+    // Farther classes the host has no pair for never apply to it; they are kept at the
+    // generic value, raised where needed so that no class is cheaper than a nearer one
+    // (the parser's check).
+    let generic = schedlab_machine::Machine::new(
+        "g",
+        250,
+        schedlab_machine::Topology::new(1, 1, 1, 1, None),
+        c.derived.costs.clone(),
+    )
+    .lines;
+    let classes = [
+        ("smt", generic.smt),
+        ("same_llc", generic.same_llc),
+        ("other_llc", generic.other_llc),
+        ("other_node", generic.other_node),
+    ];
+    let farthest = classes.iter().rposition(|k| d.lines.iter().any(|l| l.class == k.0));
+    if let Some(f) = farthest {
+        let mut floor = d.lines.iter().map(|l| l.transfer.median).max().unwrap_or(0);
+        for (name, ns) in &classes[f + 1..] {
+            floor = floor.max(ns.0);
+            let _ = writeln!(
+                out,
+                "# No CPU pair of this class here: the generic {}, at least the nearer class.",
+                fmt_ns(ns.0)
+            );
+            let _ = writeln!(out, "{name} = \"{floor}ns\"");
+        }
+    }
+    add_checked(out, "[idle]", idle_section(c));
+    add_checked(out, "[memory] and [[cache]]", cache_sections(c));
+    let m = &c.measurements;
+    let mm = &d.mm;
+    let _ = writeln!(out, "\n[mm]");
+    let _ = writeln!(out, "# `pcid` among /proc/cpuinfo's flags: {}.", c.host.pcid);
+    let _ = writeln!(out, "pcid = {}", mm.pcid);
+    let _ = writeln!(
+        out,
+        "# Pipe ping-pong on one CPU between processes, {}, − between threads, {}: the mm switch ({}ns raw).",
+        crate::derive::show(m.process_pingpong),
+        crate::derive::show(m.pingpong_local.one_way),
+        d.mm_switch_raw
+    );
+    let _ = writeln!(out, "cr3_write = \"{}ns\"", mm.cr3_write.0);
+    let (f, b) = (m.fork_small, m.fork_big);
+    let _ = writeln!(
+        out,
+        "# fork + _exit + waitpid at {} and {} resident pages: slope of the parent's fork() ({} ps/page) and of the rest ({} ps/page).",
+        f.pages, b.pages, d.per_page_ps.0, d.per_page_ps.1
+    );
+    let _ = writeln!(out, "fork_per_page = \"{}ns\"", mm.fork_per_page.0);
+    let _ = writeln!(out, "exit_per_page = \"{}ns\"", mm.exit_per_page.0);
+    let _ = writeln!(out, "\n# Frequency: {}.", crate::power::freq_note(&c.freq));
 }
 
 /// The measured table for the terminal.
@@ -146,10 +354,38 @@ pub fn table(c: &Calibration) -> String {
     for row in &c.derived.rows {
         let _ = writeln!(out, "{:<18} {:>10}  {}{}", row.key, value_human(row), row.how, source_note(row));
     }
-    let _ = writeln!(out, "\n{:<72} {:>10} {:>10}", "check", "host", "model");
-    for ch in &c.derived.checks {
-        let model = ch.model_ns.map_or("-".into(), fmt_ns);
-        let _ = writeln!(out, "{:<72} {:>10} {:>10}", ch.what, fmt_ns(ch.host_ns), model);
+    let _ = writeln!(out, "\n{:<12} {:>10}  how", "data", "value");
+    for l in &c.derived.data.lines {
+        let _ = writeln!(
+            out,
+            "{:<12} {:>10}  line transfer CPU {} <-> CPU {}",
+            format!("lines.{}", l.class),
+            fmt_ns(l.transfer.median),
+            l.a,
+            l.b
+        );
     }
+    for e in &c.derived.data.idle_exits {
+        let _ = writeln!(
+            out,
+            "{:<12} {:>10}  idle exit after {} idle (wakeup latency {})",
+            "idle exit",
+            fmt_signed(e.exit_ns),
+            fmt_ns(e.idle_ns),
+            fmt_ns(e.latency.median)
+        );
+    }
+    let mm = &c.derived.data.mm;
+    let _ = writeln!(
+        out,
+        "{:<12} {:>10}  process − thread ping-pong handoff, one CPU",
+        "mm.cr3_write",
+        fmt_ns(mm.cr3_write.0)
+    );
+    let _ = writeln!(out, "{:<12} {:>10}  fork() slope per resident page", "mm.fork_pp", fmt_ns(mm.fork_per_page.0));
+    let _ =
+        writeln!(out, "{:<12} {:>10}  exit + wait slope per resident page", "mm.exit_pp", fmt_ns(mm.exit_per_page.0));
+    let _ = writeln!(out, "frequency: {}", crate::power::freq_note(&c.freq));
+    let _ = writeln!(out, "\n{}", crate::consistency::report(&c.derived.paths));
     out
 }

@@ -5,8 +5,11 @@
 //! every setting is per thread and dies with it. Each reports the median of its
 //! repetitions.
 
+pub mod cache;
 pub mod ipi;
+pub mod lines;
 pub mod migrate;
+pub mod mm;
 pub mod pingpong;
 pub mod spawn;
 pub mod syscalls;

@@ -94,3 +94,95 @@ pub fn pipe_pingpong(quick: bool, a: usize, b: usize) -> BenchResult<PingPong> {
         res
     })
 }
+
+/// Whose turn it is in the futex ping-pong: 0 the timing thread's, 1 the echo thread's.
+struct Turn(std::sync::atomic::AtomicU32);
+
+impl Turn {
+    /// Gives the turn to `to` and wakes the other thread if it sleeps.
+    fn pass(&self, to: u32) -> BenchResult<()> {
+        self.0.store(to, std::sync::atomic::Ordering::Release);
+        check(F, "futex_wake", super::futex_wake(&self.0, 1)).map(|_| ())
+    }
+    /// Sleeps on the word until the turn is `mine` (true) or the other thread gave up
+    /// (false).
+    fn wait(&self, mine: u32) -> bool {
+        loop {
+            let v = self.0.load(std::sync::atomic::Ordering::Acquire);
+            if v == mine || v == GAVE_UP {
+                return v == mine;
+            }
+            // EAGAIN (the word changed meanwhile) and EINTR just retry.
+            super::futex_wait(&self.0, v);
+        }
+    }
+}
+
+const F: &str = "futex ping-pong";
+/// Fewer quick repetitions than the pipe ping-pong: quick mode stays within its budget.
+const FUTEX_REPS: Reps = Reps { quick: 3, normal: 41 };
+/// The turn a failing thread leaves, so that the other stops waiting.
+const GAVE_UP: u32 = 2;
+
+fn gave_up() -> super::BenchError {
+    super::BenchError { bench: F, what: "hand-off", err: std::io::Error::other("the echo thread failed") }
+}
+
+/// The ping-pong over a futex word instead of pipes (`FUTEX_WAKE` then `FUTEX_WAIT`,
+/// private), with the timing thread on `a` and the echo thread on `b`; one-way time.
+pub fn futex_pingpong(quick: bool, a: usize, b: usize) -> BenchResult<Measured> {
+    let turn = Turn(std::sync::atomic::AtomicU32::new(0));
+    let reps = FUTEX_REPS.get(quick);
+    let total = (reps as u64 + 1) * ROUND_TRIPS;
+    let batch = |bench: &'static str, cpu| -> BenchResult<()> {
+        enter(bench, cpu)?;
+        if a == b {
+            super::set_policy(bench, libc::SCHED_BATCH)?;
+        }
+        Ok(())
+    };
+    std::thread::scope(|s| {
+        let echo = s.spawn(|| -> BenchResult<()> {
+            let r = batch(F, b).and_then(|()| {
+                for _ in 0..total {
+                    if !turn.wait(1) {
+                        break;
+                    }
+                    turn.pass(0)?;
+                }
+                Ok(())
+            });
+            if r.is_err() {
+                let _ = turn.pass(GAVE_UP);
+            }
+            r
+        });
+        let res = s
+            .spawn(|| -> BenchResult<Measured> {
+                let r = batch(F, a).and_then(|()| {
+                    let mut samples = Vec::new();
+                    for rep in 0..=reps {
+                        let t0 = now_ns();
+                        for _ in 0..ROUND_TRIPS {
+                            turn.pass(1)?;
+                            if !turn.wait(0) {
+                                return Err(gave_up());
+                            }
+                        }
+                        if rep > 0 {
+                            samples.push((now_ns() - t0) / (2 * ROUND_TRIPS));
+                        }
+                    }
+                    Ok(median(samples).expect("at least one repetition"))
+                });
+                if r.is_err() {
+                    let _ = turn.pass(GAVE_UP);
+                }
+                r
+            })
+            .join()
+            .expect("timing thread does not panic");
+        echo.join().expect("echo thread does not panic")?;
+        res
+    })
+}

@@ -72,3 +72,43 @@ pub fn sleep_overshoot(quick: bool, cpu: usize) -> BenchResult<SleepTimes> {
         .expect("benchmark thread does not panic")
     })
 }
+
+/// Sleeping beside a busy task: the same sleeps with the slack at 1 ns, on a CPU a
+/// `SCHED_IDLE` spinner keeps busy (the sleeper preempts it at each expiry,
+/// `check_preempt_wakeup_fair`), so no idle state is entered or left.
+#[derive(Clone, Copy, Debug)]
+pub struct BusySleep {
+    pub overshoot_no_slack: Measured,
+    pub cpu_per_sleep: Measured,
+}
+
+/// Fewer quick repetitions than the idle sleeps: quick mode stays within its 2 s budget.
+const BUSY_REPS: Reps = Reps { quick: 5, normal: 121 };
+
+/// Runs the sleeps on `cpu` beside a `SCHED_IDLE` spinner.
+pub fn sleep_beside_spinner(quick: bool, cpu: usize) -> BenchResult<BusySleep> {
+    let stop = std::sync::atomic::AtomicU32::new(0);
+    std::thread::scope(|s| {
+        let spinner = s.spawn(|| -> BenchResult<()> {
+            enter(B, cpu)?;
+            super::become_sched_idle(B)?;
+            while stop.load(std::sync::atomic::Ordering::Acquire) == 0 {
+                std::hint::spin_loop();
+            }
+            Ok(())
+        });
+        let res = s
+            .spawn(|| -> BenchResult<BusySleep> {
+                enter(B, cpu)?;
+                let clock_read = cpu_clock_read();
+                os(B, "PR_SET_TIMERSLACK", prctl::set_timerslack(1))?;
+                let (over, cpu_time) = sleeps(BUSY_REPS.get(quick), clock_read);
+                let m = |v| median(v).expect("at least one repetition");
+                Ok(BusySleep { overshoot_no_slack: m(over), cpu_per_sleep: m(cpu_time) })
+            })
+            .join()
+            .expect("benchmark thread does not panic");
+        stop.store(1, std::sync::atomic::Ordering::Release);
+        spinner.join().expect("spinner does not panic").and(res)
+    })
+}

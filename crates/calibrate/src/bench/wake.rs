@@ -16,6 +16,9 @@ pub struct WakeSetup {
     /// Keep the wakee's CPU busy with a `SCHED_IDLE` spinner, which the wakee preempts: the
     /// wakeup then needs a reschedule IPI instead of an idle exit.
     pub busy_target: bool,
+    /// Spin through the gap instead of sleeping: the waker's CPU stays busy, so only the
+    /// wakee's CPU idles, for as long as the gap (the idle-exit-by-length benchmark).
+    pub spin_gap: bool,
     pub reps: usize,
 }
 
@@ -89,10 +92,19 @@ fn waker(sh: &Shared, w: WakeSetup) -> BenchResult<(Vec<u64>, Vec<u64>)> {
     enter(B, w.waker_cpu)?;
     let (mut syscall, mut latency) = (Vec::new(), Vec::new());
     for _ in 0..w.reps {
-        sleep_until(|| sh.armed.load(Ordering::Acquire) == 1)?;
-        sleep_ns(w.gap_ns);
-        // Run a little first: the timed call should not pay for the waker's own idle exit.
-        super::spin_for(WARM_NS);
+        if w.spin_gap {
+            // Spin (the wakee is on another CPU): a sleeping poll would add its own timer
+            // slack to the wakee's idle.
+            if !super::wait_for(&sh.armed, 1, TIMEOUT_NS) {
+                sleep_until(|| sh.armed.load(Ordering::Acquire) == 1)?;
+            }
+            super::spin_for(w.gap_ns);
+        } else {
+            sleep_until(|| sh.armed.load(Ordering::Acquire) == 1)?;
+            sleep_ns(w.gap_ns);
+            // Run a little first: the timed call should not pay for the waker's own idle exit.
+            super::spin_for(WARM_NS);
+        }
         let old = sh.stamp.load(Ordering::Acquire);
         sh.word.store(1, Ordering::Release);
         let t0 = now_ns();
