@@ -1,3 +1,6 @@
+//! The `schedlab` binary: the command line (clap definitions, defined once), dispatch to
+//! the run library and the studies, and the exit statuses of `docs/cli.md`.
+
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use schedlab::output::ensure_dir;
 use schedlab::{bench, note, out, outln, parse_kv, signals, write_atomic, write_atomic_bytes, CliError};
@@ -30,8 +33,10 @@ struct Common {
     /// `machine`, else smp4.
     #[arg(long)]
     machine: Option<String>,
-    /// Set a scheduler tunable, KEY=VALUE (repeatable). In `compare`, SCHED:KEY=VALUE
-    /// targets one scheduler (as named in --sched, or its base name: eevdf:… for eevdf@6.6).
+    /// Set a scheduler tunable, KEY=VALUE (repeatable); kernel.*, futex.* and machine.*
+    /// names set the kernel's switches and the machine's values (`schedlab list`). In
+    /// `compare`, SCHED:KEY=VALUE targets one scheduler (as named in --sched, or its base
+    /// name: eevdf:… for eevdf@6.6).
     #[arg(long = "set")]
     sets: Vec<String>,
     /// Override a workload parameter, NAME=VALUE (repeatable).
@@ -49,6 +54,11 @@ struct Common {
     /// `S.json`, `S.txt` and the per-task table as `S.tasks.csv` and `S.tasks.parquet`.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// The machine's cost model: full (caches, NUMA memory, line transfers, idle states,
+    /// frequency, address spaces), flat (constant costs per kernel path) or none (nothing
+    /// charged). Short for --set machine.cost_model=MODEL.
+    #[arg(long)]
+    costs: Option<String>,
     /// Disable TTWU_QUEUE (remote wakeups always lock the target runqueue).
     #[arg(long)]
     no_ttwu_queue: bool,
@@ -739,6 +749,9 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError
     let flag = |m: schedlab_run::RunError, f: &str| CliError::input(format!("{f}: {m}"));
     job.set("kernel.version", &c.kernel).map_err(|m| flag(m, "--kernel"))?;
     job.kernel.ttwu_queue = !c.no_ttwu_queue;
+    if let Some(m) = &c.costs {
+        job.set("machine.cost_model", m).map_err(|m| flag(m, "--costs"))?;
+    }
     job.kernel.delayed_wakeup = c.delayed_wakeup;
     job.kernel.lb_narrow_lock = c.lb_narrow_lock;
     for s in sets {

@@ -14,6 +14,8 @@
 //! Architecture Invariant: probes observe; nothing in [`Probe`] can change a result.
 //! The probe vocabulary (events, summary) lives in `schedlab-probe`, shared with other backends.
 
+#![forbid(unsafe_code)]
+
 mod config;
 mod core;
 mod cpu;

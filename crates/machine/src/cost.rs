@@ -1,3 +1,7 @@
+//! The constant costs of kernel paths (`[costs]`): one table defines each cost's name,
+//! default and documentation; the lock sites and kernel paths time is booked against.
+
+use crate::spec::{Field, Kind, Table, Val};
 use schedlab_sim::Ns;
 
 /// Largest cost a machine file may give one kernel path: one second, orders of magnitude
@@ -151,82 +155,163 @@ impl WorkUnits {
     }
 }
 
-/// The cost model: how long each kernel path runs on the CPU that executes it, and how long
-/// it holds the lock it takes, plus the timer slack that delays sleepers' wakeups.
-///
-/// Linux keeps no such table: the scheduler accounts time, not the cost of its own paths.
-/// These costs are what makes overhead and contention visible. Defaults are
-/// order-of-magnitude figures for a ~3.4 GHz x86 desktop of the i7-3770 generation running on
-/// bare metal; each field documents where its number comes from. `schedlab calibrate`
-/// measures every one of them on the host (see `docs/machine.md`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Costs {
+/// Every cost's kind, except the few that are not durations.
+const DURATION: Kind = Kind::Duration { max: MAX_COST };
+
+/// A scalar field's value as a table number.
+trait Scalar {
+    fn to_u64(&self) -> u64;
+    fn from_u64(v: u64) -> Self;
+}
+impl Scalar for Ns {
+    fn to_u64(&self) -> u64 {
+        self.0
+    }
+    fn from_u64(v: u64) -> Self {
+        Ns(v)
+    }
+}
+impl Scalar for u64 {
+    fn to_u64(&self) -> u64 {
+        *self
+    }
+    fn from_u64(v: u64) -> Self {
+        v
+    }
+}
+impl Scalar for u32 {
+    fn to_u64(&self) -> u64 {
+        u64::from(*self)
+    }
+    fn from_u64(v: u64) -> Self {
+        u32::try_from(v).unwrap_or(u32::MAX)
+    }
+}
+impl Scalar for bool {
+    fn to_u64(&self) -> u64 {
+        u64::from(*self)
+    }
+    fn from_u64(v: u64) -> Self {
+        v != 0
+    }
+}
+
+/// Defines [`Costs`] — each field once, with its documentation, its default, its value in
+/// [`Costs::zero`] and its [`Kind`] — and [`COSTS`], the table the machine file, `--set`,
+/// the record and calibrate read.
+macro_rules! costs {
+    ($( $(#[doc = $doc:literal])* $name:ident : $ty:ty = $default:expr, zero $zero:expr, $kind:expr; )*) => {
+        /// The cost model: how long each kernel path runs on the CPU that executes it, and how long
+        /// it holds the lock it takes, plus the timer slack that delays sleepers' wakeups.
+        ///
+        /// Linux keeps no such table: the scheduler accounts time, not the cost of its own paths.
+        /// These costs are what makes overhead and contention visible. Defaults are
+        /// order-of-magnitude figures for a ~3.4 GHz x86 desktop of the i7-3770 generation running on
+        /// bare metal; each field documents where its number comes from. `schedlab calibrate`
+        /// measures every one of them on the host (see `docs/machine.md`).
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct Costs {
+            $( $(#[doc = $doc])* pub $name: $ty, )*
+        }
+
+        impl Default for Costs {
+            fn default() -> Self {
+                Costs { $( $name: $default, )* }
+            }
+        }
+
+        impl Costs {
+            /// A model where every kernel path is free and timers fire at their exact expiry:
+            /// the pure-policy view, useful when checking a policy's arithmetic against the
+            /// kernel's formulas.
+            pub fn zero() -> Costs {
+                Costs { $( $name: $zero, )* }
+            }
+        }
+
+        /// The costs' table: names, kinds and documentation, in declaration order.
+        pub static COSTS: Table<Costs> = Table {
+            section: "costs",
+            what: "cost",
+            fields: &[ $( Field {
+                name: stringify!($name),
+                kind: $kind,
+                optional: false,
+                doc: concat!($($doc,)* ""),
+                get: |c: &Costs| Val::Num(Scalar::to_u64(&c.$name)),
+                set: |c: &mut Costs, v: Val| c.$name = Scalar::from_u64(v.num()),
+            }, )* ],
+        };
+    };
+}
+
+costs! {
     /// Syscall entry + exit with no work (`getppid`-class syscall ≈ 50–100 ns with mitigations off;
     /// lmbench `lat_syscall null`).
-    pub syscall: Ns,
+    syscall: Ns = Ns(100), zero Ns(0), DURATION;
     /// `context_switch`: `switch_mm` + `switch_to` + first-touch misses. lmbench `lat_ctx -s 0 2`
     /// reports ≈ 1–2 µs on Ivy Bridge; half of a `perf bench sched pipe` round trip minus the wakeup.
-    pub context_switch: Ns,
+    context_switch: Ns = Ns(1_200), zero Ns(0), DURATION;
     /// `__schedule` bookkeeping under the rq lock (deactivate, pick, put_prev/set_next).
-    pub schedule: Ns,
+    schedule: Ns = Ns(300), zero Ns(0), DURATION;
     /// `try_to_wake_up` work before any rq lock on a wakee that last ran on this CPU.
-    pub ttwu_local: Ns,
+    ttwu_local: Ns = Ns(250), zero Ns(0), DURATION;
     /// The same for a wakee that last ran elsewhere: a 2005 industry talk on Linux 2.6
     /// bottlenecks names the `task → thread_info → cpu` cache misses as the dominant remote cost.
-    pub ttwu_remote: Ns,
+    ttwu_remote: Ns = Ns(600), zero Ns(0), DURATION;
     /// `ttwu_do_activate` under the target rq lock (enqueue + preemption check).
-    pub ttwu_activate: Ns,
+    ttwu_activate: Ns = Ns(250), zero Ns(0), DURATION;
     /// `wake_up_new_task` under the destination rq lock.
-    pub wake_up_new_task: Ns,
+    wake_up_new_task: Ns = Ns(500), zero Ns(0), DURATION;
     /// `copy_process` for a new thread (pthread_create ≈ 10–20 µs on that generation).
-    pub fork: Ns,
+    fork: Ns = Ns(15_000), zero Ns(0), DURATION;
     /// `do_exit` up to the final `schedule()`.
-    pub exit: Ns,
+    exit: Ns = Ns(5_000), zero Ns(0), DURATION;
     /// Inter-processor interrupt delivery latency (x86 APIC, ≈ 0.5–2 µs).
-    pub ipi_latency: Ns,
+    ipi_latency: Ns = Ns(1_000), zero Ns(0), DURATION;
     /// Leaving a shallow idle state (C1 exit latency on Intel client parts: 1–2 µs).
-    pub idle_exit: Ns,
+    idle_exit: Ns = Ns(1_000), zero Ns(0), DURATION;
     /// `scheduler_tick` under the rq lock.
-    pub tick: Ns,
+    tick: Ns = Ns(300), zero Ns(0), DURATION;
     /// One expired sleeper in the hrtimer interrupt (`kernel/time/hrtimer.c: hrtimer_interrupt`
     /// → `__run_hrtimer` → `hrtimer_wakeup`): interrupt entry/exit, the callback and the
     /// clock-event reprogramming for the next timer.
-    pub timer_irq: Ns,
+    timer_irq: Ns = Ns(200), zero Ns(0), DURATION;
     /// Arming a sleeper's hrtimer in the sleeping task's context (`kernel/time/hrtimer.c:
     /// hrtimer_start_range_ns`, including `tick_program_event` when it becomes the CPU's first
     /// timer). A TSC-deadline MSR write on bare metal (≈ 100–300 ns); a trap to the hypervisor
     /// in a VM, which is why sleeping costs a guest tens of µs of CPU time.
-    pub hrtimer_start: Ns,
+    hrtimer_start: Ns = Ns(250), zero Ns(0), DURATION;
     /// `current->timer_slack_ns`: 50 µs for every task (`init/init_task.c` sets it, `fork`
     /// inherits it, `prctl(PR_SET_TIMERSLACK)` changes it; real-time tasks get none).
     /// `kernel/time/hrtimer.c: hrtimer_nanosleep` (v6.12) arms the sleeper's hrtimer for the range
     /// [expiry, expiry + slack]: it fires at the hard end unless an hrtimer interrupt (the tick
     /// of a busy CPU, another sleeper's timer) runs on that CPU after the soft expiry.
-    pub timer_slack: Ns,
+    timer_slack: Ns = Ns(50_000), zero Ns(0), DURATION;
     /// `futex_wait`/`futex_wake` work outside the bucket lock (hashing, `get_futex_key`).
-    pub futex: Ns,
+    futex: Ns = Ns(150), zero Ns(0), DURATION;
     /// Bucket-lock hold for queueing or collecting waiters.
-    pub futex_bucket_hold: Ns,
+    futex_bucket_hold: Ns = Ns(80), zero Ns(0), DURATION;
     /// Fixed cost of one pipe `read`/`write` (pipe mutex, wakeup bookkeeping).
-    pub pipe_op: Ns,
+    pipe_op: Ns = Ns(400), zero Ns(0), DURATION;
     /// Copy cost per byte in picoseconds (≈ 10 GB/s `copy_user` → 100 ps/B).
-    pub pipe_byte_ps: u64,
+    pipe_byte_ps: u64 = 100, zero 0, Kind::Int { min: 0, max: MAX_COST.0 * 1000, unit: "ps per byte" };
     /// Fixed cost of one `AF_UNIX` stream `sendmsg`/`recvmsg` (a workload's `kind = "socket"`
     /// pipe), in place of `pipe_op`: `net/unix/af_unix.c: unix_stream_sendmsg` allocates an
     /// `sk_buff` per message and takes the peer's `unix_state_lock`, the reader frees it;
     /// lmbench's AF_UNIX latency runs about 2–2.5 × its pipe latency on the same machine.
-    pub socket_op: Ns,
+    socket_op: Ns = Ns(1_000), zero Ns(0), DURATION;
     /// `do_poll` work per watched fd (`fdget`, the file's `->poll` with `__pollwait`
     /// queueing a `poll_table_entry` on the pipe's wait queue; `fs/select.c`).
-    pub poll_fd: Ns,
+    poll_fd: Ns = Ns(60), zero Ns(0), DURATION;
     /// `move_queued_task` / `double_rq_lock` critical section.
-    pub migrate: Ns,
+    migrate: Ns = Ns(1_000), zero Ns(0), DURATION;
     /// Extra CPU work a task needs after moving to another core in the same LLC (L1/L2 refill).
-    pub rewarm_same_llc: Ns,
+    rewarm_same_llc: Ns = Ns(2_000), zero Ns(0), DURATION;
     /// Extra CPU work after moving to another LLC (L3 refill, ~tens of µs for a warm working set).
-    pub rewarm_cross_llc: Ns,
+    rewarm_cross_llc: Ns = Ns(20_000), zero Ns(0), DURATION;
     /// Cross-node rewarm is `rewarm_cross_llc × distance / 10` (SLIT distance, 10 = local).
-    pub numa_scaled: bool,
+    numa_scaled: bool = true, zero false, Kind::Bool;
     /// Per-thread throughput, in permille of a whole core, of an SMT thread while a sibling
     /// thread of its core is busy (user, kernel or spinning); 1000 = SMT shares nothing. Intel
     /// gives two threads of one Nehalem-derived core (the i7-3770's Ivy Bridge among them)
@@ -234,146 +319,55 @@ pub struct Costs {
     /// Hyper-Threading Technology", Intel, 2009; H. Wong, "Hyper-Threading Performance",
     /// 2011, measured multi-process workloads on a Core i7 in that range): 1.25 / 2 per thread,
     /// 625 ‰. With `n` > 2 busy threads per core each runs at `smt_factor × 2 / n`.
-    pub smt_factor: u32,
+    smt_factor: u32 = 625, zero 1000, Kind::Int { min: 1, max: 1000, unit: "permille" };
     /// Moving a cache line written by another core of the same LLC (a lock word and the
     /// runqueue fields that follow it). T. David, R. Guerraoui, V. Trigonakis, "Everything
     /// You Always Wanted to Know About Synchronization but Were Afraid to Ask" (SOSP 2013)
     /// measured ≈ 80–110 cycles for a modified line on the same die (Opteron, Xeon), ≈ 40–50 ns.
     /// SMT siblings share L1 and L2: no transfer.
-    pub line_same_llc: Ns,
+    line_same_llc: Ns = Ns(40), zero Ns(0), DURATION;
     /// The same from another LLC of the same NUMA node (the other die of a multi-chip package:
     /// ≈ 160 cycles on the Opteron 6172 in the same study).
-    pub line_cross_llc: Ns,
+    line_cross_llc: Ns = Ns(80), zero Ns(0), DURATION;
     /// The same from another NUMA node (one or two HyperTransport hops: ≈ 170–250 cycles on
     /// the Opteron, ≈ 290–400 on a 4-socket Xeon in the same study).
-    pub line_cross_node: Ns,
+    line_cross_node: Ns = Ns(120), zero Ns(0), DURATION;
     /// Cache lines of the wakee (`p->pi_lock`, `p->state`, `p->on_rq`, `task_thread_info(p)->cpu`,
     /// its scheduling entity) that `try_to_wake_up` reads after the wakee's last CPU wrote
     /// them: the 2005 Linux 2.6 bottlenecks talk names this chain as the remote wakeup's
     /// dominant cost. `ttwu_remote` is the cost within one LLC; a wakee last run in another LLC
     /// or node costs `ttwu_lines` × the extra line-transfer time on top.
-    pub ttwu_lines: u32,
+    ttwu_lines: u32 = 5, zero 0, Kind::Int { min: 0, max: u32::MAX as u64, unit: "lines" };
     /// Per entity a policy compares while picking or queueing (a tree node visited, a queue
     /// slot scanned): a few dependent loads, mostly cached.
-    pub work_compare: Ns,
+    work_compare: Ns = Ns(5), zero Ns(0), DURATION;
     /// Per CPU whose runqueue a placement or balancing search reads (`idle_cpu`, load):
     /// usually a line last written by that CPU, hence about one `line_same_llc`.
-    pub work_cpu: Ns,
+    work_cpu: Ns = Ns(40), zero Ns(0), DURATION;
     /// Per scheduling group or domain whose statistics are gathered (`update_sg_lb_stats`,
     /// a ULE `cpu_search` group): the loop and the arithmetic beyond its CPUs' reads.
-    pub work_group: Ns,
+    work_group: Ns = Ns(30), zero Ns(0), DURATION;
     /// Per task the balancer examines for migration (`can_migrate_task`, ULE `tdq_steal`).
-    pub work_task: Ns,
+    work_task: Ns = Ns(20), zero Ns(0), DURATION;
     /// Linux 2.6.32 `try_to_wake_up`'s first hold, on the wakee's old runqueue
     /// (`task_rq_lock`, `update_rq_clock`, the state check, `TASK_WAKING`) before it selects a
     /// CPU and locks the target (`kernel/sched.c:try_to_wake_up (v2.6.32)`): about a third of
     /// the activation under the target lock.
-    pub ttwu_old_rq: Ns,
+    ttwu_old_rq: Ns = Ns(100), zero Ns(0), DURATION;
     /// One `spin_trylock` of a runqueue lock (the delayed new-task wakeup's attempt): an
     /// atomic exchange on the lock word, which is usually in another core's cache (one
     /// `line_same_llc`-class transfer, ≈ 40 ns on the i7-3770, plus the locked instruction).
-    pub rq_trylock: Ns,
+    rq_trylock: Ns = Ns(50), zero Ns(0), DURATION;
     /// One delay-queue operation of the delayed new-task wakeup (the paper's `dtqueue`): a
     /// ring slot write and index store by the producer, or one entry's read by the consumer;
     /// the bitmap's `dtlock`, held for one bit operation, is included. A few cached stores.
-    pub delay_queue_op: Ns,
+    delay_queue_op: Ns = Ns(30), zero Ns(0), DURATION;
     /// Putting an entry on a full ring's overflow list instead: a node allocation
     /// (`kmalloc` from a per-CPU slab, ≈ 100 ns) and the tail link.
-    pub delay_overflow: Ns,
-}
-
-impl Default for Costs {
-    fn default() -> Self {
-        Costs {
-            syscall: Ns(100),
-            context_switch: Ns(1_200),
-            schedule: Ns(300),
-            ttwu_local: Ns(250),
-            ttwu_remote: Ns(600),
-            ttwu_activate: Ns(250),
-            wake_up_new_task: Ns(500),
-            fork: Ns(15_000),
-            exit: Ns(5_000),
-            ipi_latency: Ns(1_000),
-            idle_exit: Ns(1_000),
-            tick: Ns(300),
-            timer_irq: Ns(200),
-            hrtimer_start: Ns(250),
-            timer_slack: Ns(50_000),
-            futex: Ns(150),
-            futex_bucket_hold: Ns(80),
-            pipe_op: Ns(400),
-            pipe_byte_ps: 100,
-            socket_op: Ns(1_000),
-            poll_fd: Ns(60),
-            migrate: Ns(1_000),
-            rewarm_same_llc: Ns(2_000),
-            rewarm_cross_llc: Ns(20_000),
-            numa_scaled: true,
-            smt_factor: 625,
-            line_same_llc: Ns(40),
-            line_cross_llc: Ns(80),
-            line_cross_node: Ns(120),
-            ttwu_lines: 5,
-            work_compare: Ns(5),
-            work_cpu: Ns(40),
-            work_group: Ns(30),
-            work_task: Ns(20),
-            ttwu_old_rq: Ns(100),
-            rq_trylock: Ns(50),
-            delay_queue_op: Ns(30),
-            delay_overflow: Ns(150),
-        }
-    }
+    delay_overflow: Ns = Ns(150), zero Ns(0), DURATION;
 }
 
 impl Costs {
-    /// A model where every kernel path is free and timers fire at their exact expiry: the
-    /// pure-policy view, useful when checking a policy's arithmetic against the kernel's
-    /// formulas.
-    pub fn zero() -> Costs {
-        Costs {
-            syscall: Ns(0),
-            context_switch: Ns(0),
-            schedule: Ns(0),
-            ttwu_local: Ns(0),
-            ttwu_remote: Ns(0),
-            ttwu_activate: Ns(0),
-            wake_up_new_task: Ns(0),
-            fork: Ns(0),
-            exit: Ns(0),
-            ipi_latency: Ns(0),
-            idle_exit: Ns(0),
-            tick: Ns(0),
-            timer_irq: Ns(0),
-            hrtimer_start: Ns(0),
-            timer_slack: Ns(0),
-            futex: Ns(0),
-            futex_bucket_hold: Ns(0),
-            pipe_op: Ns(0),
-            pipe_byte_ps: 0,
-            socket_op: Ns(0),
-            poll_fd: Ns(0),
-            migrate: Ns(0),
-            rewarm_same_llc: Ns(0),
-            rewarm_cross_llc: Ns(0),
-            numa_scaled: false,
-            smt_factor: 1000,
-            line_same_llc: Ns(0),
-            line_cross_llc: Ns(0),
-            line_cross_node: Ns(0),
-            ttwu_lines: 0,
-            work_compare: Ns(0),
-            work_cpu: Ns(0),
-            work_group: Ns(0),
-            work_task: Ns(0),
-            ttwu_old_rq: Ns(0),
-            rq_trylock: Ns(0),
-            delay_queue_op: Ns(0),
-            delay_overflow: Ns(0),
-        }
-    }
-
     /// What `work` costs: each unit at its per-unit cost.
     pub fn work_ns(&self, w: &WorkUnits) -> Ns {
         Ns(w.compared * self.work_compare.0
@@ -382,124 +376,61 @@ impl Costs {
             + w.tasks * self.work_task.0)
     }
 
-    /// Names and values, for `schedlab list` and the report.
+    /// Names and values, for `schedlab list`, the record and calibrate's machine file, in
+    /// declaration order; each value reads back exactly ([`Costs::set`]).
     pub fn fields(&self) -> Vec<(&'static str, String)> {
-        let d = |n: Ns| n.to_string();
-        vec![
-            ("syscall", d(self.syscall)),
-            ("context_switch", d(self.context_switch)),
-            ("schedule", d(self.schedule)),
-            ("ttwu_local", d(self.ttwu_local)),
-            ("ttwu_remote", d(self.ttwu_remote)),
-            ("ttwu_activate", d(self.ttwu_activate)),
-            ("wake_up_new_task", d(self.wake_up_new_task)),
-            ("fork", d(self.fork)),
-            ("exit", d(self.exit)),
-            ("ipi_latency", d(self.ipi_latency)),
-            ("idle_exit", d(self.idle_exit)),
-            ("tick", d(self.tick)),
-            ("timer_irq", d(self.timer_irq)),
-            ("hrtimer_start", d(self.hrtimer_start)),
-            ("timer_slack", d(self.timer_slack)),
-            ("futex", d(self.futex)),
-            ("futex_bucket_hold", d(self.futex_bucket_hold)),
-            ("pipe_op", d(self.pipe_op)),
-            ("pipe_byte_ps", self.pipe_byte_ps.to_string()),
-            ("socket_op", d(self.socket_op)),
-            ("poll_fd", d(self.poll_fd)),
-            ("migrate", d(self.migrate)),
-            ("rewarm_same_llc", d(self.rewarm_same_llc)),
-            ("rewarm_cross_llc", d(self.rewarm_cross_llc)),
-            ("numa_scaled", self.numa_scaled.to_string()),
-            ("smt_factor", self.smt_factor.to_string()),
-            ("line_same_llc", d(self.line_same_llc)),
-            ("line_cross_llc", d(self.line_cross_llc)),
-            ("line_cross_node", d(self.line_cross_node)),
-            ("ttwu_lines", self.ttwu_lines.to_string()),
-            ("work_compare", d(self.work_compare)),
-            ("work_cpu", d(self.work_cpu)),
-            ("work_group", d(self.work_group)),
-            ("work_task", d(self.work_task)),
-            ("ttwu_old_rq", d(self.ttwu_old_rq)),
-            ("rq_trylock", d(self.rq_trylock)),
-            ("delay_queue_op", d(self.delay_queue_op)),
-            ("delay_overflow", d(self.delay_overflow)),
-        ]
+        COSTS.show(self)
     }
 
-    /// Sets one field by name from its text form (used by machine files); each cost is at
-    /// most [`MAX_COST`] (`pipe_byte_ps`: that much per byte).
+    /// Sets one field by name from its text form (machine files, `--set costs.NAME`); each
+    /// cost is at most [`MAX_COST`] (`pipe_byte_ps`: that much per byte).
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let dur = || schedlab_sim::parse_duration(value);
-        let slot = match key {
-            "syscall" => &mut self.syscall,
-            "context_switch" => &mut self.context_switch,
-            "schedule" => &mut self.schedule,
-            "ttwu_local" => &mut self.ttwu_local,
-            "ttwu_remote" => &mut self.ttwu_remote,
-            "ttwu_activate" => &mut self.ttwu_activate,
-            "wake_up_new_task" => &mut self.wake_up_new_task,
-            "fork" => &mut self.fork,
-            "exit" => &mut self.exit,
-            "ipi_latency" => &mut self.ipi_latency,
-            "idle_exit" => &mut self.idle_exit,
-            "tick" => &mut self.tick,
-            "timer_irq" => &mut self.timer_irq,
-            "hrtimer_start" => &mut self.hrtimer_start,
-            "timer_slack" => &mut self.timer_slack,
-            "futex" => &mut self.futex,
-            "futex_bucket_hold" => &mut self.futex_bucket_hold,
-            "pipe_op" => &mut self.pipe_op,
-            "socket_op" => &mut self.socket_op,
-            "poll_fd" => &mut self.poll_fd,
-            "migrate" => &mut self.migrate,
-            "rewarm_same_llc" => &mut self.rewarm_same_llc,
-            "rewarm_cross_llc" => &mut self.rewarm_cross_llc,
-            "line_same_llc" => &mut self.line_same_llc,
-            "line_cross_llc" => &mut self.line_cross_llc,
-            "line_cross_node" => &mut self.line_cross_node,
-            "work_compare" => &mut self.work_compare,
-            "work_cpu" => &mut self.work_cpu,
-            "work_group" => &mut self.work_group,
-            "work_task" => &mut self.work_task,
-            "ttwu_old_rq" => &mut self.ttwu_old_rq,
-            "rq_trylock" => &mut self.rq_trylock,
-            "delay_queue_op" => &mut self.delay_queue_op,
-            "delay_overflow" => &mut self.delay_overflow,
-            "smt_factor" => {
-                let v: u32 = value.parse().map_err(|_| format!("`{value}` is not an integer (permille)"))?;
-                if !(1..=1000).contains(&v) {
-                    return Err(format!("smt_factor {v} out of range 1..=1000 (permille of a whole core)"));
-                }
-                self.smt_factor = v;
-                return Ok(());
-            }
-            "ttwu_lines" => {
-                self.ttwu_lines = value.parse().map_err(|_| format!("`{value}` is not an integer"))?;
-                return Ok(());
-            }
-            "pipe_byte_ps" => {
-                let ps: u64 = value.parse().map_err(|_| format!("`{value}` is not an integer"))?;
-                if ps > MAX_COST.0 * 1000 {
-                    return Err(format!("{ps} ps per byte exceeds the limit of {MAX_COST} per byte"));
-                }
-                self.pipe_byte_ps = ps;
-                return Ok(());
-            }
-            "numa_scaled" => {
-                self.numa_scaled = value.parse().map_err(|_| format!("`{value}` is not true/false"))?;
-                return Ok(());
-            }
-            _ => {
-                let names: Vec<&str> = self.fields().iter().map(|f| f.0).collect();
-                return Err(format!("unknown cost `{key}`; expected one of {}", names.join(", ")));
-            }
-        };
-        let d = dur()?;
-        if d > MAX_COST {
-            return Err(format!("{d} exceeds the limit of {MAX_COST} for one kernel path's cost"));
+        COSTS.set(self, key, value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table kept today's names, order and default values (the record's `costs` map and
+    /// calibrated machine files depend on them).
+    #[test]
+    fn the_table_keeps_the_names_and_defaults() {
+        let names = COSTS.names();
+        assert_eq!(names.len(), 38);
+        assert_eq!(&names[..3], &["syscall", "context_switch", "schedule"]);
+        assert_eq!(names.last(), Some(&"delay_overflow"));
+        let f = Costs::default().fields();
+        let get = |k: &str| f.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone()).unwrap();
+        assert_eq!(get("context_switch"), "1.200us");
+        assert_eq!(get("timer_slack"), "50us");
+        assert_eq!(get("pipe_byte_ps"), "100");
+        assert_eq!(get("numa_scaled"), "true");
+        assert_eq!(get("smt_factor"), "625");
+        assert_eq!(get("line_same_llc"), "40ns");
+        assert!(COSTS.field("syscall").unwrap().doc.contains("lmbench"));
+    }
+
+    #[test]
+    fn every_cost_round_trips_and_limits_hold() {
+        let mut c = Costs::default();
+        for (k, _) in Costs::zero().fields() {
+            let odd = match COSTS.field(k).unwrap().kind {
+                Kind::Bool => "false",
+                Kind::Int { .. } => "7",
+                _ => "1.234567ms",
+            };
+            c.set(k, odd).unwrap();
         }
-        *slot = d;
-        Ok(())
+        let mut back = Costs::zero();
+        for (k, v) in c.fields() {
+            back.set(k, &v).unwrap();
+        }
+        assert_eq!(back, c);
+        assert!(c.set("tick", "2s").unwrap_err().contains("limit of 1s"));
+        assert!(c.set("smt_factor", "0").unwrap_err().contains("1..=1000"));
+        assert!(c.set("warp", "1us").unwrap_err().contains("unknown cost `warp`"));
+        assert!(c.set("fork", "15").unwrap_err().contains("missing unit"));
     }
 }

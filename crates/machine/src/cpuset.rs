@@ -1,3 +1,5 @@
+//! `CpuSet`: a machine-sized CPU bitmap (`cpumask_t`), shared copy-on-write.
+
 use std::fmt;
 use std::sync::Arc;
 

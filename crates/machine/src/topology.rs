@@ -1,3 +1,6 @@
+//! Where every logical CPU sits: NUMA node → LLC → core → SMT thread, numbered as Linux
+//! numbers x86 CPUs, and the SLIT distances between nodes.
+
 use crate::CpuSet;
 
 /// Where one logical CPU sits in the machine.

@@ -4,6 +4,8 @@
 //! Architecture Invariant: metrics observe; they never change a result. A run with
 //! `Metrics` attached has the same trace hash as one with `NoProbe`.
 
+#![forbid(unsafe_code)]
+
 pub mod explain;
 mod hist;
 mod record;

@@ -104,7 +104,10 @@ pub struct MachineInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hz: Option<u32>,
     pub topology: TopologyInfo,
-    /// The cost model (simulator only), in its declaration order.
+    /// Which cost model ran (`full`, `flat`, `none`; simulator only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_model: Option<String>,
+    /// The cost model's constants (simulator only), in their declaration order.
     #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
     pub costs: Vec<(String, String)>,
 }

@@ -10,6 +10,8 @@
 //!   `ext:central`, `ext:locality`.
 //! * `ule` — FreeBSD ULE as in 11.1 `sys/kern/sched_ule.c` (and `version=current`).
 
+#![forbid(unsafe_code)]
+
 pub mod chain;
 pub mod ext;
 pub mod fair;

@@ -71,12 +71,7 @@ impl World {
 /// The largest machine a machine file may describe (`MAX_CPUS` = 4096): 16 nodes × 8 LLCs
 /// × 16 cores × 2 threads.
 pub(crate) fn machine_4096() -> Machine {
-    let m = Machine {
-        name: "numa-4096".into(),
-        hz: 250,
-        topology: schedlab_machine::Topology::new(16, 8, 16, 2, None),
-        costs: Default::default(),
-    };
+    let m = Machine::new("numa-4096", 250, schedlab_machine::Topology::new(16, 8, 16, 2, None), Default::default());
     assert_eq!(m.nr_cpus(), schedlab_machine::MAX_CPUS);
     m
 }

@@ -10,6 +10,8 @@
 //! Architecture Invariant: this crate names no backend: it depends only on the plain data
 //! types of `sim`, `machine` and `sched-api`.
 
+#![forbid(unsafe_code)]
+
 use schedlab_machine::{KernelPath, LockSite};
 use schedlab_sched_api::{CpuView, Decision, Stat, TaskInfo};
 use schedlab_sim::{CpuId, Ns, TaskId};

@@ -2,6 +2,8 @@
 //!
 //! Architecture Invariant: renderers take records and return strings; they do no I/O.
 
+#![forbid(unsafe_code)]
+
 pub mod explain;
 pub mod header;
 pub mod html;
@@ -199,13 +201,14 @@ pub fn text(r: &RunRecord) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "schedlab {} · workload {} · scheduler {} · machine {} ({} CPUs, HZ={}) · seed {}",
+        "schedlab {} · workload {} · scheduler {} · machine {} ({} CPUs, HZ={}{}) · seed {}",
         r.schedlab_version,
         escape(&r.workload.name),
         r.scheduler.name,
         r.machine.name,
         r.cpus.len(),
         hz(r),
+        r.machine.cost_model.as_deref().map_or_else(String::new, |m| format!(", costs {m}")),
         r.seed
     );
     s += &header::line(r);

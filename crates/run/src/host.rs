@@ -16,12 +16,7 @@ use schedlab_sim::Ns;
 /// simulation compared with a host run has as many CPUs.
 pub fn host_machine() -> Machine {
     let n = schedlab_host::online_cpus();
-    Machine {
-        name: Backend::HOST_SCHEDULER.into(),
-        hz: 250,
-        topology: Topology::new(1, 1, n, 1, None),
-        costs: Costs::default(),
-    }
+    Machine::new(Backend::HOST_SCHEDULER, 250, Topology::new(1, 1, n, 1, None), Costs::default())
 }
 
 /// The machine of a host run is the host itself: a spec whose machine has another CPU count
@@ -38,6 +33,12 @@ fn check_spec(spec: &RunSpec) -> Result<(), RunError> {
         )));
     }
     simulation_only_switches(spec)?;
+    if m.cost_model != schedlab_machine::CostModel::default() {
+        return Err(RunError::Input(format!(
+            "machine.cost_model={} is simulation-only: a host run pays this machine's own costs",
+            m.cost_model.name()
+        )));
+    }
     if let Some((k, _)) = spec.sets.first() {
         return Err(RunError::Input(format!(
             "--set {k}: a host run uses the kernel's own scheduler, whose tunables schedlab does not change"
@@ -128,6 +129,7 @@ fn machine_info(hr: &HostRun) -> MachineInfo {
         cpus: n,
         hz: hr.info.hz.map(|h| h as u32),
         topology: TopologyInfo { nodes: 1, llcs_per_node: 1, cores_per_llc: n, threads_per_core: 1 },
+        cost_model: None,
         costs: Vec::new(),
     }
 }

@@ -21,6 +21,8 @@
 //! Architecture Invariant: this crate and `cli` are the only ones touching the OS: here,
 //! machine files and the wall-clock time of a run (the record's `host` key).
 
+#![forbid(unsafe_code)]
+
 mod error;
 pub mod fuzz;
 pub mod fuzz_input;
@@ -55,6 +57,8 @@ pub const MAX_SAMPLES: u64 = 2_000_000;
 pub const MAX_SERIES_VALUES: u64 = 500_000_000;
 /// Machine of a workload that names none.
 pub const DEFAULT_MACHINE: &str = "smp4";
+/// The `--set` prefix of a machine's values ([`RunSpec::set`]).
+pub const MACHINE_PREFIX: &str = "machine.";
 /// Run time of a workload that gives no `duration`.
 pub const DEFAULT_DURATION: Ns = Ns::from_secs(10);
 
@@ -222,12 +226,18 @@ impl RunSpec {
         Ok(RunSpec::new(wl, machine, end))
     }
 
-    /// Sets `name` to `value`: a kernel switch (`kernel.*`, `futex.*`, checked here) or a
-    /// tunable of the policy (checked when the run starts, or by [`RunSpec::validate`]).
+    /// Sets `name` to `value`: a kernel switch (`kernel.*`, `futex.*`), a value of the
+    /// machine (`machine.` + a dotted name of `Machine::set`: `machine.cost_model=flat`,
+    /// `machine.costs.context_switch=2us`), both checked here, or a tunable of the policy
+    /// (checked when the run starts, or by [`RunSpec::validate`]).
     /// The one way every front end sets a knob: CLI, sweep files, Python, studies.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), RunError> {
         if schedlab_kernel::is_switch(name) {
             return self.kernel.set(name, value).map_err(RunError::Input);
+        }
+        if let Some(path) = name.strip_prefix(MACHINE_PREFIX) {
+            // `machine.cost_model`, `machine.costs.context_switch`, `machine.cache.L2.size`, …
+            return Arc::make_mut(&mut self.machine).set(path, value).map_err(RunError::Input);
         }
         self.sets.push((name.to_string(), value.to_string()));
         Ok(())

@@ -99,6 +99,7 @@ pub fn machine_info(m: &Machine) -> MachineInfo {
             cores_per_llc: t.cores_per_llc,
             threads_per_core: t.threads_per_core,
         },
+        cost_model: Some(m.cost_model.name().to_string()),
         costs: m.costs.fields().into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
     }
 }

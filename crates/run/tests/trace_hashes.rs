@@ -275,6 +275,8 @@ fn hash_of(c: &Case) -> String {
     for (k, v) in c.sets {
         spec.set(k, v).unwrap_or_else(|e| panic!("{}: {e}", c.name));
     }
+    // The constant-cost machine these hashes were recorded on (`--costs flat`).
+    spec.set("machine.cost_model", "flat").unwrap();
     (c.switches)(&mut spec);
     let r = spec.run(&mut |_| true).unwrap_or_else(|e| panic!("{}: {e}", c.name));
     format!("{}\t{}", r.trace_hash, r.events)

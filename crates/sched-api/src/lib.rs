@@ -11,6 +11,8 @@
 //! Architecture Invariant: this crate depends only on `sim` and `machine`; a policy that
 //! depends only on this crate cannot reach the event queue, the workload or the metrics.
 
+#![forbid(unsafe_code)]
+
 use schedlab_machine::{CpuSet, Machine};
 
 /// The work a hook did, counted on [`Ctx::work`]; the kernel charges it per unit after the

@@ -1,3 +1,6 @@
+//! `SourceError`: an input error located by file, line, column and field, rendered with
+//! the source line and a caret.
+
 use std::fmt;
 
 /// An error in an input file, located by line, column and field path.

@@ -8,6 +8,8 @@
 //! Architecture Invariant: nothing in this crate reads the wall clock or the OS's entropy;
 //! `rand` is compiled without `getrandom`.
 
+#![forbid(unsafe_code)]
+
 mod diag;
 mod queue;
 mod rng;

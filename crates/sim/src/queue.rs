@@ -1,3 +1,6 @@
+//! The event queue: a binary heap ordered by (time, sequence number), so simultaneous
+//! events pop in the order they were queued and runs are deterministic.
+
 use crate::Ns;
 
 /// A heap entry: `(time, seq)` packed into one `u128` (time in the high half), so a

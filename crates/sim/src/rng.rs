@@ -1,3 +1,6 @@
+//! Seeded randomness: one root seed split into named, independent ChaCha8 streams, and the
+//! distributions workloads draw durations from.
+
 use crate::Ns;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};

@@ -1,3 +1,6 @@
+//! Time: `Ns`, integer nanoseconds for both instants and durations, and duration parsing
+//! with explicit units (`3ms`, `250us`).
+
 use std::fmt;
 
 pub const NSEC_PER_USEC: u64 = 1_000;

@@ -10,6 +10,8 @@
 //! they never reach past `run` into the kernel or a policy. They draw their figures with
 //! `schedlab-report`, which is why they live above `run` and not inside it.
 
+#![forbid(unsafe_code)]
+
 pub mod bouron;
 pub mod contract;
 pub mod edf_simso;

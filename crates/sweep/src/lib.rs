@@ -15,6 +15,8 @@
 //! Determinism: every run depends only on its point, rows are put in run order, columns in
 //! order of first appearance, so the table is the same on 1 core, 64, or a Ray cluster.
 
+#![forbid(unsafe_code)]
+
 pub mod metrics;
 pub mod point;
 pub mod spec;

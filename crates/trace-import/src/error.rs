@@ -1,3 +1,6 @@
+//! `ImportError`: a trace that cannot be imported, located by line and column or byte
+//! offset, with the event field at fault.
+
 use std::fmt;
 
 /// A trace that cannot be imported: the file, where in it (a line and column for text,

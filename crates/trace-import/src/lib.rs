@@ -16,6 +16,8 @@
 //! imports a large trace stops within moments of Ctrl-C or SIGTERM: [`read_with`],
 //! [`model::build_with`], [`emit::workload_with`], [`probe::observe_with`].
 
+#![forbid(unsafe_code)]
+
 mod compact;
 pub mod emit;
 mod error;

@@ -6,6 +6,8 @@
 //! [`SourceError`](schedlab_sim::SourceError) naming file, line, column and field.
 //! `docs/workload-language.md` documents every field.
 
+#![forbid(unsafe_code)]
+
 mod expr;
 mod futex;
 mod lower;

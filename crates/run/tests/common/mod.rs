@@ -1,3 +1,6 @@
+//! Helpers shared by the run crate's tests: specs from inline workload text, probes that
+//! record events.
+
 #![allow(dead_code)]
 use schedlab_metrics::RunRecord;
 use schedlab_probe::{Probe, ProbeEvent};

@@ -1,3 +1,5 @@
+//! Tests of the rt-app front end: each rt-app construct converted and run as the model reads it.
+
 use super::*;
 use crate::{parse_workload, Op, Policy};
 
