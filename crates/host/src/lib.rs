@@ -287,11 +287,12 @@ fn steal_ns() -> Option<u64> {
 /// What the converter repaired, said once per kind.
 fn repair_notes(r: &Repairs) -> Vec<String> {
     let mut v = Vec::new();
-    if r.idle_exits > 0 {
+    if r.at_wakeup > 0 {
         v.push(format!(
-            "the kernel did not trace {} switches out of the idle task; each was inferred at the wakeup \
-             that ended the idle time (its stint then starts a few microseconds early)",
-            r.idle_exits
+            "the kernel did not trace {} switches (out of the idle task or the virtual machine's agent \
+             threads); each was inferred at the wakeup that gave the CPU its next task (that stint then \
+             starts a few microseconds early)",
+            r.at_wakeup
         ));
     }
     if r.late_switches > 0 {
