@@ -318,25 +318,8 @@ fn runtime_check(hr: &HostRun, stolen: Option<u64>) -> Vec<String> {
     let mut out = Vec::new();
     for (k, (st, info)) in hr.procfs.iter().zip(&hr.summary.tasks).enumerate() {
         let (Some(st), Some(trace)) = (st, hr.trace_runtime.get(k).copied().flatten()) else { continue };
-        let procfs = st.runtime_ns;
         let slack = hr.procfs_span.get(k).copied().flatten().unwrap_or(0);
-        let diff = trace.abs_diff(procfs);
-        if diff as f64 <= RUNTIME_TOLERANCE * procfs as f64 + slack as f64 {
-            continue;
-        }
-        let rel = if procfs > 0 {
-            format!("{:+.1} %", 100.0 * (trace as f64 - procfs as f64) / procfs as f64)
-        } else {
-            "procfs 0".into()
-        };
-        out.push(format!(
-            "task `{}`: run time {:.3} ms by the trace, {:.3} ms by procfs ({rel}, beyond {:.0} %): the \
-             trace's figures for it (waits, time series, timeline) are off",
-            info.name,
-            trace as f64 / 1e6,
-            procfs as f64 / 1e6,
-            100.0 * RUNTIME_TOLERANCE
-        ));
+        out.extend(runtime_mismatch(&info.name, trace, st.runtime_ns, slack));
     }
     if let (false, Some(s)) = (out.is_empty(), stolen.filter(|&s| s > 0)) {
         out.push(format!(
@@ -346,6 +329,44 @@ fn runtime_check(hr: &HostRun, stolen: Option<u64>) -> Vec<String> {
         ));
     }
     out
+}
+
+/// The warning for a task whose run time by the trace (`trace`) and by procfs differ by
+/// more than [`RUNTIME_TOLERANCE`] of procfs's plus `slack` (how far apart the two
+/// instants can be), if they do.
+fn runtime_mismatch(name: &str, trace: u64, procfs: u64, slack: u64) -> Option<String> {
+    if trace.abs_diff(procfs) as f64 <= RUNTIME_TOLERANCE * procfs as f64 + slack as f64 {
+        return None;
+    }
+    let rel = if procfs > 0 {
+        format!("{:+.1} %", 100.0 * (trace as f64 - procfs as f64) / procfs as f64)
+    } else {
+        "procfs 0".into()
+    };
+    Some(format!(
+        "task `{name}`: run time {:.3} ms by the trace, {:.3} ms by procfs ({rel}, beyond {:.0} %): the \
+         trace's figures for it (waits, time series, timeline) are off",
+        trace as f64 / 1e6,
+        procfs as f64 / 1e6,
+        100.0 * RUNTIME_TOLERANCE
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2 % of procfs's figure, plus the read's own uncertainty, is accepted; beyond is a
+    /// warning naming the task and the signed difference.
+    #[test]
+    fn run_times_beyond_two_percent_are_a_warning() {
+        assert_eq!(runtime_mismatch("a", 102_000_000, 100_000_000, 0), None);
+        assert_eq!(runtime_mismatch("a", 98_000_000, 100_000_000, 0), None);
+        let w = runtime_mismatch("a", 97_000_000, 100_000_000, 0).unwrap();
+        assert!(w.starts_with("task `a`:") && w.contains("-3.0 %"), "{w}");
+        assert_eq!(runtime_mismatch("a", 97_000_000, 100_000_000, 1_000_000), None, "within 2 % + the read's span");
+        assert!(runtime_mismatch("a", 1, 0, 0).unwrap().contains("procfs 0"));
+    }
 }
 
 struct Controller<'a, 'p> {

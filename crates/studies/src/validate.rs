@@ -819,13 +819,17 @@ fn measure(
     Ok((traced, untraced, warnings))
 }
 
-/// Each distinct warning once, with how many runs said it (the task names and numbers of
-/// a trace/procfs warning differ run to run: it is counted by its task).
+/// What a warning is about, without its numbers: the text before its first `:` or digit
+/// (a trace/procfs warning is counted by its task, a steal-time one once).
+fn warning_key(w: &str) -> &str {
+    w.split([':', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9']).next().unwrap_or("")
+}
+
+/// Each distinct warning once (the first run's text), with how many runs said it.
 fn tally(warnings: Vec<String>) -> Vec<(String, usize)> {
     let mut out: Vec<(String, usize)> = Vec::new();
     for w in warnings {
-        let key = w.split(':').next().unwrap_or("").to_string();
-        match out.iter_mut().find(|(k, _)| k.split(':').next() == Some(key.as_str())) {
+        match out.iter_mut().find(|(k, _)| warning_key(k) == warning_key(&w)) {
             Some((_, n)) => *n += 1,
             None => out.push((w, 1)),
         }
@@ -1137,6 +1141,20 @@ mod tests {
         assert!(cause("messaging", "x", &noisy).starts_with("host noise"), "{}", cause("messaging", "x", &noisy));
         assert_eq!(cause("nice-pairs", "0 vs 0", &row(&[Some(100.0)])), "not yet explained");
         assert_eq!(cause("messaging", "x", &row(&[Some(195.0)])), "");
+    }
+
+    /// Warnings are counted by what they are about, not by their numbers.
+    #[test]
+    fn warnings_are_tallied_by_task() {
+        let t = tally(vec![
+            "task `a`: run time 1.0 ms by the trace".into(),
+            "task `a`: run time 2.0 ms by the trace".into(),
+            "task `b`: run time 1.0 ms by the trace".into(),
+            "the hypervisor took 1.0 ms".into(),
+            "the hypervisor took 9.5 ms".into(),
+        ]);
+        let counts: Vec<usize> = t.iter().map(|(_, n)| *n).collect();
+        assert_eq!(counts, [2, 1, 2], "{t:?}");
     }
 
     #[test]
