@@ -352,23 +352,6 @@ fn runtime_mismatch(name: &str, trace: u64, procfs: u64, slack: u64) -> Option<S
     ))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// 2 % of procfs's figure, plus the read's own uncertainty, is accepted; beyond is a
-    /// warning naming the task and the signed difference.
-    #[test]
-    fn run_times_beyond_two_percent_are_a_warning() {
-        assert_eq!(runtime_mismatch("a", 102_000_000, 100_000_000, 0), None);
-        assert_eq!(runtime_mismatch("a", 98_000_000, 100_000_000, 0), None);
-        let w = runtime_mismatch("a", 97_000_000, 100_000_000, 0).unwrap();
-        assert!(w.starts_with("task `a`:") && w.contains("-3.0 %"), "{w}");
-        assert_eq!(runtime_mismatch("a", 97_000_000, 100_000_000, 1_000_000), None, "within 2 % + the read's span");
-        assert!(runtime_mismatch("a", 1, 0, 0).unwrap().contains("procfs 0"));
-    }
-}
-
 struct Controller<'a, 'p> {
     run: &'a Arc<Run>,
     t0: u64,
@@ -608,5 +591,22 @@ fn finish(
         warnings: Vec::new(),
         trace_runtime: Vec::new(),
         task_processes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2 % of procfs's figure, plus the read's own uncertainty, is accepted; beyond is a
+    /// warning naming the task and the signed difference.
+    #[test]
+    fn run_times_beyond_two_percent_are_a_warning() {
+        assert_eq!(runtime_mismatch("a", 102_000_000, 100_000_000, 0), None);
+        assert_eq!(runtime_mismatch("a", 98_000_000, 100_000_000, 0), None);
+        let w = runtime_mismatch("a", 97_000_000, 100_000_000, 0).unwrap();
+        assert!(w.starts_with("task `a`:") && w.contains("-3.0 %"), "{w}");
+        assert_eq!(runtime_mismatch("a", 97_000_000, 100_000_000, 1_000_000), None, "within 2 % + the read's span");
+        assert!(runtime_mismatch("a", 1, 0, 0).unwrap().contains("procfs 0"));
     }
 }
