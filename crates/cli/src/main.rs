@@ -117,6 +117,15 @@ struct Common {
     /// default a figure whose every series is one constant, e.g. all zero, is left out).
     #[arg(long)]
     all_figures: bool,
+    /// Host runs (`--sched host`, `study validate`): leave schedlab's session autogroup at
+    /// its nice (by default it is raised to −20 while they run, and restored; the record's
+    /// notes say which).
+    #[arg(long)]
+    no_boost: bool,
+    /// Host runs: exit with status 1 when a run warns that its measurement is doubtful (a
+    /// task's run time by the trace and by procfs more than 2 % apart, a boost refused).
+    #[arg(long)]
+    strict: bool,
 }
 
 /// Options of `study validate` (simulation vs this host).
@@ -132,10 +141,14 @@ struct ValidateArgs {
     /// `study validate`: simulations only, no host runs.
     #[arg(long)]
     sim_only: bool,
-    /// `study validate`: leave schedlab's session autogroup at its nice during host runs
-    /// (by default it is raised to −20 while they run, and restored).
+    /// `study validate`: how many times each case runs (each simulation with its own seed,
+    /// each host run traced and untraced); the table compares medians and shows the range.
+    #[arg(long, default_value_t = schedlab_studies::validate::REPETITIONS as u64, value_parser = clap::value_parser!(u64).range(1..=100))]
+    repetitions: u64,
+    /// `study validate`: also regenerate the table of this Markdown file (between its
+    /// markers; `docs/validation.md`), leaving its prose as it is.
     #[arg(long)]
-    no_boost: bool,
+    doc: Option<PathBuf>,
     /// `study validate`: only the cases whose id (`experiment/case`, e.g.
     /// `nice-pairs/0-vs-19`) contains this text (repeatable).
     #[arg(long)]
@@ -412,14 +425,16 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             let job = prepare(&common, &sched, &common.sets)?;
             let r = run_with_progress(&job)?;
             emit(&common, std::slice::from_ref(&r), false)?;
-            extras(&common, &[r])
+            extras(&common, std::slice::from_ref(&r))?;
+            strict(&common, &[r])
         }
         Cmd::Compare { mut common, sched } => {
             let sched = schedulers(&common, sched, None)?;
             host_default(&mut common, &sched);
             let out = run_many(&common, &sched)?;
             emit(&common, &out, true)?;
-            extras(&common, &out)
+            extras(&common, &out)?;
+            strict(&common, &out)
         }
         Cmd::Report { mut common, sched, output } => {
             let sched = schedulers(&common, sched, None)?;
@@ -563,8 +578,10 @@ fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<
             Scale::Quick
         },
         host: !v.sim_only,
-        boost: !v.no_boost,
+        boost: !c.no_boost,
         only: v.only.clone(),
+        repetitions: v.repetitions as usize,
+        doc: v.doc.clone(),
         seed: c.seed,
         plots: c.plots.clone(),
         png: c.png,
@@ -744,6 +761,19 @@ fn params_and_duration(c: &Common) -> Result<(Params, Option<Ns>), CliError> {
     Ok((params, duration))
 }
 
+/// `--strict`: a host run whose record warns (its measurement is doubtful) fails the
+/// command, after every output was written.
+fn strict(c: &Common, runs: &[RunRecord]) -> Result<(), CliError> {
+    let doubtful = runs.iter().filter(|r| r.host.real.is_some() && !r.warnings.is_empty()).count();
+    if c.strict && doubtful > 0 {
+        return Err(CliError {
+            message: format!("--strict: {doubtful} host run(s) warned that their measurement is doubtful (see above)"),
+            code: 1,
+        });
+    }
+    Ok(())
+}
+
 fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError> {
     check_outputs(c)?;
     let path = c.workload.display().to_string();
@@ -753,6 +783,7 @@ fn prepare(c: &Common, sched: &str, sets: &[String]) -> Result<RunSpec, CliError
     schedlab::convert::report_notes(&job.workload);
     job.sched = sched.to_string();
     job.seed = c.seed;
+    job.host_boost = !c.no_boost;
     // The kernel flags are shorthands for their switches; `--set` may name any switch too.
     let flag = |m: schedlab_run::RunError, f: &str| CliError::input(format!("{f}: {m}"));
     job.set("kernel.version", &c.kernel).map_err(|m| flag(m, "--kernel"))?;

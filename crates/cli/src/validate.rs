@@ -22,6 +22,10 @@ pub struct Opts {
     pub boost: bool,
     /// Only cases whose id contains one of these.
     pub only: Vec<String>,
+    /// Repetitions of each case.
+    pub repetitions: usize,
+    /// A Markdown file whose table is regenerated (`docs/validation.md`).
+    pub doc: Option<PathBuf>,
     pub seed: u64,
     pub plots: Option<PathBuf>,
     pub png: bool,
@@ -96,7 +100,8 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
     let sets_text: Vec<String> = sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let header = format!(
         "study validate · {} · host kernel {} · simulated {} [{}] on machine {} ({} CPUs, HZ={}) · seed {}\n\
-         tasks in one session ({}); host runs: {}\n",
+         tasks in one session ({}); host runs: {}\n\
+         each case {} times (simulations seeds {}..{}); medians compared, [min–max] shown\n",
         today(),
         info.kernel_release,
         sched,
@@ -112,7 +117,10 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
                 "schedlab's session autogroup raised to nice {n} while they run; timings from a second, untraced run"
             ),
             (true, None) => "schedlab's session autogroup as it is; timings from a second, untraced run".into(),
-        }
+        },
+        o.repetitions,
+        o.seed,
+        o.seed + o.repetitions as u64 - 1,
     );
     let opts = validate::Options {
         machine: Arc::new(machine),
@@ -120,12 +128,26 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         sets,
         host: o.host,
         seed: o.seed,
+        repetitions: o.repetitions,
         sample: schedlab_sim::Ns::from_ms(2),
         boost,
         session,
     };
     let results = validate::run(&cases, &opts, &mut |m| note!("validate: {m}"), keep_going)?;
     let text = format!("{header}\n{}", validate::table_text(&results));
+    for r in &results {
+        for (w, n) in &r.host_warnings {
+            note!("validate: {}: {n} of {} host runs warned: {w}", r.id, r.host_runs);
+        }
+    }
+    if let Some(doc) = &o.doc {
+        let old = std::fs::read_to_string(doc).map_err(|e| CliError::input(format!("--doc {}: {e}", doc.display())))?;
+        let table = format!("```text\n{header}```\n\n{}", validate::table_markdown(&results));
+        let new =
+            validate::splice_doc(&old, &table).map_err(|m| CliError::input(format!("--doc {}: {m}", doc.display())))?;
+        write_atomic(doc, &new)?;
+        note!("regenerated the table of {}", doc.display());
+    }
     for r in &results {
         let file = r.id.replace('/', "-");
         let runs: Vec<schedlab_run::RunRecord> = std::iter::once(r.sim.clone()).chain(r.host.clone()).collect();

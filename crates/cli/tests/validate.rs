@@ -16,7 +16,7 @@ fn rows(md: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-const CASES: usize = 15;
+const CASES: usize = 30;
 
 #[test]
 fn every_case_runs_in_the_simulator_with_its_table_json_and_figures() {
@@ -44,12 +44,13 @@ fn every_case_runs_in_the_simulator_with_its_table_json_and_figures() {
     let cases: std::collections::BTreeSet<(String, String)> =
         rows.iter().map(|r| (r[0].clone(), r[1].clone())).collect();
     assert_eq!(cases.len(), CASES, "{md}");
-    for exp in ["nice-pairs", "four-hogs", "cpu-io", "messaging", "pingpong", "eight-hogs"] {
+    for exp in ["nice-pairs", "four-hogs", "cpu-io", "messaging", "pingpong", "eight-hogs", "timer"] {
         assert!(cases.iter().any(|(e, _)| e == exp), "no {exp} in\n{md}");
     }
     for r in &rows {
-        assert_eq!(r.len(), 8, "{r:?}");
+        assert_eq!(r.len(), 9, "{r:?}");
         assert_eq!(r[4], "-", "no host value without host runs: {r:?}");
+        assert!(["not measured", "context"].contains(&r[7].as_str()), "no verdict without host runs: {r:?}");
     }
     // Every judged metric of the simulation has a value, except where the tiny runs end
     // before a task does.
@@ -91,6 +92,8 @@ fn one_host_case_gives_every_row_with_finite_errors() {
         "host",
         "--only",
         "nice-pairs/0-vs-0",
+        "--repetitions",
+        "2",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -104,6 +107,8 @@ fn one_host_case_gives_every_row_with_finite_errors() {
     for r in rows.iter().filter(|r| r[6] != "-") {
         let e: f64 = r[5].trim_end_matches('%').parse().unwrap_or_else(|_| panic!("no relative error: {r:?}\n{md}"));
         assert!(e.is_finite(), "{r:?}");
+        assert!(["ok", "GAP"].contains(&r[7].as_str()), "a judged row has a verdict: {r:?}");
+        assert_eq!(r[8].is_empty(), r[7] == "ok", "a gap, and only a gap, names its cause: {r:?}");
     }
     assert!(out.join("nice-pairs-0-vs-0.host.json").exists());
     // The child's session is ours: its autogroup nice was raised and restored.

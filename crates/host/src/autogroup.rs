@@ -5,6 +5,10 @@
 //! the session's autogroup nice makes the run's group outweigh the others (nice −20: weight
 //! 88761 against 1024) without changing anything between the run's own tasks.
 
+/// The nice a run raises its session's autogroup to: the highest weight
+/// (`sched_prio_to_weight[0]` = 88761, `kernel/sched/core.c`, v6.18).
+pub const BOOST_NICE: i32 = -20;
+
 /// The autogroup nice of the calling process's session (`/proc/self/autogroup`:
 /// `/autogroup-N nice V`), or `None` without autogroup.
 pub fn nice() -> Option<i32> {

@@ -135,6 +135,7 @@ pub fn task_main(run: &Arc<Run>, idx: usize, prog: &Program) {
             rt_timers: Vec::new(),
             started: sys::monotonic_ns(),
             poll_next: Vec::new(),
+            buf: vec![0; RECV_BUF],
             policy: run.wl.templates[slot.template()].policy,
         }
         .run(),
@@ -201,7 +202,12 @@ struct Interp<'a> {
     started: u64,
     /// Per `poll` set: where its next scan starts.
     poll_next: Vec<usize>,
+    /// Where `recv` reads to, made once per task (outside the ops' timed path).
+    buf: Vec<u8>,
 }
+
+/// The most a `recv` reads per system call.
+const RECV_BUF: usize = 64 * 1024;
 
 impl Interp<'_> {
     fn stopping(&self) -> bool {
@@ -269,7 +275,7 @@ impl Interp<'_> {
             Op::Exit => return Err(End::Exit),
             Op::Send { pipe, bytes, .. } => objs.send(*pipe, *bytes)?,
             Op::Futex(f) => objs.futex(f)?,
-            Op::Recv { pipe, bytes } => objs.recv(*pipe, *bytes)?,
+            Op::Recv { pipe, bytes } => objs.recv(*pipe, *bytes, &mut self.buf)?,
             Op::Lock(m) => objs.lock(*m)?,
             Op::Unlock(m) => objs.unlock(*m),
             Op::CondWait { cond, mutex } => objs.cond_wait(*cond, *mutex)?,

@@ -17,6 +17,10 @@ pub struct RawEvent {
     pub ts: u64,
     /// The CPU whose buffer recorded it (the CPU that executed the tracepoint).
     pub cpu: usize,
+    /// The task current on that CPU when it was recorded (`common_pid`, 0 for the idle
+    /// task; in interrupt context, the task interrupted): who was running there, which a
+    /// missing `sched_switch` does not hide.
+    pub curr: i32,
     pub kind: RawKind,
 }
 
@@ -104,7 +108,7 @@ pub struct Decoder {
     by_id: BTreeMap<u16, String>,
 }
 
-/// Fields each event must have for the decoder.
+/// Fields each event must have for the decoder (beside `common_pid`, which every event has).
 pub fn required_fields(event: &str) -> &'static [&'static str] {
     match event {
         "sched_switch" => &["prev_pid", "prev_state", "next_pid"],
@@ -115,24 +119,28 @@ pub fn required_fields(event: &str) -> &'static [&'static str] {
     }
 }
 
+/// The common field naming the task current when the event was recorded.
+const COMMON_PID: &str = "common_pid";
+
 impl Decoder {
     pub fn add(&mut self, name: &str, f: Format) -> Result<(), String> {
-        if !f.has(required_fields(name)) {
-            return Err(format!("{name}: its format lacks one of {:?}", required_fields(name)));
+        if !f.has(required_fields(name)) || !f.has(&[COMMON_PID]) {
+            return Err(format!("{name}: its format lacks one of {:?} or {COMMON_PID}", required_fields(name)));
         }
         self.by_id.insert(f.id, name.to_string());
         self.formats.insert(name.to_string(), f);
         Ok(())
     }
 
-    /// Decodes one record's payload; `None` for events we did not ask for.
-    pub fn decode(&self, data: &[u8]) -> Option<RawKind> {
+    /// Decodes one record's payload into the current task (`common_pid`) and the event;
+    /// `None` for events we did not ask for.
+    pub fn decode(&self, data: &[u8]) -> Option<(i32, RawKind)> {
         let id = u16::from_ne_bytes([*data.first()?, *data.get(1)?]);
         let name = self.by_id.get(&id)?;
         let f = &self.formats[name];
         let i = |n: &str| f.int(data, n);
         let pid = |n: &str| i(n).map(|v| v as i32);
-        Some(match name.as_str() {
+        let kind = match name.as_str() {
             "sched_switch" => {
                 RawKind::Switch { prev: pid("prev_pid")?, prev_state: i("prev_state")?, next: pid("next_pid")? }
             }
@@ -144,7 +152,8 @@ impl Decoder {
             "sched_process_fork" => RawKind::Fork { parent: pid("parent_pid")?, child: pid("child_pid")? },
             "sched_process_exit" => RawKind::Exit { pid: pid("pid")? },
             _ => return None,
-        })
+        };
+        Some((pid(COMMON_PID)?, kind))
     }
 }
 
@@ -216,8 +225,8 @@ pub fn parse_page(page: &[u8], cpu: usize, data_offset: usize, dec: &Decoder, ou
                 ts += delta;
                 let Some(data) = page.get(at..at + len) else { break };
                 stats.records += 1;
-                if let Some(kind) = dec.decode(data) {
-                    out.push(RawEvent { ts, cpu, kind });
+                if let Some((curr, kind)) = dec.decode(data) {
+                    out.push(RawEvent { ts, cpu, curr, kind });
                 }
                 at += len;
             }
@@ -244,6 +253,7 @@ mod tests {
     fn switch_payload(prev: i32, state: i64, next: i32) -> Vec<u8> {
         let mut d = vec![0u8; 64];
         d[0..2].copy_from_slice(&372u16.to_ne_bytes());
+        d[4..8].copy_from_slice(&prev.to_ne_bytes()); // recorded in prev's context
         d[24..28].copy_from_slice(&prev.to_ne_bytes());
         d[32..40].copy_from_slice(&state.to_ne_bytes());
         d[56..60].copy_from_slice(&next.to_ne_bytes());
@@ -281,10 +291,13 @@ mod tests {
         assert_eq!(st, PageStats { records: 2, missed: false });
         assert_eq!(
             out[0],
-            RawEvent { ts: 1_000_005, cpu: 1, kind: RawKind::Switch { prev: 10, prev_state: 1, next: 0 } }
+            RawEvent { ts: 1_000_005, cpu: 1, curr: 10, kind: RawKind::Switch { prev: 10, prev_state: 1, next: 0 } }
         );
         let t2 = 1_000_005 + (2u64 << 27) + 3 + 1 + 7;
-        assert_eq!(out[1], RawEvent { ts: t2, cpu: 1, kind: RawKind::Switch { prev: 0, prev_state: 0, next: 11 } });
+        assert_eq!(
+            out[1],
+            RawEvent { ts: t2, cpu: 1, curr: 0, kind: RawKind::Switch { prev: 0, prev_state: 0, next: 11 } }
+        );
     }
 
     /// The missed-events flag is reported and not mistaken for length.
@@ -300,6 +313,10 @@ mod tests {
     fn format_needs_the_fields_the_decoder_reads() {
         let mut f = Format::parse(SWITCH_FORMAT).unwrap();
         assert_eq!(f.id, 372);
+        assert!(Decoder::default().add("sched_switch", f.clone()).is_ok());
+        let mut no_common = f.clone();
+        no_common.fields.remove("common_pid");
+        assert!(Decoder::default().add("sched_switch", no_common).is_err());
         f.fields.remove("next_pid");
         assert!(Decoder::default().add("sched_switch", f).is_err());
     }

@@ -8,7 +8,7 @@
 //! kernel tid as its first action.
 
 use crate::objects::Objects;
-use crate::procstat::ProcStats;
+use crate::procstat::{ProcStats, Timed};
 use crate::shm::{Shared, ZeroValid};
 use crate::sys;
 use schedlab_sim::SimRng;
@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::S
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-/// Stack of a task thread: programs are interpreted iteratively, the largest frame is a
-/// 64 KiB pipe buffer.
+/// Stack of a task thread: programs are interpreted iteratively (a `recv` buffer is on the
+/// heap).
 const STACK_BYTES: usize = 256 * 1024;
 
 /// One task, in shared memory. Written by its creator before the task starts, then by the
@@ -50,8 +50,9 @@ pub struct Slot {
     /// run stopped it).
     pub exit_ns: AtomicU64,
     /// procfs statistics the task read about itself just before exiting: a presence flag,
-    /// then run time, run delay, voluntary, involuntary, migrations + 1 (0: unknown).
-    stats: [AtomicU64; 6],
+    /// then run time, run delay, voluntary, involuntary, migrations + 1 (0: unknown), and
+    /// the monotonic times before and after the read.
+    stats: [AtomicU64; 8],
 }
 
 // SAFETY: atomics only.
@@ -78,21 +79,29 @@ impl Slot {
         }
     }
 
-    pub fn set_final_stats(&self, st: &ProcStats) {
-        let v = [1, st.runtime_ns, st.run_delay_ns, st.voluntary, st.involuntary, st.migrations.map_or(0, |m| m + 1)];
-        for (a, x) in self.stats.iter().zip(v) {
+    /// Publishes the task's last procfs reading (the presence flag last, so a reader that
+    /// sees it sees the rest).
+    pub fn set_final_stats(&self, t: &Timed) {
+        let st = &t.stats;
+        let v = [st.runtime_ns, st.run_delay_ns, st.voluntary, st.involuntary, st.migrations.map_or(0, |m| m + 1)];
+        for (a, x) in self.stats[1..].iter().zip(v.into_iter().chain([t.before_ns, t.after_ns])) {
             a.store(x, SeqCst);
         }
+        self.stats[0].store(1, SeqCst);
     }
 
-    pub fn final_stats(&self) -> Option<ProcStats> {
+    pub fn final_stats(&self) -> Option<Timed> {
         let v: Vec<u64> = self.stats.iter().map(|a| a.load(SeqCst)).collect();
-        (v[0] == 1).then(|| ProcStats {
-            runtime_ns: v[1],
-            run_delay_ns: v[2],
-            voluntary: v[3],
-            involuntary: v[4],
-            migrations: v[5].checked_sub(1),
+        (v[0] == 1).then(|| Timed {
+            stats: ProcStats {
+                runtime_ns: v[1],
+                run_delay_ns: v[2],
+                voluntary: v[3],
+                involuntary: v[4],
+                migrations: v[5].checked_sub(1),
+            },
+            before_ns: v[6],
+            after_ns: v[7],
         })
     }
 }

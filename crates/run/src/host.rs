@@ -80,6 +80,7 @@ pub(crate) fn run(
         seed: spec.seed,
         tracing: spec.host_tracing,
         max_tasks: schedlab_host::MAX_TASKS,
+        boost: spec.host_boost.then_some(schedlab_host::autogroup::BOOST_NICE),
     };
     // What the host cannot do is refused before anything starts.
     schedlab_host::check(&spec.workload, &cfg).map_err(|e| RunError::Input(e.0))?;
@@ -168,6 +169,9 @@ fn complete(r: &mut RunRecord, hr: &HostRun) {
             })
             .collect();
     }
+    // Doubts about the measurement itself (trace against procfs, a boost refused) are the
+    // reader's to know, in every output (`--strict` makes them fail the command).
+    r.warnings.extend(hr.warnings.iter().cloned());
     r.trace_hash = "not-deterministic".into();
     let t = &hr.tracing;
     r.host.real = Some(RealRunInfo {

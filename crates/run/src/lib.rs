@@ -125,6 +125,9 @@ pub struct RunSpec {
     /// Host runs: observe the run through the sched tracepoints (false: procfs figures
     /// only, for timings without the tracing cost on every switch and wakeup).
     pub host_tracing: bool,
+    /// Host runs: raise schedlab's session autogroup for the run (`schedlab_host::autogroup`;
+    /// false: `--no-boost`, left as it is, and said so in the record's notes).
+    pub host_boost: bool,
 }
 
 /// What a caller adds to a run ([`RunSpec::run_with`]).
@@ -179,6 +182,7 @@ impl RunSpec {
             trace: false,
             explain: false,
             host_tracing: true,
+            host_boost: true,
         }
     }
 
