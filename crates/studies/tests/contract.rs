@@ -20,8 +20,11 @@ fn every_study_answers_every_claim_from_its_runs() {
             _ => SHORT,
         };
         // The runqueue-lock studies fork up to 200 hackbench groups a run: two here.
-        let params: Vec<(String, String)> =
-            if study.name.starts_with("lock-") { vec![("groups".into(), "2".into())] } else { Vec::new() };
+        let params: Vec<(String, String)> = if matches!(study.name, "lock-delayed-wakeup" | "lock-sites") {
+            vec![("groups".into(), "2".into())]
+        } else {
+            Vec::new()
+        };
         let r = plan(study, &seeds(1, 2), &opts, &params).unwrap().run(&|| true, &|| ()).unwrap();
         assert_eq!(r.runs.len(), 2, "{}: one set of runs per seed", study.name);
         assert_eq!(r.outcomes.len(), study.claims.len(), "{}", study.name);
