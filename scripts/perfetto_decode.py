@@ -1,7 +1,8 @@
 """Decode a schedlab Perfetto trace with Perfetto's own protobuf definitions and print a
 JSON summary: sched_switch count per CPU, run time per pid from the switch events, the
 other ftrace event kinds seen, thread names, counter tracks, and the explained wait slices
-(time per thread, causes, argument names).
+(time per thread, causes, argument names), and the wakeup flows (waker instants → the
+wakee's wait slice: how many start, how many end, and whether every one that ends started).
 
 Usage: perfetto_decode.py TRACE END_NS
 """
@@ -19,6 +20,7 @@ def main():
     switches, kinds, threads, tracks, counters = {}, {}, {}, set(), 0
     since, run = {}, {}
     thread_track, open_slice, wait_ns, causes, args = {}, {}, {}, {}, set()
+    flow_from, flow_to, woken_by = {}, {}, {}
     for p in trace.packet:
         if p.HasField("process_tree"):
             for t in p.process_tree.threads:
@@ -33,9 +35,17 @@ def main():
             ev = p.track_event
             a = {d.name: d for d in ev.debug_annotations}
             args.update(a)
+            for f in ev.terminating_flow_ids:
+                flow_to[f] = ev.track_uuid
+            if "woken_by" in a:
+                by = a["woken_by"].string_value
+                woken_by[by] = woken_by.get(by, 0) + 1
             cause = a["cause"].string_value
             causes[cause] = causes.get(cause, 0) + 1
             open_slice[ev.track_uuid] = p.timestamp
+        if p.HasField("track_event") and p.track_event.type == pb.TrackEvent.TYPE_INSTANT:
+            for f in p.track_event.flow_ids:
+                flow_from[f] = p.track_event.track_uuid
         if p.HasField("track_event") and p.track_event.type == pb.TrackEvent.TYPE_SLICE_END:
             tid = thread_track[p.track_event.track_uuid]
             t0 = open_slice.pop(p.track_event.track_uuid)
@@ -69,6 +79,11 @@ def main():
             "wait_ns": {str(k): v for k, v in sorted(wait_ns.items())},
             "wait_causes": causes,
             "wait_args": sorted(args),
+            "flows_started": len(flow_from),
+            "flows_ended": len(flow_to),
+            "flows_unmatched": len(set(flow_to) - set(flow_from)),
+            "flows_to_self": sum(1 for f, t in flow_to.items() if flow_from.get(f) == t),
+            "woken_by": woken_by,
         },
         sys.stdout,
     )

@@ -10,8 +10,11 @@ use schedlab_studies::Kind as StudyKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// `schedlab --version`: the package version and the commit it was built from (`build.rs`).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SCHEDLAB_COMMIT"), ")");
+
 #[derive(Parser)]
-#[command(name = "schedlab", version, about = "A laboratory for multicore CPU schedulers")]
+#[command(name = "schedlab", version = VERSION, about = "A laboratory for multicore CPU schedulers")]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

@@ -224,3 +224,25 @@ fn targeted_set_reaches_a_scheduler_named_with_a_colon() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not among the schedulers run"));
 }
+
+/// `schedlab --version` names the commit the binary was built from: the checkout's HEAD
+/// when it was built from one (as CI's clean clone is).
+#[test]
+fn version_names_the_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = schedlab(&["--version"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    let line = text(&out.stdout);
+    assert!(line.starts_with(&format!("schedlab {} (commit ", env!("CARGO_PKG_VERSION"))), "{line}");
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match head {
+        Some(hash) => assert!(line.contains(&format!("commit {hash}")), "built from {hash}: {line}"),
+        None => assert!(line.contains("commit unknown"), "no git checkout, yet: {line}"),
+    }
+}

@@ -79,7 +79,11 @@ fn perfetto_wait_slices_carry_the_causes() {
         assert_eq!(got, t.wait_ns, "{}", t.name);
     }
     assert!(v["wait_causes"]["fair_share"].as_u64().unwrap_or(0) > 0, "{}", v["wait_causes"]);
-    assert_eq!(v["wait_args"], serde_json::json!(["cause", "cpu", "ran", "why"]));
+    assert_eq!(
+        v["wait_args"],
+        serde_json::json!(["balance", "cause", "cpu", "ran", "why"]),
+        "nice-pair has no wakeups: no wake arguments"
+    );
     // Without explaining, the trace has no wait slices.
     j.explain = false;
     let plain = run(&j);
@@ -110,4 +114,46 @@ fn compare_with_html_explains_each_run() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&html).unwrap();
     assert!(text.contains("Where the time went · cfs") && text.contains("Where the time went · ule"));
+}
+
+/// A woken wait's first slice says who woke it, what it had blocked on and how long the
+/// wakeup path took, and ends a flow started on the waker's track at `sched_waking`: read
+/// back with Perfetto's own protos, every flow that ends started, none loops back to its
+/// own track, and there is one per wait the explainer saw woken by a task.
+#[test]
+fn perfetto_wakeup_flows_go_from_waker_to_wakee() {
+    let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));
+    let python = format!("{root}/target/test-venv/bin/python");
+    assert!(std::path::Path::new(&python).exists(), "{python} missing: run scripts/setup-test-deps.sh");
+    let text = std::fs::read_to_string(format!("{root}/examples/workloads/hackbench.toml")).unwrap();
+    let params = [("groups".to_string(), "1".to_string()), ("loops".to_string(), "5".to_string())];
+    let mut j = RunSpec::load("hackbench.toml", &text, None, &params, Some(Ns::from_ms(20))).unwrap();
+    j.sched = "eevdf".into();
+    j.trace = true;
+    j.explain = true;
+    let r = run(&j);
+    let ex = r.explained.as_ref().expect("explained");
+    let by_task = ex.waits.iter().filter(|w| w.wake.as_ref().is_some_and(|k| k.waker.is_some())).count();
+    assert!(by_task > 10, "hackbench's receivers are woken by senders: {by_task} task wakeups");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.pftrace");
+    std::fs::write(&path, schedlab_report::perfetto::encode(&r).unwrap()).unwrap();
+    let out = std::process::Command::new(&python)
+        .arg(format!("{root}/scripts/perfetto_decode.py"))
+        .arg(&path)
+        .arg(r.sim_ns.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["flows_ended"].as_u64(), Some(by_task as u64), "{v}");
+    assert_eq!(v["flows_started"].as_u64(), Some(by_task as u64), "{v}");
+    assert_eq!(v["flows_unmatched"].as_u64(), Some(0), "{v}");
+    assert_eq!(v["flows_to_self"].as_u64(), Some(0), "{v}");
+    let args: Vec<&str> = v["wait_args"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();
+    for want in ["woken_by", "blocked_on", "wakeup_path_ns", "why", "ran"] {
+        assert!(args.contains(&want), "no `{want}` argument: {args:?}");
+    }
+    let senders = v["woken_by"].as_object().unwrap().keys().filter(|k| k.starts_with("sender")).count();
+    assert!(senders > 0, "no wait woken by a sender: {}", v["woken_by"]);
 }

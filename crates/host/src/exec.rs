@@ -301,6 +301,8 @@ impl Interp<'_> {
                 self.run.slot(self.idx).nice.store(*n, SeqCst);
             }
             Op::SetAffinity(set) => set_affinity(0, set).map_err(End::Failed)?,
+            // The machine's cost model only: a host task touches what it touches.
+            Op::Memory(_) => {}
             Op::SetSlice(s) => self.set_slice(s.map_or(0, |s| s.0))?,
             Op::SetPolicy { policy, .. } => {
                 let slot = self.run.slot(self.idx);

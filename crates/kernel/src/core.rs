@@ -45,8 +45,9 @@ macro_rules! hook {
 pub(crate) use hook;
 
 impl Kernel<'_> {
-    /// Charges a hook's reported work (per unit, `Costs::work_ns`) to `path`, after the
-    /// current step's own cost.
+    /// Charges a hook's reported work to `path`, after the current step's own cost: per
+    /// unit (`Costs::work_ns`), and the runqueue reads the policy named (`Ctx::read_cpu`)
+    /// at what they cost by distance under the full cost model.
     pub(crate) fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
         if work.is_zero() {
             return; // most hooks report no work: nothing to split or charge
@@ -55,7 +56,7 @@ impl Kernel<'_> {
         if work.is_zero() {
             return;
         }
-        let ns = self.machine.costs.work_ns(&work);
+        let ns = self.machine.costs.work_ns(&work.units()) + Ns(work.placed_ns);
         self.pending_work_add(path, ns);
     }
 
@@ -291,6 +292,7 @@ impl Kernel<'_> {
         });
         let born = parent.map(|_| self.now);
         self.tasks.push(Task::new(template, policy, prog, cpu, self.now, born));
+        self.cost_task_new(id, template, parent);
         self.exit_times.push(None);
         self.alive += 1;
         if let Some(p) = parent {
@@ -711,7 +713,7 @@ impl Kernel<'_> {
         } else if m.topology.shares_llc(last, cpu) {
             c.ttwu_remote
         } else {
-            let extra = m.line_ns(last, cpu).saturating_sub(c.line_same_llc);
+            let extra = m.line_transfer_ns(last, cpu).saturating_sub(c.line_same_llc);
             c.ttwu_remote + Ns(extra.0 * u64::from(c.ttwu_lines))
         }
     }
@@ -913,7 +915,18 @@ impl Kernel<'_> {
         let mut cost = self.machine.costs.context_switch;
         if let Some(n) = next {
             self.note_first_run(n);
-            cost += self.rewarm(cpu, n);
+            if self.cost.caches_on {
+                // The cache model replaces the constant re-warm (`Machine::charges_rewarm`).
+                self.cost_switch_in(cpu, n);
+            } else {
+                cost += self.rewarm(cpu, n);
+                if self.cost.numa_on {
+                    self.cost_switch_in(cpu, n);
+                }
+            }
+            if self.cost.mm_on {
+                cost += self.mm_switch(cpu, n);
+            }
             self.tasks[n].last_ran = Some(cpu as u32);
         }
         cost

@@ -14,6 +14,8 @@ pub(crate) struct Lock {
     pub waiters: VecDeque<(CpuId, Ns)>,
     /// The CPU that last held it: its cache line (and the data it guards) is there.
     pub last: Option<CpuId>,
+    /// CPUs that waited when it was last handed over (`lines.rs`; 0: taken free).
+    pub handover: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -339,7 +341,7 @@ impl Kernel<'_> {
     }
 
     /// Busy threads of `cpu`'s core (itself included), and the per-thread rate that gives.
-    fn smt_rate_of(&self, cpu: CpuId) -> u32 {
+    pub(crate) fn smt_rate_of(&self, cpu: CpuId) -> u32 {
         if !self.smt {
             return 1000;
         }
@@ -364,7 +366,7 @@ impl Kernel<'_> {
                 if !matches!(self.cpus[s].busy, Busy::User | Busy::Delay | Busy::Hold { .. }) {
                     continue;
                 }
-                let rate = self.smt_rate_of(s);
+                let rate = self.work_rate(s, self.cpus[s].busy);
                 let c = &mut self.cpus[s];
                 if c.prog.fixed || c.prog.rate == rate {
                     continue;
@@ -448,8 +450,9 @@ impl Kernel<'_> {
 
     pub(crate) fn release(&mut self, lock: LockId) {
         let now = self.now;
+        let next = if self.cost.lines_on { self.handover_to(lock, self.locks[lock as usize].owner) } else { 0 };
         let l = &mut self.locks[lock as usize];
-        match l.waiters.pop_front() {
+        match l.waiters.remove(next) {
             Some((w, since)) => {
                 l.owner = Some(w);
                 let _ = since;
@@ -567,7 +570,11 @@ impl Kernel<'_> {
             self.stat(locks[(n - 1) as usize], site).spin_ns += spun.0;
         }
         self.set_mode(cpu, Mode::Kernel);
-        let transfer = self.take_lines(cpu, &locks[..n as usize]);
+        let transfer = if self.cost.lines_on {
+            self.lock_lines(cpu, &locks[..n as usize], site)
+        } else {
+            self.take_lines(cpu, &locks[..n as usize])
+        };
         let path = KernelPath::of_site(site);
         self.cur_path = path;
         let extra = self.act(cpu, action);
@@ -614,7 +621,7 @@ impl Kernel<'_> {
 
     /// Starts `work` at the current SMT rate (or as a fixed wall-clock span).
     fn start_busy(&mut self, cpu: CpuId, busy: Busy, work: Ns, fixed: bool) {
-        let rate = self.smt_rate_of(cpu);
+        let rate = self.work_rate(cpu, busy);
         let now = self.now;
         let c = &mut self.cpus[cpu];
         c.busy = busy;

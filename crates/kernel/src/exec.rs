@@ -149,7 +149,7 @@ impl Kernel<'_> {
             }
             let pc = self.tasks[t].pc;
             let Some(op) = prog.ops.get(pc) else {
-                let exit = Step::Delay(KernelPath::ForkExit, self.machine.costs.exit);
+                let exit = Step::Delay(KernelPath::ForkExit, self.machine.costs.exit + self.mm_exit_ns(t));
                 self.push_steps(cpu, [exit, Step::Do(Action::Exit { task: t })]);
                 return;
             };
@@ -182,7 +182,7 @@ impl Kernel<'_> {
             Op::Fork { template, count } => self.op_fork(cpu, t, *template, *count, steps),
             Op::Wait => self.op_wait(t, steps),
             Op::Exit => {
-                steps.push(Step::Delay(KernelPath::ForkExit, self.machine.costs.exit));
+                steps.push(Step::Delay(KernelPath::ForkExit, self.machine.costs.exit + self.mm_exit_ns(t)));
                 steps.push(Step::Do(Action::Exit { task: t }));
                 Flow::Kernel
             }
@@ -215,16 +215,27 @@ impl Kernel<'_> {
             Op::SetPolicy { policy, at } => {
                 self.op_setattr(cpu, t, Action::SetPolicy(Box::new((t, *policy, *at))), steps)
             }
+            Op::Memory(phase) => {
+                self.next_op(t);
+                self.mem_phase(cpu, t, *phase);
+                Flow::Continue
+            }
         }
     }
 
     /// `run`: user work, its length drawn when the op starts (plus any cache re-warm owed)
     /// and kept across preemptions.
     fn op_run(&mut self, cpu: CpuId, t: TaskId, d: &Distribution) -> Flow {
+        // A refill the cost model charged since it last ran comes first (`cache.rs`).
+        let owed = self.take_owed(t);
         let left = match self.tasks[t].op_left {
-            Some(l) => l,
+            Some(l) if owed.0 == 0 => l,
+            Some(l) => {
+                self.tasks[t].op_left = Some(l + owed);
+                l + owed
+            }
             None => {
-                let l = d.sample(&mut self.wl_rng) + std::mem::take(&mut self.tasks[t].rewarm);
+                let l = d.sample(&mut self.wl_rng) + std::mem::take(&mut self.tasks[t].rewarm) + owed;
                 self.tasks[t].op_left = Some(l);
                 l
             }
@@ -341,7 +352,8 @@ impl Kernel<'_> {
     fn op_fork(&mut self, cpu: CpuId, t: TaskId, template: usize, count: u64, steps: &mut Vec<Step>) -> Flow {
         self.next_op(t);
         for _ in 0..count {
-            steps.push(Step::Delay(KernelPath::ForkExit, self.machine.costs.fork));
+            let fork = self.machine.costs.fork + self.mm_fork_ns(template);
+            steps.push(Step::Delay(KernelPath::ForkExit, fork));
             steps.push(self.fork_step(cpu, t, template));
         }
         kernel_if_any(steps)

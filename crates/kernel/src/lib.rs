@@ -16,6 +16,7 @@
 
 #![forbid(unsafe_code)]
 
+mod cache;
 mod config;
 mod core;
 mod cpu;
@@ -26,6 +27,9 @@ mod futex;
 mod futex_pi;
 mod hrtimer;
 mod invariants;
+mod lines;
+mod memory;
+mod mm;
 mod objects;
 mod rt_timer;
 mod timerqueue;
@@ -288,6 +292,9 @@ pub struct Kernel<'p> {
     pub(crate) why: Option<Vec<schedlab_sched_api::Decision>>,
     /// The probe reads CPU mode changes (`Probe::wants_cpu_modes`).
     pub(crate) modes: bool,
+    /// The cost models beyond the constant costs (`memory.rs`: caches, NUMA memory,
+    /// address spaces, line transfers; all off under `--costs flat` and `none`).
+    pub(crate) cost: memory::CostState,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -334,7 +341,9 @@ impl<'p> Kernel<'p> {
         let idle_wakeup = policy.idle_wakeup().filter(|p| p.0 > 0);
         let cfg = cfg.effective(RunsOn::new(policy.as_ref(), &machine));
         let cores = machine.topology.cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
+        let cost = memory::CostState::new(&machine, &wl)?;
         let mut k = Kernel {
+            cost,
             tick,
             touched: Vec::with_capacity(n),
             touched_mask: vec![false; n],
@@ -388,6 +397,9 @@ impl<'p> Kernel<'p> {
             policy,
             probe,
         };
+        if k.cost.lines_on {
+            k.cost.lines.kind = Some(k.spinlock_kind());
+        }
         k.boot();
         Ok(k)
     }
@@ -582,7 +594,12 @@ impl<'p> Kernel<'p> {
             exit_times: std::mem::take(&mut self.exit_times),
             policy_counters: self.policy.counters(),
             policy_exit: self.policy.exit_info(),
-            kernel_counters: self.kernel_counters().into_iter().chain(self.futex_counters()).collect(),
+            kernel_counters: self
+                .kernel_counters()
+                .into_iter()
+                .chain(self.futex_counters())
+                .chain(self.cost_counters())
+                .collect(),
             deadlock,
         }
     }

@@ -11,8 +11,18 @@ use serde::{Serialize, Serializer};
 /// The JSON schema version; bumped when a key changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// The JSON Schema of [`RunRecord`], generated from the types (`schemars`), with the
+/// schema version it describes as `x-schema-version`; checked in as
+/// `docs/record.schema.json` (`crates/metrics/tests/schema.rs`).
+pub fn json_schema() -> schemars::Schema {
+    let mut schema = schemars::schema_for!(RunRecord);
+    schema.insert("title".into(), "schedlab run record".into());
+    schema.insert("x-schema-version".into(), SCHEMA_VERSION.into());
+    schema
+}
+
 /// Everything one run produced, in the shape of the JSON output (schema 2).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct RunRecord {
     pub schema_version: u32,
     pub schedlab_version: String,
@@ -60,17 +70,18 @@ pub struct RunRecord {
 }
 
 /// The workload that ran.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct WorkloadInfo {
     pub name: String,
     pub file: String,
     /// Parameter values after `--param` overrides, in name order.
     #[serde(serialize_with = "as_map")]
+    #[schemars(with = "std::collections::BTreeMap<String, Param>")]
     pub params: Vec<(String, Param)>,
 }
 
 /// A workload parameter's value.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(untagged)]
 pub enum Param {
     Int(i64),
@@ -78,12 +89,13 @@ pub enum Param {
 }
 
 /// The scheduler: a simulated policy's name, or `host` for the real kernel.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct SchedulerInfo {
     pub name: String,
     /// Effective tunables (after CPU-count scaling and `--set`) in the policy's order; on
     /// the host, the scheduler settings the kernel exposes.
     #[serde(serialize_with = "as_map")]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
     pub tunables: Vec<(String, String)>,
     /// Why the policy stopped governing tasks during the run (a sched_ext scheduler
     /// ejected by its watchdog or an error; its tasks ran in fair from then on).
@@ -96,7 +108,7 @@ pub struct SchedulerInfo {
 }
 
 /// The machine the run describes.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct MachineInfo {
     pub name: String,
     pub cpus: usize,
@@ -109,11 +121,12 @@ pub struct MachineInfo {
     pub cost_model: Option<String>,
     /// The cost model's constants (simulator only), in their declaration order.
     #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
     pub costs: Vec<(String, String)>,
 }
 
 /// CPU counts per level: NUMA node → LLC → core → SMT thread.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema, PartialEq, Eq)]
 pub struct TopologyInfo {
     pub nodes: usize,
     pub llcs_per_node: usize,
@@ -122,7 +135,7 @@ pub struct TopologyInfo {
 }
 
 /// Kernel switches and, for a host run, what the real kernel is.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct KernelInfo {
     /// `TTWU_QUEUE`; `None` when a host run cannot read it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -140,6 +153,7 @@ pub struct KernelInfo {
     /// Every kernel switch's effective value (`kernel.*`, `futex.*`; simulator only), in
     /// the kernel's table order.
     #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
     pub switches: Vec<(String, String)>,
     /// The switches that took effect and differ from the defaults under this policy, as
     /// `name=value` (what output headers name).
@@ -152,17 +166,19 @@ pub struct KernelInfo {
     /// The kernel model's counters: `forks_run`, `fork_to_first_run_ns_mean`/`_max`, and
     /// with the delayed wakeup `delayed_wakeups` and `delayed_overflows`.
     #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "std::collections::BTreeMap<String, u64>")]
     pub counters: Vec<(String, u64)>,
     /// `uname -r` of a host run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub release: Option<String>,
     /// Further settings a host run could read (sysctls, scheduler features), in read order.
     #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
     pub settings: Vec<(String, String)>,
 }
 
 /// How the run went on the computer that ran it: the only non-deterministic key.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct HostInfo {
     pub wall_s: f64,
     pub events_per_sec: f64,
@@ -172,7 +188,7 @@ pub struct HostInfo {
 }
 
 /// How a real run was observed (`docs/host-runs.md`).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct RealRunInfo {
     /// The sched tracepoints: whether they were recorded, or why not, and how well.
     pub tracing: TracingInfo,
@@ -187,11 +203,12 @@ pub struct RealRunInfo {
     pub hz_source: String,
     /// Scheduler settings that could not be read, with the reason.
     #[serde(serialize_with = "as_map")]
+    #[schemars(with = "std::collections::BTreeMap<String, String>")]
     pub unreadable: Vec<(String, String)>,
 }
 
 /// The tracing of a real run.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct TracingInfo {
     pub enabled: bool,
     /// Why tracing is off, when it is.
@@ -224,7 +241,7 @@ fn as_map<S: Serializer, V: Serialize>(pairs: &[(String, V)], s: S) -> Result<S:
     s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct Latency {
     pub p50: u64,
     pub p90: u64,
@@ -232,7 +249,7 @@ pub struct Latency {
     pub max: u64,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct TaskRecord {
     pub name: String,
     pub tid: usize,
@@ -250,7 +267,7 @@ pub struct TaskRecord {
     pub exit_ns: Option<u64>,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct CpuRecord {
     pub cpu: usize,
     pub user_ns: u64,
@@ -264,6 +281,7 @@ pub struct CpuRecord {
     /// Kernel time by path (`schedule`, `wakeup`, `placement`, `balance`, …), summing to
     /// `kernel_ns`; empty (and left out of the JSON) when the backend cannot tell (host runs).
     #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "std::collections::BTreeMap<String, u64>")]
     pub kernel_paths: Vec<(String, u64)>,
 }
 
@@ -271,7 +289,7 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct LockRecord {
     pub lock: String,
     pub site: String,

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 /// Samples at `times_ns`; a task's vectors start at its `first` sample and stop when it
 /// dies, so `runtime_ns[t][i]` is the value at `times_ns[first[t] + i]`.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct Series {
     pub interval_ns: u64,
     pub times_ns: Vec<u64>,

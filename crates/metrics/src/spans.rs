@@ -27,7 +27,7 @@ impl SpanAcc {
 }
 
 /// A span name's record (`spans[]` in the JSON).
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct SpanRecord {
     pub name: String,
     /// Spans closed during the run.

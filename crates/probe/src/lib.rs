@@ -139,7 +139,7 @@ impl std::fmt::Display for LockName {
 }
 
 /// Why a run ended; serialised as `time_limit`, `all_exited`, `interrupted`, `deadlock`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EndReason {
     /// Reached the configured end time.
@@ -200,7 +200,7 @@ pub struct RunSummary {
 }
 
 /// One blocked task of a deadlock: what it waits on and which task, if any, holds that.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct WaitFor {
     pub task: TaskId,
     pub name: String,

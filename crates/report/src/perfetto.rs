@@ -220,6 +220,12 @@ pub struct TrackEvent {
     pub track_uuid: Option<u64>,
     #[prost(int64, optional, tag = "30")]
     pub counter_value: Option<i64>,
+    /// Flows this event starts (an arrow to the event that terminates the same id).
+    #[prost(fixed64, repeated, packed = "false", tag = "47")]
+    pub flow_ids: Vec<u64>,
+    /// Flows this event ends.
+    #[prost(fixed64, repeated, packed = "false", tag = "48")]
+    pub terminating_flow_ids: Vec<u64>,
 }
 
 /// Linux `prev_state` bits as Perfetto decodes them.
@@ -411,10 +417,15 @@ fn counters(r: &RunRecord, s: &schedlab_metrics::Series, packets: &mut Vec<Trace
 
 /// A slice per explained wait segment on its task's thread track, named by its cause, with
 /// the cause, the CPU it waited on, who ran there instead and why as arguments. Segments
-/// tile each wait, so a task's slices sum to its `wait_ns`.
+/// tile each wait, so a task's slices sum to its `wait_ns`. A wait that began with a
+/// wakeup carries how it was woken on its first slice (`woken_by`, `blocked_on`,
+/// `placed`, the wakeup path's time) and ends a flow that starts at an instant on the
+/// waker's track at `sched_waking`, so the UI draws an arrow from waker to wakee; the
+/// balancer's verdicts that concerned the wait ride on its last slice.
 fn waits(ex: &schedlab_metrics::explain::Explained, packets: &mut Vec<TracePacket>) {
     let uuid = |t: usize| 3_000_000 + t as u64;
     let mut tracks: Vec<usize> = ex.waits.iter().map(|w| w.task).collect();
+    tracks.extend(ex.waits.iter().filter_map(|w| w.wake.as_ref()?.waker));
     tracks.sort_unstable();
     tracks.dedup();
     for (i, &t) in tracks.iter().enumerate() {
@@ -430,29 +441,34 @@ fn waits(ex: &schedlab_metrics::explain::Explained, packets: &mut Vec<TracePacke
             ..Default::default()
         });
     }
-    let arg = |name: &str, v: String| DebugAnnotation {
-        name: Some(name.into()),
-        string_value: Some(v),
-        ..Default::default()
-    };
+    let name = |t: usize| ex.names.get(t).cloned().unwrap_or_default();
     let mut slices = Vec::new();
-    for w in &ex.waits {
-        for g in &w.segments {
-            let mut args = vec![
-                arg("cause", g.cause.name().into()),
-                DebugAnnotation { name: Some("cpu".into()), uint_value: Some(g.cpu as u64), ..Default::default() },
-                arg("why", g.why.clone()),
-            ];
+    for (flow, w) in (1u64..).zip(&ex.waits) {
+        let last = w.segments.len().saturating_sub(1);
+        for (i, g) in w.segments.iter().enumerate() {
+            let mut args = vec![str_arg("cause", g.cause.name().into()), uint_arg("cpu", g.cpu as u64)];
             if let Some(ran) = g.ran {
-                args.insert(2, arg("ran", ex.names.get(ran).cloned().unwrap_or_default()));
+                args.push(str_arg("ran", name(ran)));
             }
-            let begin = TrackEvent {
+            args.push(str_arg("why", g.why.clone()));
+            let mut begin = TrackEvent {
                 r#type: Some(1),
                 track_uuid: Some(uuid(w.task)),
                 name: Some(format!("wait: {}", g.cause.name())),
-                debug_annotations: args,
                 ..Default::default()
             };
+            if let (0, Some(wake)) = (i, &w.wake) {
+                wake_args(wake, &name, &mut args);
+                if let Some(waker) = wake.waker {
+                    begin.terminating_flow_ids.push(flow);
+                    slices.push((wake.waking_ns, waking_instant(uuid(waker), &name(w.task), flow)));
+                }
+            }
+            if i == last {
+                args.extend(w.balance.iter().map(|b| str_arg("balance", b.clone())));
+                args.extend(w.moved_by.iter().map(|m| str_arg("moved_by", m.clone())));
+            }
+            begin.debug_annotations = args;
             let end = TrackEvent { r#type: Some(2), track_uuid: Some(uuid(w.task)), ..Default::default() };
             slices.push((g.start_ns, begin));
             slices.push((g.end_ns, end));
@@ -466,4 +482,42 @@ fn waits(ex: &schedlab_metrics::explain::Explained, packets: &mut Vec<TracePacke
         track_event: Some(e),
         ..Default::default()
     }));
+}
+
+fn str_arg(name: &str, v: String) -> DebugAnnotation {
+    DebugAnnotation { name: Some(name.into()), string_value: Some(v), ..Default::default() }
+}
+
+fn uint_arg(name: &str, v: u64) -> DebugAnnotation {
+    DebugAnnotation { name: Some(name.into()), uint_value: Some(v), ..Default::default() }
+}
+
+/// How a wait's task was woken, as its first slice's arguments.
+fn wake_args(
+    wake: &schedlab_metrics::explain::WakeInfo,
+    name: &dyn Fn(usize) -> String,
+    args: &mut Vec<DebugAnnotation>,
+) {
+    let by = wake.waker.map_or_else(|| format!("an interrupt on CPU {}", wake.waker_cpu), name);
+    args.push(str_arg("woken_by", by));
+    if let Some(on) = &wake.on {
+        args.push(str_arg("blocked_on", on.clone()));
+    }
+    if let Some(placed) = &wake.placed {
+        args.push(str_arg("placed", placed.clone()));
+    }
+    args.push(uint_arg("wakeup_path_ns", wake.wakeup_path_ns));
+    args.push(uint_arg("lock_spin_ns", wake.lock_spin_ns));
+    args.push(uint_arg("ipi_ns", wake.ipi_ns));
+}
+
+/// `TYPE_INSTANT` on the waker's track at `sched_waking`, starting flow `flow`.
+fn waking_instant(track: u64, wakee: &str, flow: u64) -> TrackEvent {
+    TrackEvent {
+        r#type: Some(3),
+        track_uuid: Some(track),
+        name: Some(format!("wake {wakee}")),
+        flow_ids: vec![flow],
+        ..Default::default()
+    }
 }

@@ -121,11 +121,13 @@ fn ule_placement_costs_more_on_more_cpus() {
     assert!(per_wakeup(&big, &both) > per_wakeup(&small, &both));
 }
 
-/// With every per-unit cost zero, policy work costs nothing: the placement path is empty.
+/// With every per-unit cost zero, policy work costs nothing: the placement path is empty
+/// (the constant-cost machine: under `full` a read is priced by distance instead).
 #[test]
 fn zero_unit_costs_charge_nothing() {
     let mut j = job(&waker_reader(), "opteron-32", "ule", 1, &[]);
     let mut m = (*j.machine).clone();
+    m.set_cost_model(schedlab_machine::CostModel::Flat);
     for k in ["work_compare", "work_cpu", "work_group", "work_task"] {
         m.costs.set(k, "0ns").unwrap();
     }
@@ -134,15 +136,18 @@ fn zero_unit_costs_charge_nothing() {
 }
 
 /// A runqueue lock last held by another CPU costs a line transfer: the same remote wakeups
-/// take more kernel time with the transfer costs than without.
+/// take more kernel time with the transfer costs than without (the constant-cost machine's
+/// `line_*`; under `full` the `[lines]` table's, `crates/kernel/tests/costs.rs`).
 #[test]
 fn lock_line_transfers_cost_kernel_time() {
     let text = waker_reader();
     // Without the wake list the waker locks the wakee's runqueue, last held by the wakee.
     let mut j = job(&text, "smp2", "cfs", 1, &[]);
     j.kernel.ttwu_queue = false;
-    let with = run(&j);
     let mut m = (*j.machine).clone();
+    m.set_cost_model(schedlab_machine::CostModel::Flat);
+    j.machine = std::sync::Arc::new(m.clone());
+    let with = run(&j);
     for k in ["line_same_llc", "line_cross_llc", "line_cross_node"] {
         m.costs.set(k, "0ns").unwrap();
     }

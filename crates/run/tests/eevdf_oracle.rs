@@ -19,16 +19,17 @@ fn total_invol(r: &schedlab_metrics::RunRecord) -> u64 {
     r.tasks.iter().map(|t| t.switches_involuntary).sum()
 }
 
-/// The oracles check request arithmetic tick by tick: per-unit policy work and line
-/// transfers are off, so that what the tick charges the running task stays the constant
-/// path costs (with them, a task's vruntime can trail by a few hundred ns and one request
-/// in tens run two ticks: real, but not what these tests check).
+/// The oracles check request arithmetic tick by tick on the constant-cost machine
+/// (`cost_model = "flat"`): per-unit policy work and line transfers are off, so that what
+/// the tick charges the running task stays the constant path costs (with them, a task's
+/// vruntime can trail by a few hundred ns and one request in tens run two ticks: real, but
+/// not what these tests check).
 const UNIT_COSTS_OFF: &str = "[costs]\nwork_compare = \"0ns\"\nwork_cpu = \"0ns\"\nwork_group = \"0ns\"\nwork_task = \"0ns\"\nline_same_llc = \"0ns\"\n";
 
 fn machine_file(dir: &tempfile::TempDir, hz: u32) -> String {
     let p = dir.path().join(format!("smp8-hz{hz}.toml"));
     let text = format!(
-        "name = \"smp8-hz{hz}\"\nhz = {hz}\n[topology]\nnodes = 1\nllcs_per_node = 1\ncores_per_llc = 8\nthreads_per_core = 1\n{UNIT_COSTS_OFF}"
+        "name = \"smp8-hz{hz}\"\nhz = {hz}\ncost_model = \"flat\"\n[topology]\nnodes = 1\nllcs_per_node = 1\ncores_per_llc = 8\nthreads_per_core = 1\n{UNIT_COSTS_OFF}"
     );
     std::fs::write(&p, text).unwrap();
     p.to_string_lossy().into_owned()

@@ -171,7 +171,9 @@ fn lb_narrow_lock_moves_the_chain_out_of_the_double_lock() {
         for narrow in [false, true] {
             let mut j = hackbench(2, 10);
             let costs = Costs { work_task: Ns(20), ..Costs::zero() };
-            j.machine = Arc::new(Machine { costs, ..(*j.machine).clone() });
+            // The constant-cost machine: nothing but the examination is charged.
+            j.machine =
+                Arc::new(Machine { costs, cost_model: schedlab_machine::CostModel::Flat, ..(*j.machine).clone() });
             j.kernel.version = v;
             j.kernel.lb_narrow_lock = narrow;
             let r = run(&j);

@@ -13,12 +13,52 @@
 
 #![forbid(unsafe_code)]
 
-use schedlab_machine::{CpuSet, Machine};
-
-/// The work a hook did, counted on [`Ctx::work`]; the kernel charges it per unit after the
-/// hook returns (`Costs::work_ns`), on the path that called the hook.
-pub use schedlab_machine::WorkUnits as Work;
+use schedlab_machine::{CostModel, CpuSet, Machine, WorkUnits};
 use schedlab_sim::{CpuId, Ns, SimRng, TaskId};
+
+/// The work a hook did, counted on [`Ctx::work`]; the kernel charges it after the hook
+/// returns, on the path that called the hook: per unit (`Costs::work_ns`), except that under
+/// the full cost model a runqueue read whose CPU the policy named ([`Ctx::read_cpu`]) costs
+/// what fetching that CPU's runqueue line costs from where it was read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Entities (tasks or group entities) compared while picking or queueing.
+    pub compared: u64,
+    /// CPUs whose runqueue the hook read (idle checks, load reads) in placement or balancing.
+    pub cpus: u64,
+    /// Scheduling groups or domains whose statistics the hook gathered.
+    pub groups: u64,
+    /// Tasks the balancer examined for migration (`can_migrate_task`, ULE `tdq_steal`).
+    pub tasks: u64,
+    /// Of `cpus`, the reads priced by distance ([`Work::read_cpu`] under the full model).
+    pub placed: u64,
+    /// What those reads cost, in ns.
+    pub placed_ns: u64,
+}
+
+impl Work {
+    pub fn is_zero(&self) -> bool {
+        *self == Work::default()
+    }
+
+    /// The per-unit counts, the reads priced by distance left out.
+    pub fn units(&self) -> WorkUnits {
+        WorkUnits { compared: self.compared, cpus: self.cpus - self.placed, groups: self.groups, tasks: self.tasks }
+    }
+
+    /// A read of `cpu`'s runqueue state by a hook running on `this`: one CPU scanned, and
+    /// under the full cost model priced by distance — the line its owner last wrote moves
+    /// here (`Lines::between`: nothing on the same CPU, the SMT sibling, the LLC, another LLC,
+    /// another node), at least a comparison's cached loads (`work_compare`).
+    #[inline]
+    pub fn read_cpu(&mut self, m: &Machine, this: CpuId, cpu: CpuId) {
+        self.cpus += 1;
+        if m.cost_model == CostModel::Full {
+            self.placed += 1;
+            self.placed_ns += m.lines.between(&m.topology, this, cpu).0.max(m.costs.work_compare.0);
+        }
+    }
+}
 
 pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
 
@@ -413,9 +453,28 @@ impl Ctx<'_> {
     pub fn compared(&mut self, n: u64) {
         self.work.compared += n;
     }
-    /// Report `n` CPUs whose runqueue state was read (placement, balancing).
+    /// Report `n` CPUs whose runqueue state was read (placement, balancing), whichever
+    /// they were: each costs `work_cpu`. [`Ctx::read_cpu`] names the CPU, so the full cost
+    /// model can price the read by distance.
     pub fn scanned_cpus(&mut self, n: u64) {
         self.work.cpus += n;
+    }
+    /// Report a read of `cpu`'s runqueue state (its idle state, load, queue): one CPU
+    /// scanned ([`Work::read_cpu`]).
+    #[inline]
+    pub fn read_cpu(&mut self, cpu: CpuId) {
+        self.work.read_cpu(self.machine, self.this_cpu, cpu);
+    }
+    /// Adds the work `w` counted elsewhere (a policy that tallies its hook's work in its
+    /// own state, then hands it over).
+    pub fn add_work(&mut self, w: &Work) {
+        let t = &mut self.work;
+        t.compared += w.compared;
+        t.cpus += w.cpus;
+        t.groups += w.groups;
+        t.tasks += w.tasks;
+        t.placed += w.placed;
+        t.placed_ns += w.placed_ns;
     }
     /// Report `n` scheduling groups or domains whose statistics were gathered.
     pub fn scanned_groups(&mut self, n: u64) {

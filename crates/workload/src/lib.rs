@@ -18,7 +18,7 @@ pub mod synthetic;
 
 pub use expr::MAX_EXPR_DEPTH;
 pub use futex::{FutexDef, FutexOp, WakeCmp, WakeOpKind};
-pub use lower::{NamedTimer, Op, PollSet, Program, MAX_POLL_PIPES};
+pub use lower::{MemPhase, NamedTimer, Op, PollSet, Program, MAX_POLL_PIPES};
 pub use parse::daemons::{DaemonPreset, DAEMON_PRESETS};
 pub use parse::{
     parse_workload, parse_workload_until, FUTEX_ALL, MAX_LOOP_NESTING, MAX_OPEN_SPANS, SLICE_MAX, SLICE_MIN,
@@ -114,9 +114,54 @@ pub struct TaskTemplate {
     /// A VIP task (`vip = true`): its futex waits queue ahead of normal waiters
     /// (`docs/futex.md`; simulation only).
     pub vip: bool,
+    /// Its memory, for the machine's cost model (`working_set`, `mem_intensity`, `mlp`,
+    /// `mem_policy`/`mem_node`, `resident`; simulation only).
+    pub memory: TaskMemory,
     pub(crate) body: Vec<parse::Node>,
     /// Whether the program mentions the instance index `n` (else one program serves all).
     pub instance_dependent: bool,
+}
+
+/// A task's working set when the workload gives none: nothing it touches is charged, so a
+/// task without `working_set` refills nothing under the cache model (a pure-policy task).
+pub const DEFAULT_WORKING_SET: u64 = 0;
+/// The largest `working_set` or `resident` a task may declare (1 TiB).
+pub const MAX_MEMORY_BYTES: u64 = 1 << 40;
+
+/// Where a task's memory is placed (`mem_policy`; `set_mempolicy(2)`'s modes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MemPolicy {
+    /// `MPOL_DEFAULT`: pages on the node of the CPU that first touches them, taken here as
+    /// the node of the CPU the task first runs on (`mm/mempolicy.c: alloc_pages_mpol`
+    /// falls back to the local node).
+    #[default]
+    FirstTouch,
+    /// `MPOL_BIND` to one node (`mem_node`).
+    Bind(u32),
+    /// `MPOL_INTERLEAVE` over every node: pages round-robin, so each node holds an equal share.
+    Interleave,
+}
+
+/// What a task's memory is, for the machine's cost model (`docs/workload-language.md`,
+/// *Memory*). Simulation only: a host run's tasks touch what they touch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaskMemory {
+    /// Bytes the task touches while it runs: what the caches must hold for it, refilled
+    /// after a switch or a migration evicted part of it.
+    pub working_set: u64,
+    /// Share of its run time (at local-memory latency) stalled on DRAM, in permille: how much
+    /// a remote memory node slows it.
+    pub intensity: u32,
+    /// Independent misses in flight while it refills (memory-level parallelism); `None`:
+    /// the machine's `memory.mlp`.
+    pub mlp: Option<u32>,
+    pub policy: MemPolicy,
+    /// Byte offset of `mem_node` (or of the task), for the error a node beyond the
+    /// machine's gives when the run starts.
+    pub node_at: usize,
+    /// Resident private bytes of a process (`resident`, default its working set): what
+    /// its `fork` copies page tables for and its exit tears down.
+    pub resident: u64,
 }
 
 /// A parsed, validated workload.

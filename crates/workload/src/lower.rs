@@ -102,6 +102,18 @@ pub enum Op {
     },
     /// An operation on `[[futex]]` words.
     Futex(crate::FutexOp),
+    /// The task's working set and memory intensity from here on: a `run` with its own
+    /// `working_set` or `mem_intensity` lowers to this, the run, and this again with the
+    /// task's own values (simulation only; a host run skips it).
+    Memory(MemPhase),
+}
+
+/// A task's memory behaviour for the operations that follow an [`Op::Memory`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemPhase {
+    pub working_set: u64,
+    /// Permille of its run time stalled on DRAM at local latency.
+    pub intensity: u32,
 }
 
 /// An rt-app timer a `timer` op names (`ref`).
@@ -139,6 +151,8 @@ struct L<'a> {
     wl: &'a Workload,
     env: Env<'a>,
     prog: Program,
+    /// The task's own memory behaviour, restored after a `run` that overrides it.
+    mem: MemPhase,
 }
 
 impl L<'_> {
@@ -189,6 +203,7 @@ impl L<'_> {
                         n.saturating_mul(self.size(body, work)?)
                     }
                 }
+                AstOp::RunMem { .. } => 3,
                 _ => 1,
             };
             total = total.saturating_add(ops);
@@ -264,6 +279,16 @@ impl L<'_> {
                     self.env.restore(var, saved);
                 }
                 AstOp::Poll { pipe, var, count, body } => self.poll(node, pipe, var, count, body)?,
+                AstOp::RunMem { run, working_set, intensity } => {
+                    let own = self.mem;
+                    let phase = MemPhase {
+                        working_set: working_set.unwrap_or(own.working_set),
+                        intensity: intensity.unwrap_or(own.intensity),
+                    };
+                    self.push(node, Op::Memory(phase));
+                    self.push(node, Op::Run(run.clone()));
+                    self.push(node, Op::Memory(own));
+                }
                 _ => {
                     let op = self.op(node)?;
                     self.push(node, op);
@@ -328,8 +353,8 @@ impl L<'_> {
             AstOp::Futex(f) => Op::Futex(
                 f.map(|w| self.lookup(node, "futex", w), |v| v.resolve(&self.env).map_err(|m| self.err(node, m)))?,
             ),
-            AstOp::Loop { .. } | AstOp::For { .. } | AstOp::Poll { .. } => {
-                unreachable!("`nodes` lowers loops and polls itself")
+            AstOp::Loop { .. } | AstOp::For { .. } | AstOp::Poll { .. } | AstOp::RunMem { .. } => {
+                unreachable!("`nodes` lowers loops, polls and memory phases itself")
             }
         })
     }
@@ -408,12 +433,18 @@ fn instance_env(wl: &Workload, n: u64) -> Env<'_> {
 
 /// How many operations the program of instance `n` of template `t` has, without lowering it.
 pub(crate) fn size(wl: &Workload, t: usize, n: u64) -> Result<u64, SourceError> {
-    let mut l = L { wl, env: instance_env(wl, n), prog: Program::default() };
+    let mut l = L { wl, env: instance_env(wl, n), prog: Program::default(), mem: own_phase(wl, t) };
     l.size(&wl.templates[t].body, &mut 0)
 }
 
+/// Template `t`'s own memory behaviour.
+fn own_phase(wl: &Workload, t: usize) -> MemPhase {
+    let m = &wl.templates[t].memory;
+    MemPhase { working_set: m.working_set, intensity: m.intensity }
+}
+
 pub(crate) fn lower(wl: &Workload, t: usize, n: u64) -> Result<Program, SourceError> {
-    let mut l = L { wl, env: instance_env(wl, n), prog: Program::default() };
+    let mut l = L { wl, env: instance_env(wl, n), prog: Program::default(), mem: own_phase(wl, t) };
     let size = l.size(&wl.templates[t].body, &mut 0)?;
     l.prog.ops.reserve_exact(size as usize);
     l.prog.origin.reserve_exact(size as usize);

@@ -50,6 +50,12 @@ pub(crate) struct Node {
 #[derive(Clone, Debug)]
 pub(crate) enum AstOp {
     Run(Distribution),
+    /// A `run` with its own `working_set` and/or `mem_intensity` (permille) for its duration.
+    RunMem {
+        run: Distribution,
+        working_set: Option<u64>,
+        intensity: Option<u32>,
+    },
     Sleep(Distribution),
     Spin(Distribution),
     Yield,

@@ -181,7 +181,7 @@ impl Fair {
         let mut s = GroupStats::new(group.count());
         self.count(|w| w.groups += 1);
         for c in group.iter().filter(|&c| cpus.contains(c)) {
-            self.count(|w| w.cpus += 1);
+            self.count(|w| w.read_cpu(cx.machine, cx.this_cpu, c));
             s.group_load += self.cpu_load(c);
             s.group_util += self.cpu_util(c);
             s.group_runnable += self.cpu_runnable(c);

@@ -324,11 +324,7 @@ impl Fair {
     }
     /// Hands the hook's work to the kernel.
     fn flush_work(&self, cx: &mut Ctx) {
-        let w = self.work.take();
-        cx.compared(w.compared);
-        cx.scanned_cpus(w.cpus);
-        cx.scanned_groups(w.groups);
-        cx.examined_tasks(w.tasks);
+        cx.add_work(&self.work.take());
     }
 }
 

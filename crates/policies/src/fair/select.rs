@@ -92,7 +92,7 @@ impl Fair {
     /// `available_idle_cpu`, seen through the balancer's pending moves.
     pub(super) fn idle(&self, cx: &Ctx, cpu: CpuId) -> bool {
         // Reads another CPU's runqueue: one CPU scanned for the cost model.
-        self.count(|w| w.cpus += 1);
+        self.count(|w| w.read_cpu(cx.machine, cx.this_cpu, cpu));
         cx.idle_cpu(cpu) && self.adj.nr[cpu] == 0
     }
 
@@ -409,11 +409,9 @@ impl Fair {
         let here = cx.task(p).cpu;
         let pe = self.e(self.task_se(p));
         let counted = pe.on_rq || pe.avg.last_update_time != 0;
-        self.count(|w| {
-            w.groups += 1;
-            w.cpus += group.count() as u64;
-        });
+        self.count(|w| w.groups += 1);
         for c in group.iter() {
+            self.count(|w| w.read_cpu(cx.machine, cx.this_cpu, c));
             let mine = c == here && counted;
             let mut load = self.cpu_load(c);
             let mut util = self.cpu_util(c);
@@ -515,7 +513,7 @@ impl Fair {
         let mut latest = 0;
         let mut shallowest = None;
         for c in group.iter().filter(|&c| cx.allowed(p, c)) {
-            self.count(|w| w.cpus += 1);
+            self.count(|w| w.read_cpu(cx.machine, cx.this_cpu, c));
             if self.sched_idle_cpu(c) {
                 return c;
             }

@@ -156,6 +156,8 @@ pub struct Ule {
     /// Work done in the current hook (CPUs and groups searched, threads examined), handed
     /// to the kernel through `Ctx::work` when the hook returns.
     work: std::cell::Cell<schedlab_sched_api::Work>,
+    /// The machine, for pricing `cpu_search`'s reads by distance (`Work::read_cpu`).
+    machine: Machine,
 }
 
 impl Ule {
@@ -188,6 +190,7 @@ impl Ule {
             seeded: false,
             stats: UleStats::default(),
             work: Default::default(),
+            machine: m.clone(),
             t,
             lay,
         })
@@ -478,13 +481,19 @@ impl Ule {
         self.work.set(w);
     }
 
+    /// Adds a search's work (its reads priced where they went) to the current hook's.
+    fn add_work(&self, w: &schedlab_sched_api::Work) {
+        let mut t = self.work.get();
+        t.cpus += w.cpus;
+        t.groups += w.groups;
+        t.placed += w.placed;
+        t.placed_ns += w.placed_ns;
+        self.work.set(t);
+    }
+
     /// Hands the hook's work to the kernel.
     fn flush_work(&self, cx: &mut Ctx) {
-        let w = self.work.take();
-        cx.scanned_cpus(w.cpus);
-        cx.scanned_groups(w.groups);
-        cx.examined_tasks(w.tasks);
-        cx.compared(w.compared);
+        cx.add_work(&self.work.take());
     }
 
     // ----- placement --------------------------------------------------------------
@@ -510,10 +519,11 @@ impl Ule {
         let (modulus, bonus) = self.rnd_modulus();
         let l = Loads { load: &load, lowpri: &lowpri, transferable: &trans };
         let q = Lowest { mask, pri, limit, prefer, prefer_bonus: bonus };
-        let mut rnd = Rnd { state: &mut self.tdq[me].randomval, modulus, cpus: 0, groups: 0 };
+        let mut rnd =
+            Rnd { state: &mut self.tdq[me].randomval, modulus, work: Default::default(), from: (&self.machine, me) };
         let r = self.groups.lowest(g, &q, &l, &mut rnd);
-        let (cpus, groups) = (rnd.cpus, rnd.groups);
-        self.count(cpus, groups, 0);
+        let w = rnd.work;
+        self.add_work(&w);
         r
     }
 
@@ -522,10 +532,11 @@ impl Ule {
         let lowpri = vec![0u8; self.tdq.len()];
         let modulus = if self.t.version == Version::Current { 256 } else { 32 };
         let loads = Loads { load: l.0, lowpri: &lowpri, transferable: l.1 };
-        let mut rnd = Rnd { state: &mut self.tdq[me].randomval, modulus, cpus: 0, groups: 0 };
+        let mut rnd =
+            Rnd { state: &mut self.tdq[me].randomval, modulus, work: Default::default(), from: (&self.machine, me) };
         let r = self.groups.highest(g, mask, minload, &loads, &mut rnd);
-        let (cpus, groups) = (rnd.cpus, rnd.groups);
-        self.count(cpus, groups, 0);
+        let w = rnd.work;
+        self.add_work(&w);
         r
     }
 
@@ -690,10 +701,15 @@ impl Ule {
                 let limit = i64::from(load[high]) - 1;
                 let l = Loads { load: &load, lowpri: &lowpri, transferable: &trans };
                 let q = Lowest { mask: &lmask, pri: -1, limit, prefer: high, prefer_bonus: bonus };
-                let mut rnd = Rnd { state: &mut self.tdq[me].randomval, modulus, cpus: 0, groups: 0 };
+                let mut rnd = Rnd {
+                    state: &mut self.tdq[me].randomval,
+                    modulus,
+                    work: Default::default(),
+                    from: (&self.machine, me),
+                };
                 let low = self.groups.lowest(root, &q, &l, &mut rnd);
-                let (cpus, groups) = (rnd.cpus, rnd.groups);
-                self.count(cpus, groups, 0);
+                let w = rnd.work;
+                self.add_work(&w);
                 let Some(low) = low else {
                     if anylow {
                         return;

@@ -3,6 +3,7 @@
 //! `sched_lowest`, `sched_highest`).
 
 use schedlab_machine::{CpuSet, Machine};
+use schedlab_sched_api::Work;
 use schedlab_sim::CpuId;
 
 /// `CG_SHARE_NONE`, `CG_SHARE_L1`, `CG_SHARE_L2`, `CG_SHARE_L3`.
@@ -108,15 +109,21 @@ pub struct Loads<'a> {
 pub struct Rnd<'a> {
     pub state: &'a mut u32,
     pub modulus: u32,
-    /// CPUs and groups the search has visited so far.
-    pub cpus: u64,
-    pub groups: u64,
+    /// CPUs and groups the search has visited so far: each CPU's `tdq` read from the
+    /// searching CPU, priced by distance under the full cost model (`Work::read_cpu`).
+    pub work: Work,
+    /// The machine and the searching CPU.
+    pub from: (&'a Machine, CpuId),
 }
 
 impl Rnd<'_> {
     fn next(&mut self) -> i64 {
         *self.state = self.state.wrapping_mul(69069).wrapping_add(5);
         i64::from((*self.state >> 16) % self.modulus)
+    }
+    /// The search reads `cpu`'s `tdq_load`/`tdq_lowpri`.
+    fn read(&mut self, cpu: CpuId) {
+        self.work.read_cpu(self.from.0, self.from.1, cpu);
     }
 }
 
@@ -143,8 +150,7 @@ impl Groups {
     /// first, then loose CPUs in ascending order, as the kernel iterates.
     fn search_lowest(&self, g: usize, q: &Lowest, l: &Loads, rnd: &mut Rnd) -> (i64, Option<(CpuId, i64)>) {
         let grp = &self.groups[g];
-        rnd.groups += 1;
-        rnd.cpus += grp.cpus.len() as u64;
+        rnd.work.groups += 1;
         let mut total = 0;
         let mut lload = i64::MAX;
         let mut best: Option<(CpuId, i64)> = None;
@@ -163,6 +169,7 @@ impl Groups {
             consider(load, cand, &mut best);
         }
         for &cpu in &grp.cpus {
+            rnd.read(cpu);
             let mut load = i64::from(l.load[cpu]) * 256;
             let r = rnd.next();
             if cpu == q.prefer {
@@ -190,8 +197,7 @@ impl Groups {
         rnd: &mut Rnd,
     ) -> (i64, Option<(CpuId, i64)>) {
         let grp = &self.groups[g];
-        rnd.groups += 1;
-        rnd.cpus += grp.cpus.len() as u64;
+        rnd.work.groups += 1;
         let mut total = 0;
         let mut hload = i64::MIN;
         let mut best: Option<(CpuId, i64)> = None;
@@ -210,6 +216,7 @@ impl Groups {
             consider(load, cand, &mut best);
         }
         for &cpu in &grp.cpus {
+            rnd.read(cpu);
             let load = i64::from(l.load[cpu]) * 256;
             let r = rnd.next();
             let ok = l.load[cpu] >= minload && l.transferable[cpu] > 0 && mask.contains(cpu);
@@ -264,7 +271,7 @@ mod tests {
         let trans = vec![0u32; 32];
         let l = Loads { load: &load, lowpri: &lowpri, transferable: &trans };
         let mut st = 1;
-        let mut rnd = Rnd { state: &mut st, modulus: 32, cpus: 0, groups: 0 };
+        let mut rnd = Rnd { state: &mut st, modulus: 32, work: Default::default(), from: (&o, 0) };
         let mask = CpuSet::full(32);
         let q = Lowest { mask: &mask, pri: -1, limit: i64::MAX, prefer: 0, prefer_bonus: 64 };
         assert_eq!(g.lowest(0, &q, &l, &mut rnd), Some(20));

@@ -125,6 +125,7 @@ impl P<'_> {
                 kthread: true,
                 per_cpu: preset.per_cpu,
                 vip: false,
+                memory: crate::TaskMemory { node_at: at, ..Default::default() },
                 body,
                 instance_dependent: false,
             });

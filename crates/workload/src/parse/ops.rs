@@ -60,6 +60,7 @@ fn extra_keys(verb: &str) -> &'static [&'static str] {
         "cond_wait" => &["mutex"],
         "timer" => &["ref", "mode", "shared"],
         "set_policy" => POLICY_PARAMS,
+        "run" => &["working_set", "mem_intensity"],
         v => FUTEX_VERBS.iter().find(|(n, _)| *n == v).map_or(&[], |(_, e)| *e),
     }
 }
@@ -114,7 +115,8 @@ impl<'a> P<'a> {
     fn verb_op(&self, verb: &str, t: &DeTable<'a>, val: &V<'a>, at: usize, field: &str) -> R<AstOp> {
         let f = join(field, verb);
         match verb {
-            "run" | "sleep" | "spin" | "yield" | "wait" | "exit" => self.work_op(verb, val, &f),
+            "run" => self.run_op(t, val, field),
+            "sleep" | "spin" | "yield" | "wait" | "exit" => self.work_op(verb, val, &f),
             "loop" => self.loop_op(t, val, at, field),
             "for" => self.for_op(t, val, at, field),
             "fork" => self.fork_op(t, val, field),
@@ -128,6 +130,19 @@ impl<'a> P<'a> {
             "set_nice" | "set_affinity" | "set_slice" | "set_policy" => self.set_op(verb, t, val, field),
             _ => self.futex_op(verb, val, t, at, field),
         }
+    }
+
+    /// `{ run = D }`, optionally with its own `working_set` and `mem_intensity` for the
+    /// duration of this run (a phase that touches other memory).
+    fn run_op(&self, t: &DeTable<'a>, val: &V<'a>, field: &str) -> R<AstOp> {
+        let run = self.dist(val, &join(field, "run"))?;
+        let working_set = self.get(t, "working_set").map(|v| self.bytes(v, &join(field, "working_set"))).transpose()?;
+        let intensity =
+            self.get(t, "mem_intensity").map(|v| self.permille(v, &join(field, "mem_intensity"))).transpose()?;
+        if working_set.is_none() && intensity.is_none() {
+            return Ok(AstOp::Run(run));
+        }
+        Ok(AstOp::RunMem { run, working_set, intensity })
     }
 
     /// `run`, `sleep`, `spin` (a duration or a distribution), and `yield`/`wait`/`exit`

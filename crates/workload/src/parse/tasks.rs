@@ -3,7 +3,7 @@
 
 use super::groups::Groups;
 use super::{check_nice, expr, join, AstOp, DeValue, IntSrc, Node, P, R, V};
-use crate::{Change, Policy, TaskTemplate, Workload, MAX_TASKS};
+use crate::{Change, MemPolicy, Policy, TaskMemory, TaskTemplate, Workload, DEFAULT_WORKING_SET, MAX_TASKS};
 use schedlab_sim::{Ns, SourceError};
 use std::collections::BTreeMap;
 use toml::de::DeTable;
@@ -29,7 +29,17 @@ const TASK_KEYS: &[&str] = &[
     "per_cpu",
     "program",
     "vip",
+    "working_set",
+    "mem_intensity",
+    "mlp",
+    "mem_policy",
+    "mem_node",
+    "resident",
 ];
+
+/// The most independent misses a task may say it keeps in flight (`mlp`), as the machine's
+/// `memory.mlp` allows.
+pub const MAX_MLP: u64 = 64;
 
 /// Most operations the programs of all started tasks may hold together.
 pub const MAX_TOTAL_OPS: u64 = 10_000_000;
@@ -126,6 +136,7 @@ impl<'a> P<'a> {
         let group = self.get(t, "group").map(|v| self.group_ref(v, &join(&f, "group"), groups)).transpose()?;
         let session = self.get(t, "session").map(|v| self.session_ref(v, &join(&f, "session"), groups)).transpose()?;
         let slice = self.get(t, "slice").map(|v| self.slice(v, &join(&f, "slice"))).transpose()?.flatten();
+        let memory = self.task_memory(t, tv.span().start, &f, process)?;
         let body = self.program(self.require(t, "program", tv.span().start, &f)?, &join(&f, "program"))?;
         let instance_dependent = mentions_n(&body);
         let name = self.task_names[i].clone();
@@ -145,9 +156,73 @@ impl<'a> P<'a> {
             kthread,
             per_cpu,
             vip,
+            memory,
             body,
             instance_dependent,
         })
+    }
+
+    /// The memory fields of a `[[task]]`: `working_set`, `mem_intensity`, `mlp`,
+    /// `mem_policy` (`first_touch`, `bind` with `mem_node`, `interleave`) and `resident`
+    /// (a process's only; default its working set).
+    fn task_memory(&self, t: &DeTable<'a>, at: usize, f: &str, process: bool) -> R<TaskMemory> {
+        let working_set = match self.get(t, "working_set") {
+            Some(v) => self.bytes(v, &join(f, "working_set"))?,
+            None => DEFAULT_WORKING_SET,
+        };
+        let intensity =
+            self.get(t, "mem_intensity").map(|v| self.permille(v, &join(f, "mem_intensity"))).transpose()?;
+        let mlp = match self.get(t, "mlp") {
+            Some(v) => {
+                let n = self.nonneg(v, &join(f, "mlp"))?;
+                if !(1..=MAX_MLP).contains(&n) {
+                    return Err(self.err(v.span().start, &join(f, "mlp"), format!("mlp {n} outside 1..={MAX_MLP}")));
+                }
+                Some(n as u32)
+            }
+            None => None,
+        };
+        let node = self.get(t, "mem_node");
+        let node_at = node.map_or(at, |v| v.span().start);
+        let policy = match self.get(t, "mem_policy") {
+            Some(v) => self.string(v, &join(f, "mem_policy")).map(|s| (s, v.span().start))?,
+            None if node.is_some() => ("bind".to_string(), node_at),
+            None => ("first_touch".to_string(), at),
+        };
+        let policy = match (policy.0.as_str(), node) {
+            ("bind", Some(n)) => MemPolicy::Bind(self.nonneg(n, &join(f, "mem_node"))?.min(u64::from(u32::MAX)) as u32),
+            ("bind", None) => {
+                return Err(self.err(policy.1, &join(f, "mem_node"), "mem_policy `bind` needs a `mem_node`"))
+            }
+            ("first_touch" | "interleave", Some(n)) => {
+                return Err(self.err(
+                    n.span().start,
+                    &join(f, "mem_node"),
+                    format!("mem_policy `{}` places pages itself: no `mem_node`", policy.0),
+                ))
+            }
+            ("first_touch", None) => MemPolicy::FirstTouch,
+            ("interleave", None) => MemPolicy::Interleave,
+            (other, _) => {
+                return Err(self.err(
+                    policy.1,
+                    &join(f, "mem_policy"),
+                    format!("unknown mem_policy `{other}`; expected first_touch, bind or interleave"),
+                ))
+            }
+        };
+        let resident = match self.get(t, "resident") {
+            Some(v) if !process => {
+                return Err(self.err(
+                    v.span().start,
+                    &join(f, "resident"),
+                    "`resident` is a process's: set `process = true`",
+                ))
+            }
+            Some(v) => self.bytes(v, &join(f, "resident"))?,
+            None => working_set,
+        };
+        Ok(TaskMemory { working_set, intensity: intensity.unwrap_or(0), mlp, policy, node_at, resident })
     }
 
     /// Instances a `[[task]]` starts: `count` (default 1; 0 for a template), one per CPU for

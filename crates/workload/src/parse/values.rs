@@ -2,7 +2,7 @@
 //! lists and scheduling policies with their `sched_attr` parameters.
 
 use super::{join, DeValue, P, R, V};
-use crate::{Policy, MAX_DURATION};
+use crate::{Policy, MAX_DURATION, MAX_MEMORY_BYTES};
 use schedlab_machine::CpuSet;
 use schedlab_sim::{parse_duration, Distribution, Ns};
 use toml::de::DeTable;
@@ -181,6 +181,37 @@ impl<'a> P<'a> {
             return Err(self.err(v.span().start, field, format!("slice {d} outside {SLICE_MIN}..={SLICE_MAX}")));
         }
         Ok(Some(d))
+    }
+
+    /// A size in bytes: an integer, or a string with a unit (`"512KiB"`; B, KiB, MiB, GiB;
+    /// decimals that give whole bytes), at most [`MAX_MEMORY_BYTES`].
+    pub(super) fn bytes(&self, v: &V, field: &str) -> R<u64> {
+        let at = v.span().start;
+        let text = match v.get_ref() {
+            DeValue::String(s) => self.subst_text(s),
+            DeValue::Integer(_) => self.nonneg(v, field)?.to_string(),
+            _ => return Err(self.err(at, field, "expected a size such as \"512KiB\"")),
+        };
+        let kind = schedlab_machine::spec::Kind::Bytes { min: 0, max: MAX_MEMORY_BYTES };
+        kind.parse(text.trim()).map(|b| b.num()).map_err(|m| self.err(at, field, m))
+    }
+
+    /// A fraction in `0..=1` (`0.35`, or `0`/`1`), as permille; finer than 0.001 is an error.
+    pub(super) fn permille(&self, v: &V, field: &str) -> R<u32> {
+        let at = v.span().start;
+        let text = match v.get_ref() {
+            DeValue::Float(f) => f.as_str().to_string(),
+            DeValue::Integer(_) => self.nonneg(v, field)?.to_string(),
+            DeValue::String(s) if self.param_ref(s).is_some() => self.subst_text(s),
+            _ => return Err(self.err(at, field, "expected a fraction from 0 to 1, such as 0.35")),
+        };
+        let what = "a fraction from 0 to 1, such as 0.35";
+        let p = schedlab_machine::spec::parse_scaled(&format!("{}x", text.trim()), &[("x", 1000)], true, what)
+            .map_err(|m| self.err(at, field, m.replace(&format!("{}x", text.trim()), text.trim())))?;
+        if p > 1000 {
+            return Err(self.err(at, field, format!("{} is above 1 (the whole run time)", text.trim())));
+        }
+        Ok(p as u32)
     }
 
     /// A non-empty array of strings.
