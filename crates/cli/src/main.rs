@@ -661,9 +661,10 @@ fn run_suite(
     let study = builtin_study(c).ok_or_else(|| CliError::input(format!("{}: not a built-in study", suite.name)))?;
     let seeds = schedlab_studies::contract::seeds(c.seed, seeds);
     note!("study {}: {} experiments × {} seeds in parallel…", suite.name, suite.experiments.len(), seeds.len());
-    // Every run is explained: the mechanisms read its decision records (and an HTML report
-    // says where each run's time went).
-    let opts = schedlab_studies::suite::RunOpts { duration, sample, explain: true };
+    // An HTML report says where each run's time went: its runs are explained (and the
+    // mechanisms then quote the decision records). Not by default: explaining every run of
+    // every seed of a large study holds gigabytes.
+    let opts = schedlab_studies::suite::RunOpts { duration, sample, explain: c.html.is_some() };
     let run = schedlab::study::run_plan(schedlab_studies::runs::plan(study, &seeds, &opts, params)?)?;
     let results = run.first();
     let text = schedlab_studies::suite::suite_text_with(suite, results, Some(&run.text()));
