@@ -41,6 +41,7 @@ pub mod output;
 pub mod perf_sched;
 pub mod progress;
 pub mod replay;
+pub mod reproduce;
 pub mod signals;
 pub mod study;
 pub mod sweep;

@@ -187,8 +187,39 @@ enum Cmd {
         /// the simulated scheduler (default: the one matching the host kernel).
         #[arg(long)]
         sched: Option<String>,
+        /// Seeds to run (from `--seed` on), every run in parallel: the contract reports mean ±
+        /// 95 % interval over them (default 5; host runs: 1).
+        #[arg(long)]
+        seeds: Option<usize>,
         #[command(flatten)]
         validate: ValidateArgs,
+    },
+    /// Run every study of one source (or `all`) and write one self-contained HTML report and
+    /// its Markdown twin: each claim of the source beside ours with its interval, its
+    /// figure, the verdict and why (docs/reproduce/).
+    Reproduce {
+        /// A source key (`schedlab list` shows them) or `all`.
+        #[arg(default_value = "all")]
+        source: String,
+        /// Output directory (the reports, and the cache of finished studies that makes a
+        /// second run resume).
+        #[arg(short, long, default_value = "reproduce")]
+        output: PathBuf,
+        /// Seeds per study (default 5).
+        #[arg(long)]
+        seeds: Option<usize>,
+        /// First seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Ignore cached results.
+        #[arg(long)]
+        fresh: bool,
+        /// Also write each source's Markdown to DIR/SOURCE.md (docs/reproduce).
+        #[arg(long)]
+        docs: Option<PathBuf>,
+        /// A shorter run of every experiment (for tests): at most this simulated time.
+        #[arg(long)]
+        duration: Option<String>,
     },
     /// Simulate under several schedulers and write one self-contained HTML report.
     Report {
@@ -416,6 +447,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
     match &cli.cmd {
         Cmd::Run { common, .. } | Cmd::Compare { common, .. } | Cmd::Report { common, .. } => warn_ignored(common),
         Cmd::Study { common, .. } if !is_study(common, "validate") => warn_ignored(common),
+        Cmd::Reproduce { .. } => {}
         Cmd::Plot { common, .. } => warn_ignored(&Common { plots: Some("plots".into()), ..common.clone() }),
         _ => {}
     }
@@ -450,7 +482,21 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
-        Cmd::Study { common, sched, validate } => match builtin_study(&common).map(|s| &s.kind) {
+        Cmd::Reproduce { source, output, seeds, seed, fresh, docs, duration } => {
+            schedlab::reproduce::run(&schedlab::reproduce::Options {
+                source,
+                output,
+                seeds: schedlab::study::seed_count(seeds, false),
+                seed,
+                fresh,
+                docs,
+                duration: duration
+                    .as_deref()
+                    .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
+                    .transpose()?,
+            })
+        }
+        Cmd::Study { common, sched, seeds, validate } => match builtin_study(&common).map(|s| &s.kind) {
             Some(StudyKind::Validate) => {
                 schedlab::validate::run(&validate_opts(&common, sched, &validate)?, &|| !stop_requested())
             }
@@ -472,9 +518,9 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
                 }
                 // `--param` overrides a workload parameter in every run (e.g. hackbench's loops).
                 let params = common.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
-                run_suite(&common, &suite.with_params(&params))
+                run_suite(&common, &suite.with_params(&params), &params, schedlab::study::seed_count(seeds, false))
             }
-            Some(StudyKind::Workload(_)) | None => workload_study(common, sched),
+            Some(StudyKind::Workload(_)) | None => workload_study(common, sched, seeds),
         },
         Cmd::Timehist { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Timehist),
         Cmd::Latency { common, sched } => perf_sched(&common, &sched, schedlab::perf_sched::View::Latency),
@@ -499,15 +545,27 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
 
 /// `study FILE` (or a built-in single-workload study): the workload under several
 /// schedulers, sampled for figures, with its source's comparison.
-fn workload_study(mut common: Common, sched: Option<String>) -> Result<(), CliError> {
+fn workload_study(mut common: Common, sched: Option<String>, seeds: Option<usize>) -> Result<(), CliError> {
     let sched = schedulers(&common, sched, None)?;
     host_default(&mut common, &sched);
     if common.sample.is_none() {
         common.sample = Some("10ms".into());
     }
     let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
-    let out = run_many(&common, &sched)?;
-    let text = schedlab_studies::bouron::study_text(&title, &out);
+    let study = builtin_study(&common).filter(|s| s.workload().is_some());
+    let host = sched.split(',').any(|s| s.trim() == "host");
+    let n = if study.is_some() { schedlab::study::seed_count(seeds, host) } else { 1 };
+    let seeds = schedlab_studies::contract::seeds(common.seed, n);
+    let mut per_seed = Vec::with_capacity(seeds.len());
+    for &seed in &seeds {
+        per_seed.push(run_many(&Common { seed, ..common.clone() }, &sched)?);
+    }
+    let out = per_seed[0].clone();
+    let mut text = schedlab_studies::bouron::study_text(&title, &out);
+    if let Some(study) = study {
+        text.push('\n');
+        text += &schedlab_studies::runs::judge_records(study, seeds, per_seed).text();
+    }
     extras_with(&common, &out, Some(&text))?;
     schedlab::study::write_paper_figures(common.plots.as_deref(), common.png, &title, &out)?;
     match (&common.out, common.format) {
@@ -609,7 +667,12 @@ fn suite_named(common: &Common) -> Option<schedlab_studies::suite::Suite> {
 /// per experiment; `--plots DIR` writes each experiment's figures to `DIR/<experiment>/`,
 /// `--html FILE` one report per experiment (`FILE` with the experiment's name inserted),
 /// `--out DIR` the tables and every run's JSON.
-fn run_suite(c: &Common, suite: &schedlab_studies::suite::Suite) -> Result<(), CliError> {
+fn run_suite(
+    c: &Common,
+    suite: &schedlab_studies::suite::Suite,
+    params: &[(String, String)],
+    seeds: usize,
+) -> Result<(), CliError> {
     let duration = c
         .duration
         .as_deref()
@@ -617,19 +680,25 @@ fn run_suite(c: &Common, suite: &schedlab_studies::suite::Suite) -> Result<(), C
         .transpose()?;
     check_outputs(c)?;
     let sample = (c.plots.is_some() || c.html.is_some()).then_some(schedlab_sim::Ns::from_ms(10));
-    note!("study {}: {} experiments in parallel…", suite.name, suite.experiments.len());
-    // An HTML report says where each run's time went: its runs are explained.
-    let results = suite.run_with(c.seed, duration, sample, c.html.is_some())?;
-    let text = schedlab_studies::suite::suite_text(suite, &results);
+    let study = builtin_study(c).ok_or_else(|| CliError::input(format!("{}: not a built-in study", suite.name)))?;
+    let seeds = schedlab_studies::contract::seeds(c.seed, seeds);
+    note!("study {}: {} experiments × {} seeds in parallel…", suite.name, suite.experiments.len(), seeds.len());
+    // An HTML report says where each run's time went: its runs are explained (and the
+    // mechanisms then quote the decision records). Not by default: explaining every run of
+    // every seed of a large study holds gigabytes.
+    let opts = schedlab_studies::suite::RunOpts { duration, sample, explain: c.html.is_some() };
+    let run = schedlab::study::run_plan(schedlab_studies::runs::plan(study, &seeds, &opts, params)?)?;
+    let results = run.first();
+    let text = schedlab_studies::suite::suite_text_with(suite, results, Some(&run.text()));
     let outputs = schedlab::study::Outputs {
         plots: c.plots.as_deref(),
         html: c.html.as_deref(),
         png: c.png,
         all_figures: c.all_figures,
     };
-    schedlab::study::write(suite, &results, &outputs)?;
+    schedlab::study::write(suite, results, &outputs)?;
     if let Some(dir) = &c.out {
-        for r in &results {
+        for r in results {
             for rec in &r.records {
                 let label = format!("{}-{}", r.name, rec.scheduler.name);
                 write_atomic(&dir.join(format!("{label}.json")), &schedlab_report::json(rec))?;

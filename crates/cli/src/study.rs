@@ -95,3 +95,37 @@ pub fn write_paper_figures(
     }
     Ok(())
 }
+
+/// Runs a planned study (every run of every seed on all cores) under one progress bar that
+/// counts runs and estimates the time left. SIGINT/SIGTERM end the runs early: the study is
+/// then not judged (an interrupted run is not a measurement) and the command says so.
+pub fn run_plan(plan: schedlab_studies::runs::Plan) -> Result<schedlab_studies::runs::StudyRun, CliError> {
+    let name = plan.study.name;
+    let bar = runs_bar(plan.len() as u64, name);
+    let r = plan.run(&|| !crate::signals::stop_requested(), &|| bar.inc(1));
+    bar.finish_and_clear();
+    if crate::signals::stop_requested() {
+        return Err(crate::signals::interrupted(&format!("running study {name}")));
+    }
+    Ok(r?)
+}
+
+/// A bar of `n` runs with the time left.
+pub fn runs_bar(n: u64, prefix: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(n);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{prefix:>24} [{bar:30}] {pos}/{len} runs ({elapsed}, ~{eta} left)")
+            .expect("valid template"),
+    );
+    bar.set_prefix(prefix.to_string());
+    bar
+}
+
+/// The seeds `study` runs: `--seeds N` (at least one), else the contract's default; host
+/// runs are measured once (they are not seeded).
+pub fn seed_count(given: Option<usize>, host: bool) -> usize {
+    if host {
+        return 1;
+    }
+    given.unwrap_or(schedlab_studies::contract::DEFAULT_SEEDS).max(1)
+}

@@ -13,8 +13,10 @@
 #![forbid(unsafe_code)]
 
 pub mod bouron;
+pub mod claims;
 pub mod contract;
 pub mod edf_simso;
+pub mod runs;
 pub mod suite;
 pub mod suites;
 pub mod validate;
@@ -90,11 +92,18 @@ pub enum Kind {
     EdfSimso,
 }
 
-/// A built-in study.
+/// A built-in study: its runs, and the contract it answers (`contract`): the source's
+/// claims, with where in the source each is, and how its runs are read into evidence for
+/// them. A row without claims does not build (`claims` and `evidence` have no default), and
+/// the registry test refuses an empty list.
 pub struct Study {
     pub name: &'static str,
     pub source: &'static Source,
     pub kind: Kind,
+    /// What the source says, one claim per experiment (or per quantity it reports).
+    pub claims: &'static [contract::Claim],
+    /// Reads the study's runs (one set per seed) into evidence for `claims`.
+    pub evidence: contract::EvidenceFn,
 }
 
 impl Study {
@@ -127,40 +136,70 @@ impl Study {
 }
 
 macro_rules! workload_study {
-    ($name:literal) => {
+    ($name:literal, $claims:expr, $evidence:expr) => {
         Study {
             name: $name,
             source: &BOURON,
             kind: Kind::Workload(include_str!(concat!("../../../examples/studies/", $name, ".toml"))),
+            claims: $claims,
+            evidence: $evidence,
+        }
+    };
+}
+
+macro_rules! suite_study {
+    ($name:literal, $source:expr, $module:ident) => {
+        Study {
+            name: $name,
+            source: $source,
+            kind: Kind::Suite(suites::$module::suite),
+            claims: &claims::$module::CLAIMS,
+            evidence: claims::$module::evidence,
         }
     };
 }
 
 /// Every built-in study, in the order `schedlab list` shows them.
 pub const STUDIES: &[Study] = &[
-    Study { name: "cfs-eevdf", source: &EEVDF, kind: Kind::Suite(suites::cfs_eevdf::suite) },
-    Study { name: "futex", source: &FUTEX, kind: Kind::Suite(suites::futex::suite) },
-    Study { name: "rt-latency", source: &CYCLICTEST, kind: Kind::Suite(suites::rt_latency::suite) },
+    suite_study!("cfs-eevdf", &EEVDF, cfs_eevdf),
+    suite_study!("futex", &FUTEX, futex),
+    suite_study!("rt-latency", &CYCLICTEST, rt_latency),
+    suite_study!("lock-wakeup-granularity", &ZHANG, lock_wakeup_granularity),
+    suite_study!("lock-delayed-wakeup", &ZHANG, lock_delayed_wakeup),
+    suite_study!("lock-sites", &ZHANG, lock_sites),
+    suite_study!("o1-bottlenecks", &O1, o1_bottlenecks),
+    suite_study!("ext-examples", &SCHED_EXT, ext_examples),
     Study {
-        name: "lock-wakeup-granularity",
-        source: &ZHANG,
-        kind: Kind::Suite(suites::lock_wakeup_granularity::suite),
+        name: "validate",
+        source: &VERIFY_CFS,
+        kind: Kind::Validate,
+        claims: &claims::validate::CLAIMS,
+        evidence: claims::validate::evidence,
     },
-    Study { name: "lock-delayed-wakeup", source: &ZHANG, kind: Kind::Suite(suites::lock_delayed_wakeup::suite) },
-    Study { name: "lock-sites", source: &ZHANG, kind: Kind::Suite(suites::lock_sites::suite) },
-    Study { name: "o1-bottlenecks", source: &O1, kind: Kind::Suite(suites::o1_bottlenecks::suite) },
-    Study { name: "ext-examples", source: &SCHED_EXT, kind: Kind::Suite(suites::ext_examples::suite) },
-    Study { name: "validate", source: &VERIFY_CFS, kind: Kind::Validate },
-    Study { name: "edf-simso", source: &SIMSO, kind: Kind::EdfSimso },
-    workload_study!("ule-cfs-fibo-sysbench"),
-    workload_study!("ule-cfs-sysbench128"),
-    workload_study!("ule-cfs-unpin512"),
-    workload_study!("ule-cfs-cray"),
-    workload_study!("ule-cfs-mg"),
-    workload_study!("ule-cfs-apache"),
-    workload_study!("ule-cfs-mix-cray-ep"),
-    workload_study!("ule-cfs-mix-apache-sysbench"),
-    workload_study!("ule-cfs-mix-blackscholes-ferret"),
+    Study {
+        name: "edf-simso",
+        source: &SIMSO,
+        kind: Kind::EdfSimso,
+        claims: &claims::edf_simso::CLAIMS,
+        evidence: claims::edf_simso::evidence,
+    },
+    workload_study!("ule-cfs-fibo-sysbench", &claims::bouron::FIBO_SYSBENCH, claims::bouron::fibo_sysbench),
+    workload_study!("ule-cfs-sysbench128", &claims::bouron::SYSBENCH128, claims::bouron::sysbench128),
+    workload_study!("ule-cfs-unpin512", &claims::bouron::UNPIN512, claims::bouron::unpin512),
+    workload_study!("ule-cfs-cray", &claims::bouron::CRAY, claims::bouron::cray),
+    workload_study!("ule-cfs-mg", &claims::bouron::MG, claims::bouron::mg),
+    workload_study!("ule-cfs-apache", &claims::bouron::APACHE, claims::bouron::apache),
+    workload_study!("ule-cfs-mix-cray-ep", &claims::bouron::MIX_CRAY_EP, claims::bouron::mix_cray_ep),
+    workload_study!(
+        "ule-cfs-mix-apache-sysbench",
+        &claims::bouron::MIX_APACHE_SYSBENCH,
+        claims::bouron::mix_apache_sysbench
+    ),
+    workload_study!(
+        "ule-cfs-mix-blackscholes-ferret",
+        &claims::bouron::MIX_BLACKSCHOLES_FERRET,
+        claims::bouron::mix_blackscholes_ferret
+    ),
 ];
 
 /// The study called `name` (a trailing `.toml` is ignored: `ule-cfs-mg.toml` is the study
@@ -200,6 +239,11 @@ mod tests {
             assert!(!s.description().is_empty(), "{} has no description", s.name);
             assert!(SOURCES.contains(&s.source), "{}: source not in SOURCES", s.name);
             assert!(!s.name.contains('/') && !s.name.ends_with(".toml"), "{}: reads as a path", s.name);
+            assert!(!s.claims.is_empty(), "{}: no claims (every study answers the contract)", s.name);
+            for (j, c) in s.claims.iter().enumerate() {
+                assert!(s.claims[..j].iter().all(|o| o.id != c.id), "{}: claim {} twice", s.name, c.id);
+                assert!(!c.location.is_empty() && !c.statement.is_empty() && !c.measure.is_empty(), "{}", c.id);
+            }
         }
     }
 

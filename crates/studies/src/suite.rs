@@ -115,42 +115,83 @@ impl Suite {
         sample: Option<Ns>,
         explain: bool,
     ) -> Result<Vec<ExperimentResult>, RunError> {
-        let jobs: Vec<(usize, usize)> =
-            self.experiments.iter().enumerate().flat_map(|(e, x)| (0..x.configs.len()).map(move |c| (e, c))).collect();
-        // Every spec first, so a bad parameter fails before any run starts.
-        let specs = jobs
-            .iter()
-            .map(|&(e, c)| {
-                let x = &self.experiments[e];
-                let mut spec = x.spec(&x.configs[c], seed, duration.unwrap_or(x.duration))?;
-                spec.sample = sample;
-                spec.explain = explain;
-                Ok(spec)
-            })
-            .collect::<Result<Vec<RunSpec>, RunError>>()?;
+        let opts = RunOpts { duration, sample, explain };
+        let mut all = self.run_seeds(&[seed], &opts, &|| true)?;
+        Ok(all.pop().expect("one seed"))
+    }
+
+    /// Every experiment under every seed, one result list per seed (in `seeds` order). All
+    /// runs of all seeds go to one parallel pool, so a study keeps every core busy; the
+    /// results do not depend on the pool. `keep_going` is polled by every run: when it
+    /// turns false, runs end early with what they measured (the caller says so).
+    pub fn run_seeds(
+        &self,
+        seeds: &[u64],
+        opts: &RunOpts,
+        keep_going: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Vec<Vec<ExperimentResult>>, RunError> {
+        let specs = self.specs(seeds, opts)?;
         let records: Vec<Result<RunRecord, RunError>> =
-            specs.into_par_iter().map(|spec| spec.run(&mut |_| true)).collect();
+            specs.into_par_iter().map(|spec| spec.run(&mut |_| keep_going())).collect();
         let mut records = records.into_iter();
-        let mut out = Vec::new();
-        for x in &self.experiments {
-            let rs =
-                (0..x.configs.len()).map(|_| records.next().expect("one per job")).collect::<Result<Vec<_>, _>>()?;
-            let mut rows: Vec<(String, Vec<String>)> =
-                x.metrics.iter().map(|m| (m.name.to_string(), rs.iter().map(m.value).collect())).collect();
-            rows.extend(x.derived.iter().map(|d| (d.name.to_string(), (d.values)(&rs))));
-            out.push(ExperimentResult {
-                name: x.name,
-                title: x.title,
-                labels: x.configs.iter().map(|c| c.label.clone()).collect(),
-                records: rs,
-                rows,
-            });
+        let mut out = Vec::with_capacity(seeds.len());
+        for _ in seeds {
+            let mut per = Vec::new();
+            for x in &self.experiments {
+                let rs = (0..x.configs.len())
+                    .map(|_| records.next().expect("one per job"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                per.push(x.result(rs));
+            }
+            out.push(per);
         }
         Ok(out)
     }
+
+    /// Every run [`Suite::run_seeds`] starts, in its order (seed, experiment,
+    /// configuration): all built first, so a bad parameter fails before any run starts.
+    pub fn specs(&self, seeds: &[u64], opts: &RunOpts) -> Result<Vec<RunSpec>, RunError> {
+        let mut specs = Vec::new();
+        for &seed in seeds {
+            for x in &self.experiments {
+                for c in &x.configs {
+                    let mut spec = x.spec(c, seed, opts.duration.unwrap_or(x.duration))?;
+                    spec.sample = opts.sample;
+                    spec.explain = opts.explain;
+                    specs.push(spec);
+                }
+            }
+        }
+        Ok(specs)
+    }
+}
+
+/// How a study's runs are started beyond their seeds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOpts {
+    /// Every run for this long instead of its experiment's own duration.
+    pub duration: Option<Ns>,
+    /// Record time series at this interval (for figures and the sampled mechanisms).
+    pub sample: Option<Ns>,
+    /// Explain every run's waits (`RunRecord::explained`).
+    pub explain: bool,
 }
 
 impl Experiment {
+    /// The table of this experiment's runs (`rs`, in configuration order).
+    pub fn result(&self, rs: Vec<RunRecord>) -> ExperimentResult {
+        let mut rows: Vec<(String, Vec<String>)> =
+            self.metrics.iter().map(|m| (m.name.to_string(), rs.iter().map(m.value).collect())).collect();
+        rows.extend(self.derived.iter().map(|d| (d.name.to_string(), (d.values)(&rs))));
+        ExperimentResult {
+            name: self.name,
+            title: self.title,
+            labels: self.configs.iter().map(|c| c.label.clone()).collect(),
+            records: rs,
+            rows,
+        }
+    }
+
     /// The run of configuration `config` (an index into `configs`) as [`Suite::run`] starts
     /// it: for `duration` if given, else the experiment's own.
     pub fn config_spec(&self, config: usize, seed: u64, duration: Option<Ns>) -> Result<RunSpec, RunError> {
@@ -172,10 +213,20 @@ impl Experiment {
 
 /// The study's tables as text.
 pub fn suite_text(suite: &Suite, results: &[ExperimentResult]) -> String {
+    suite_text_with(suite, results, None)
+}
+
+/// [`suite_text`] with the study's contract (`crate::runs::StudyRun::text`) after its
+/// finding, before the tables.
+pub fn suite_text_with(suite: &Suite, results: &[ExperimentResult], contract: Option<&str>) -> String {
     use std::fmt::Write;
     let mut s = format!("study {} · {}\n", suite.name, suite.description);
     if let Some(f) = crate::suites::finding(suite.name, results) {
         s += &f.text();
+    }
+    if let Some(c) = contract {
+        s.push('\n');
+        s += c;
     }
     for r in results {
         let _ = writeln!(s, "\n{} — {}", r.name, r.title);

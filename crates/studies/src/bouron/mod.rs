@@ -8,7 +8,7 @@
 //! experiment the text says so instead of inventing a number.
 
 mod figure;
-mod measure;
+pub(crate) mod measure;
 mod studies;
 
 pub use figure::figures;

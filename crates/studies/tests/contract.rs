@@ -1,0 +1,91 @@
+//! The study contract end to end: every registered study runs (briefly, two seeds) and
+//! answers each of its claims with a verdict and a mechanism read from its runs; flipping a
+//! switch in the runs changes the mechanism; an effect inside the noise band is "no effect".
+
+use schedlab_sim::Ns;
+use schedlab_studies::contract::{judge_all, seeds, Verdict};
+use schedlab_studies::runs::plan;
+use schedlab_studies::suite::RunOpts;
+
+/// Short runs: what is checked is that the contract is filled from the runs, not the
+/// sources' numbers (those need the default scale: `schedlab reproduce`).
+const SHORT: RunOpts = RunOpts { duration: Some(Ns::from_ms(30)), sample: Some(Ns::from_ms(10)), explain: true };
+
+#[test]
+fn every_study_answers_every_claim_from_its_runs() {
+    for study in schedlab_studies::STUDIES {
+        // edf-simso's runs must cover its longest period (100 ms).
+        let opts = match study.kind {
+            schedlab_studies::Kind::EdfSimso => RunOpts { duration: Some(Ns::from_ms(200)), ..SHORT },
+            _ => SHORT,
+        };
+        // The runqueue-lock studies fork up to 200 hackbench groups a run: two here.
+        let params: Vec<(String, String)> = if matches!(study.name, "lock-delayed-wakeup" | "lock-sites") {
+            vec![("groups".into(), "2".into())]
+        } else {
+            Vec::new()
+        };
+        let r = plan(study, &seeds(1, 2), &opts, &params).unwrap().run(&|| true, &|| ()).unwrap();
+        assert_eq!(r.runs.len(), 2, "{}: one set of runs per seed", study.name);
+        assert_eq!(r.outcomes.len(), study.claims.len(), "{}", study.name);
+        let text = r.text();
+        for o in &r.outcomes {
+            assert!(!o.mechanism.trim().is_empty(), "{} {}: no mechanism", study.name, o.claim.id);
+            assert!(!o.mechanism.contains("no experiment that measures it"), "{} {}", study.name, o.claim.id);
+            assert!(text.contains(&o.mechanism) && text.contains(o.claim.location), "{}", study.name);
+            if let Some(e) = &o.ours {
+                assert!(e.samples.len() <= 2 && e.half >= 0.0, "{} {}: {e:?}", study.name, o.claim.id);
+            }
+        }
+        for part in ["claim ", "  ours: ", "  verdict: ", "  why: "] {
+            assert!(text.contains(part), "{}: the contract text lacks `{part}`:\n{text}", study.name);
+        }
+    }
+}
+
+/// The mechanism is the run's: the same claim judged on runs with the base slice set to
+/// 7 ms for every EEVDF configuration names other switch counts (and the verdict turns).
+#[test]
+fn a_flipped_switch_changes_the_mechanism() {
+    let study = schedlab_studies::find("cfs-eevdf").unwrap();
+    let opts = RunOpts { duration: Some(Ns::from_ms(400)), ..RunOpts::default() };
+    let judge = |flip: bool| {
+        let mut suite = study.suite().unwrap();
+        if flip {
+            for c in &mut suite.experiments[0].configs {
+                c.sets.push(("base_slice_ns".into(), "7ms".into()));
+            }
+            // cfs has no base_slice_ns: keep the EEVDF columns only.
+            suite.experiments[0].configs.retain(|c| c.sched.starts_with("eevdf"));
+        }
+        let runs = suite.run_seeds(&[1], &opts, &|| true).unwrap();
+        judge_all(study.claims, &(study.evidence)(&runs))
+    };
+    let (base, flipped) = (judge(false), judge(true));
+    let claim = |os: &[schedlab_studies::contract::Outcome]| {
+        os.iter()
+            .find(|o| o.claim.id == "longer-slice-fewer-preemptions")
+            .map(|o| (o.mechanism.clone(), o.verdict))
+            .unwrap()
+    };
+    let ((m0, v0), (m1, v1)) = (claim(&base), claim(&flipped));
+    assert_ne!(m0, m1, "the mechanism did not follow the runs");
+    assert_eq!(v0, Verdict::Agree, "{m0}");
+    // Every column at 7 ms: the custom 7 ms slice changes nothing, ratio 1.
+    assert_eq!(v1, Verdict::Differ, "{m1}");
+}
+
+/// Without noise the seeds give the same runs, so the interval is zero wide; a claimed
+/// effect that the runs do not show (VIP's waits over 100 ms: none either way) is then
+/// "no effect", not a difference.
+#[test]
+fn a_difference_inside_the_interval_is_no_effect() {
+    let study = schedlab_studies::find("futex").unwrap();
+    let opts = RunOpts { duration: Some(Ns::from_ms(300)), ..RunOpts::default() };
+    let r = plan(study, &seeds(1, 3), &opts, &[]).unwrap().run(&|| true, &|| ()).unwrap();
+    let o = r.outcomes.iter().find(|o| o.claim.id == "vip-removes-waits-over-100ms").unwrap();
+    let e = o.ours.as_ref().expect("measured");
+    assert!(e.lo() <= 0.0 && e.hi() >= 0.0, "{e:?}");
+    assert_eq!(o.verdict, Verdict::NoEffect, "{}", o.mechanism);
+    assert!(r.text().contains("verdict: no effect"), "{}", r.text());
+}
