@@ -52,12 +52,13 @@ fi
 
 # The Python package (crates/schedlab-py, docs/python.md) and what its tests use: maturin
 # builds it, pandas holds its tables, Ray runs sweeps as tasks, pyarrow reads the Parquet
-# tables `schedlab sweep -o x.parquet` writes, pytest runs the tests.
-if "$py" -c "import maturin, pandas, pytest, ray, pyarrow" 2>/dev/null; then
-    say "maturin, pandas, pytest, Ray, pyarrow: present"
+# tables `schedlab sweep -o x.parquet` writes, pytest runs the tests, jsonschema checks
+# records against docs/record.schema.json.
+if "$py" -c "import maturin, pandas, pytest, ray, pyarrow, jsonschema" 2>/dev/null; then
+    say "maturin, pandas, pytest, Ray, pyarrow, jsonschema: present"
 else
-    say "installing maturin, pandas, pytest, Ray, pyarrow (build and test the Python package; pip, a few minutes)…"
-    "$py" -m pip install -q "maturin==1.16.0" "pandas==3.1.1" "pytest==9.2.0" "ray==2.60.0" "pyarrow==26.0.1"
+    say "installing maturin, pandas, pytest, Ray, pyarrow, jsonschema (build and test the Python package; pip, a few minutes)…"
+    "$py" -m pip install -q "maturin==1.16.0" "pandas==3.1.1" "pytest==9.2.0" "ray==2.60.0" "pyarrow==26.0.1" "jsonschema==4.26.0"
 fi
 
 # The wheel is rebuilt and reinstalled only when a Rust or Python source changed (a stamp of

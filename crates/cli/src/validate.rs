@@ -73,6 +73,43 @@ fn machine(o: &Opts, boost: Option<i32>) -> Result<schedlab_machine::Machine, Cl
         .map_err(|e| CliError { message: format!("the calibrated machine file does not load: {e}"), code: 1 })
 }
 
+/// The study's header: what ran where, how often, and under which session settings.
+fn header(
+    o: &Opts,
+    kernel_release: &str,
+    sched: &str,
+    sets: &[(String, String)],
+    machine: &schedlab_machine::Machine,
+    session: Option<i32>,
+    boost: Option<i32>,
+) -> String {
+    let sets_text: Vec<String> = sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "study validate · {} · host kernel {} · simulated {} [{}] on machine {} ({} CPUs, HZ={}) · seed {}\n\
+         tasks in one session ({}); host runs: {}\n\
+         each case {} times (simulations seeds {}..{}); medians compared, [min–max] shown\n",
+        today(),
+        kernel_release,
+        sched,
+        sets_text.join(" "),
+        machine.name,
+        machine.nr_cpus(),
+        machine.hz,
+        o.seed,
+        session.map_or("no autogroup".into(), |n| format!("its autogroup at nice {n}")),
+        match (o.host, boost) {
+            (false, _) => "none".to_string(),
+            (true, Some(n)) => format!(
+                "schedlab's session autogroup raised to nice {n} while they run; timings from a second, untraced run"
+            ),
+            (true, None) => "schedlab's session autogroup as it is; timings from a second, untraced run".into(),
+        },
+        o.repetitions,
+        o.seed,
+        o.seed + o.repetitions as u64 - 1,
+    )
+}
+
 /// Runs the study and writes its outputs.
 pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliError> {
     for dir in o.out.iter().chain(&o.plots) {
@@ -97,31 +134,7 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         return Err(CliError::input(format!("--only matches no case; the cases are {}", ids.join(", "))));
     }
     let session = autogroup.then(|| boost.unwrap_or_else(|| validate::autogroup_nice().unwrap_or(0)));
-    let sets_text: Vec<String> = sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let header = format!(
-        "study validate · {} · host kernel {} · simulated {} [{}] on machine {} ({} CPUs, HZ={}) · seed {}\n\
-         tasks in one session ({}); host runs: {}\n\
-         each case {} times (simulations seeds {}..{}); medians compared, [min–max] shown\n",
-        today(),
-        info.kernel_release,
-        sched,
-        sets_text.join(" "),
-        machine.name,
-        machine.nr_cpus(),
-        machine.hz,
-        o.seed,
-        session.map_or("no autogroup".into(), |n| format!("its autogroup at nice {n}")),
-        match (o.host, boost) {
-            (false, _) => "none".to_string(),
-            (true, Some(n)) => format!(
-                "schedlab's session autogroup raised to nice {n} while they run; timings from a second, untraced run"
-            ),
-            (true, None) => "schedlab's session autogroup as it is; timings from a second, untraced run".into(),
-        },
-        o.repetitions,
-        o.seed,
-        o.seed + o.repetitions as u64 - 1,
-    );
+    let header = header(o, &info.kernel_release, &sched, &sets, &machine, session, boost);
     let opts = validate::Options {
         machine: Arc::new(machine),
         sched,

@@ -130,6 +130,7 @@ fn explained_waits_sum_to_wait_ns_and_recording_changes_nothing() {
 fn snapshot_nice_pair_under_cfs() {
     let mut j = RunSpec::load("nice-pair", &example("nice-pair.toml"), None, &[], Some(Ns::from_ms(40))).unwrap();
     j.set("machine.noise", "none").unwrap();
+    j.set("machine.cost_model", "flat").unwrap();
     j.sched = "cfs".into();
     let ask = Ask { task: Some("niced".into()), select: Select::Worst(1), summary: true, json: false, svg: None };
     let (_, ex) = schedlab::explain::run(&j, &ask, &mut |_| true).unwrap();

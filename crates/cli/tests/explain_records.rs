@@ -151,6 +151,7 @@ fn snapshot_sleeper_placement_under_cfs() {
     let text = "name = \"w\"\nmachine = \"smp4\"\n[[task]]\nname = \"sl\"\ncount = 3\nprogram = [ { loop = \"forever\", do = [ { run = \"1ms\" }, { sleep = \"2ms\" } ] } ]\n[[task]]\nname = \"hog\"\ncount = 3\nprogram = [ { run = \"10s\" } ]\n";
     let mut j = RunSpec::load("w", text, None, &[], Some(Ns::from_ms(30))).unwrap();
     j.set("machine.noise", "none").unwrap();
+    j.set("machine.cost_model", "flat").unwrap();
     j.sched = "cfs".into();
     let a = Ask { select: Select::Between(Ns::from_ms(10), Ns::from_ms(13)), ..ask(Some("sl.0"), 1) };
     let (_, ex) = schedlab::explain::run(&j, &a, &mut |_| true).unwrap();

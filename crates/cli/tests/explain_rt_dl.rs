@@ -181,7 +181,9 @@ fn rt_dl_waits_sum_to_wait_ns_and_recording_changes_nothing() {
 /// An rt task pushed away from an overloaded CPU, as printed.
 #[test]
 fn snapshot_rt_push() {
-    let j = with_ms(job(&rt_three(), "smp2", "eevdf", 1, &[]), 12);
+    let mut j = with_ms(job(&rt_three(), "smp2", "eevdf", 1, &[]), 12);
+    // The snapshot was written for the constant-cost machine.
+    j.set("machine.cost_model", "flat").unwrap();
     let a = ask(Some("low"), Select::Worst(1));
     let (_, ex) = schedlab::explain::run(&j, &a, &mut |_| true).unwrap();
     insta::assert_snapshot!(render(&ex, &a).unwrap());

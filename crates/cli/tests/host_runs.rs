@@ -106,7 +106,10 @@ fn host_record_has_the_simulation_schema_and_feeds_every_report() {
     sim_job.sched = "cfs".into();
     let sim = sim_job.run(&mut |_| true).unwrap();
     let (h, s) = (serde_json::to_value(&r).unwrap(), serde_json::to_value(&sim).unwrap());
-    assert_eq!(keys(&h), keys(&s), "top-level keys");
+    // `warnings` is there only when a run has something to say (a host run under load may
+    // warn that its trace and procfs disagree), in either backend.
+    let optional = |k: &Vec<String>| k.iter().filter(|k| k.as_str() != "warnings").cloned().collect::<Vec<_>>();
+    assert_eq!(optional(&keys(&h)), optional(&keys(&s)), "top-level keys");
     assert_eq!(keys(&h["tasks"][0]), keys(&s["tasks"][0]), "task keys");
     assert_eq!(keys(&h["series"]), keys(&s["series"]), "series keys");
     assert_eq!(h["scheduler"]["name"], "host");

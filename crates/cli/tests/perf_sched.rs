@@ -13,8 +13,9 @@ fn traced(text: &str, machine: &str, sched: &str, ms: u64) -> schedlab_run::RunR
     j.sched = sched.into();
     j.trace = true;
     j.check = true;
-    // Snapshots: the noiseless machine.
+    // Snapshots: the noiseless constant-cost machine they were written for.
     j.set("machine.noise", "none").unwrap();
+    j.set("machine.cost_model", "flat").unwrap();
     run(&j)
 }
 

@@ -14,6 +14,14 @@ fn exit_ms(r: &RunRecord, name: &str) -> f64 {
     task(r, name).exit_ns.expect("the task exits") as f64 / 1e6
 }
 
+/// The SMT arithmetic on the constant-cost machine: under the full model the i7-3770's
+/// schedutil governor and idle states would add their own (tested in
+/// `crates/kernel/tests/idle_freq.rs`).
+fn flat(mut j: schedlab_run::RunSpec) -> schedlab_run::RunSpec {
+    j.set("machine.cost_model", "flat").unwrap();
+    j
+}
+
 fn smt_factor() -> u32 {
     schedlab_machine::preset("i7-3770").unwrap().costs.smt_factor
 }
@@ -26,13 +34,13 @@ fn smt_siblings_share_a_core() {
     assert!(smt_factor() < 1000);
     for sched in ["eevdf", "cfs", "ule"] {
         let text = pinned_run("a", 0, "100ms") + &pinned_run("b", 4, "100ms");
-        let r = run(&job(&text, "i7-3770", sched, 1, &[]));
+        let r = run(&flat(job(&text, "i7-3770", sched, 1, &[])));
         for t in ["a", "b"] {
             let e = exit_ms(&r, t);
             assert!((full..full + 0.5).contains(&e), "{sched}: {t} on siblings exited at {e} ms, not ~{full}");
         }
         let text = pinned_run("a", 0, "100ms") + &pinned_run("b", 1, "100ms");
-        let r = run(&job(&text, "i7-3770", sched, 1, &[]));
+        let r = run(&flat(job(&text, "i7-3770", sched, 1, &[])));
         for t in ["a", "b"] {
             let e = exit_ms(&r, t);
             assert!((100.0..100.5).contains(&e), "{sched}: {t} on separate cores exited at {e} ms");
@@ -46,13 +54,13 @@ fn smt_siblings_share_a_core() {
 fn a_sibling_stopping_speeds_the_other_up() {
     let f = f64::from(smt_factor()) / 1000.0;
     let text = pinned_run("a", 0, "100ms") + &pinned_run("b", 4, "50ms");
-    let r = run(&job(&text, "i7-3770", "eevdf", 1, &[]));
+    let r = run(&flat(job(&text, "i7-3770", "eevdf", 1, &[])));
     let (a, b) = (exit_ms(&r, "a"), exit_ms(&r, "b"));
     assert!((50.0 / f..50.0 / f + 0.5).contains(&b), "b exited at {b} ms");
     let a_expected = 50.0 / f + 50.0;
     assert!((a_expected..a_expected + 0.5).contains(&a), "a exited at {a} ms, expected ~{a_expected}");
     // Same inputs, same bytes.
-    let again = run(&job(&text, "i7-3770", "eevdf", 1, &[]));
+    let again = run(&flat(job(&text, "i7-3770", "eevdf", 1, &[])));
     assert_eq!(again.trace_hash, r.trace_hash);
 }
 
