@@ -15,7 +15,9 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// schema version it describes as `x-schema-version`; checked in as
 /// `docs/record.schema.json` (`crates/metrics/tests/schema.rs`).
 pub fn json_schema() -> schemars::Schema {
-    let mut schema = schemars::schema_for!(RunRecord);
+    // The serialize contract: a key omitted when empty (`skip_serializing_if`) is optional.
+    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+    let mut schema = generator.into_root_schema_for::<RunRecord>();
     schema.insert("title".into(), "schedlab run record".into());
     schema.insert("x-schema-version".into(), SCHEMA_VERSION.into());
     schema
