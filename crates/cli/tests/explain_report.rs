@@ -56,24 +56,11 @@ fn html_report_explains_where_the_time_went() {
 /// sum to its `wait_ns` (segments tile the waits).
 #[test]
 fn perfetto_wait_slices_carry_the_causes() {
-    let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));
-    let python = format!("{root}/target/test-venv/bin/python");
-    assert!(std::path::Path::new(&python).exists(), "{python} missing: run scripts/setup-test-deps.sh");
     let mut j = nice_pair(1);
     j.trace = true;
     j.explain = true;
     let r = run(&j);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.pftrace");
-    std::fs::write(&path, schedlab_report::perfetto::encode(&r).unwrap()).unwrap();
-    let out = std::process::Command::new(&python)
-        .arg(format!("{root}/scripts/perfetto_decode.py"))
-        .arg(&path)
-        .arg(r.sim_ns.to_string())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = decode_with_perfettos_protos(&r);
     for t in &r.tasks {
         let got = v["wait_ns"][pid_of(t.tid).to_string()].as_u64().unwrap_or(0);
         assert_eq!(got, t.wait_ns, "{}", t.name);
@@ -123,8 +110,6 @@ fn compare_with_html_explains_each_run() {
 #[test]
 fn perfetto_wakeup_flows_go_from_waker_to_wakee() {
     let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));
-    let python = format!("{root}/target/test-venv/bin/python");
-    assert!(std::path::Path::new(&python).exists(), "{python} missing: run scripts/setup-test-deps.sh");
     let text = std::fs::read_to_string(format!("{root}/examples/workloads/hackbench.toml")).unwrap();
     let params = [("groups".to_string(), "1".to_string()), ("loops".to_string(), "5".to_string())];
     let mut j = RunSpec::load("hackbench.toml", &text, None, &params, Some(Ns::from_ms(20))).unwrap();
@@ -135,17 +120,7 @@ fn perfetto_wakeup_flows_go_from_waker_to_wakee() {
     let ex = r.explained.as_ref().expect("explained");
     let by_task = ex.waits.iter().filter(|w| w.wake.as_ref().is_some_and(|k| k.waker.is_some())).count();
     assert!(by_task > 10, "hackbench's receivers are woken by senders: {by_task} task wakeups");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.pftrace");
-    std::fs::write(&path, schedlab_report::perfetto::encode(&r).unwrap()).unwrap();
-    let out = std::process::Command::new(&python)
-        .arg(format!("{root}/scripts/perfetto_decode.py"))
-        .arg(&path)
-        .arg(r.sim_ns.to_string())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = decode_with_perfettos_protos(&r);
     assert_eq!(v["flows_ended"].as_u64(), Some(by_task as u64), "{v}");
     assert_eq!(v["flows_started"].as_u64(), Some(by_task as u64), "{v}");
     assert_eq!(v["flows_unmatched"].as_u64(), Some(0), "{v}");
@@ -156,4 +131,23 @@ fn perfetto_wakeup_flows_go_from_waker_to_wakee() {
     }
     let senders = v["woken_by"].as_object().unwrap().keys().filter(|k| k.starts_with("sender")).count();
     assert!(senders > 0, "no wait woken by a sender: {}", v["woken_by"]);
+}
+
+/// The run's Perfetto trace read back by `scripts/perfetto_decode.py` with Perfetto's own
+/// protos (the test venv's Python), as its JSON summary.
+fn decode_with_perfettos_protos(r: &schedlab_metrics::RunRecord) -> serde_json::Value {
+    let root = format!("{}/../..", env!("CARGO_MANIFEST_DIR"));
+    let python = format!("{root}/target/test-venv/bin/python");
+    assert!(std::path::Path::new(&python).exists(), "{python} missing: run scripts/setup-test-deps.sh");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.pftrace");
+    std::fs::write(&path, schedlab_report::perfetto::encode(r).unwrap()).unwrap();
+    let out = std::process::Command::new(&python)
+        .arg(format!("{root}/scripts/perfetto_decode.py"))
+        .arg(&path)
+        .arg(r.sim_ns.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
 }
