@@ -79,10 +79,10 @@ pub fn run(o: &Options) -> Result<(), CliError> {
     // Explained where the mechanisms quote the decision records (explaining the 400
     // hackbench runs of lock-delayed-wakeup took minutes and, with every task's worst waits
     // kept, 22 GB), and sampled only where a mechanism reads the series (the ULE-vs-CFS
-    // scores).
+    // scores; validate's shares while both programs run).
     let opts = |s: &Study| schedlab_studies::suite::RunOpts {
         duration: o.duration,
-        sample: matches!(s.kind, Kind::Workload(_)).then_some(schedlab_sim::Ns::from_ms(10)),
+        sample: matches!(s.kind, Kind::Workload(_) | Kind::Validate).then_some(schedlab_sim::Ns::from_ms(10)),
         explain: s.explained,
     };
     // Plan everything first: a bad study fails before any run, and the bar knows the total.

@@ -131,6 +131,8 @@ fn plan_validate(p: &mut Plan, seeds: &[u64], opts: &RunOpts, params: &[(String,
             spec.end = end;
             spec.sample = opts.sample;
             spec.explain = opts.explain;
+            // The switch and preemption counts are read off the events (short runs).
+            spec.trace = true;
             p.specs.push(spec);
         }
     }
@@ -211,17 +213,24 @@ impl Plan {
         if matches!(self.study.kind, Kind::Validate) {
             let cases = validate::cases(validate::Scale::Quick, records.first().map_or(1, |r| r.machine.cpus));
             let of: Vec<&validate::Case> = cases.iter().filter(|c| c.experiment == g.name).collect();
-            if let Some(first) = of.first() {
-                for (k, m) in first.metrics.iter().enumerate() {
-                    let vals = of
-                        .iter()
-                        .zip(&records)
-                        .map(|(c, r)| {
-                            c.metrics.get(k).and_then(|m| (m.value)(r)).map_or("-".into(), |v| format!("{v}"))
-                        })
-                        .collect();
-                    rows.push((m.name.to_string(), vals));
+            // One row per metric any case has (cases differ: only "io beside a hog" has the
+            // hog's rows), in order of first appearance; `-` where a case lacks it.
+            let mut names: Vec<&str> = Vec::new();
+            for m in of.iter().flat_map(|c| &c.metrics) {
+                if !names.contains(&m.name) {
+                    names.push(m.name);
                 }
+            }
+            for name in names {
+                let vals = of
+                    .iter()
+                    .zip(&records)
+                    .map(|(c, r)| {
+                        let m = c.metrics.iter().find(|m| m.name == name);
+                        m.and_then(|m| (m.value)(r)).map_or("-".into(), |v| format!("{v}"))
+                    })
+                    .collect();
+                rows.push((name.to_string(), vals));
             }
         }
         ExperimentResult { name: g.name, title: g.title, labels: g.labels.clone(), records, rows }
