@@ -677,8 +677,8 @@ fn suite_named(common: &Common) -> Option<schedlab_studies::suite::Suite> {
 
 /// `study NAME` for a multi-experiment study: every experiment's runs in parallel, one table
 /// per experiment; `--plots DIR` writes each experiment's figures to `DIR/<experiment>/`,
-/// `--html FILE` one report per experiment (`FILE` with the experiment's name inserted),
-/// `--out DIR` the tables and every run's JSON.
+/// `--html FILE` one page with a section per experiment, `--out DIR` the tables and every
+/// run's JSON.
 fn run_suite(
     c: &Common,
     suite: &schedlab_studies::suite::Suite,
