@@ -169,6 +169,11 @@ pub struct TaskWaits {
     pub waits: u64,
     /// The longest waits, longest first.
     pub worst: Vec<Wait>,
+    /// Time it ran, and what the machine's cost models charged it (simulator only): how
+    /// much of that run was cache refill, and where the lines came from.
+    pub run_ns: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub costs: Option<schedlab_probe::CostTimes>,
 }
 
 /// What an [`Explainer`] found over a run.
