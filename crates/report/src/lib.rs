@@ -283,16 +283,9 @@ pub fn text(r: &RunRecord) -> String {
     }
     s.push_str(&table(&rows));
     s.push('\n');
-    if let Some(paths) = path_table(r) {
-        s.push_str(&paths);
-        s.push('\n');
-    }
-    if let Some(costs) = cost_table(r) {
-        s.push_str(&costs);
-        s.push('\n');
-    }
-    if let Some(power) = power_table(r) {
-        s.push_str(&power);
+    // Kernel time by path, what the cost models charged, frequencies and idle states.
+    for t in [path_table(r), cost_table(r), power_table(r)].into_iter().flatten() {
+        s.push_str(&t);
         s.push('\n');
     }
     s.push_str(&lock_table(r));
