@@ -499,19 +499,11 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             extras(&common, &out)
         }
         Cmd::Reproduce { source, output, seeds, seed, fresh, docs, duration, full } => {
-            schedlab::reproduce::run(&schedlab::reproduce::Options {
-                source,
-                output,
-                seeds: schedlab::study::seed_count(seeds, false),
-                seed,
-                fresh,
-                docs,
-                full,
-                duration: duration
-                    .as_deref()
-                    .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
-                    .transpose()?,
-            })
+            let duration = duration.as_deref().map(parse_duration).transpose();
+            let duration = duration.map_err(|m| CliError::input(format!("--duration: {m}")))?;
+            let seeds = schedlab::study::seed_count(seeds, false);
+            let o = schedlab::reproduce::Options { source, output, seeds, seed, fresh, docs, full, duration };
+            schedlab::reproduce::run(&o)
         }
         Cmd::Study { common, sched, seeds, validate } => match builtin_study(&common).map(|s| &s.kind) {
             Some(StudyKind::Validate) => {
