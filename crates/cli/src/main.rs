@@ -690,10 +690,10 @@ fn run_suite(
     let study = builtin_study(c).ok_or_else(|| CliError::input(format!("{}: not a built-in study", suite.name)))?;
     let seeds = schedlab_studies::contract::seeds(c.seed, seeds);
     note!("study {}: {} experiments × {} seeds in parallel…", suite.name, suite.experiments.len(), seeds.len());
-    // An HTML report says where each run's time went: its runs are explained (and the
-    // mechanisms then quote the decision records). Not by default: explaining every run of
-    // every seed of a large study holds gigabytes.
-    let opts = schedlab_studies::suite::RunOpts { duration, sample, explain: c.html.is_some() };
+    // Explained where the mechanisms quote the decision records, and for an HTML report
+    // (it says where each run's time went); a study keeps the worst waits of a run's
+    // longest waiters only (`schedlab_studies::runs::EXPLAINED_TASKS`).
+    let opts = schedlab_studies::suite::RunOpts { duration, sample, explain: study.explained || c.html.is_some() };
     let run = schedlab::study::run_plan(schedlab_studies::runs::plan(study, &seeds, &opts, params)?)?;
     let results = run.first();
     let text = schedlab_studies::suite::suite_text_with(suite, results, Some(&run.text()));
