@@ -248,8 +248,8 @@ const SCALE_THREADS: u64 = 100_000;
 /// The scale rows on `numa-1024`, as the CPUs' worth of work [`SCALE_THREADS`] threads ask
 /// for (fewer threads ask for proportionally less, each running as long): 393 (38.4 %), a
 /// world that stays under capacity (its check must pass, or the row fails), and 768 (75 %),
-/// which the kernel's work per wakeup overloads (labelled so; its check is reported, not
-/// enforced).
+/// which the kernel's work per wakeup overloads at 100 000 threads (labelled so; its check
+/// is reported, not enforced).
 const SCALE_ROWS: [(u64, bool); 2] = [(393, true), (768, false)];
 
 /// Builds and runs every row. A row whose enforced check fails is printed, and `run`
@@ -296,7 +296,7 @@ pub fn run(
     let n = plan.max_threads.min(SCALE_THREADS);
     for (util, under) in SCALE_ROWS {
         let util = (util * n / SCALE_THREADS).max(1);
-        let kind = if under { "under capacity" } else { "overloaded" };
+        let kind = if under { "under capacity" } else { "overloaded at 100 000 threads" };
         let label =
             format!("{n} threads, numa-1024, {:.1} % asked, {kind}, eevdf, {}", util as f64 / 10.24, plan.scale);
         go(label, periodic_workload(n, "numa-1024", util), "eevdf", plan.scale, Some((n, under)))?;
