@@ -107,9 +107,16 @@ struct Common {
     /// Write SVG figures into this directory (records time series).
     #[arg(long)]
     plots: Option<PathBuf>,
-    /// With --plots (or `schedlab plot`): also write each figure as PNG.
+    /// With --plots (or `schedlab plot`): also write each figure as PNG (at --dpi).
     #[arg(long)]
     png: bool,
+    /// With --plots (or `schedlab plot`): also write each figure as a vector PDF.
+    #[arg(long)]
+    pdf: bool,
+    /// The PNG figures' resolution in dots per inch (a 640 x 480 figure is 6.7 x 5 inches).
+    #[arg(long, default_value_t = schedlab_report::plots::DEFAULT_DPI,
+          value_parser = clap::value_parser!(u32).range(schedlab_report::plots::MIN_DPI as i64..=schedlab_report::plots::MAX_DPI as i64))]
+    dpi: u32,
     /// Write a self-contained HTML report to this file (records time series).
     #[arg(long)]
     html: Option<PathBuf>,
@@ -432,6 +439,11 @@ fn stop_requested() -> bool {
     signals::stop_requested()
 }
 
+/// The files each figure is written as (`--png`, `--pdf`, `--dpi`).
+fn figure_files(c: &Common) -> schedlab::study::FigureFiles {
+    schedlab::study::FigureFiles { png: c.png, pdf: c.pdf, dpi: c.dpi }
+}
+
 /// Warns about flags of `c` that would change nothing.
 fn warn_ignored(c: &Common) {
     let given = schedlab::flags::Given {
@@ -440,7 +452,7 @@ fn warn_ignored(c: &Common) {
         json_somewhere: matches!(c.format, Format::Json) || c.out.is_some(),
         plots: c.plots.is_some(),
         html: c.html.is_some(),
-        png: c.png,
+        png: c.png || c.pdf,
         all_figures: c.all_figures,
         timeline: c.timeline,
         timeline_options: c.timeline_width != 100 || c.timeline_from.is_some() || c.timeline_to.is_some(),
@@ -574,7 +586,7 @@ fn workload_study(mut common: Common, sched: Option<String>, seeds: Option<usize
         text += &schedlab_studies::runs::judge_records(study, seeds, per_seed).text();
     }
     extras_with(&common, &out, Some(&text))?;
-    schedlab::study::write_paper_figures(common.plots.as_deref(), common.png, &title, &out)?;
+    schedlab::study::write_paper_figures(common.plots.as_deref(), &figure_files(&common), &title, &out)?;
     match (&common.out, common.format) {
         (Some(dir), _) => {
             for r in &out {
@@ -649,7 +661,7 @@ fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<
         doc: v.doc.clone(),
         seed: c.seed,
         plots: c.plots.clone(),
-        png: c.png,
+        files: figure_files(c),
         out: c.out.clone(),
     })
 }
@@ -672,8 +684,8 @@ fn suite_named(common: &Common) -> Option<schedlab_studies::suite::Suite> {
 
 /// `study NAME` for a multi-experiment study: every experiment's runs in parallel, one table
 /// per experiment; `--plots DIR` writes each experiment's figures to `DIR/<experiment>/`,
-/// `--html FILE` one report per experiment (`FILE` with the experiment's name inserted),
-/// `--out DIR` the tables and every run's JSON.
+/// `--html FILE` one page with a section per experiment, `--out DIR` the tables and every
+/// run's JSON.
 fn run_suite(
     c: &Common,
     suite: &schedlab_studies::suite::Suite,
@@ -700,7 +712,7 @@ fn run_suite(
     let outputs = schedlab::study::Outputs {
         plots: c.plots.as_deref(),
         html: c.html.as_deref(),
-        png: c.png,
+        files: figure_files(c),
         all_figures: c.all_figures,
     };
     schedlab::study::write(suite, results, &outputs)?;
@@ -947,13 +959,7 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
         );
     }
     if let Some(dir) = &c.plots {
-        for f in &figs {
-            write_atomic(&dir.join(&f.name), &f.svg)?;
-            if c.png {
-                let png = f.png().map_err(|m| CliError { message: m, code: 1 })?;
-                write_atomic_bytes(&dir.join(f.png_name()), &png)?;
-            }
-        }
+        schedlab::study::write_figures(dir, &figs, &figure_files(c))?;
         note!("wrote {} figures to {}", figs.len(), dir.display());
     }
     if let Some(path) = &c.html {

@@ -12,7 +12,7 @@ use std::path::Path;
 pub struct Outputs<'a> {
     pub plots: Option<&'a Path>,
     pub html: Option<&'a Path>,
-    pub png: bool,
+    pub files: FigureFiles,
     /// Every figure, also those that carry no information.
     pub all_figures: bool,
 }
@@ -26,20 +26,33 @@ pub fn study_figures(suite: &Suite, results: &[ExperimentResult]) -> Result<Vec<
     schedlab_studies::suites::figures(suite.name, results).into_iter().map(|c| c.render().map_err(plot_err)).collect()
 }
 
-fn write_figures(dir: &Path, figs: &[Figure], png: bool) -> Result<(), CliError> {
+/// Which files each figure is written as beside its SVG (`--png`, `--pdf`, `--dpi`).
+#[derive(Clone, Copy, Debug)]
+pub struct FigureFiles {
+    pub png: bool,
+    pub pdf: bool,
+    /// The PNG's resolution.
+    pub dpi: u32,
+}
+
+/// Writes every figure into `dir` as SVG, and as PNG and PDF when asked (each atomically).
+pub fn write_figures(dir: &Path, figs: &[Figure], files: &FigureFiles) -> Result<(), CliError> {
     ensure_dir(dir)?;
     for f in figs {
         write_atomic(&dir.join(&f.name), &f.svg)?;
-        if png {
-            write_atomic_bytes(&dir.join(f.png_name()), &f.png().map_err(plot_err)?)?;
+        if files.png {
+            write_atomic_bytes(&dir.join(f.png_name()), &f.png(files.dpi).map_err(plot_err)?)?;
+        }
+        if files.pdf {
+            write_atomic_bytes(&dir.join(f.pdf_name()), &f.pdf().map_err(plot_err)?)?;
         }
     }
     Ok(())
 }
 
 /// `--plots DIR`: the study's figures in `DIR/`, each experiment's run figures in
-/// `DIR/<experiment>/`; `--html FILE`: `FILE` with each experiment's name inserted, the
-/// study's finding, table and figures first.
+/// `DIR/<experiment>/`; `--html FILE`: one page, a section per experiment (`FILE#name`),
+/// each with the study's finding, table and figures first.
 pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result<(), CliError> {
     if o.plots.is_none() && o.html.is_none() {
         return Ok(());
@@ -47,9 +60,10 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
     let study_figs = study_figures(suite, results)?;
     let finding = schedlab_studies::suites::finding(suite.name, results);
     if let Some(dir) = o.plots {
-        write_figures(dir, &study_figs, o.png)?;
+        write_figures(dir, &study_figs, &o.files)?;
         note!("wrote {} study figures to {}", study_figs.len(), dir.display());
     }
+    let mut pages: Vec<(&str, String)> = Vec::new();
     for r in results {
         let figs = if o.all_figures {
             schedlab_report::plots::figures_all(&r.records)
@@ -58,9 +72,9 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
         }
         .map_err(plot_err)?;
         if let Some(dir) = o.plots {
-            write_figures(&dir.join(r.name), &figs, o.png)?;
+            write_figures(&dir.join(r.name), &figs, &o.files)?;
         }
-        if let Some(path) = o.html {
+        if o.html.is_some() {
             let table = suite_text(suite, std::slice::from_ref(r));
             let section = schedlab_report::html::StudySection {
                 paper: finding.as_ref().map(|f| f.paper),
@@ -69,9 +83,13 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
                 figures: &study_figs,
             };
             let html = schedlab_report::html::report_study(r.title, &r.records, &figs, &section).map_err(plot_err)?;
-            let stem = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
-            write_atomic(&path.with_file_name(format!("{stem}.{}.html", r.name)), &html)?;
+            pages.push((r.name, html));
         }
+    }
+    if let Some(path) = o.html {
+        let title = format!("{}: {}", suite.name, suite.description);
+        write_atomic(path, &schedlab_report::html::combine(&title, &pages).map_err(plot_err)?)?;
+        note!("wrote {} ({} experiments)", path.display(), pages.len());
     }
     Ok(())
 }
@@ -80,7 +98,7 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
 /// (`paper-completion.svg`, `paper-shares.svg`) beside the run figures.
 pub fn write_paper_figures(
     dir: Option<&Path>,
-    png: bool,
+    files: &FigureFiles,
     title: &str,
     rs: &[schedlab_run::RunRecord],
 ) -> Result<(), CliError> {
@@ -90,7 +108,7 @@ pub fn write_paper_figures(
         .map(|c| c.render().map_err(plot_err))
         .collect::<Result<_, _>>()?;
     if !figs.is_empty() {
-        write_figures(dir, &figs, png)?;
+        write_figures(dir, &figs, files)?;
         note!("wrote {} figures of the paper's comparison to {}", figs.len(), dir.display());
     }
     Ok(())

@@ -266,13 +266,16 @@ fn png_figures_render_deterministically() {
     let figs = schedlab_report::plots::figures(std::slice::from_ref(&r)).unwrap();
     let f = figs.iter().find(|f| f.name == "runtime.svg").unwrap();
     assert_eq!(f.png_name(), "runtime.png");
-    let a = f.png().unwrap();
-    assert_eq!(a, f.png().unwrap());
+    // At 96 DPI a CSS pixel is a pixel.
+    let a = f.png(96).unwrap();
+    assert_eq!(a, f.png(96).unwrap());
     let mut reader = png::Decoder::new(std::io::Cursor::new(&a)).read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).unwrap();
     assert_eq!((info.width, info.height), (640, 480));
     let px = &buf[..info.buffer_size()];
-    let white = px.chunks(3).filter(|p| p.iter().all(|&c| c >= 250)).count();
-    assert!(white < px.len() / 3 * 99 / 100, "blank PNG");
+    let bpp = info.color_type.samples();
+    let white = px.chunks(bpp).filter(|p| p.iter().take(3).all(|&c| c >= 250)).count();
+    assert!(white < px.len() / bpp * 99 / 100, "blank PNG");
+    assert!(f.png(23).is_err() && f.png(1201).is_err(), "a resolution outside the limits is refused");
 }
