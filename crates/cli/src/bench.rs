@@ -15,12 +15,13 @@ use schedlab_workload::synthetic;
 /// `examples/workloads/periodic-200.toml`, built in so `bench` runs from any directory.
 pub const PERIODIC_200: &str = include_str!("../../../examples/workloads/periodic-200.toml");
 
-/// A periodic workload of `tasks` tasks (each runs, then sleeps until its next 10 ms period
+/// A periodic workload of `tasks` tasks (each runs, then sleeps until its next [`PERIOD`]
 /// with an absolute timer) whose utilisations sum to `util_cpus` CPUs on `machine`.
 pub fn periodic_workload(tasks: u64, machine: &str, util_cpus: u64) -> String {
     format!(
-        "name = \"bench-periodic-{tasks}\"\nmachine = \"{machine}\"\n[[task]]\nname = \"p\"\ncount = {tasks}\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"{run}ns\" }}, {{ timer = \"10ms\" }} ] }} ]\n",
-        run = (util_cpus * 10_000_000 / tasks.max(1)).max(1)
+        "name = \"bench-periodic-{tasks}\"\nmachine = \"{machine}\"\n[[task]]\nname = \"p\"\ncount = {tasks}\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"{run}ns\" }}, {{ timer = \"{period}ns\" }} ] }} ]\n",
+        run = (util_cpus * PERIOD.0 / tasks.max(1)).max(1),
+        period = PERIOD.0
     )
 }
 
@@ -77,6 +78,9 @@ pub struct BenchRow {
     /// CPU seconds and events of the second half of the simulated time (`None` when the
     /// run polled too rarely to tell: fewer than two polls in that half).
     pub steady: Option<(f64, u64)>,
+    /// A periodic row's check that its world stayed periodic ([`PeriodicCheck`]): `Err`
+    /// says what failed, and `bench` exits non-zero after printing every row.
+    pub check: Option<Result<String, String>>,
 }
 
 impl BenchRow {
@@ -97,15 +101,29 @@ struct SteadyMark {
     half: Ns,
     polls: u64,
     at: Option<(f64, u64)>,
+    /// CPU seconds spent sampling the heap so far (left out of the row's CPU time).
+    sampling: f64,
+    peak: u64,
 }
 
 impl SteadyMark {
+    /// Samples the heap, timing the sample: `mallinfo2` walks the allocator's free lists,
+    /// which with a heap of hundreds of megabytes took more CPU than the simulation
+    /// (1 365 samples in a second of 100 000 threads on `numa-1024`: 235 CPU-s against
+    /// 99 for the run alone).
+    fn sample_heap(&mut self) {
+        let t0 = thread_cpu_s();
+        self.peak = self.peak.max(heap_in_use());
+        self.sampling += thread_cpu_s() - t0;
+    }
     fn poll(&mut self, now: Ns) {
+        self.sample_heap();
         self.polls += 1;
         if self.at.is_none() && now >= self.half {
-            self.at = Some((thread_cpu_s(), self.polls * schedlab_run::PROGRESS_EVENTS));
+            self.at = Some((thread_cpu_s() - self.sampling, self.polls * schedlab_run::PROGRESS_EVENTS));
         }
     }
+    /// The steady window's CPU seconds (sampling left out) and events.
     fn finish(&self, cpu_end: f64, events: u64) -> Option<(f64, u64)> {
         let (cpu, ev) = self.at?;
         (events > ev + schedlab_run::PROGRESS_EVENTS).then(|| (cpu_end - cpu, events - ev))
@@ -133,24 +151,25 @@ pub fn thread_cpu_s() -> f64 {
 }
 
 /// Runs one job (on this thread) and times it; samples the heap every 65 536 events (when the run polls
-/// `keep_going`) and once at the end, while the run's record is still alive.
-pub fn time_job(label: &str, job: &RunSpec) -> Result<BenchRow, CliError> {
+/// `keep_going`) and once at the end, while the run's record is still alive. The samples'
+/// own CPU time is left out of the row's.
+pub fn time_job(label: &str, job: &RunSpec) -> Result<(BenchRow, RowFacts), CliError> {
     let before = heap_in_use();
-    let mut peak = before;
     #[allow(clippy::disallowed_methods)] // benchmarks measure wall time by design
     let start = std::time::Instant::now();
     let cpu0 = thread_cpu_s();
-    let mut mark = SteadyMark { half: Ns(job.end.0 / 2), polls: 0, at: None };
+    let mut mark = SteadyMark { half: Ns(job.end.0 / 2), polls: 0, at: None, sampling: 0.0, peak: before };
     let r = job.run(&mut |now| {
-        peak = peak.max(heap_in_use());
         mark.poll(now);
         true
     })?;
     let wall_s = start.elapsed().as_secs_f64();
-    let cpu_end = thread_cpu_s();
+    mark.sample_heap();
+    // The CPU time of the run, without the heap samples'.
+    let cpu_end = thread_cpu_s() - mark.sampling;
     let cpu_s = cpu_end - cpu0;
-    peak = peak.max(heap_in_use());
-    Ok(BenchRow {
+    let peak = mark.peak;
+    let row = BenchRow {
         label: label.to_string(),
         threads: job.workload.initial_tasks(),
         events: r.events,
@@ -159,7 +178,46 @@ pub fn time_job(label: &str, job: &RunSpec) -> Result<BenchRow, CliError> {
         sim: Ns(r.sim_ns),
         heap_bytes: peak - before,
         steady: mark.finish(cpu_end, r.events),
-    })
+        check: None,
+    };
+    let facts = RowFacts {
+        wakeups: r.tasks.iter().map(|t| t.wakeups).sum(),
+        idle_ns: r.cpus.iter().map(|c| c.idle_ns).sum(),
+        cpus: r.cpus.len() as u64,
+    };
+    Ok((row, facts))
+}
+
+/// What a periodic row's check reads from the run's record.
+pub struct RowFacts {
+    /// Wakeups of all tasks.
+    pub wakeups: u64,
+    /// Idle time summed over the CPUs.
+    pub idle_ns: u64,
+    pub cpus: u64,
+}
+
+/// The check of a periodic row that must stay under capacity: every thread wakes once per
+/// period after its first (its timer is absolute, so a thread that falls behind wakes
+/// fewer times or not at all) and the CPUs were idle some of the time.
+pub struct PeriodicCheck {
+    pub threads: u64,
+    pub period: Ns,
+}
+
+impl PeriodicCheck {
+    /// `Ok` with the figures, or `Err` naming what failed.
+    pub fn verdict(&self, facts: &RowFacts, sim: Ns) -> Result<String, String> {
+        let periods = sim.0 / self.period.0;
+        let want = self.threads * periods.saturating_sub(1);
+        let idle = facts.idle_ns as f64 / (sim.0.max(1) * facts.cpus.max(1)) as f64;
+        let msg = format!("wakeups {} (threads × (periods − 1) = {want}), idle {:.1} %", facts.wakeups, 100.0 * idle);
+        if facts.wakeups == want && facts.idle_ns > 0 {
+            Ok(msg)
+        } else {
+            Err(format!("not periodic: {msg}"))
+        }
+    }
 }
 
 /// What `schedlab bench` runs.
@@ -168,60 +226,114 @@ pub struct BenchPlan {
     pub max_threads: u64,
     /// Simulated time of each sweep row.
     pub sweep: Ns,
+    /// Simulated time of the scale rows (`SCALE_ROWS`).
+    pub scale: Ns,
     /// Only the first row of each kind (a smoke test).
     pub tiny: bool,
+    /// Only the rows whose label contains this text (`--only`).
+    pub only: Option<String>,
 }
 
 /// A machine of the sweep: preset name and the CPUs' worth of work its periodic rows ask
-/// for (three quarters of its CPUs).
+/// for (three quarters of its CPUs; with 100 000 threads the kernel's work on top of that
+/// overloads both machines, so the sweep's rows report their check without failing).
 const SWEEP_MACHINES: [(&str, u64); 2] = [("opteron-32", 24), ("numa-1024", 768)];
 
-/// Builds and runs every row.
+/// The period of the periodic workloads ([`periodic_workload`]).
+pub const PERIOD: Ns = Ns::from_ms(10);
+
+/// The scale rows' threads (`--max-tasks` may lower it).
+const SCALE_THREADS: u64 = 100_000;
+
+/// The scale rows on `numa-1024`, as the CPUs' worth of work [`SCALE_THREADS`] threads ask
+/// for (fewer threads ask for proportionally less, each running as long): 393 (38.4 %), a
+/// world that stays under capacity (its check must pass, or the row fails), and 768 (75 %),
+/// which the kernel's work per wakeup overloads at 100 000 threads (labelled so; its check
+/// is reported, not enforced).
+const SCALE_ROWS: [(u64, bool); 2] = [(393, true), (768, false)];
+
+/// Builds and runs every row. A row whose enforced check fails is printed, and `run`
+/// returns an error after the last row.
 pub fn run(
     plan: &BenchPlan,
     on_row: &mut dyn FnMut(&BenchRow) -> Result<(), CliError>,
 ) -> Result<Vec<BenchRow>, CliError> {
     let mut rows = Vec::new();
-    let mut go = |label: String, text: String, sched: &str, dur: Ns| -> Result<(), CliError> {
+    let mut failed = Vec::new();
+    let wanted = |label: &str| plan.only.as_deref().is_none_or(|o| label.contains(o));
+    let mut go = |label: String, text: String, sched: &str, dur: Ns, check: Option<(u64, bool)>| {
+        if !wanted(&label) {
+            return Ok(());
+        }
         let mut job = RunSpec::load("bench", &text, None, &[], Some(dur))?;
         job.sched = sched.into();
-        let row = time_job(&label, &job)?;
+        let (mut row, facts) = time_job(&label, &job)?;
+        if let Some((threads, enforced)) = check {
+            let verdict = PeriodicCheck { threads, period: PERIOD }.verdict(&facts, row.sim);
+            if enforced && verdict.is_err() {
+                failed.push(label.clone());
+            }
+            row.check = Some(verdict);
+        }
         on_row(&row)?;
         rows.push(row);
-        Ok(())
+        Ok::<(), CliError>(())
     };
     let p200 = if plan.tiny { Ns::from_ms(100) } else { Ns::from_secs(10) };
-    go(format!("periodic-200, smp8, eevdf, {p200}"), PERIODIC_200.into(), "eevdf", p200)?;
+    go(format!("periodic-200, smp8, eevdf, {p200}"), PERIODIC_200.into(), "eevdf", p200, Some((200, true)))?;
     if plan.tiny {
-        return Ok(rows);
+        return finish(rows, &failed);
     }
-    go(format!("periodic-200, smp8, cfs, {p200}"), PERIODIC_200.into(), "cfs", p200)?;
+    go(format!("periodic-200, smp8, cfs, {p200}"), PERIODIC_200.into(), "cfs", p200, Some((200, true)))?;
     for (machine, util) in SWEEP_MACHINES {
         let mut n = 10;
         while n <= plan.max_threads {
             let label = format!("{n} threads, {machine}, eevdf, {}", plan.sweep);
-            go(label, periodic_workload(n, machine, util), "eevdf", plan.sweep)?;
+            go(label, periodic_workload(n, machine, util), "eevdf", plan.sweep, Some((n, false)))?;
             n *= 10;
         }
     }
+    let n = plan.max_threads.min(SCALE_THREADS);
+    for (util, under) in SCALE_ROWS {
+        let util = (util * n / SCALE_THREADS).max(1);
+        let kind = if under { "under capacity" } else { "overloaded at 100 000 threads" };
+        let label =
+            format!("{n} threads, numa-1024, {:.1} % asked, {kind}, eevdf, {}", util as f64 / 10.24, plan.scale);
+        go(label, periodic_workload(n, "numa-1024", util), "eevdf", plan.scale, Some((n, under)))?;
+    }
     let two = Ns::from_secs(2);
     for sched in ["eevdf", "cfs", "ule"] {
-        go(format!("512 mixed, opteron-32, {sched}, {two}"), mixed_workload(512, "opteron-32"), sched, two)?;
+        let w = mixed_workload(512, "opteron-32");
+        go(format!("512 mixed, opteron-32, {sched}, {two}"), w, sched, two, None)?;
     }
     for sched in ["eevdf", "cfs"] {
         let label = format!("500 in 110 groups, opteron-32, {sched}, {two}");
-        go(label, grouped_workload(10, 10, 5, "opteron-32"), sched, two)?;
+        go(label, grouped_workload(10, 10, 5, "opteron-32"), sched, two, None)?;
     }
     // 100 parents and 99 900 children: every task is created and exits (until all have).
     let ten = Ns::from_secs(10);
-    go("100000 forked, exited, opteron-32, cfs".into(), fork_exit_workload(100, 999, "opteron-32"), "cfs", ten)?;
+    let w = fork_exit_workload(100, 999, "opteron-32");
+    go("100000 forked, exited, opteron-32, cfs".into(), w, "cfs", ten, None)?;
     let n = LOAD_TASKS;
     for (kind, text) in [("native", synthetic::native(n)), ("rt-app", synthetic::rtapp(n))] {
-        let row = time_load(&format!("load {n} tasks, {kind} (events = tasks)"), &text)?;
+        let label = format!("load {n} tasks, {kind} (events = tasks)");
+        if !wanted(&label) {
+            continue;
+        }
+        let row = time_load(&label, &text)?;
         on_row(&row)?;
         rows.push(row);
     }
-    Ok(rows)
+    finish(rows, &failed)
+}
+
+/// The rows, or an error naming the rows whose enforced check failed.
+fn finish(rows: Vec<BenchRow>, failed: &[String]) -> Result<Vec<BenchRow>, CliError> {
+    if failed.is_empty() {
+        Ok(rows)
+    } else {
+        Err(CliError::input(format!("bench: rows not periodic: {}", failed.join("; "))))
+    }
 }
 
 /// Tasks of the loading rows (`schedlab_workload::synthetic`: forks, changes, cgroups,
@@ -240,20 +352,30 @@ fn time_load(label: &str, text: &str) -> Result<BenchRow, CliError> {
     let wl = &job.workload;
     let (threads, events) = (wl.initial_tasks(), wl.templates.len() as u64);
     let heap_bytes = heap_in_use().saturating_sub(before);
-    Ok(BenchRow { label: label.into(), threads, events, wall_s, cpu_s, sim: Ns(0), heap_bytes, steady: None })
+    Ok(BenchRow {
+        label: label.into(),
+        threads,
+        events,
+        wall_s,
+        cpu_s,
+        sim: Ns(0),
+        heap_bytes,
+        steady: None,
+        check: None,
+    })
 }
 
 /// The table header and one row.
 pub fn header() -> String {
     format!(
-        "{:<44} {:>12} {:>9} {:>9} {:>12} {:>9} {:>12} {:>11}",
-        "run", "events", "wall s", "CPU s", "events/s", "ns/event", "steady ns/ev", "B/thread"
+        "{:<44} {:>12} {:>9} {:>9} {:>12} {:>9} {:>12} {:>11}  {}",
+        "run", "events", "wall s", "CPU s", "events/s", "ns/event", "steady ns/ev", "B/thread", "check"
     )
 }
 pub fn format_row(r: &BenchRow) -> String {
     let steady = r.steady_ns_per_event().map_or_else(|| "-".to_string(), |ns| format!("{ns:.1}"));
     format!(
-        "{:<44} {:>12} {:>9.3} {:>9.3} {:>12.0} {:>9.1} {:>12} {:>11.0}",
+        "{:<44} {:>12} {:>9.3} {:>9.3} {:>12.0} {:>9.1} {:>12} {:>11.0}  {}",
         r.label,
         r.events,
         r.wall_s,
@@ -261,12 +383,83 @@ pub fn format_row(r: &BenchRow) -> String {
         r.events_per_s(),
         r.cpu_s * 1e9 / r.events.max(1) as f64,
         steady,
-        r.heap_bytes as f64 / r.threads.max(1) as f64
+        r.heap_bytes as f64 / r.threads.max(1) as f64,
+        match &r.check {
+            None => String::new(),
+            Some(Ok(m)) => format!("ok: {m}"),
+            Some(Err(m)) => format!("FAILED: {m}"),
+        }
     )
+}
+
+/// The committed cost baseline (`bench_baseline.tsv`): per scheduler, periodic-200's events
+/// per wakeup over [`GUARD_RUN`] (the deterministic guard the tests hold) and its
+/// instructions per event under callgrind (`scripts/bench-instructions.sh`).
+pub const BASELINE: &str = include_str!("bench_baseline.tsv");
+
+/// The simulated time of the events-per-wakeup guard.
+pub const GUARD_RUN: Ns = Ns::from_ms(500);
+
+/// A regression beyond this fraction of the baseline fails the guard.
+pub const GUARD_TOLERANCE: f64 = 0.05;
+
+/// The baseline's rows: scheduler, events per wakeup, instructions per event.
+pub fn baseline() -> Vec<(String, f64, f64)> {
+    BASELINE
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let num = |i: usize| f.get(i).and_then(|x| x.trim().parse().ok()).expect("a number in bench_baseline.tsv");
+            (f[0].to_string(), num(1), num(2))
+        })
+        .collect()
+}
+
+/// periodic-200 under `sched` for [`GUARD_RUN`]: events and wakeups.
+pub fn guard_counts(sched: &str) -> Result<(u64, u64), CliError> {
+    let mut job = RunSpec::load("bench", PERIODIC_200, None, &[], Some(GUARD_RUN))?;
+    job.sched = sched.into();
+    let r = job.run(&mut |_| true)?;
+    Ok((r.events, r.tasks.iter().map(|t| t.wakeups).sum()))
 }
 
 #[cfg(test)]
 mod tests {
+    /// The regression guard that cannot flake: periodic-200's events per wakeup (a
+    /// deterministic count, so no timing) within 5 % of the committed baseline under each
+    /// scheduler. An engine that queues more events per wakeup fails here; one that queues
+    /// fewer fails too, so that the baseline is lowered deliberately, with the change.
+    #[test]
+    fn events_per_wakeup_stay_at_the_committed_baseline() {
+        let rows = super::baseline();
+        assert!(rows.len() >= 5, "bench_baseline.tsv lists the schedulers");
+        for (sched, want, _) in rows {
+            let (events, wakeups) = super::guard_counts(&sched).expect("runs");
+            let got = events as f64 / wakeups.max(1) as f64;
+            let drift = got / want - 1.0;
+            assert!(
+                drift.abs() <= super::GUARD_TOLERANCE,
+                "{sched}: {got:.3} events a wakeup against the baseline's {want:.3} ({:+.1} %): \
+                 update crates/cli/src/bench_baseline.tsv deliberately if the change is meant",
+                100.0 * drift
+            );
+        }
+    }
+
+    /// The periodic check fails a world whose threads missed periods, or that was never idle.
+    #[test]
+    fn periodic_check_fails_missed_periods_and_no_idle() {
+        use super::{PeriodicCheck, RowFacts};
+        use schedlab_sim::Ns;
+        let check = PeriodicCheck { threads: 10, period: Ns::from_ms(10) };
+        let facts = |wakeups, idle_ns| RowFacts { wakeups, idle_ns, cpus: 2 };
+        let sim = Ns::from_ms(100); // 10 periods: 9 wakeups each after the first run
+        assert!(check.verdict(&facts(90, 5), sim).is_ok());
+        assert!(check.verdict(&facts(89, 5), sim).is_err());
+        assert!(check.verdict(&facts(90, 0), sim).is_err());
+    }
+
     /// The fork-exit row's workload loads: its parents start, its children are forked.
     #[test]
     fn fork_exit_workload_starts_its_parents_and_forks_the_rest() {

@@ -397,9 +397,16 @@ enum Cmd {
         /// Simulated time of each sweep row.
         #[arg(long, default_value = "1s")]
         sweep: String,
+        /// Simulated time of the two scale rows (`numa-1024`, `--max-tasks` threads, under
+        /// capacity and overloaded).
+        #[arg(long, default_value = "1s")]
+        scale: String,
         /// One tiny row only (checks that the benchmark runs).
         #[arg(long)]
         tiny: bool,
+        /// Only the rows whose label contains this text (e.g. `numa-1024`).
+        #[arg(long)]
+        only: Option<String>,
     },
     /// Print an rt-app JSON file as the equivalent native workload TOML (both run alike).
     Convert {
@@ -543,7 +550,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Replay { common, sched, only } => replay(common, sched, only),
         Cmd::List => list(),
         Cmd::Calibrate { output, quick, name } => schedlab::calibrate::run(&output, quick, name),
-        Cmd::Bench { max_tasks, sweep, tiny } => run_bench(max_tasks, &sweep, tiny),
+        Cmd::Bench { max_tasks, sweep, scale, tiny, only } => run_bench(max_tasks, &sweep, &scale, tiny, only),
         Cmd::Convert { file } => schedlab::convert::run(&file, &read_workload(&file)?),
         Cmd::Completions { shell } => schedlab::completions::completions(&mut Cli::command(), shell),
         Cmd::Man => schedlab::completions::man(Cli::command()),
@@ -1088,9 +1095,10 @@ fn list() -> Result<(), CliError> {
     Ok(())
 }
 
-fn run_bench(max_tasks: u64, sweep: &str, tiny: bool) -> Result<(), CliError> {
+fn run_bench(max_tasks: u64, sweep: &str, scale: &str, tiny: bool, only: Option<String>) -> Result<(), CliError> {
     let sweep = parse_duration(sweep).map_err(|e| CliError::input(format!("--sweep: {e}")))?;
-    let plan = bench::BenchPlan { max_threads: max_tasks, sweep, tiny };
+    let scale = parse_duration(scale).map_err(|e| CliError::input(format!("--scale: {e}")))?;
+    let plan = bench::BenchPlan { max_threads: max_tasks, sweep, scale, tiny, only };
     outln!("{}", bench::header())?;
     bench::run(&plan, &mut |row| outln!("{}", bench::format_row(row)))?;
     Ok(())

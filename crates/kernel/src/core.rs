@@ -52,10 +52,15 @@ impl Kernel<'_> {
     /// Charges a hook's reported work to `path`, after the current step's own cost: per
     /// unit (`Costs::work_ns`), and the runqueue reads the policy named (`Ctx::read_cpu`)
     /// at what they cost by distance under the full cost model.
+    #[inline(always)]
     pub(crate) fn charge_work(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
-        if work.is_zero() {
-            return; // most hooks report no work: nothing to split or charge
+        if !work.is_zero() {
+            self.charge_work_now(path, work); // most hooks report no work: nothing to charge
         }
+    }
+
+    #[inline(never)]
+    fn charge_work_now(&mut self, path: KernelPath, work: &schedlab_sched_api::Work) {
         let work = self.split_lb_chain(path, work);
         if work.is_zero() {
             return;

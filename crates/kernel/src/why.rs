@@ -15,11 +15,17 @@ impl Kernel<'_> {
     }
 
     /// Hands the decisions recorded so far to the probe, in order.
+    /// Inlined into every hook: decision records are off in most runs.
+    #[inline(always)]
     pub(crate) fn deliver_decisions(&mut self) {
-        let Some(buf) = self.why.as_mut() else { return };
-        if buf.is_empty() {
-            return;
+        if self.why.as_ref().is_some_and(|b| !b.is_empty()) {
+            self.deliver_decisions_now();
         }
+    }
+
+    #[inline(never)]
+    fn deliver_decisions_now(&mut self) {
+        let Some(buf) = self.why.as_mut() else { return };
         let list = std::mem::take(buf);
         for d in &list {
             self.probe.decision(self.now, d);

@@ -37,6 +37,7 @@ pub struct Work {
 }
 
 impl Work {
+    #[inline]
     pub fn is_zero(&self) -> bool {
         *self == Work::default()
     }

@@ -31,14 +31,25 @@ impl<E> Entry<E> {
 ///
 /// Architecture Invariant: events pop in `(time, seq)` order, where `seq` is the order of
 /// scheduling; ties are therefore broken deterministically, never by heap layout.
+///
+/// The earliest entry may wait beside the heap, in `front`, when it was pushed earlier than
+/// everything in the heap (a CPU's short kernel step whose completion is the next event):
+/// it then pops without a heap round trip. `front`
+/// holds an entry only while its key is strictly smaller than every key in the heap, so
+/// entries pop in `(time, seq)` order as from the heap alone, and an entry whose key equals
+/// one already queued goes to the heap. Of the rare entries sharing one key (`Heap`), the
+/// heap's layout decides which pops first, and that layout is not the one the heap alone
+/// would have: such a pair (a stale clock event and its live twin) may pop in the other
+/// order, which changes the trace hash and nothing else.
 pub struct EventQueue<E> {
+    front: Option<Entry<E>>,
     heap: Heap<E>,
     next_seq: u64,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
-        Self { heap: Heap { data: Vec::new() }, next_seq: 0 }
+        Self { front: None, heap: Heap { data: Vec::new() }, next_seq: 0 }
     }
 }
 
@@ -47,7 +58,28 @@ impl<E: Copy> EventQueue<E> {
     pub fn push(&mut self, time: Ns, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry::new(time, seq, event));
+        self.insert(Entry::new(time, seq, event));
+    }
+    /// Queues `e` in `front` if it is earlier than everything queued, else in the heap
+    /// (an entry leaving `front` for a yet earlier one goes to the heap).
+    #[inline]
+    fn insert(&mut self, e: Entry<E>) {
+        match self.front {
+            Some(f) if e.key < f.key => {
+                self.front = Some(e);
+                self.heap.push(f);
+            }
+            Some(_) => self.heap.push(e),
+            None if self.heap.data.first().is_none_or(|h| e.key < h.key) => self.front = Some(e),
+            None => self.heap.push(e),
+        }
+    }
+    #[inline]
+    fn pop_entry(&mut self) -> Option<Entry<E>> {
+        match self.front.take() {
+            Some(f) => Some(f),
+            None => self.heap.pop(),
+        }
     }
     /// Takes the next sequence number without scheduling anything: an event pushed later
     /// with it ([`EventQueue::push_seq`]) is ordered as if it had been pushed now.
@@ -68,34 +100,34 @@ impl<E: Copy> EventQueue<E> {
     /// Schedules `event` with a sequence number from [`EventQueue::reserve_seq`].
     pub fn push_seq(&mut self, time: Ns, seq: u64, event: E) {
         debug_assert!(seq < self.next_seq);
-        self.heap.push(Entry::new(time, seq, event));
+        self.insert(Entry::new(time, seq, event));
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, E)> {
-        self.heap.pop().map(|e| (e.time(), e.event))
+        self.pop_entry().map(|e| (e.time(), e.event))
     }
     /// [`EventQueue::pop`] with the event's sequence number (an event that queues its
     /// successor with the next reserved number needs not carry its own).
     #[inline]
     pub fn pop_with_seq(&mut self) -> Option<(Ns, u64, E)> {
-        self.heap.pop().map(|e| (e.time(), e.seq(), e.event))
+        self.pop_entry().map(|e| (e.time(), e.seq(), e.event))
     }
     #[inline]
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.data.first().map(|e| e.time())
+        self.front.as_ref().or(self.heap.data.first()).map(|e| e.time())
     }
     pub fn reserve_exact(&mut self, n: usize) {
         self.heap.data.reserve_exact(n);
     }
     /// Every pending event, in no particular order (for order-independent questions only).
     pub fn iter(&self) -> impl Iterator<Item = (Ns, &E)> {
-        self.heap.data.iter().map(|e| (e.time(), &e.event))
+        self.front.iter().chain(&self.heap.data).map(|e| (e.time(), &e.event))
     }
     pub fn len(&self) -> usize {
-        self.heap.data.len()
+        self.heap.data.len() + usize::from(self.front.is_some())
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.data.is_empty()
+        self.front.is_none() && self.heap.data.is_empty()
     }
 }
 
@@ -200,6 +232,29 @@ mod tests {
         expected.extend(reference);
         popped.extend(std::iter::from_fn(|| q.pop()));
         assert_eq!(popped, expected);
+    }
+    /// The entry waiting in `front` counts in `len`, `iter` and `peek_time`, and leaves it
+    /// for the heap when an earlier one arrives.
+    #[test]
+    fn front_entry_is_queued_like_any_other() {
+        let mut q = EventQueue::default();
+        q.push(Ns(9), 'a'); // empty queue: waits in front
+        assert!(q.front.is_some() && q.heap.data.is_empty());
+        q.push(Ns(4), 'b'); // earlier: takes the front, 'a' goes to the heap
+        q.push(Ns(7), 'c'); // later than the front: heap
+        assert_eq!((q.len(), q.peek_time()), (3, Some(Ns(4))));
+        let mut all: Vec<char> = q.iter().map(|(_, &e)| e).collect();
+        all.sort();
+        assert_eq!(all, vec!['a', 'b', 'c']);
+        assert_eq!(q.pop(), Some((Ns(4), 'b')));
+        assert!(q.front.is_none());
+        q.push(Ns(7), 'd'); // ties the heap's earliest key time but not its seq: heap
+        assert!(q.front.is_none());
+        q.push(Ns(5), 'e'); // earlier than everything in the heap: front
+        assert!(q.front.is_some());
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['e', 'c', 'd', 'a']);
+        assert!(q.is_empty());
     }
     /// `pop_with_seq` gives each event the number it was queued with, reserved or not.
     #[test]

@@ -29,8 +29,9 @@ pub struct Domain {
     pub name: &'static str,
     pub span: CpuSet,
     pub span_weight: usize,
-    /// Child spans; `groups[0]` holds this CPU.
-    pub groups: Vec<CpuSet>,
+    /// Child spans; `groups[0]` holds this CPU. Shared, so that a balancing pass can hold
+    /// its domain (a clone) while it changes the balancer's state without copying them.
+    pub groups: std::sync::Arc<[CpuSet]>,
     pub flags: u32,
     pub imbalance_pct: u64,
     pub cache_nice_tries: u32,
@@ -138,7 +139,7 @@ impl Domains {
                     name,
                     span_weight: span.count(),
                     span: span.clone(),
-                    groups,
+                    groups: groups.into(),
                     flags,
                     imbalance_pct: *pct,
                     cache_nice_tries: *tries,

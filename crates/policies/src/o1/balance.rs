@@ -117,7 +117,7 @@ pub fn build(m: &Machine, cache_hot_ns: u64) -> Vec<Vec<Dom>> {
             doms.push(Dom {
                 name: d.name,
                 span: d.span.clone(),
-                groups: d.groups.clone(),
+                groups: d.groups.to_vec(),
                 power,
                 flags,
                 min_interval: min,
