@@ -78,6 +78,15 @@ pub struct Idle {
     /// `guest_halt_poll_allow_shrink` (default true).
     pub guest_halt_poll_allow_shrink: bool,
     pub drivers: Vec<IdleDriver>,
+    /// A guest's halt gives the physical CPU back to the hypervisor, whose own cpuidle
+    /// governor (`menu`, `drivers/cpuidle/governors/menu.c`) then picks one of the
+    /// physical CPU's states for it: the guest's wakeup pays that state's exit on top of
+    /// its halt's. The guest cannot read those states; `calibrate` measures them (the
+    /// exit after repeated idles of each length, for which menu predicts that length).
+    /// Empty: bare metal, or a hypervisor whose exit does not depend on the idle.
+    pub hypervisor_states: Vec<IdleState>,
+    /// The hypervisor's governor over `hypervisor_states` (`menu-6.18` or `menu-5.15`).
+    pub hypervisor_governor: IdleGovernor,
 }
 
 impl IdleState {
@@ -100,6 +109,8 @@ impl Idle {
             guest_halt_poll_shrink: 2,
             guest_halt_poll_allow_shrink: true,
             drivers,
+            hypervisor_states: Vec::new(),
+            hypervisor_governor: IdleGovernor::Menu618,
         }
     }
 
@@ -119,32 +130,33 @@ impl Idle {
                     format!("a driver has 1..={CPUIDLE_STATE_MAX} states (CPUIDLE_STATE_MAX)"),
                 ));
             }
-            for (j, s) in d.states.iter().enumerate() {
-                if d.states[..j].iter().any(|o| o.name == s.name) {
-                    return Err((at(j, "name"), format!("two states are named `{}`", s.name)));
-                }
-                // drivers/cpuidle/driver.c: __cpuidle_driver_init refuses it (commit
-                // 76934e495cdc, "cpuidle: Add sanity check for exit latency and target
-                // residency"): cpuidle assumes it in several places.
-                if s.exit_latency > s.target_residency {
-                    return Err((
-                        at(j, "exit_latency"),
-                        format!("exceeds the target residency {}", s.target_residency),
-                    ));
-                }
-                if s.polling && j != 0 {
-                    return Err((at(j, "polling"), "only state 0 polls (the cpuidle poll state)".into()));
-                }
-                if j > 0 && s.target_residency < d.states[j - 1].target_residency {
-                    return Err((
-                        at(j, "target_residency"),
-                        "residencies must not decrease with depth (menu and teo walk states shallow to deep)".into(),
-                    ));
-                }
-            }
+            check_states(&d.states, &at)?;
             self.check_governor(i, d)?;
         }
-        Ok(())
+        self.check_hypervisor()
+    }
+
+    /// The hypervisor's states: sane as a driver's (`check_states`), none polling, and a
+    /// governor the model has for them.
+    fn check_hypervisor(&self) -> Result<(), (String, String)> {
+        let s = &self.hypervisor_states;
+        if s.is_empty() {
+            return Ok(());
+        }
+        if s.len() > CPUIDLE_STATE_MAX {
+            return Err(("idle.hypervisor_state".into(), format!("at most {CPUIDLE_STATE_MAX} states")));
+        }
+        if !matches!(self.hypervisor_governor, IdleGovernor::Menu515 | IdleGovernor::Menu618) {
+            return Err((
+                "idle.hypervisor_governor".into(),
+                "the hypervisor's states are chosen by menu-6.18 or menu-5.15".into(),
+            ));
+        }
+        check_states(s, &|j, f| format!("idle.hypervisor_state[{j}].{f}"))?;
+        match s.iter().position(|st| st.polling) {
+            Some(j) => Err((format!("idle.hypervisor_state[{j}].polling"), "a hypervisor state does not poll".into())),
+            None => Ok(()),
+        }
     }
 
     fn check_governor(&self, i: usize, d: &IdleDriver) -> Result<(), (String, String)> {
@@ -161,6 +173,33 @@ impl Idle {
             _ => Ok(()),
         }
     }
+}
+
+/// The checks every state list passes (`at(j, field)` names a state's field): unique
+/// names, an exit latency within the target residency, residencies not decreasing with
+/// depth, only state 0 polling.
+fn check_states(states: &[IdleState], at: &dyn Fn(usize, &str) -> String) -> Result<(), (String, String)> {
+    for (j, s) in states.iter().enumerate() {
+        if states[..j].iter().any(|o| o.name == s.name) {
+            return Err((at(j, "name"), format!("two states are named `{}`", s.name)));
+        }
+        // drivers/cpuidle/driver.c: __cpuidle_driver_init refuses it (commit
+        // 76934e495cdc, "cpuidle: Add sanity check for exit latency and target
+        // residency"): cpuidle assumes it in several places.
+        if s.exit_latency > s.target_residency {
+            return Err((at(j, "exit_latency"), format!("exceeds the target residency {}", s.target_residency)));
+        }
+        if s.polling && j != 0 {
+            return Err((at(j, "polling"), "only state 0 polls (the cpuidle poll state)".into()));
+        }
+        if j > 0 && s.target_residency < states[j - 1].target_residency {
+            return Err((
+                at(j, "target_residency"),
+                "residencies must not decrease with depth (menu and teo walk states shallow to deep)".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 const GOVERNORS: &[&str] = &["menu-5.15", "menu-6.18", "teo", "haltpoll", "none"];
@@ -232,6 +271,14 @@ pub static IDLE: Table<Idle> = Table {
             doc: "haltpoll: whether a long halt shrinks the poll limit (default true).",
             get: |i| Val::Num(u64::from(i.guest_halt_poll_allow_shrink)),
             set: |i, v| i.guest_halt_poll_allow_shrink = v.num() != 0,
+        },
+        Field {
+            name: "hypervisor_governor",
+            kind: Kind::Choice(GOVERNORS),
+            optional: false,
+            doc: "A guest: the hypervisor's governor over `[[idle.hypervisor_state]]` (`menu-6.18` or `menu-5.15`).",
+            get: |i| Val::Num(i.hypervisor_governor as u64),
+            set: |i, v| i.hypervisor_governor = governor_of(v.num()),
         },
     ],
 };
