@@ -119,12 +119,16 @@ fn splice_rows(doc: &str, header: &str, rows: &str, which: &[(String, String)]) 
     let (b, e) = (validate::DOC_BEGIN, validate::DOC_END);
     let start = doc.find(b).ok_or_else(|| format!("no line `{b}`"))?;
     let end = doc.find(e).filter(|&i| i > start).ok_or_else(|| format!("no line `{e}` after `{b}`"))?;
-    let ours = |line: &str| {
+    // The case (index into `which`) a table row belongs to.
+    let case_of = |line: &str| {
         let cols: Vec<&str> = line.split(" | ").collect();
-        cols.len() > 2 && which.iter().any(|(x, c)| cols[0].strip_prefix("| ") == Some(x.as_str()) && cols[1] == c)
+        (cols.len() > 2)
+            .then(|| which.iter().position(|(x, c)| cols[0].strip_prefix("| ") == Some(x.as_str()) && cols[1] == c))
+            .flatten()
     };
+    let fresh: Vec<&str> = rows.lines().skip(2).collect();
     let ids: Vec<String> = which.iter().map(|(x, c)| format!("{x}/{c}")).collect();
-    let (mut out, mut placed, mut in_header) = (Vec::<String>::new(), false, false);
+    let (mut out, mut placed, mut in_header) = (Vec::<String>::new(), vec![false; which.len()], false);
     for line in doc[start..end].lines() {
         if line.starts_with("```text") {
             in_header = true;
@@ -134,17 +138,18 @@ fn splice_rows(doc: &str, header: &str, rows: &str, which: &[(String, String)]) 
             out.push(format!("rows of {} regenerated with --only:", ids.join(", ")));
             out.extend(header.lines().map(|l| format!("  {l}")));
         }
-        if ours(line) {
-            if !placed {
-                out.extend(rows.lines().skip(2).map(str::to_string));
-                placed = true;
+        match case_of(line) {
+            // Each case's new rows where its first old row stood.
+            Some(i) if !placed[i] => {
+                out.extend(fresh.iter().filter(|r| case_of(r) == Some(i)).map(|r| r.to_string()));
+                placed[i] = true;
             }
-            continue;
+            Some(_) => {}
+            None => out.push(line.to_string()),
         }
-        out.push(line.to_string());
     }
-    if !placed {
-        return Err("its table has no rows of the cases run: regenerate it whole (without --only)".into());
+    if let Some(i) = placed.iter().position(|p| !p) {
+        return Err(format!("its table has no rows of {}: regenerate it whole (without --only)", ids[i]));
     }
     Ok(format!("{}{}\n{}", &doc[..start], out.join("\n"), &doc[end..]))
 }
@@ -266,6 +271,12 @@ mod tests {
              | experiment | case | metric |\n|---|---|---|\n| a | x | 1 |\n| p | unpinned | 5 |\n| p | pinned | 4 |\n\n{e}\nprose\n"
         );
         assert_eq!(new, want);
+        // Two cases: each one's rows where it stood.
+        let rows2 = "| experiment | case | metric |\n|---|---|---|\n| a | x | 6 |\n| p | pinned | 7 |\n";
+        let both = [("a".to_string(), "x".to_string()), ("p".to_string(), "pinned".to_string())];
+        let new2 = splice_rows(&doc, "h\n", rows2, &both).unwrap();
+        let table: Vec<&str> = new2.lines().filter(|l| l.starts_with("| a") || l.starts_with("| p")).collect();
+        assert_eq!(table, ["| a | x | 6 |", "| p | unpinned | 2 |", "| p | unpinned | 3 |", "| p | pinned | 7 |"]);
         let none = [("q".to_string(), "z".to_string())];
         assert!(splice_rows(&doc, "h", rows, &none).is_err());
     }

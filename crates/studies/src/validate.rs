@@ -1002,8 +1002,9 @@ pub const GAP_CAUSES: &[GapCause] = &[
         experiment: "timer",
         case: "",
         kinds: &[Kind::Timer, Kind::CpuTime, Kind::Turnaround],
-        cause: "timer costs do not depend on whether the CPU was busy, idle exit not on how long it idled \
-                (issue 33 item 2: simulated CPU time is the same idle and busy, the host's differs by 30 %)",
+        cause: "timer costs do not depend on whether the CPU was busy (issue 33 item 2: simulated CPU time is \
+                the same idle and busy, the host's differs by 30 %); the host's overshoot measured at load ~8 \
+                (its timer expiries wait for busy vCPUs)",
     },
     GapCause {
         experiment: "eight-hogs",
