@@ -407,3 +407,42 @@ mod tests {
         assert!(Idle::with(IdleGovernor::Haltpoll, all(vec![state("HLT", 1, 1)])).check(2).is_err());
     }
 }
+
+#[cfg(test)]
+mod hypervisor_tests {
+    use super::*;
+
+    const GUEST: &str = "name = \"g\"\n[topology]\ncores_per_llc = 2\n[idle]\ngovernor = \"haltpoll\"\n\
+        hypervisor_governor = \"menu-6.18\"\n[[idle.driver]]\ncpus = \"0-1\"\n\
+        [[idle.driver.state]]\nname = \"POLL\"\nexit_latency = \"0ns\"\ntarget_residency = \"0ns\"\npolling = true\n\
+        [[idle.driver.state]]\nname = \"halt\"\nexit_latency = \"1us\"\ntarget_residency = \"1us\"\nexit_cost = \"0ns\"\n\
+        [[idle.hypervisor_state]]\nname = \"after-10us\"\nexit_latency = \"200ns\"\ntarget_residency = \"10us\"\n\
+        [[idle.hypervisor_state]]\nname = \"after-3000us\"\nexit_latency = \"50us\"\ntarget_residency = \"3ms\"\n";
+
+    /// `[[idle.hypervisor_state]]` reads, writes back to the same machine, is set by name
+    /// and refused with the field named when cpuidle would refuse it.
+    #[test]
+    fn hypervisor_states_read_write_set_and_check() {
+        let m = crate::parse_machine("g.toml", GUEST).unwrap();
+        let hv: Vec<(&str, u64)> =
+            m.idle.hypervisor_states.iter().map(|s| (s.name.as_str(), s.wake_cost().0)).collect();
+        assert_eq!(hv, [("after-10us", 200), ("after-3000us", 50_000)]);
+        assert_eq!(crate::parse_machine("g.toml", &m.to_toml()).unwrap(), m, "written back alike");
+        let mut s = m.clone();
+        s.set("idle.hypervisor_state.after-3000us.exit_cost", "60us").unwrap();
+        assert_eq!(s.idle.hypervisor_states[1].wake_cost(), Ns::from_us(60));
+        let polling = GUEST.replace("target_residency = \"3ms\"\n", "target_residency = \"3ms\"\npolling = true\n");
+        let e = crate::parse_machine("g.toml", &polling).unwrap_err();
+        assert_eq!(e.field, "idle.hypervisor_state[1].polling", "{e}");
+        let teo = GUEST.replace("hypervisor_governor = \"menu-6.18\"", "hypervisor_governor = \"teo\"");
+        assert_eq!(crate::parse_machine("g.toml", &teo).unwrap_err().field, "idle.hypervisor_governor");
+        let deep_first = GUEST.replace(
+            "exit_latency = \"50us\"\ntarget_residency = \"3ms\"",
+            "exit_latency = \"2us\"\ntarget_residency = \"5us\"",
+        );
+        assert_eq!(
+            crate::parse_machine("g.toml", &deep_first).unwrap_err().field,
+            "idle.hypervisor_state[1].target_residency"
+        );
+    }
+}
