@@ -107,9 +107,16 @@ struct Common {
     /// Write SVG figures into this directory (records time series).
     #[arg(long)]
     plots: Option<PathBuf>,
-    /// With --plots (or `schedlab plot`): also write each figure as PNG.
+    /// With --plots (or `schedlab plot`): also write each figure as PNG (at --dpi).
     #[arg(long)]
     png: bool,
+    /// With --plots (or `schedlab plot`): also write each figure as a vector PDF.
+    #[arg(long)]
+    pdf: bool,
+    /// The PNG figures' resolution in dots per inch (a 640 x 480 figure is 6.7 x 5 inches).
+    #[arg(long, default_value_t = schedlab_report::plots::DEFAULT_DPI,
+          value_parser = clap::value_parser!(u32).range(schedlab_report::plots::MIN_DPI as i64..=schedlab_report::plots::MAX_DPI as i64))]
+    dpi: u32,
     /// Write a self-contained HTML report to this file (records time series).
     #[arg(long)]
     html: Option<PathBuf>,
@@ -425,6 +432,11 @@ fn stop_requested() -> bool {
     signals::stop_requested()
 }
 
+/// The files each figure is written as (`--png`, `--pdf`, `--dpi`).
+fn figure_files(c: &Common) -> schedlab::study::FigureFiles {
+    schedlab::study::FigureFiles { png: c.png, pdf: c.pdf, dpi: c.dpi }
+}
+
 /// Warns about flags of `c` that would change nothing.
 fn warn_ignored(c: &Common) {
     let given = schedlab::flags::Given {
@@ -433,7 +445,7 @@ fn warn_ignored(c: &Common) {
         json_somewhere: matches!(c.format, Format::Json) || c.out.is_some(),
         plots: c.plots.is_some(),
         html: c.html.is_some(),
-        png: c.png,
+        png: c.png || c.pdf,
         all_figures: c.all_figures,
         timeline: c.timeline,
         timeline_options: c.timeline_width != 100 || c.timeline_from.is_some() || c.timeline_to.is_some(),
@@ -567,7 +579,7 @@ fn workload_study(mut common: Common, sched: Option<String>, seeds: Option<usize
         text += &schedlab_studies::runs::judge_records(study, seeds, per_seed).text();
     }
     extras_with(&common, &out, Some(&text))?;
-    schedlab::study::write_paper_figures(common.plots.as_deref(), common.png, &title, &out)?;
+    schedlab::study::write_paper_figures(common.plots.as_deref(), &figure_files(&common), &title, &out)?;
     match (&common.out, common.format) {
         (Some(dir), _) => {
             for r in &out {
@@ -642,7 +654,7 @@ fn validate_opts(c: &Common, sched: Option<String>, v: &ValidateArgs) -> Result<
         doc: v.doc.clone(),
         seed: c.seed,
         plots: c.plots.clone(),
-        png: c.png,
+        files: figure_files(c),
         out: c.out.clone(),
     })
 }
@@ -683,17 +695,17 @@ fn run_suite(
     let study = builtin_study(c).ok_or_else(|| CliError::input(format!("{}: not a built-in study", suite.name)))?;
     let seeds = schedlab_studies::contract::seeds(c.seed, seeds);
     note!("study {}: {} experiments × {} seeds in parallel…", suite.name, suite.experiments.len(), seeds.len());
-    // An HTML report says where each run's time went: its runs are explained (and the
-    // mechanisms then quote the decision records). Not by default: explaining every run of
-    // every seed of a large study holds gigabytes.
-    let opts = schedlab_studies::suite::RunOpts { duration, sample, explain: c.html.is_some() };
+    // Explained where the mechanisms quote the decision records, and for an HTML report
+    // (it says where each run's time went); a study keeps the worst waits of a run's
+    // longest waiters only (`schedlab_studies::runs::EXPLAINED_TASKS`).
+    let opts = schedlab_studies::suite::RunOpts { duration, sample, explain: study.explained || c.html.is_some() };
     let run = schedlab::study::run_plan(schedlab_studies::runs::plan(study, &seeds, &opts, params)?)?;
     let results = run.first();
     let text = schedlab_studies::suite::suite_text_with(suite, results, Some(&run.text()));
     let outputs = schedlab::study::Outputs {
         plots: c.plots.as_deref(),
         html: c.html.as_deref(),
-        png: c.png,
+        files: figure_files(c),
         all_figures: c.all_figures,
     };
     schedlab::study::write(suite, results, &outputs)?;
@@ -940,13 +952,7 @@ fn extras_with(c: &Common, rs: &[RunRecord], comparison: Option<&str>) -> Result
         );
     }
     if let Some(dir) = &c.plots {
-        for f in &figs {
-            write_atomic(&dir.join(&f.name), &f.svg)?;
-            if c.png {
-                let png = f.png().map_err(|m| CliError { message: m, code: 1 })?;
-                write_atomic_bytes(&dir.join(f.png_name()), &png)?;
-            }
-        }
+        schedlab::study::write_figures(dir, &figs, &figure_files(c))?;
         note!("wrote {} figures to {}", figs.len(), dir.display());
     }
     if let Some(path) = &c.html {

@@ -76,12 +76,14 @@ pub fn run(o: &Options) -> Result<(), CliError> {
     ensure_dir(&o.output.join("cache"))?;
     let exe = exe_hash()?;
     let seeds = schedlab_studies::contract::seeds(o.seed, o.seeds);
-    // Not explained, and sampled only where a mechanism reads the series (the ULE-vs-CFS
-    // scores): explaining all 400 runs of lock-delayed-wakeup at once took 22 GB.
+    // Explained where the mechanisms quote the decision records (explaining the 400
+    // hackbench runs of lock-delayed-wakeup took minutes and, with every task's worst waits
+    // kept, 22 GB), and sampled only where a mechanism reads the series (the ULE-vs-CFS
+    // scores; validate's shares while both programs run).
     let opts = |s: &Study| schedlab_studies::suite::RunOpts {
         duration: o.duration,
-        sample: matches!(s.kind, Kind::Workload(_)).then_some(schedlab_sim::Ns::from_ms(10)),
-        explain: false,
+        sample: matches!(s.kind, Kind::Workload(_) | Kind::Validate).then_some(schedlab_sim::Ns::from_ms(10)),
+        explain: s.explained,
     };
     // Plan everything first: a bad study fails before any run, and the bar knows the total.
     let mut todo = Vec::new();

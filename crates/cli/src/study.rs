@@ -12,7 +12,7 @@ use std::path::Path;
 pub struct Outputs<'a> {
     pub plots: Option<&'a Path>,
     pub html: Option<&'a Path>,
-    pub png: bool,
+    pub files: FigureFiles,
     /// Every figure, also those that carry no information.
     pub all_figures: bool,
 }
@@ -26,12 +26,25 @@ pub fn study_figures(suite: &Suite, results: &[ExperimentResult]) -> Result<Vec<
     schedlab_studies::suites::figures(suite.name, results).into_iter().map(|c| c.render().map_err(plot_err)).collect()
 }
 
-fn write_figures(dir: &Path, figs: &[Figure], png: bool) -> Result<(), CliError> {
+/// Which files each figure is written as beside its SVG (`--png`, `--pdf`, `--dpi`).
+#[derive(Clone, Copy, Debug)]
+pub struct FigureFiles {
+    pub png: bool,
+    pub pdf: bool,
+    /// The PNG's resolution.
+    pub dpi: u32,
+}
+
+/// Writes every figure into `dir` as SVG, and as PNG and PDF when asked (each atomically).
+pub fn write_figures(dir: &Path, figs: &[Figure], files: &FigureFiles) -> Result<(), CliError> {
     ensure_dir(dir)?;
     for f in figs {
         write_atomic(&dir.join(&f.name), &f.svg)?;
-        if png {
-            write_atomic_bytes(&dir.join(f.png_name()), &f.png().map_err(plot_err)?)?;
+        if files.png {
+            write_atomic_bytes(&dir.join(f.png_name()), &f.png(files.dpi).map_err(plot_err)?)?;
+        }
+        if files.pdf {
+            write_atomic_bytes(&dir.join(f.pdf_name()), &f.pdf().map_err(plot_err)?)?;
         }
     }
     Ok(())
@@ -47,7 +60,7 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
     let study_figs = study_figures(suite, results)?;
     let finding = schedlab_studies::suites::finding(suite.name, results);
     if let Some(dir) = o.plots {
-        write_figures(dir, &study_figs, o.png)?;
+        write_figures(dir, &study_figs, &o.files)?;
         note!("wrote {} study figures to {}", study_figs.len(), dir.display());
     }
     for r in results {
@@ -58,7 +71,7 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
         }
         .map_err(plot_err)?;
         if let Some(dir) = o.plots {
-            write_figures(&dir.join(r.name), &figs, o.png)?;
+            write_figures(&dir.join(r.name), &figs, &o.files)?;
         }
         if let Some(path) = o.html {
             let table = suite_text(suite, std::slice::from_ref(r));
@@ -80,7 +93,7 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
 /// (`paper-completion.svg`, `paper-shares.svg`) beside the run figures.
 pub fn write_paper_figures(
     dir: Option<&Path>,
-    png: bool,
+    files: &FigureFiles,
     title: &str,
     rs: &[schedlab_run::RunRecord],
 ) -> Result<(), CliError> {
@@ -90,7 +103,7 @@ pub fn write_paper_figures(
         .map(|c| c.render().map_err(plot_err))
         .collect::<Result<_, _>>()?;
     if !figs.is_empty() {
-        write_figures(dir, &figs, png)?;
+        write_figures(dir, &figs, files)?;
         note!("wrote {} figures of the paper's comparison to {}", figs.len(), dir.display());
     }
     Ok(())

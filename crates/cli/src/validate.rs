@@ -2,7 +2,7 @@
 //! (`schedlab_studies::validate`), with the machine from a calibration (or a machine file), the
 //! table on stdout and the figures side by side.
 
-use crate::{write_atomic, write_atomic_bytes, CliError};
+use crate::{write_atomic, CliError};
 use schedlab_studies::validate::{self, Scale};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -28,7 +28,7 @@ pub struct Opts {
     pub doc: Option<PathBuf>,
     pub seed: u64,
     pub plots: Option<PathBuf>,
-    pub png: bool,
+    pub files: crate::study::FigureFiles,
     pub out: Option<PathBuf>,
 }
 
@@ -220,14 +220,7 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         let runs: Vec<schedlab_run::RunRecord> = std::iter::once(r.sim.clone()).chain(r.host.clone()).collect();
         if let Some(dir) = &o.plots {
             let figs = schedlab_report::plots::figures(&runs).map_err(|m| CliError { message: m, code: 1 })?;
-            crate::output::ensure_dir(&dir.join(&file))?;
-            for f in &figs {
-                write_atomic(&dir.join(&file).join(&f.name), &f.svg)?;
-                if o.png {
-                    let png = f.png().map_err(|m| CliError { message: m, code: 1 })?;
-                    write_atomic_bytes(&dir.join(&file).join(f.png_name()), &png)?;
-                }
-            }
+            crate::study::write_figures(&dir.join(&file), &figs, &o.files)?;
         }
         if let Some(dir) = &o.out {
             let untraced = r.host_untraced.iter().map(|h| ("host-untraced", h));

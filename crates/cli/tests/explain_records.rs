@@ -190,3 +190,19 @@ fn study_html_reports_say_where_the_time_went() {
         }
     }
 }
+
+/// A plain `study` (no `--html`) explains its runs too: the mechanisms that quote a task's
+/// waits have them (the short-slice claim of cfs-eevdf named two empty parts, "0.1 ms: ;
+/// base: ", when only an HTML report explained the runs).
+#[test]
+fn study_mechanisms_quote_the_decision_records_without_html() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(["study", "cfs-eevdf", "--duration", "60ms", "--seeds", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let why = text.lines().find(|l| l.contains("0.1 ms:")).unwrap_or_else(|| panic!("no short-slice why:\n{text}"));
+    assert!(!why.contains(": ;") && !why.trim_end().ends_with(':'), "an empty part: {why}");
+    assert!(why.contains("lat") && why.contains("waited"), "no task's waits quoted: {why}");
+}

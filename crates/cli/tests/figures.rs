@@ -311,3 +311,39 @@ fn the_command_line_warns_checks_and_finds() {
     }
     assert!(plots.join("2-cpus").is_dir());
 }
+
+/// Every figure kind — a run's figures (all of them, also the uninformative), a study's
+/// charts (lines over a swept parameter, grouped bars) and the ULE-vs-CFS paper's — keeps
+/// every text on its canvas and off every other text (laid out in the vendored font, as PNG and PDF render it),
+/// draws each line series with two points or more, and renders as a 300-DPI PNG of the
+/// SVG's size and as a PDF.
+#[test]
+fn no_text_leaves_the_canvas_and_every_figure_renders() {
+    let runs = [mix("cfs", "smp8"), mix("ule", "smp8")];
+    let mut figs = schedlab_report::plots::figures_all(&runs).unwrap();
+    let study = schedlab_studies::suites::suite("cfs-eevdf").unwrap();
+    let opts = schedlab_studies::suite::RunOpts { duration: Some(Ns::from_ms(60)), ..Default::default() };
+    let results = study.run_seeds(&[1], &opts, &|| true).unwrap().remove(0);
+    figs.extend(schedlab_studies::suites::figures(study.name, &results).into_iter().map(|c| c.render().unwrap()));
+    let lock = schedlab_studies::suites::suite("lock-sites").unwrap().with_params(&[("groups".into(), "2".into())]);
+    let results = lock.run_seeds(&[1], &opts, &|| true).unwrap().remove(0);
+    figs.extend(schedlab_studies::suites::figures(lock.name, &results).into_iter().map(|c| c.render().unwrap()));
+    figs.extend(schedlab_studies::bouron::figures("ule-cfs-cray", &runs).into_iter().map(|c| c.render().unwrap()));
+    assert!(figs.len() >= 12, "{} figures", figs.len());
+    for f in &figs {
+        let faults = f.layout_faults().unwrap();
+        assert!(faults.is_empty(), "{}: {faults:#?}", f.name);
+        for panel in meta(&f.svg).as_array().unwrap() {
+            if panel["kind"] == "lines" {
+                for s in panel["series"].as_array().unwrap() {
+                    assert!(s["points"].as_u64().unwrap() >= 2, "{}: {s}", f.name);
+                }
+            }
+        }
+        let png = f.png(300).unwrap();
+        let info = png::Decoder::new(std::io::Cursor::new(&png)).read_info().unwrap().info().clone();
+        let w: f64 = f.svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        assert_eq!(info.width, (w * 300.0 / 96.0).round() as u32, "{}: 300 DPI of {w} CSS pixels", f.name);
+        assert!(f.pdf().unwrap().starts_with(b"%PDF-"), "{}", f.name);
+    }
+}

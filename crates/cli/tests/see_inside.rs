@@ -73,15 +73,6 @@ fn runtime_figure_ends_at_the_metrics() {
     assert_eq!(m[0]["series"].as_array().unwrap().len(), r.tasks.len());
 }
 
-fn chromium() -> String {
-    let path = std::env::var("SCHEDLAB_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    assert!(
-        std::path::Path::new(&path).exists(),
-        "headless Chromium not found at {path}: run scripts/setup-test-deps.sh (part of .ci/run)"
-    );
-    path
-}
-
 /// The HTML report is one self-contained file (no URL at all) that renders in headless
 /// Chromium to a page that is not blank.
 #[test]
@@ -101,36 +92,7 @@ fn html_report_is_self_contained_and_renders() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("report.html");
     std::fs::write(&page, &html).unwrap();
-    let shot = dir.path().join("shot.png");
-    let out = std::process::Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--window-size=1200,1600",
-        ])
-        .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(shot.exists(), "no screenshot: {}", String::from_utf8_lossy(&out.stderr));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let px = &buf[..info.buffer_size()];
-    let bpp = info.color_type.samples();
-    let white = px.chunks(bpp).filter(|p| p.iter().take(3).all(|&c| c >= 250)).count();
-    let total = px.len() / bpp;
-    // A rendered report is mostly white page with text, tables and plot lines.
-    assert!(white < total * 99 / 100, "screenshot is blank ({white} of {total} pixels white)");
-    assert!(white > total / 3, "screenshot is not a page ({white} of {total} pixels white)");
+    assert_renders_a_page(&page);
 }
 
 /// The Perfetto trace decodes with the protobuf definitions into one scheduling slice per
@@ -304,13 +266,16 @@ fn png_figures_render_deterministically() {
     let figs = schedlab_report::plots::figures(std::slice::from_ref(&r)).unwrap();
     let f = figs.iter().find(|f| f.name == "runtime.svg").unwrap();
     assert_eq!(f.png_name(), "runtime.png");
-    let a = f.png().unwrap();
-    assert_eq!(a, f.png().unwrap());
+    // At 96 DPI a CSS pixel is a pixel.
+    let a = f.png(96).unwrap();
+    assert_eq!(a, f.png(96).unwrap());
     let mut reader = png::Decoder::new(std::io::Cursor::new(&a)).read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).unwrap();
     assert_eq!((info.width, info.height), (640, 480));
     let px = &buf[..info.buffer_size()];
-    let white = px.chunks(3).filter(|p| p.iter().all(|&c| c >= 250)).count();
-    assert!(white < px.len() / 3 * 99 / 100, "blank PNG");
+    let bpp = info.color_type.samples();
+    let white = px.chunks(bpp).filter(|p| p.iter().take(3).all(|&c| c >= 250)).count();
+    assert!(white < px.len() / bpp * 99 / 100, "blank PNG");
+    assert!(f.png(23).is_err() && f.png(1201).is_err(), "a resolution outside the limits is refused");
 }

@@ -48,27 +48,76 @@ pub struct Figure {
     body: Body,
 }
 
-/// The font PNGs are drawn with (DejaVu Sans, vendored: no system fonts, the same pixels on
-/// every host). SVG text names `sans-serif` and leaves the font to the viewer.
+/// The font figures are measured and rendered with (DejaVu Sans, vendored: no system fonts,
+/// the same pixels on every host). SVG text names `sans-serif` and leaves the font to the
+/// viewer; PNG and PDF render it in this font.
 const FONT: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
 
 impl Figure {
-    /// The figure as a PNG image.
-    pub fn png(&self) -> Result<Vec<u8>, String> {
-        register_font();
-        let (w, h) = size(self.body.panels.len());
-        let mut rgb = vec![0u8; (w * h * 3) as usize];
-        {
-            let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-            draw::figure(root, &self.body)?;
+    /// The figure as a PNG image at `dpi` dots per inch, rendered from the SVG itself
+    /// (resvg), so SVG, PNG and PDF are one drawing. The SVG's user units are CSS pixels,
+    /// 96 to the inch: a 640 × 480 figure at 300 DPI is 2000 × 1500 pixels.
+    pub fn png(&self, dpi: u32) -> Result<Vec<u8>, String> {
+        if !(MIN_DPI..=MAX_DPI).contains(&dpi) {
+            return Err(format!("png: {dpi} DPI is outside {MIN_DPI}..={MAX_DPI}"));
         }
+        let tree = self.tree()?;
+        let scale = dpi as f32 / CSS_DPI;
+        let size = tree.size().to_int_size().scale_by(scale).ok_or_else(|| format!("png: {}: no size", self.name))?;
+        let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
+            .ok_or_else(|| format!("png: {}: {}x{} pixels", self.name, size.width(), size.height()))?;
+        resvg::render(&tree, resvg::tiny_skia::Transform::from_scale(scale, scale), &mut pixmap.as_mut());
+        pixmap.encode_png().map_err(|e| format!("png: {e}"))
+    }
+
+    /// The figure as a one-page vector PDF (svg2pdf) of the SVG's physical size, its text
+    /// in the vendored font, embedded as a subset.
+    pub fn pdf(&self) -> Result<Vec<u8>, String> {
+        let tree = self.tree()?;
+        let page = svg2pdf::PageOptions { dpi: CSS_DPI };
+        svg2pdf::to_pdf(&tree, svg2pdf::ConversionOptions::default(), page).map_err(|e| format!("pdf: {e}"))
+    }
+
+    /// The SVG parsed and laid out (text shaped with the vendored font, as the SVG was
+    /// measured): what PNG and PDF render, and what tests measure text extents on.
+    pub fn tree(&self) -> Result<svg2pdf::usvg::Tree, String> {
+        svg2pdf::usvg::Tree::from_str(&self.svg, &usvg_options()).map_err(|e| format!("{}: {e}", self.name))
+    }
+
+    /// What a reader would send back about the layout: every text whose laid-out extent
+    /// leaves the canvas (by more than half a pixel) and every two texts that overlap (by
+    /// more than a pixel each way), with their extents. Empty for a good figure.
+    pub fn layout_faults(&self) -> Result<Vec<String>, String> {
+        let tree = self.tree()?;
+        let (w, h) = (tree.size().width(), tree.size().height());
+        let mut texts: Vec<(String, svg2pdf::usvg::Rect)> = Vec::new();
+        let mut stack: Vec<&svg2pdf::usvg::Group> = vec![tree.root()];
+        while let Some(g) = stack.pop() {
+            for node in g.children() {
+                match node {
+                    svg2pdf::usvg::Node::Group(child) => stack.push(child),
+                    svg2pdf::usvg::Node::Text(t) => {
+                        texts.push((t.chunks().iter().map(|c| c.text()).collect(), t.abs_bounding_box()))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let span = |b: &svg2pdf::usvg::Rect| {
+            format!("x {:.0}..{:.0}, y {:.0}..{:.0}", b.left(), b.right(), b.top(), b.bottom())
+        };
         let mut out = Vec::new();
-        {
-            let mut enc = png::Encoder::new(&mut out, w, h);
-            enc.set_color(png::ColorType::Rgb);
-            enc.set_depth(png::BitDepth::Eight);
-            let mut wr = enc.write_header().map_err(|e| format!("png: {e}"))?;
-            wr.write_image_data(&rgb).map_err(|e| format!("png: {e}"))?;
+        for (i, (text, b)) in texts.iter().enumerate() {
+            if b.left() < -0.5 || b.top() < -0.5 || b.right() > w + 0.5 || b.bottom() > h + 0.5 {
+                out.push(format!("`{text}` ({}) leaves the {w:.0} x {h:.0} canvas", span(b)));
+            }
+            for (other, c) in &texts[i + 1..] {
+                let dx = b.right().min(c.right()) - b.left().max(c.left());
+                let dy = b.bottom().min(c.bottom()) - b.top().max(c.top());
+                if dx > 1.0 && dy > 1.0 {
+                    out.push(format!("`{text}` ({}) overlaps `{other}` ({})", span(b), span(c)));
+                }
+            }
         }
         Ok(out)
     }
@@ -76,6 +125,11 @@ impl Figure {
     /// The PNG file name (`runtime.png`).
     pub fn png_name(&self) -> String {
         self.name.trim_end_matches(".svg").to_string() + ".png"
+    }
+
+    /// The PDF file name (`runtime.pdf`).
+    pub fn pdf_name(&self) -> String {
+        self.name.trim_end_matches(".svg").to_string() + ".pdf"
     }
 
     /// Whether anything is drawn: a line of two points or more (or one marked), a heat
@@ -103,6 +157,34 @@ impl Figure {
         }
         false
     }
+}
+
+/// CSS pixels per inch: the SVG's unit.
+const CSS_DPI: f32 = 96.0;
+/// The PNG resolution when none is asked for: print quality.
+pub const DEFAULT_DPI: u32 = 300;
+/// The resolutions a PNG may be asked for (1200 DPI of a 1920-pixel-wide figure is a
+/// 24 000-pixel image: beyond that, ask for the PDF).
+pub const MIN_DPI: u32 = 24;
+pub const MAX_DPI: u32 = 1200;
+
+/// usvg's options with only the vendored font, as every family (no system fonts: the same
+/// pixels on every host).
+fn usvg_options() -> svg2pdf::usvg::Options<'static> {
+    static FONTS: std::sync::OnceLock<std::sync::Arc<svg2pdf::usvg::fontdb::Database>> = std::sync::OnceLock::new();
+    let fonts = FONTS.get_or_init(|| {
+        let mut db = svg2pdf::usvg::fontdb::Database::new();
+        db.load_font_data(FONT.to_vec());
+        for set in [
+            svg2pdf::usvg::fontdb::Database::set_sans_serif_family,
+            svg2pdf::usvg::fontdb::Database::set_serif_family,
+            svg2pdf::usvg::fontdb::Database::set_monospace_family,
+        ] {
+            set(&mut db, "DejaVu Sans");
+        }
+        std::sync::Arc::new(db)
+    });
+    svg2pdf::usvg::Options { fontdb: fonts.clone(), font_family: "DejaVu Sans".into(), ..Default::default() }
 }
 
 /// Registers the vendored font once; text is measured with it for SVG and PNG alike.
@@ -190,7 +272,7 @@ impl Content {
             Content::Bars { series, .. } => series
                 .iter()
                 .enumerate()
-                .map(|(i, (n, _))| draw::Entry { text: n.clone(), color: Palette99::pick(i).to_rgba(), swatch: true })
+                .map(|(i, (n, _))| draw::Entry { text: n.clone(), color: series_color(i), dash: 0, swatch: true })
                 .collect(),
         }
     }
@@ -208,8 +290,34 @@ pub const HEAT_MAP_CPUS: usize = 8;
 const MAX_POINTS: usize = 600;
 const MAX_POINTS_CROWDED: usize = 120;
 
-/// A line's colour: by its index, or by its group's in a crowded panel.
-fn line_color(lines: &[Line], l: &Line) -> RGBAColor {
+/// Okabe and Ito's palette ("Color Universal Design", 2008): eight colours told apart
+/// under every common colour-vision deficiency and in grey print; black last, since the
+/// axes are black.
+const OKABE_ITO: [RGBColor; 8] = [
+    RGBColor(0xE6, 0x9F, 0x00), // orange
+    RGBColor(0x56, 0xB4, 0xE9), // sky blue
+    RGBColor(0x00, 0x9E, 0x73), // bluish green
+    RGBColor(0xF0, 0xE4, 0x42), // yellow
+    RGBColor(0x00, 0x72, 0xB2), // blue
+    RGBColor(0xD5, 0x5E, 0x00), // vermillion
+    RGBColor(0xCC, 0x79, 0xA7), // reddish purple
+    RGBColor(0x00, 0x00, 0x00), // black
+];
+/// Line styles after the eight colours: solid, dashed, dotted (then again).
+const DASHES: usize = 3;
+
+/// The colour of series `i` of a figure (lines and bars alike).
+pub(crate) fn series_color(i: usize) -> RGBAColor {
+    OKABE_ITO[i % OKABE_ITO.len()].to_rgba()
+}
+
+/// The line style of series `i`: 0 solid for the first eight, then dashed, then dotted.
+fn series_dash(i: usize) -> usize {
+    (i / OKABE_ITO.len()) % DASHES
+}
+
+/// A line's series index: its own, or its group's in a crowded panel.
+fn line_index(lines: &[Line], l: &Line) -> usize {
     let crowded = lines.len() > MAX_LEGEND;
     let idx = if crowded {
         let mut groups: Vec<&str> = Vec::new();
@@ -222,14 +330,23 @@ fn line_color(lines: &[Line], l: &Line) -> RGBAColor {
     } else {
         lines.iter().position(|x| std::ptr::eq(x, l)).unwrap_or(0)
     };
-    Palette99::pick(idx).to_rgba()
+    idx
+}
+
+/// A line's colour and style.
+pub(crate) fn line_style(lines: &[Line], l: &Line) -> (RGBAColor, usize) {
+    let i = line_index(lines, l);
+    (series_color(i), series_dash(i))
 }
 
 /// Legend entries: every line, or in a crowded panel the highlighted lines by name and the
 /// other groups once each (with their size); lines that are each their own group (one per
 /// CPU) get a single entry saying how many there are.
 fn line_legend(lines: &[Line]) -> Vec<draw::Entry> {
-    let entry = |text: String, l: &Line| draw::Entry { text, color: line_color(lines, l), swatch: false };
+    let entry = |text: String, l: &Line| {
+        let (color, dash) = line_style(lines, l);
+        draw::Entry { text, color, dash, swatch: false }
+    };
     if lines.len() <= MAX_LEGEND {
         return lines.iter().map(|l| entry(l.name.clone(), l)).collect();
     }

@@ -104,6 +104,11 @@ pub struct Study {
     pub claims: &'static [contract::Claim],
     /// Reads the study's runs (one set per seed) into evidence for `claims`.
     pub evidence: contract::EvidenceFn,
+    /// Its mechanisms quote the runs' decision records (a task's waits by cause and its
+    /// longest wait), so its runs are explained. Explaining costs time with every waiting
+    /// task at every switch (the explainer classifies each again), so studies whose
+    /// mechanisms read only counters run without it unless an HTML report asks.
+    pub explained: bool,
 }
 
 impl Study {
@@ -143,27 +148,35 @@ macro_rules! workload_study {
             kind: Kind::Workload(include_str!(concat!("../../../examples/studies/", $name, ".toml"))),
             claims: $claims,
             evidence: $evidence,
+            explained: false,
         }
     };
 }
 
 macro_rules! suite_study {
     ($name:literal, $source:expr, $module:ident) => {
+        suite_study!($name, $source, $module, false)
+    };
+    ($name:literal, $source:expr, $module:ident, explained) => {
+        suite_study!($name, $source, $module, true)
+    };
+    ($name:literal, $source:expr, $module:ident, $explained:literal) => {
         Study {
             name: $name,
             source: $source,
             kind: Kind::Suite(suites::$module::suite),
             claims: &claims::$module::CLAIMS,
             evidence: claims::$module::evidence,
+            explained: $explained,
         }
     };
 }
 
 /// Every built-in study, in the order `schedlab list` shows them.
 pub const STUDIES: &[Study] = &[
-    suite_study!("cfs-eevdf", &EEVDF, cfs_eevdf),
-    suite_study!("futex", &FUTEX, futex),
-    suite_study!("rt-latency", &CYCLICTEST, rt_latency),
+    suite_study!("cfs-eevdf", &EEVDF, cfs_eevdf, explained),
+    suite_study!("futex", &FUTEX, futex, explained),
+    suite_study!("rt-latency", &CYCLICTEST, rt_latency, explained),
     suite_study!("lock-wakeup-granularity", &ZHANG, lock_wakeup_granularity),
     suite_study!("lock-delayed-wakeup", &ZHANG, lock_delayed_wakeup),
     suite_study!("lock-sites", &ZHANG, lock_sites),
@@ -175,6 +188,7 @@ pub const STUDIES: &[Study] = &[
         kind: Kind::Validate,
         claims: &claims::validate::CLAIMS,
         evidence: claims::validate::evidence,
+        explained: false,
     },
     Study {
         name: "edf-simso",
@@ -182,6 +196,7 @@ pub const STUDIES: &[Study] = &[
         kind: Kind::EdfSimso,
         claims: &claims::edf_simso::CLAIMS,
         evidence: claims::edf_simso::evidence,
+        explained: false,
     },
     workload_study!("ule-cfs-fibo-sysbench", &claims::bouron::FIBO_SYSBENCH, claims::bouron::fibo_sysbench),
     workload_study!("ule-cfs-sysbench128", &claims::bouron::SYSBENCH128, claims::bouron::sysbench128),

@@ -43,6 +43,35 @@ fn every_study_answers_every_claim_from_its_runs() {
     }
 }
 
+/// A study marked `explained` has mechanisms that quote the decision records (they change
+/// when the runs are explained); every other study's read only counters (explaining its runs
+/// changes nothing), so running it unexplained loses nothing.
+#[test]
+fn the_explained_mark_says_which_mechanisms_read_the_decision_records() {
+    for study in schedlab_studies::STUDIES.iter().filter(|s| !matches!(s.kind, schedlab_studies::Kind::EdfSimso)) {
+        let params: Vec<(String, String)> = if matches!(study.name, "lock-delayed-wakeup" | "lock-sites") {
+            vec![("groups".into(), "2".into())]
+        } else {
+            Vec::new()
+        };
+        let mechanisms = |explain: bool| {
+            let opts = RunOpts { explain, ..SHORT };
+            let r = plan(study, &seeds(1, 1), &opts, &params).unwrap().run(&|| true, &|| ()).unwrap();
+            r.outcomes.iter().map(|o| o.mechanism.clone()).collect::<Vec<_>>()
+        };
+        let (plain, explained) = (mechanisms(false), mechanisms(true));
+        if study.explained {
+            assert_ne!(
+                plain, explained,
+                "{}: marked explained, but its mechanisms read no decision record",
+                study.name
+            );
+        } else {
+            assert_eq!(plain, explained, "{}: its mechanisms read decision records: mark it explained", study.name);
+        }
+    }
+}
+
 /// The mechanism is the run's: the same claim judged on runs with the base slice set to
 /// 7 ms for every EEVDF configuration names other switch counts (and the verdict turns).
 #[test]

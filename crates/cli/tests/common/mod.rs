@@ -87,3 +87,47 @@ pub fn unpinned_hogs(n: usize, cpus: &str) -> String {
         "[[task]]\nname = \"hog\"\ncount = {n}\naffinity = [0]\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"50ms\" }} ] }} ]\n[[change]]\nat = \"1s\"\ntasks = \"hog\"\nset_affinity = \"{cpus}\"\n"
     )
 }
+
+fn chromium() -> String {
+    let path = std::env::var("SCHEDLAB_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        std::path::Path::new(&path).exists(),
+        "headless Chromium not found at {path}: run scripts/setup-test-deps.sh (part of .ci/run)"
+    );
+    path
+}
+
+/// Renders the HTML file `page` in headless Chromium and checks the screenshot is a page:
+/// neither blank nor solid (a rendered report is mostly white with text, tables and lines).
+pub fn assert_renders_a_page(page: &std::path::Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("shot.png");
+    let out = std::process::Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1200,1600",
+        ])
+        .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(shot.exists(), "no screenshot: {}", String::from_utf8_lossy(&out.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = &buf[..info.buffer_size()];
+    let bpp = info.color_type.samples();
+    let white = px.chunks(bpp).filter(|p| p.iter().take(3).all(|&c| c >= 250)).count();
+    let total = px.len() / bpp;
+    assert!(white < total * 99 / 100, "screenshot is blank ({white} of {total} pixels white)");
+    assert!(white > total / 3, "screenshot is not a page ({white} of {total} pixels white)");
+}

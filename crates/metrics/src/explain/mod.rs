@@ -179,3 +179,60 @@ pub struct Explained {
     pub waits: Vec<Wait>,
     pub names: Vec<String>,
 }
+
+impl Explained {
+    /// Keeps every task's totals but the worst waits of only the `keep` tasks that waited
+    /// longest (ties: the lower task index), and drops the every-wait list: what a study
+    /// holds of each of its hundreds of runs at once. A study's mechanism quotes a task's
+    /// totals and longest wait; an HTML report shows the few tasks that waited longest.
+    pub fn compact(&mut self, keep: usize) {
+        let mut order: Vec<usize> = (0..self.tasks.len()).collect();
+        order.sort_by(|&a, &b| self.tasks[b].wait_ns.cmp(&self.tasks[a].wait_ns).then(a.cmp(&b)));
+        for &i in order.iter().skip(keep) {
+            self.tasks[i].worst = Vec::new();
+        }
+        self.waits = Vec::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait(task: usize, len: u64) -> Wait {
+        Wait {
+            task,
+            start_ns: 0,
+            end_ns: len,
+            preempted: true,
+            wake: None,
+            segments: Vec::new(),
+            balance: Vec::new(),
+            moved_by: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn compact_keeps_the_longest_waiters_worst_and_every_total() {
+        let lens = [5, 9, 9, 1];
+        let tasks = lens
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| TaskWaits {
+                task: i,
+                name: format!("t{i}"),
+                wait_ns: l,
+                by_cause: vec![l; WaitCause::ALL.len()],
+                waits: 1,
+                worst: vec![wait(i, l)],
+            })
+            .collect();
+        let mut e = Explained { tasks, waits: vec![wait(0, 5)], names: Vec::new() };
+        e.compact(2);
+        let kept: Vec<usize> = e.tasks.iter().filter(|t| !t.worst.is_empty()).map(|t| t.task).collect();
+        assert_eq!(kept, [1, 2], "the two that waited longest (a tie kept by index)");
+        assert!(e.waits.is_empty());
+        assert_eq!(e.tasks.iter().map(|t| t.wait_ns).collect::<Vec<_>>(), lens, "totals stay");
+        assert!(e.tasks.iter().all(|t| t.by_cause[0] == t.wait_ns));
+    }
+}

@@ -6,6 +6,7 @@
 use super::axis::{label_px, Axis};
 use super::{Body, Content, Line, Panel};
 use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 /// Width of the legend column right of each panel's plot.
@@ -21,13 +22,15 @@ pub(super) fn err<E: std::fmt::Debug>(e: E) -> String {
 pub(super) struct Entry {
     pub text: String,
     pub color: RGBAColor,
+    /// The line style (`super::series_dash`).
+    pub dash: usize,
     pub swatch: bool,
 }
 
 /// Draws the whole figure: title, an optional note under it, panels side by side.
 pub(super) fn figure<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, body: &Body) -> Result<(), String> {
     root.fill(&WHITE).map_err(err)?;
-    let root = root.titled(&body.title, ("sans-serif", 20)).map_err(err)?;
+    let root = titled(root, &body.title)?;
     let root = match &body.note {
         Some(note) => {
             root.draw_text(note, &("sans-serif", 13).into_font().color(&BLACK.mix(0.7)), (10, 2)).map_err(err)?;
@@ -41,6 +44,48 @@ pub(super) fn figure<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, body: &Bo
         panel(area, p, body, xr, yr)?;
     }
     root.present().map_err(err)
+}
+
+/// Title sizes tried in turn until the title fits on one line; at the last it wraps.
+const TITLE_SIZES: [u32; 3] = [20, 18, 16];
+/// Pixels kept free left and right of a title.
+const TITLE_MARGIN: u32 = 12;
+
+/// Draws `title` centred at the top in the largest of [`TITLE_SIZES`] at which it fits the
+/// width, else wrapped over lines at the smallest, and returns the area below it: a title
+/// is never clipped.
+fn titled<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str) -> Result<DrawingArea<DB, Shift>, String> {
+    let (w, _) = root.dim_in_pixel();
+    let avail = w.saturating_sub(2 * TITLE_MARGIN);
+    let width = |text: &str, size: u32| -> Result<u32, String> {
+        root.estimate_text_size(text, &("sans-serif", size as f64).into_font().into_text_style(&root))
+            .map(|(tw, _)| tw)
+            .map_err(err)
+    };
+    for size in TITLE_SIZES {
+        if width(title, size)? <= avail {
+            return root.titled(title, ("sans-serif", size)).map_err(err);
+        }
+    }
+    let size = TITLE_SIZES[TITLE_SIZES.len() - 1];
+    let mut lines: Vec<String> = Vec::new();
+    for word in title.split_whitespace() {
+        let joined = lines.last().map(|l| format!("{l} {word}"));
+        match joined {
+            Some(j) if width(&j, size)? <= avail => *lines.last_mut().expect("a line") = j,
+            _ => lines.push(word.to_string()),
+        }
+    }
+    let style =
+        ("sans-serif", size as f64).into_font().into_text_style(&root).pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Top,
+        ));
+    let line_h = size as i32 + 4;
+    for (i, line) in lines.iter().enumerate() {
+        root.draw_text(line, &style, (w as i32 / 2, 4 + line_h * i as i32)).map_err(err)?;
+    }
+    Ok(root.margin(4 + line_h as u32 * lines.len() as u32 + 4, 0, 0, 0))
 }
 
 /// The drawn x and y ranges, the same for every panel so side-by-side panels compare.
@@ -83,11 +128,22 @@ fn panel<DB: DrawingBackend>(
     };
     let ylabel = |v: &f64| body.y.label(*v);
     let yw = yt.iter().map(|v| label_px(&ylabel(v))).max().unwrap_or(30) + 22;
+    // Category labels wider than their slot alternate between two rows, drawn below.
+    let stagger = match &p.content {
+        Content::Bars { categories, .. } => {
+            let slot = plot.dim_in_pixel().0.saturating_sub(yw + 28) / categories.len().max(1) as u32;
+            let font = ("sans-serif", TICK_FONT).into_font().into_text_style(&plot);
+            let widest = categories.iter().map(|c| plot.estimate_text_size(c, &font).map_or(0, |(w, _)| w)).max();
+            widest.unwrap_or(0) + 4 > slot
+        }
+        _ => false,
+    };
+    let xlabel = |v: &f64| if stagger { String::new() } else { xlabel(v) };
     let mut chart = ChartBuilder::on(&plot)
         .caption(&p.title, ("sans-serif", 16))
         .margin(10)
         .margin_right(18)
-        .x_label_area_size(40)
+        .x_label_area_size(if stagger { 40 + TICK_FONT as u32 + 4 } else { 40 })
         .y_label_area_size(yw)
         .build_cartesian_2d(Ticked::new(xr, xt), Ticked::new(yr, yt))
         .map_err(err)?;
@@ -100,9 +156,13 @@ fn panel<DB: DrawingBackend>(
         .y_desc(body.y.desc.as_str())
         .x_label_formatter(&xlabel)
         .y_label_formatter(&ylabel)
+        .label_style(("sans-serif", TICK_FONT))
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(err)?;
+    if let (true, Content::Bars { categories, .. }) = (stagger, &p.content) {
+        staggered_labels(&plot, &chart, categories, yr.0)?;
+    }
     let plot_area = chart.plotting_area();
     match &p.content {
         Content::Lines(lines) => draw_lines(plot_area, lines, &body.x, &body.y)?,
@@ -111,6 +171,28 @@ fn panel<DB: DrawingBackend>(
     }
     if let Some(l) = legend {
         draw_legend(&l, &entries)?;
+    }
+    Ok(())
+}
+
+/// The size of tick and category labels.
+const TICK_FONT: f64 = 12.0;
+
+/// Category labels under their bars, even ones on the first row and odd ones on the second,
+/// so that neighbours wider than a slot never overlap.
+fn staggered_labels<DB: DrawingBackend, X: Ranged<ValueType = f64>, Y: Ranged<ValueType = f64>>(
+    plot: &DrawingArea<DB, Shift>,
+    chart: &ChartContext<DB, Cartesian2d<X, Y>>,
+    categories: &[String],
+    y0: f64,
+) -> Result<(), String> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let font = ("sans-serif", TICK_FONT).into_font().into_text_style(plot).pos(Pos::new(HPos::Center, VPos::Top));
+    let (bx, by) = plot.get_base_pixel();
+    for (i, c) in categories.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(i as f64 + 0.5, y0));
+        let row = (i % 2) as i32 * (TICK_FONT as i32 + 4);
+        plot.draw_text(c, &font, (x - bx, y - by + 8 + row)).map_err(err)?;
     }
     Ok(())
 }
@@ -170,7 +252,7 @@ fn draw_lines<DB: DrawingBackend>(area: &PlotArea<DB>, lines: &[Line], x: &Axis,
     let crowded = lines.len() > super::MAX_LEGEND;
     let order = lines.iter().filter(|l| !l.highlight).chain(lines.iter().filter(|l| l.highlight));
     for l in order {
-        let color = super::line_color(lines, l);
+        let (color, dash) = super::line_style(lines, l);
         let faded = crowded && !l.highlight;
         let style = ShapeStyle {
             color: if faded { color.mix(0.45) } else { color },
@@ -183,9 +265,24 @@ fn draw_lines<DB: DrawingBackend>(area: &PlotArea<DB>, lines: &[Line], x: &Axis,
                 area.draw(&Circle::new(p, 3, color.filled())).map_err(err)?;
             }
         }
-        area.draw(&PathElement::new(pts, style)).map_err(err)?;
+        path(area, pts, style, dash)?;
     }
     Ok(())
+}
+
+/// A polyline in line style `dash` (0 solid, 1 dashed, 2 dotted).
+fn path<DB: DrawingBackend>(
+    area: &PlotArea<DB>,
+    pts: Vec<(f64, f64)>,
+    style: ShapeStyle,
+    dash: usize,
+) -> Result<(), String> {
+    match dash {
+        0 => area.draw(&PathElement::new(pts, style)),
+        1 => area.draw(&DashedPathElement::new(pts.into_iter(), 7, 4, style)),
+        _ => area.draw(&DashedPathElement::new(pts.into_iter(), 2, 3, style)),
+    }
+    .map_err(err)
 }
 
 /// Grouped bars: one group per category, one bar per series.
@@ -198,7 +295,7 @@ fn draw_bars<DB: DrawingBackend>(
     let w = 0.8 / n;
     let base = y.pos(y.fixed.map_or(0.0, |f| f.0)).unwrap_or(0.0).max(area.get_y_range().start);
     for (si, (_, vals)) in series.iter().enumerate() {
-        let color = Palette99::pick(si).to_rgba();
+        let color = super::series_color(si);
         for (ci, v) in vals.iter().enumerate() {
             let Some(top) = v.and_then(|v| y.pos(v)) else { continue };
             let x0 = ci as f64 + 0.1 + si as f64 * w;
@@ -216,7 +313,14 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[Ent
         if e.swatch {
             area.draw(&Rectangle::new([(4, y - 5), (20, y + 5)], e.color.filled())).map_err(err)?;
         } else {
-            area.draw(&PathElement::new(vec![(2, y), (22, y)], e.color.stroke_width(2))).map_err(err)?;
+            let style = e.color.stroke_width(2);
+            let pts = vec![(2, y), (22, y)];
+            match e.dash {
+                0 => area.draw(&PathElement::new(pts, style)),
+                1 => area.draw(&DashedPathElement::new(pts.into_iter(), 7, 4, style)),
+                _ => area.draw(&DashedPathElement::new(pts.into_iter(), 2, 3, style)),
+            }
+            .map_err(err)?;
         }
         let text: String = if e.text.chars().count() > LEGEND_CHARS {
             e.text.chars().take(LEGEND_CHARS - 1).chain(['…']).collect()

@@ -50,12 +50,12 @@ impl Heat {
 
     /// Swatches from one thread to the busiest cell, evenly spaced on the colour scale.
     pub(super) fn legend(&self) -> Vec<Entry> {
-        let mut v = vec![Entry { text: "empty: white".into(), color: WHITE.to_rgba(), swatch: true }];
+        let mut v = vec![Entry { text: "empty: white".into(), color: WHITE.to_rgba(), dash: 0, swatch: true }];
         for f in [0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0] {
             let val = ((1.0 + self.max).powf(f) - 1.0).max(1.0).round().min(self.max);
             if val > 0.0 && !v.iter().any(|e| e.text == format!("{} threads", super::axis::num(val))) {
                 let text = format!("{} threads", super::axis::num(val));
-                v.push(Entry { text, color: color(val, self.max), swatch: true });
+                v.push(Entry { text, color: color(val, self.max), dash: 0, swatch: true });
             }
         }
         v

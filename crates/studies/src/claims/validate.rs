@@ -55,7 +55,7 @@ fn pair(s: &SeedRuns, l: &str) -> String {
 
 pub fn evidence(runs: &[SeedRuns]) -> Vec<Evidence> {
     let share = |s: &SeedRuns, l: &str| cell(s, "nice-pairs", "a (nice 0) share % while both run", l);
-    let io = "cpu + io";
+    let io = "io beside a hog";
     vec![
         measured("equal-nice-equal-share", runs, |s| share(s, "0 vs 0"), |s| pair(s, "0 vs 0")),
         measured(
