@@ -959,10 +959,9 @@ pub const GAP_CAUSES: &[GapCause] = &[
         experiment: "pingpong",
         case: "unpinned",
         kinds: &[Kind::PingPong, Kind::Switches, Kind::Migrations],
-        cause: "this host's kernel keeps the pair on one vCPU (a non-mainline `vcpu_pack_room` in fair.c, \
-                booted with `sched_vcpu_pack=15`; its source is not public): in mainline 6.18 \
-                select_idle_sibling returns the idle previous CPU, so the model's pair wakes across CPUs, each \
-                wakeup a PV IPI (a VM exit) and a halt exit (docs/validation.md)",
+        cause: "host load: measured while other helpers' builds kept both vCPUs busy, when the host packs the \
+                pair on one vCPU (no idle CPU for select_idle_sibling); on a quiet host it spreads as the model \
+                does, 55–68 % of round trips across CPUs, 37–49 µs a round trip (docs/validation.md)",
     },
     GapCause {
         experiment: "pingpong",
