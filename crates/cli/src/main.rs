@@ -138,8 +138,9 @@ struct Common {
 /// Options of `study validate` (simulation vs this host).
 #[derive(clap::Args, Clone, Default)]
 struct ValidateArgs {
-    /// `study validate`: the longer runs of the student report (up to 10 s each) instead of
-    /// runs of at most 2 s.
+    /// The source's set-up where a study is scaled down by default (its output says how and
+    /// why: e.g. hackbench's 1000 loops instead of 10); `study validate`: the longer runs of
+    /// the student report (up to 10 s each) instead of runs of at most 2 s.
     #[arg(long)]
     full: bool,
     /// `study validate`: runs of a few milliseconds (for tests).
@@ -227,6 +228,9 @@ enum Cmd {
         /// A shorter run of every experiment (for tests): at most this simulated time.
         #[arg(long)]
         duration: Option<String>,
+        /// Studies scaled down by default at their source's set-up (hours, not minutes).
+        #[arg(long)]
+        full: bool,
     },
     /// Simulate under several schedulers and write one self-contained HTML report.
     Report {
@@ -494,7 +498,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
             let out = run_many(&common, &sched)?;
             extras(&common, &out)
         }
-        Cmd::Reproduce { source, output, seeds, seed, fresh, docs, duration } => {
+        Cmd::Reproduce { source, output, seeds, seed, fresh, docs, duration, full } => {
             schedlab::reproduce::run(&schedlab::reproduce::Options {
                 source,
                 output,
@@ -502,6 +506,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
                 seed,
                 fresh,
                 docs,
+                full,
                 duration: duration
                     .as_deref()
                     .map(|d| parse_duration(d).map_err(|m| CliError::input(format!("--duration: {m}"))))
@@ -530,7 +535,9 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
                 }
                 // `--param` overrides a workload parameter in every run (e.g. hackbench's loops).
                 let params = common.params.iter().map(|p| parse_kv(p, "--param")).collect::<Result<Vec<_>, _>>()?;
-                run_suite(&common, &suite.with_params(&params), &params, schedlab::study::seed_count(seeds, false))
+                let suite = if validate.full { suite.at_source_scale() } else { suite };
+                let seeds = schedlab::study::seed_count(seeds, false);
+                run_suite(&common, &suite.with_params(&params), &params, seeds, validate.full)
             }
             Some(StudyKind::Workload(_)) | None => workload_study(common, sched, seeds),
         },
@@ -677,13 +684,14 @@ fn suite_named(common: &Common) -> Option<schedlab_studies::suite::Suite> {
 
 /// `study NAME` for a multi-experiment study: every experiment's runs in parallel, one table
 /// per experiment; `--plots DIR` writes each experiment's figures to `DIR/<experiment>/`,
-/// `--html FILE` one report per experiment (`FILE` with the experiment's name inserted),
-/// `--out DIR` the tables and every run's JSON.
+/// `--html FILE` one page with a section per experiment, `--out DIR` the tables and every
+/// run's JSON.
 fn run_suite(
     c: &Common,
     suite: &schedlab_studies::suite::Suite,
     params: &[(String, String)],
     seeds: usize,
+    full: bool,
 ) -> Result<(), CliError> {
     let duration = c
         .duration
@@ -698,7 +706,8 @@ fn run_suite(
     // Explained where the mechanisms quote the decision records, and for an HTML report
     // (it says where each run's time went); a study keeps the worst waits of a run's
     // longest waiters only (`schedlab_studies::runs::EXPLAINED_TASKS`).
-    let opts = schedlab_studies::suite::RunOpts { duration, sample, explain: study.explained || c.html.is_some() };
+    let explain = study.explained || c.html.is_some();
+    let opts = schedlab_studies::suite::RunOpts { duration, sample, explain, full };
     let run = schedlab::study::run_plan(schedlab_studies::runs::plan(study, &seeds, &opts, params)?)?;
     let results = run.first();
     let text = schedlab_studies::suite::suite_text_with(suite, results, Some(&run.text()));

@@ -29,6 +29,8 @@ pub struct Options {
     pub fresh: bool,
     pub docs: Option<PathBuf>,
     pub duration: Option<schedlab_sim::Ns>,
+    /// Scaled-down studies at their source's set-up.
+    pub full: bool,
 }
 
 /// The sources `key` names (`all`: every one).
@@ -66,7 +68,7 @@ fn exe_hash() -> Result<u64, CliError> {
 
 /// The cache file of study `s` under these options.
 fn cache_path(o: &Options, exe: u64, s: &Study) -> PathBuf {
-    let key = format!("{}|{}|{}|{:?}", s.name, o.seed, o.seeds, o.duration.map(|d| d.0));
+    let key = format!("{}|{}|{}|{:?}|{}", s.name, o.seed, o.seeds, o.duration.map(|d| d.0), o.full);
     o.output.join("cache").join(format!("{}-{:016x}.json", s.name, fnv(exe, key.as_bytes())))
 }
 
@@ -84,6 +86,7 @@ pub fn run(o: &Options) -> Result<(), CliError> {
         duration: o.duration,
         sample: matches!(s.kind, Kind::Workload(_) | Kind::Validate).then_some(schedlab_sim::Ns::from_ms(10)),
         explain: s.explained,
+        full: o.full,
     };
     // Plan everything first: a bad study fails before any run, and the bar knows the total.
     let mut todo = Vec::new();
@@ -115,7 +118,7 @@ pub fn run(o: &Options) -> Result<(), CliError> {
                 "running study {name} (finished studies are cached: run again to resume)"
             )));
         }
-        write_atomic(&path, &section(&r?)?.to_string())?;
+        write_atomic(&path, &section(&r?, o.full)?.to_string())?;
     }
     bar.finish_and_clear();
     let mut sections = Vec::new();
@@ -154,7 +157,7 @@ fn claims(study: &Value) -> impl Iterator<Item = &Value> {
 
 /// A finished study as the cache keeps it: per claim everything the reports print,
 /// figures as SVG text.
-fn section(r: &StudyRun) -> Result<Value, CliError> {
+fn section(r: &StudyRun, full: bool) -> Result<Value, CliError> {
     let figs = source_figures(r)?;
     let claims: Vec<Value> = r
         .outcomes
@@ -175,7 +178,13 @@ fn section(r: &StudyRun) -> Result<Value, CliError> {
             }))
         })
         .collect::<Result<_, CliError>>()?;
-    Ok(json!({ "study": r.study.name, "description": r.study.description(), "seeds": r.seeds, "claims": claims }))
+    Ok(json!({
+        "study": r.study.name,
+        "description": r.study.description(),
+        "scale": r.study.scale_note(full),
+        "seeds": r.seeds,
+        "claims": claims,
+    }))
 }
 
 /// The study's own figures (the source's form), drawn from the first seed's runs.
@@ -276,6 +285,9 @@ pub fn markdown(sections: &[(&Source, Vec<Value>)]) -> String {
         for st in studies {
             let seeds = st["seeds"].as_array().map_or(0, Vec::len);
             let _ = writeln!(m, "\n### {} ({seeds} seeds)\n\n{}\n", s(&st["study"]), s(&st["description"]));
+            if let Some(scale) = st["scale"].as_str() {
+                let _ = writeln!(m, "*{scale}*\n");
+            }
             for c in claims(st) {
                 let fig = c["figure"]["name"].as_str().map_or_else(String::new, |n| format!(" Figure: `{n}`."));
                 let _ = writeln!(
@@ -324,6 +336,9 @@ pub fn html(sections: &[(&Source, Vec<Value>)]) -> String {
         let _ = writeln!(h, "<p><strong>{}</strong></p>", esc(&summary_line(&mine)));
         for st in studies {
             let _ = writeln!(h, "<h3>{}</h3><p>{}</p>", esc(s(&st["study"])), esc(s(&st["description"])));
+            if let Some(scale) = st["scale"].as_str() {
+                let _ = writeln!(h, "<p><em>{}</em></p>", esc(scale));
+            }
             for c in claims(st) {
                 claim_html(&mut h, s(&st["study"]), c);
             }

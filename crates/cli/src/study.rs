@@ -51,8 +51,8 @@ pub fn write_figures(dir: &Path, figs: &[Figure], files: &FigureFiles) -> Result
 }
 
 /// `--plots DIR`: the study's figures in `DIR/`, each experiment's run figures in
-/// `DIR/<experiment>/`; `--html FILE`: `FILE` with each experiment's name inserted, the
-/// study's finding, table and figures first.
+/// `DIR/<experiment>/`; `--html FILE`: one page, a section per experiment (`FILE#name`),
+/// each with the study's finding, table and figures first.
 pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result<(), CliError> {
     if o.plots.is_none() && o.html.is_none() {
         return Ok(());
@@ -63,6 +63,7 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
         write_figures(dir, &study_figs, &o.files)?;
         note!("wrote {} study figures to {}", study_figs.len(), dir.display());
     }
+    let mut pages: Vec<(&str, String)> = Vec::new();
     for r in results {
         let figs = if o.all_figures {
             schedlab_report::plots::figures_all(&r.records)
@@ -73,7 +74,7 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
         if let Some(dir) = o.plots {
             write_figures(&dir.join(r.name), &figs, &o.files)?;
         }
-        if let Some(path) = o.html {
+        if o.html.is_some() {
             let table = suite_text(suite, std::slice::from_ref(r));
             let section = schedlab_report::html::StudySection {
                 paper: finding.as_ref().map(|f| f.paper),
@@ -82,9 +83,13 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
                 figures: &study_figs,
             };
             let html = schedlab_report::html::report_study(r.title, &r.records, &figs, &section).map_err(plot_err)?;
-            let stem = path.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
-            write_atomic(&path.with_file_name(format!("{stem}.{}.html", r.name)), &html)?;
+            pages.push((r.name, html));
         }
+    }
+    if let Some(path) = o.html {
+        let title = format!("{}: {}", suite.name, suite.description);
+        write_atomic(path, &schedlab_report::html::combine(&title, &pages).map_err(plot_err)?)?;
+        note!("wrote {} ({} experiments)", path.display(), pages.len());
     }
     Ok(())
 }

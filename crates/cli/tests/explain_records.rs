@@ -169,8 +169,8 @@ fn snapshot_study_experiment() {
     insta::assert_snapshot!(render(&ex, &ask(None, 1)).unwrap());
 }
 
-/// `study NAME --html` for a multi-experiment study explains its runs: each experiment's
-/// report has a *Where the time went* section per configuration.
+/// `study NAME --html` for a multi-experiment study writes one page and explains its runs:
+/// each experiment's section has a *Where the time went* part per configuration.
 #[test]
 fn study_html_reports_say_where_the_time_went() {
     let dir = tempfile::tempdir().unwrap();
@@ -182,8 +182,13 @@ fn study_html_reports_say_where_the_time_went() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let suite = schedlab_studies::suites::suite("rt-latency").unwrap();
+    // One page per invocation: no file beside it, a section per experiment.
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(files, ["s.html"], "{files:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
     for x in &suite.experiments {
-        let text = std::fs::read_to_string(dir.path().join(format!("s.{}.html", x.name))).unwrap();
+        let at = page.find(&format!("<section id=\"{}\">", x.name)).unwrap_or_else(|| panic!("no section {}", x.name));
+        let text = &page[at..page[at..].find("</section>").unwrap() + at];
         for c in &x.configs {
             let want = format!("Where the time went · {}", c.sched);
             assert!(text.contains(&want), "{}: no `{want}`", x.name);

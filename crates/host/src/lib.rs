@@ -578,6 +578,7 @@ fn finish(
         policy_exit: None,
         kernel_counters: Vec::new(),
         deadlock: Vec::new(),
+        costs: Default::default(),
     };
     let task_processes = run.process_pids().len();
     HostRun {

@@ -88,6 +88,8 @@ impl Kernel<'_> {
             return;
         }
         let (ns, refill) = self.refill_time(cpu, t);
+        let last = self.cost.tasks[t].fp.cpu;
+        let from = self.refill_from((last != NONE).then_some(last as usize), cpu);
         let m = &self.machine.caches;
         let st = &mut self.cost;
         let levels = st.caches.inst.len();
@@ -117,6 +119,7 @@ impl Kernel<'_> {
             st.caches.refill_cpu[cpu] += ns.0;
             st.tasks[t].owed += ns;
             st.tasks[t].refill_ns += ns.0;
+            self.charge_refill(cpu, t, ns.0, from);
         }
     }
 

@@ -329,6 +329,9 @@ impl Kernel<'_> {
     #[inline(never)]
     fn change_mode(&mut self, cpu: CpuId, mode: Mode) {
         let now = self.now;
+        if self.cpus[cpu].mode == Mode::User {
+            self.remote_close(cpu);
+        }
         let c = &mut self.cpus[cpu];
         c.times[c.mode as usize] += now - c.mode_since;
         let flips = (c.mode == Mode::Idle) != (mode == Mode::Idle);
@@ -585,7 +588,7 @@ impl Kernel<'_> {
         let transfer = if self.cost.lines_on {
             self.lock_lines(cpu, &locks[..n as usize], site)
         } else {
-            self.take_lines(cpu, &locks[..n as usize])
+            self.take_lines(cpu, &locks[..n as usize], site)
         };
         let path = KernelPath::of_site(site);
         self.cur_path = path;
@@ -675,18 +678,21 @@ impl Kernel<'_> {
     /// Starts user work of `dur` for the current task; `fixed`: a wall-clock span.
     pub(crate) fn start_user(&mut self, cpu: CpuId, dur: Ns, fixed: bool) {
         self.set_mode(cpu, Mode::User);
+        self.remote_open(cpu, fixed);
         self.start_busy(cpu, Busy::User, dur, fixed);
     }
 
     /// Acquiring `locks` on `cpu`: each lock last held by another CPU moves its cache line
     /// (the lock word and the runqueue fields that share or follow it) here. Returns the
     /// transfer time, spent inside the critical section.
-    fn take_lines(&mut self, cpu: CpuId, locks: &[LockId]) -> Ns {
+    fn take_lines(&mut self, cpu: CpuId, locks: &[LockId], site: LockSite) -> Ns {
         let mut t = Ns(0);
         for &id in locks {
             if let Some(from) = self.locks[id as usize].last {
-                if from != cpu {
-                    t += self.machine.line_ns(from, cpu);
+                let ns = if from != cpu { self.machine.line_ns(from, cpu) } else { Ns(0) };
+                if ns.0 > 0 {
+                    t += ns;
+                    self.charge_lock_lines(cpu, id, site, 1, ns);
                 }
             }
             self.locks[id as usize].last = Some(cpu);

@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 mod cache;
+mod charges;
 mod config;
 mod core;
 mod cpu;
@@ -617,6 +618,7 @@ impl<'p> Kernel<'p> {
                 .chain(self.cost_counters())
                 .collect(),
             deadlock,
+            costs: self.cost_report(),
         }
     }
 

@@ -23,6 +23,8 @@ pub(crate) struct LineState {
     pub transfers: [u64; SITES.len()],
     pub handovers: [u64; SITES.len()],
     pub handover_lines: [u64; SITES.len()],
+    /// Per site, the time those transfers added inside critical sections.
+    pub ns: [u64; SITES.len()],
 }
 
 /// `(major, minor)` of a kernel version, for `Spinlock::resolve`.
@@ -55,20 +57,32 @@ impl Kernel<'_> {
             if let Some(from) = l.last.filter(|&f| f != cpu) {
                 let m = &self.machine;
                 let xfer = m.lines.between(&m.topology, from, cpu);
-                if waiters > 0 {
-                    t += kind.handover_ns(xfer, waiters, alpha);
+                let (n, ns) = if waiters > 0 {
                     let n = u64::from(kind.handover_transfers(waiters));
-                    self.cost.lines.transfers[s] += n;
                     self.cost.lines.handover_lines[s] += n;
                     self.cost.lines.handovers[s] += 1;
+                    (n, kind.handover_ns(xfer, waiters, alpha))
                 } else {
-                    t += xfer;
-                    self.cost.lines.transfers[s] += 1;
-                }
+                    (1, xfer)
+                };
+                t += ns;
+                self.cost.lines.transfers[s] += n;
+                self.cost.lines.ns[s] += ns.0;
+                self.charge_lock_lines(cpu, id, site, n, ns);
             }
             self.locks[id as usize].last = Some(cpu);
         }
         t
+    }
+
+    /// `n` line transfers costing `ns` taking `lock` at `site` on `cpu`: in the lock's
+    /// statistics and the charges of `cpu` and its task (`charges.rs`). Also the flat
+    /// model's transfers (`take_lines`), which cost the machine's constant per distance.
+    pub(crate) fn charge_lock_lines(&mut self, cpu: CpuId, lock: LockId, site: LockSite, n: u64, ns: Ns) {
+        let st = self.stat(lock, site);
+        st.line_transfers += n;
+        st.line_ns += ns.0;
+        self.charge_lines(cpu, schedlab_machine::KernelPath::of_site(site), n, ns.0);
     }
 
     /// Which waiter of `lock` the releasing CPU `from` hands it to: the first in line, or
@@ -103,6 +117,10 @@ impl Kernel<'_> {
                 v.push((format!("refill_ns.cpu{c}"), *ns));
             }
         }
+        if st.numa_on {
+            let ns = st.charges.cpus.iter().map(|c| c.remote_memory_ns).sum();
+            v.push(("remote_memory_ns".to_string(), ns));
+        }
         if st.mm_on {
             let mm = &st.mm;
             v.push(("mm_switches".to_string(), mm.switches));
@@ -117,6 +135,7 @@ impl Kernel<'_> {
                     v.push((format!("line_transfers.{}", site.name()), st.lines.transfers[i]));
                     v.push((format!("lock_handovers.{}", site.name()), st.lines.handovers[i]));
                     v.push((format!("lock_handover_lines.{}", site.name()), st.lines.handover_lines[i]));
+                    v.push((format!("line_ns.{}", site.name()), st.lines.ns[i]));
                 }
             }
         }

@@ -52,6 +52,8 @@ pub(crate) struct CostState {
     pub rate: Vec<u32>,
     pub mm: crate::mm::MmState,
     pub lines: crate::lines::LineState,
+    /// Who paid what was charged (`charges.rs`).
+    pub charges: crate::charges::Charges,
 }
 
 impl CostState {
@@ -82,6 +84,7 @@ impl CostState {
             rate: vec![1000; m.nr_cpus()],
             mm: crate::mm::MmState::new(m.nr_cpus()),
             lines: crate::lines::LineState::default(),
+            charges: crate::charges::Charges::new(m.nr_cpus()),
         })
     }
 
@@ -138,6 +141,7 @@ impl Kernel<'_> {
             _ => UNPLACED,
         };
         debug_assert_eq!(self.cost.tasks.len(), t);
+        self.cost.charges.tasks.push(schedlab_probe::CostTimes::default());
         self.cost.tasks.push(MemTask {
             ws: m.working_set,
             intensity: m.intensity,

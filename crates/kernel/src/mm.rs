@@ -97,7 +97,9 @@ impl Kernel<'_> {
         st.switch_ns += costs.cr3_write.0;
         st.tlb_refill_ns += refill.0;
         self.cost.tasks[next].owed += refill;
-        costs.cr3_write
+        let cr3 = costs.cr3_write;
+        self.charge_mm(cpu, next, cr3.0, refill.0);
+        cr3
     }
 
     /// `copy_mm` of a new process of `template` (nothing for a thread): its page tables

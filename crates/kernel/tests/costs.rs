@@ -296,3 +296,179 @@ fn lock_transfers_are_counted_per_site_and_hand_over_by_lock_kind() {
     let flat = run_version(&machine("opteron-32", CostModel::Flat), KernelVersion::V5_15);
     assert_eq!(sum(&flat, "line_transfers."), 0);
 }
+
+/// A kernel counter's value per CPU suffix (`refill_ns.cpuN`).
+fn per_cpu(s: &RunSummary, name: &str, cpu: usize) -> u64 {
+    counter(s, &format!("{name}.cpu{cpu}"))
+}
+
+/// Every charge is attributed: per task and per CPU the refills, address-space switches,
+/// TLB refills and remote-memory time sum to the machine-wide counters, each task's refill
+/// splits by where its lines came from without remainder, each lock site's line transfers
+/// and their time in the lock statistics sum to the site's counters, and per CPU the line
+/// time splits over the kernel paths it was spent in. Time is conserved: a CPU's
+/// remote-memory time is part of its user time, its line time of each path's kernel time,
+/// its CR3 writes of `schedule`'s.
+#[test]
+fn per_task_and_per_cpu_charges_sum_to_the_machine_counters() {
+    let m = machine("opteron-32", CostModel::Full);
+    for sched in ["cfs", "ule"] {
+        let s = run_on(&m, sched, MIXED);
+        check_attribution(&s, sched, false);
+        let c = &s.costs;
+        assert!(c.tasks.iter().map(|t| t.refill.cold_ns).sum::<u64>() > 0);
+        let moved: u64 =
+            c.tasks.iter().map(|t| t.refill.same_llc_ns + t.refill.other_llc_ns + t.refill.other_node_ns).sum();
+        // CFS spreads MIXED's tasks over the nodes; ULE keeps each where it started.
+        assert_eq!(moved > 0, sched == "cfs", "{sched}: refills after migrations");
+    }
+    // Lock line transfers: the remote wakeups of `contended` lock CPU 0's runqueue.
+    check_attribution(&run_version(&m, schedlab_kernel::KernelVersion::V5_15), "cfs", true);
+}
+
+type Field = fn(&schedlab_probe::CostTimes) -> u64;
+
+/// The checks of [`per_task_and_per_cpu_charges_sum_to_the_machine_counters`] on one run;
+/// `lines`: the run moves lock lines (else its memory charges are all exercised).
+fn check_attribution(s: &RunSummary, sched: &str, lines: bool) {
+    let c = &s.costs;
+    assert_eq!(c.tasks.len(), s.tasks.len());
+    assert_eq!(c.cpus.len(), s.cpu_times.len());
+    let sum = |v: &[schedlab_probe::CostTimes], f: Field| v.iter().map(f).sum::<u64>();
+    let fields: [(&str, Field); 6] = [
+        ("refills", |t| t.refills),
+        ("refill_ns", |t| t.refill_ns),
+        ("mm_switches", |t| t.mm_switches),
+        ("mm_switch_ns", |t| t.mm_switch_ns),
+        ("tlb_refill_ns", |t| t.tlb_refill_ns),
+        ("remote_memory_ns", |t| t.remote_memory_ns),
+    ];
+    for (name, f) in fields {
+        assert!(lines || counter(s, name) > 0, "{sched}: {name} is exercised");
+        assert_eq!(sum(&c.tasks, f), counter(s, name), "{sched}: tasks' {name}");
+        assert_eq!(sum(&c.cpus, f), counter(s, name), "{sched}: CPUs' {name}");
+    }
+    for t in &c.tasks {
+        assert_eq!(t.refill.sum(), t.refill_ns, "{sched}: refill by source");
+    }
+    for (cpu, cc) in c.cpus.iter().enumerate() {
+        assert_eq!(cc.refill_ns, per_cpu(s, "refill_ns", cpu));
+        assert!(cc.remote_memory_ns <= s.cpu_times[cpu][0].0, "{sched}: cpu {cpu} remote memory within user time");
+        let by_path: u64 = c.path_lines[cpu].iter().sum();
+        assert_eq!(by_path, cc.line_ns, "{sched}: cpu {cpu} line time by path");
+        for (p, &ns) in c.path_lines[cpu].iter().enumerate() {
+            assert!(ns <= s.cpu_paths[cpu][p].0, "{sched}: cpu {cpu} path {p}");
+        }
+        assert!(cc.mm_switch_ns <= s.cpu_paths[cpu][0].0, "{sched}: CR3 writes within schedule");
+    }
+    // Per lock site, the lock statistics hold the site's transfers and their time.
+    let mut sites: Vec<_> = s.locks.iter().map(|l| l.1.name()).collect();
+    sites.sort_unstable();
+    sites.dedup();
+    for site in &sites {
+        let of = |f: fn(&schedlab_probe::LockStat) -> u64| {
+            s.locks.iter().filter(|l| l.1.name() == *site).map(|l| f(&l.2)).sum::<u64>()
+        };
+        assert_eq!(of(|l| l.line_transfers), counter(s, &format!("line_transfers.{site}")), "{site}");
+        assert_eq!(of(|l| l.line_ns), counter(s, &format!("line_ns.{site}")), "{site}");
+    }
+    let counted: u64 = s.kernel_counters.iter().filter(|(k, _)| k.starts_with("line_ns.")).map(|(_, v)| *v).sum();
+    let locks: u64 = s.locks.iter().map(|l| l.2.line_ns).sum();
+    assert_eq!(counted, locks, "every site's line time is in the lock statistics");
+    assert!(!lines || locks > 0, "{sched}: lock lines moved");
+    assert_eq!(sum(&c.cpus, |t| t.line_ns), locks);
+    assert_eq!(sum(&c.cpus, |t| t.line_transfers), s.locks.iter().map(|l| l.2.line_transfers).sum::<u64>());
+    assert!(sum(&c.tasks, |t| t.line_ns) <= locks, "a task is charged only what ran for it");
+}
+
+/// The refill a migrated task pays is filed under where its lines were: its first run
+/// cold, then within the LLC (opteron-32: CPU 0 → 1) or on another node (CPU 0 → 16).
+#[test]
+fn a_tasks_refill_says_where_its_lines_came_from() {
+    let m = machine("opteron-32", CostModel::Full);
+    let moved = |to: usize| {
+        let wl = format!(
+            "name = \"mig\"\n[[task]]\nname = \"t\"\naffinity = [0]\nworking_set = \"1MiB\"\n\
+             program = [ {{ run = \"1ms\" }}, {{ set_affinity = \"{to}\" }}, {{ run = \"1ms\" }} ]\n"
+        );
+        run_on(&m, "cfs", &wl)
+    };
+    let cold = cold_refill(&m, 1 << 20);
+    for (to, llc) in [(1, true), (16, false)] {
+        let s = moved(to);
+        let r = s.costs.tasks[0].refill;
+        assert_eq!(r.cold_ns, cold, "the first run: all from memory");
+        let migrated = counter(&s, "refill_ns") - cold;
+        assert!(migrated > 0);
+        let (want, other) = if llc { (r.same_llc_ns, r.other_node_ns) } else { (r.other_node_ns, r.same_llc_ns) };
+        assert_eq!((want, other, r.same_core_ns, r.other_llc_ns), (migrated, 0, 0, 0), "to CPU {to}: {r:?}");
+    }
+}
+
+/// The remote-memory time of a task bound to another node is what its memory factor
+/// adds: 20 ms of work at `r` permille take `20 ms × 1000 / r`, of which
+/// `20 ms × (1000 − r) / r` are the slowdown (within the rounding of the ticks' cuts);
+/// bound to its own node, none.
+#[test]
+fn remote_memory_time_is_what_the_memory_factor_adds() {
+    let mut m = machine("opteron-32", CostModel::Full);
+    m.freq.governor = schedlab_machine::FreqGovernor::Performance;
+    m.noise = schedlab_machine::Noise::NONE;
+    let d = m.topology.numa_distance[0][1];
+    let r = u64::from(schedlab_machine::numa_rate_permille(500, d));
+    assert!(r < 1000);
+    let s = run_on(&m, "cfs", &bound(1));
+    let remote = s.costs.tasks[0].remote_memory_ns;
+    let want = 20_000_000 * (1000 - r) / r;
+    assert!(remote.abs_diff(want) * 10_000 < want, "remote-memory time {remote} ns, predicted {want} ns");
+    assert_eq!(run_on(&m, "cfs", &bound(0)).costs.tasks[0].remote_memory_ns, 0);
+}
+
+/// A waker on CPU `x` waking a sleeper pinned to CPU 0 `rounds` times, the wakee running
+/// a little each time so that the two CPUs contend for CPU 0's runqueue lock.
+fn wake_pair(x: usize, rounds: u32) -> String {
+    format!(
+        "name = \"pair\"\n[[pipe]]\nname = \"p\"\n\
+         [[task]]\nname = \"waker\"\naffinity = [{x}]\n\
+         program = [ {{ loop = {rounds}, do = [ {{ send = \"p\", bytes = 1 }}, {{ run = \"2us\" }} ] }} ]\n\
+         [[task]]\nname = \"sleeper\"\naffinity = [0]\n\
+         program = [ {{ loop = {rounds}, do = [ {{ recv = \"p\", bytes = 1 }}, {{ run = \"1us\" }} ] }} ]\n"
+    )
+}
+
+/// The lock statistics' line transfers, per lock site, cost what the lines model says:
+/// with only CPUs 0 and `x` taking locks, every transfer is between the two and a queued
+/// lock's hand-over to its one waiter moves the line twice at one transfer each
+/// (`Spinlock::handover_ns`), so each site's time is its transfers × `Lines::between(0,
+/// x)`. CPU 0's runqueue lock contended from another node (opteron-32: CPU 16) costs more
+/// per transfer and in all than from its own LLC (CPU 1), and from the same core (the
+/// i7-3770's SMT sibling) least.
+#[test]
+fn lock_line_transfers_per_site_cost_the_lines_model() {
+    let opteron = machine("opteron-32", CostModel::Full);
+    let i7 = machine("i7-3770", CostModel::Full);
+    let sibling = i7.topology.smt_siblings(0).find(|&c| c != 0).expect("SMT");
+    let mut per_transfer = Vec::new();
+    for (m, x) in [(&i7, sibling), (&opteron, 1), (&opteron, 16)] {
+        let m = Arc::new(m.clone());
+        let wl = schedlab_workload::parse_workload("t.toml", &wake_pair(x, 300), &[], m.nr_cpus()).expect("parses");
+        let policy = schedlab_policies::make_policy("cfs", &m, &[]).expect("policy");
+        let cfg = KernelConfig { ttwu_queue: false, ..KernelConfig::default() };
+        let sim = SimParams { check_invariants: true, end: Ns::from_secs(5), ..SimParams::default() };
+        let mut probe = NoProbe;
+        let s = Kernel::new(m.clone(), Arc::new(wl), policy, cfg, sim, &mut probe).expect("builds").run(&mut |_| true);
+        let s = s.expect("runs");
+        let xfer = m.lines.between(&m.topology, 0, x).0;
+        let (mut n, mut ns) = (0, 0);
+        for (lock, site, st) in &s.locks {
+            assert_eq!(st.line_ns, st.line_transfers * xfer, "{lock} at {}: CPU {x}", site.name());
+            (n, ns) = (n + st.line_transfers, ns + st.line_ns);
+        }
+        let handovers: u64 =
+            s.kernel_counters.iter().filter(|(k, _)| k.starts_with("lock_handovers.")).map(|(_, v)| *v).sum();
+        assert!(n > 0 && handovers > 0, "CPU {x}: {n} transfers, {handovers} hand-overs");
+        per_transfer.push((xfer, ns));
+    }
+    assert!(per_transfer[0].0 < per_transfer[1].0 && per_transfer[1].0 < per_transfer[2].0, "{per_transfer:?}");
+    assert!(per_transfer[1].1 < per_transfer[2].1, "{per_transfer:?}");
+}

@@ -171,3 +171,23 @@ fn deterministic_with_idle_and_frequency_models() {
     assert_eq!(a, b);
     assert!(a.1.is_some_and(|s| s.total_trans > 0), "schedutil changed the little cluster's frequency");
 }
+
+/// An rt hog (`SCHED_FIFO`) on a cold CPU: its enqueue kicks cpufreq
+/// (`enqueue_top_rt_rq`, rt.c), and with an rt task runnable `effective_cpu_util` asks for
+/// the CPU's whole capacity (v6.18: `min = scale`; v5.15: returns `max`), so schedutil goes
+/// straight to 3 GHz — not in the tens of ms a fair hog's PELT ramp takes — under both
+/// versions, and stays there while it runs.
+#[test]
+fn an_rt_hog_drives_the_cpu_to_the_top_frequency() {
+    let rt = "[[task]]\nname = \"hog\"\npolicy = \"fifo\"\nrt_priority = 50\nprogram = [ { run = \"100ms\" } ]\n";
+    let fair = "[[task]]\nname = \"hog\"\nprogram = [ { run = \"100ms\" } ]\n";
+    for g in [FreqGovernor::Schedutil618, FreqGovernor::Schedutil515] {
+        let below = |wl: &str| {
+            let s = run(one_cpu(g), wl, "cfs", Ns(50 * MS), |k, _| stats(k));
+            s.time_in_state.iter().filter(|e| e.0 < 3_000_000).map(|e| e.1 .0).sum::<u64>()
+        };
+        let (rt, fair) = (below(rt), below(fair));
+        assert!(rt < MS / 10, "{g:?}: the rt hog ran {rt} ns below the top");
+        assert!(fair > 20 * MS, "{g:?}: the fair hog ramps for tens of ms, {fair} ns");
+    }
+}

@@ -15,8 +15,8 @@ mod spans;
 pub use hist::LatencyHist;
 
 pub use record::{
-    json_schema, CpuRecord, HostInfo, KernelInfo, Latency, LockRecord, MachineInfo, Param, RealRunInfo, RunRecord,
-    SchedulerInfo, TaskRecord, TopologyInfo, TracingInfo, WorkloadInfo, SCHEMA_VERSION,
+    json_schema, CpuRecord, FreqRecord, HostInfo, KernelInfo, Latency, LockRecord, MachineInfo, Param, RealRunInfo,
+    RunRecord, SchedulerInfo, TaskRecord, TopologyInfo, TracingInfo, WorkloadInfo, SCHEMA_VERSION,
 };
 pub use series::Series;
 pub use spans::SpanRecord;
@@ -167,6 +167,7 @@ impl Metrics {
                     wakeups: a.wakeups,
                     wakeup_latency_ns: Latency { p50: q(50), p90: q(90), p99: q(99), max: a.lat.max() },
                     exit_ns: summary.exit_times[tid].map(|t| t.0),
+                    costs: summary.costs.tasks.get(tid).copied(),
                 }
             })
             .collect();
@@ -184,6 +185,20 @@ impl Metrics {
                 kernel_paths: summary.cpu_paths.get(cpu).map_or_else(Vec::new, |p| {
                     KernelPath::ALL.iter().map(|k| (k.name().to_string(), p[k.index()].0)).collect()
                 }),
+                kernel_path_lines: summary.costs.path_lines.get(cpu).map_or_else(Vec::new, |p| {
+                    KernelPath::ALL
+                        .iter()
+                        .filter(|k| p[k.index()] > 0)
+                        .map(|k| (k.name().to_string(), p[k.index()]))
+                        .collect()
+                }),
+                costs: summary.costs.cpus.get(cpu).copied(),
+                idle_states: summary.costs.idle.get(cpu).cloned().unwrap_or_default(),
+                freq: summary.costs.freq.get(cpu).map(|f| FreqRecord {
+                    mean_khz: f.mean_khz(),
+                    time_in_state: f.time_in_state.clone(),
+                    transitions: f.transitions,
+                }),
             })
             .collect();
         let locks = summary
@@ -195,6 +210,8 @@ impl Metrics {
                 acquisitions: st.acquisitions,
                 contended: st.contended,
                 spin_ns: st.spin_ns,
+                line_transfers: st.line_transfers,
+                line_ns: st.line_ns,
             })
             .collect();
         (tasks, cpus, locks)

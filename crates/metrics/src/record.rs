@@ -271,6 +271,11 @@ pub struct TaskRecord {
     /// From `sched_waking` to the task running (includes IPI and lock delays).
     pub wakeup_latency_ns: Latency,
     pub exit_ns: Option<u64>,
+    /// What the machine's cost models charged this task (simulator only): cache refill
+    /// by where its lines came from, remote-memory slowdown, address-space switches and
+    /// TLB refills, lock line transfers on its behalf. Part of `runtime_ns`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub costs: Option<schedlab_probe::CostTimes>,
 }
 
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
@@ -289,6 +294,33 @@ pub struct CpuRecord {
     #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "std::collections::BTreeMap<String, u64>")]
     pub kernel_paths: Vec<(String, u64)>,
+    /// Of each path's kernel time, the lock cache-line transfers done inside it (paths
+    /// with any; simulator only).
+    #[serde(serialize_with = "as_map", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "std::collections::BTreeMap<String, u64>")]
+    pub kernel_path_lines: Vec<(String, u64)>,
+    /// What the cost models charged on this CPU (the sum of its tasks' charges, plus line
+    /// transfers done with no task; simulator only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub costs: Option<schedlab_probe::CostTimes>,
+    /// Time in and entries of each idle state, idles counted when they end (the idle
+    /// model on; `cpuidle/stateN/{time,usage}`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub idle_states: Vec<schedlab_probe::IdleStateUse>,
+    /// Its frequency domain's time at each frequency (the frequency model on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freq: Option<FreqRecord>,
+}
+
+/// A CPU's frequency over the run (`cpufreq_stats`).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
+pub struct FreqRecord {
+    /// The time-weighted mean frequency, kHz.
+    pub mean_khz: u64,
+    /// `[kHz, ns]` per table frequency, ascending (`time_in_state`).
+    pub time_in_state: Vec<(u64, u64)>,
+    /// Frequency changes of its domain (`total_trans`).
+    pub transitions: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -302,6 +334,12 @@ pub struct LockRecord {
     pub acquisitions: u64,
     pub contended: u64,
     pub spin_ns: u64,
+    /// Cache-line transfers taking the lock here caused (hand-overs included) and the time
+    /// they added inside the critical section; omitted when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub line_transfers: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub line_ns: u64,
 }
 
 #[cfg(test)]

@@ -120,6 +120,11 @@ pub struct LockStat {
     pub acquisitions: u64,
     pub contended: u64,
     pub spin_ns: u64,
+    /// Cache-line transfers taking the lock at this site caused (the lock word and the
+    /// data beside it brought from the CPU that last held it, hand-overs included), and the
+    /// time they added inside the critical section (the machine's `lines` model).
+    pub line_transfers: u64,
+    pub line_ns: u64,
 }
 
 /// What a lock protects.
@@ -197,6 +202,126 @@ pub struct RunSummary {
     /// With [`EndReason::Deadlock`]: every blocked task and what it waits on (the wait-for
     /// graph); empty otherwise.
     pub deadlock: Vec<WaitFor>,
+    /// What the cost models charged, by task and by CPU, and the CPUs' idle states and
+    /// frequencies; empty for a host run.
+    pub costs: CostReport,
+}
+
+/// Where a task's cache refill came from, relative to where its lines were when it last
+/// ran: why it paid (`cache.rs` in the kernel model).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct RefillWhy {
+    /// Its first run: every line from memory.
+    pub cold_ns: u64,
+    /// Back on the CPU (or SMT sibling: the same core's caches) it last ran on, after
+    /// other tasks evicted part of its working set there, or after its working set grew.
+    pub same_core_ns: u64,
+    /// Migrated from another core sharing this LLC.
+    pub same_llc_ns: u64,
+    /// Migrated from a CPU on another LLC of the same node.
+    pub other_llc_ns: u64,
+    /// Migrated from a CPU on another NUMA node.
+    pub other_node_ns: u64,
+}
+
+impl RefillWhy {
+    pub fn sum(&self) -> u64 {
+        self.cold_ns + self.same_core_ns + self.same_llc_ns + self.other_llc_ns + self.other_node_ns
+    }
+}
+
+/// The time the cost models charged one task or one CPU (`--costs full`; the line
+/// transfers also under `flat`, where they cost the machine's constant per distance).
+/// Refills are extra work of the task, in full-speed ns; the rest is CPU time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct CostTimes {
+    /// Cache refills charged (non-zero ones) and their work, by where the lines came from.
+    pub refills: u64,
+    pub refill_ns: u64,
+    pub refill: RefillWhy,
+    /// User time lost to remote NUMA memory: the part of the task's run time its memory
+    /// factor (intensity × distance) added.
+    pub remote_memory_ns: u64,
+    /// Switches to another address space (the CR3 write, spent in `schedule`) and the TLB
+    /// refills they caused (owed as the task's work; none when PCID kept its entries).
+    pub mm_switches: u64,
+    pub mm_switch_ns: u64,
+    pub tlb_refill_ns: u64,
+    /// Lock cache-line transfers done on the task's behalf (its CPU's kernel paths while it
+    /// was `curr`) or on the CPU, and the time they added inside critical sections.
+    pub line_transfers: u64,
+    pub line_ns: u64,
+}
+
+impl CostTimes {
+    /// Adds `o` into `self`, field by field.
+    pub fn add(&mut self, o: &CostTimes) {
+        self.refills += o.refills;
+        self.refill_ns += o.refill_ns;
+        self.refill.cold_ns += o.refill.cold_ns;
+        self.refill.same_core_ns += o.refill.same_core_ns;
+        self.refill.same_llc_ns += o.refill.same_llc_ns;
+        self.refill.other_llc_ns += o.refill.other_llc_ns;
+        self.refill.other_node_ns += o.refill.other_node_ns;
+        self.remote_memory_ns += o.remote_memory_ns;
+        self.mm_switches += o.mm_switches;
+        self.mm_switch_ns += o.mm_switch_ns;
+        self.tlb_refill_ns += o.tlb_refill_ns;
+        self.line_transfers += o.line_transfers;
+        self.line_ns += o.line_ns;
+    }
+
+    /// Whether nothing was charged.
+    pub fn is_zero(&self) -> bool {
+        *self == CostTimes::default()
+    }
+}
+
+/// One idle state's use on one CPU (`/sys/devices/system/cpu/cpuN/cpuidle/stateM/`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct IdleStateUse {
+    pub name: String,
+    /// `usage`: entries; `time`: ns resident.
+    pub usage: u64,
+    pub time_ns: u64,
+}
+
+/// One CPU's frequency domain over the run (`cpufreq_stats`: `time_in_state`,
+/// `total_trans`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FreqUse {
+    /// `[kHz, ns]` per table frequency, ascending.
+    pub time_in_state: Vec<(u64, u64)>,
+    pub transitions: u64,
+}
+
+impl FreqUse {
+    /// The time-weighted mean frequency, kHz (0 when no time passed).
+    pub fn mean_khz(&self) -> u64 {
+        let t: u128 = self.time_in_state.iter().map(|&(_, ns)| u128::from(ns)).sum();
+        if t == 0 {
+            return 0;
+        }
+        let w: u128 = self.time_in_state.iter().map(|&(f, ns)| u128::from(f) * u128::from(ns)).sum();
+        (w / t) as u64
+    }
+}
+
+/// What the cost models charged over a run, per task and per CPU, and each CPU's idle
+/// and frequency use. Every vector is empty when its model was off (or for a host run).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CostReport {
+    /// Indexed by task id.
+    pub tasks: Vec<CostTimes>,
+    /// Indexed by CPU; a CPU's sum also holds what no task was `curr` for.
+    pub cpus: Vec<CostTimes>,
+    /// Per CPU, the line-transfer time inside each kernel path (indexed like
+    /// `KernelPath::ALL`; part of that path's kernel time).
+    pub path_lines: Vec<[u64; KernelPath::ALL.len()]>,
+    /// Per CPU, its idle states in driver order (idle model on).
+    pub idle: Vec<Vec<IdleStateUse>>,
+    /// Per CPU, its frequency domain's statistics (frequency model on).
+    pub freq: Vec<FreqUse>,
 }
 
 /// One blocked task of a deadlock: what it waits on and which task, if any, holds that.

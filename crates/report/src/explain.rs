@@ -136,7 +136,67 @@ pub fn summary_text(tasks: &[&TaskWaits]) -> String {
         let _ = write!(s, " {} = {};", short(c), c.describe());
     }
     s.push('\n');
+    s.push_str(&costs_text(tasks));
     s
+}
+
+/// What the machine's cost models charged each task, against its run time, when the full
+/// model charged anything beyond line transfers (empty otherwise): its cache refill and
+/// why (where the lines came from), remote-memory slowdown, address-space switches and
+/// TLB refills, and lock line transfers on its behalf.
+pub fn costs_text(tasks: &[&TaskWaits]) -> String {
+    let charged = |c: &schedlab_probe::CostTimes| c.refill_ns + c.remote_memory_ns + c.mm_switch_ns + c.tlb_refill_ns;
+    if !tasks.iter().any(|t| t.costs.as_ref().is_some_and(|c| charged(c) > 0)) {
+        return String::new();
+    }
+    let mut s = String::from("\nwhat the machine charged (percent of each task's run time)\n");
+    let _ = writeln!(
+        s,
+        "{:<16} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9}  refill from",
+        "task", "run", "refill", "remote", "mm", "tlb", "lines"
+    );
+    for t in tasks {
+        let Some(c) = &t.costs else { continue };
+        let cell = |v: u64| if v == 0 { "-".to_string() } else { pct(v, t.run_ns) };
+        let _ = writeln!(
+            s,
+            "{:<16} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
+            crate::escape(&t.name),
+            dur(t.run_ns),
+            cell(c.refill_ns),
+            cell(c.remote_memory_ns),
+            cell(c.mm_switch_ns),
+            cell(c.tlb_refill_ns),
+            cell(c.line_ns),
+            refill_why(c)
+        );
+    }
+    s.push_str(
+        "refill = cache refill after a switch or migration; remote = remote NUMA memory slowdown; \
+         mm = CR3 writes; tlb = TLB refills; lines = lock cache-line transfers\n",
+    );
+    s
+}
+
+/// A task's refill by where its lines came from, in words: `2 refills: 1.2 ms cold,
+/// 3.4 ms from another node`.
+fn refill_why(c: &schedlab_probe::CostTimes) -> String {
+    if c.refills == 0 {
+        return "-".into();
+    }
+    let r = &c.refill;
+    let parts: Vec<String> = [
+        (r.cold_ns, "cold (first run)"),
+        (r.same_core_ns, "same core, evicted by others"),
+        (r.same_llc_ns, "migrated within the LLC"),
+        (r.other_llc_ns, "migrated from another LLC"),
+        (r.other_node_ns, "migrated from another node"),
+    ]
+    .iter()
+    .filter(|(ns, _)| *ns > 0)
+    .map(|(ns, what)| format!("{} {what}", dur(*ns)))
+    .collect();
+    format!("{} refills: {}", c.refills, parts.join(", "))
 }
 
 /// A column header of at most 9 characters.
@@ -216,4 +276,36 @@ pub fn waits_svg(tasks: &[&TaskWaits]) -> String {
 
 fn xml(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_probe::{CostTimes, RefillWhy};
+
+    fn waits(run_ns: u64, costs: Option<CostTimes>) -> TaskWaits {
+        TaskWaits {
+            task: 0,
+            name: "t".into(),
+            by_cause: vec![0; WaitCause::ALL.len()],
+            run_ns,
+            costs,
+            ..Default::default()
+        }
+    }
+
+    /// The explain summary says how much of a task's run was refill and where the lines
+    /// came from; without full-model charges (flat: line transfers only) it says nothing.
+    #[test]
+    fn costs_text_says_how_much_of_a_run_was_refill_and_why() {
+        let refill = RefillWhy { cold_ns: 1_000_000, other_node_ns: 3_000_000, ..RefillWhy::default() };
+        let c = CostTimes { refills: 2, refill_ns: 4_000_000, refill, line_ns: 500, ..CostTimes::default() };
+        let t = waits(40_000_000, Some(c));
+        let s = costs_text(&[&t]);
+        assert!(s.contains("10.0 %"), "{s}");
+        assert!(s.contains("2 refills: 1.00 ms cold (first run), 3.00 ms migrated from another node"), "{s}");
+        let flat = waits(40_000_000, Some(CostTimes { line_transfers: 3, line_ns: 500, ..CostTimes::default() }));
+        assert_eq!(costs_text(&[&flat]), "");
+        assert_eq!(costs_text(&[&waits(1, None)]), "");
+    }
 }

@@ -235,6 +235,41 @@ pub fn report_with(
     render(title, rs, figures, study.as_ref())
 }
 
+/// One page of several reports rendered by [`report_study`] (a study's experiments): the
+/// head of the first, a table of contents, then each report's body in a `<section>` with
+/// `id` its name. One file per invocation, whatever the number of experiments.
+pub fn combine(title: &str, pages: &[(&str, String)]) -> Result<String, String> {
+    let part = |html: &str, open: &str, close: &str| -> Result<String, String> {
+        let a = html.find(open).ok_or_else(|| format!("report without {open}"))? + open.len();
+        let b = html[a..].find(close).ok_or_else(|| format!("report without {close}"))? + a;
+        Ok(html[a..b].to_string())
+    };
+    let Some((_, first)) = pages.first() else { return Err("no reports to combine".into()) };
+    let head = part(first, "<head>", "</head>")?;
+    let head = match (head.find("<title>"), head.find("</title>")) {
+        (Some(a), Some(b)) => format!("{}<title>{}</title>{}", &head[..a], escape(title), &head[b + 8..]),
+        _ => head,
+    };
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>{head}</head>\n<body>\n<nav><h1>{}</h1><ul>",
+        escape(title)
+    );
+    for (name, _) in pages {
+        out += &format!("<li><a href=\"#{0}\">{0}</a></li>", escape(name));
+    }
+    out += "</ul></nav>\n";
+    for (name, html) in pages {
+        out += &format!("<section id=\"{}\">{}</section>\n", escape(name), part(html, "<body>", "</body>")?);
+    }
+    out += "</body>\n</html>\n";
+    Ok(out)
+}
+
+/// `text` safe inside HTML text and attribute values.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
 fn inline(figures: &[Figure]) -> Vec<Fig> {
     // Inline SVG in HTML needs no namespace declaration; dropping it leaves the file with
     // no URL at all.

@@ -283,8 +283,9 @@ pub fn text(r: &RunRecord) -> String {
     }
     s.push_str(&table(&rows));
     s.push('\n');
-    if let Some(paths) = path_table(r) {
-        s.push_str(&paths);
+    // Kernel time by path, what the cost models charged, frequencies and idle states.
+    for t in [path_table(r), cost_table(r), power_table(r)].into_iter().flatten() {
+        s.push_str(&t);
         s.push('\n');
     }
     s.push_str(&lock_table(r));
@@ -350,42 +351,143 @@ fn span_table(r: &RunRecord) -> Option<String> {
 fn path_table(r: &RunRecord) -> Option<String> {
     let first = r.cpus.first().filter(|c| !c.kernel_paths.is_empty())?;
     let kernel: u64 = r.cpus.iter().map(|c| c.kernel_ns).sum();
+    let line_ns = |path: &str| -> u64 {
+        r.cpus.iter().flat_map(|c| c.kernel_path_lines.iter()).filter(|(p, _)| p == path).map(|(_, ns)| ns).sum()
+    };
+    let lines = r.cpus.iter().any(|c| !c.kernel_path_lines.is_empty());
     let mut rows = vec![vec!["kernel path".to_string(), "ms".into(), "share".into()]];
+    if lines {
+        rows[0].push("of which lines ms".into());
+    }
     for (i, (name, _)) in first.kernel_paths.iter().enumerate() {
         let ns: u64 = r.cpus.iter().filter_map(|c| c.kernel_paths.get(i)).map(|p| p.1).sum();
         if ns > 0 {
-            rows.push(vec![name.clone(), format!("{:.3}", ns as f64 / 1e6), pct(ns, kernel)]);
+            let mut row = vec![name.clone(), format!("{:.3}", ns as f64 / 1e6), pct(ns, kernel)];
+            if lines {
+                row.push(format!("{:.3}", line_ns(name) as f64 / 1e6));
+            }
+            rows.push(row);
         }
     }
     Some(table(&rows))
 }
 
-/// Lock contention aggregated by (kind of lock, call site).
+/// Lock contention aggregated by (kind of lock, call site), with the cache-line transfers
+/// each site caused and the time they added inside its critical sections (columns shown
+/// when any lock moved a line).
 fn lock_table(r: &RunRecord) -> String {
-    let mut agg: Vec<(String, String, u64, u64, u64)> = Vec::new();
+    struct Agg {
+        kind: String,
+        site: String,
+        acq: u64,
+        cont: u64,
+        spin: u64,
+        lines: u64,
+        line_ns: u64,
+    }
+    let mut agg: Vec<Agg> = Vec::new();
     for l in &r.locks {
         let kind = l.lock.split('[').next().unwrap_or("").to_string();
-        match agg.iter_mut().find(|a| a.0 == kind && a.1 == l.site) {
-            Some(a) => {
-                a.2 += l.acquisitions;
-                a.3 += l.contended;
-                a.4 += l.spin_ns;
+        let i = match agg.iter().position(|a| a.kind == kind && a.site == l.site) {
+            Some(i) => i,
+            None => {
+                let site = l.site.clone();
+                agg.push(Agg { kind, site, acq: 0, cont: 0, spin: 0, lines: 0, line_ns: 0 });
+                agg.len() - 1
             }
-            None => agg.push((kind, l.site.clone(), l.acquisitions, l.contended, l.spin_ns)),
-        }
+        };
+        let a = &mut agg[i];
+        a.acq += l.acquisitions;
+        a.cont += l.contended;
+        a.spin += l.spin_ns;
+        a.lines += l.line_transfers;
+        a.line_ns += l.line_ns;
     }
-    let mut rows =
-        vec![vec!["lock".to_string(), "site".into(), "acquired".into(), "contended".into(), "spin us".into()]];
+    let lines = agg.iter().any(|a| a.lines > 0);
+    let mut head = vec!["lock".to_string(), "site".into(), "acquired".into(), "contended".into(), "spin us".into()];
+    if lines {
+        head.extend(["line xfers".to_string(), "line us".into()]);
+    }
+    let mut rows = vec![head];
     for a in agg {
-        rows.push(vec![
-            a.0,
-            a.1,
-            a.2.to_string(),
-            format!("{} ({})", a.3, pct(a.3, a.2)),
-            format!("{:.1}", a.4 as f64 / 1e3),
-        ]);
+        let mut row = vec![
+            a.kind,
+            a.site,
+            a.acq.to_string(),
+            format!("{} ({})", a.cont, pct(a.cont, a.acq)),
+            format!("{:.1}", a.spin as f64 / 1e3),
+        ];
+        if lines {
+            row.extend([a.lines.to_string(), format!("{:.1}", a.line_ns as f64 / 1e3)]);
+        }
+        rows.push(row);
     }
     table(&rows)
+}
+
+/// What the machine's cost models charged, over all tasks, when the full model charged
+/// anything beyond line transfers: cache refill by where the lines came from, remote
+/// memory, address-space switches and TLB refills; `None` otherwise.
+fn cost_table(r: &RunRecord) -> Option<String> {
+    let mut c = schedlab_probe::CostTimes::default();
+    for t in r.cpus.iter().filter_map(|c| c.costs.as_ref()) {
+        c.add(t);
+    }
+    if c.refill_ns + c.remote_memory_ns + c.mm_switch_ns + c.tlb_refill_ns == 0 {
+        return None;
+    }
+    let user: u64 = r.cpus.iter().map(|c| c.user_ns).sum();
+    let kernel: u64 = r.cpus.iter().map(|c| c.kernel_ns).sum();
+    let rf = &c.refill;
+    let mut rows = vec![vec!["charged".to_string(), "ms".into(), "share".into()]];
+    for (name, ns, of) in [
+        ("cache refill", c.refill_ns, user),
+        ("  cold (first run)", rf.cold_ns, user),
+        ("  same core, evicted", rf.same_core_ns, user),
+        ("  migrated within the LLC", rf.same_llc_ns, user),
+        ("  migrated from another LLC", rf.other_llc_ns, user),
+        ("  migrated from another node", rf.other_node_ns, user),
+        ("remote memory", c.remote_memory_ns, user),
+        ("TLB refill", c.tlb_refill_ns, user),
+        ("mm switch (CR3)", c.mm_switch_ns, kernel),
+        ("lock line transfers", c.line_ns, kernel),
+    ] {
+        if ns > 0 {
+            rows.push(vec![name.to_string(), format!("{:.3}", ns as f64 / 1e6), pct(ns, of)]);
+        }
+    }
+    let mut s = table(&rows);
+    s.push_str("share: of all user time (refill, remote memory, TLB) or kernel time (mm switch, lines)\n");
+    Some(s)
+}
+
+/// Each CPU's mean frequency and its time in each idle state, when those models ran.
+fn power_table(r: &RunRecord) -> Option<String> {
+    let states: Vec<&str> = r.cpus.first()?.idle_states.iter().map(|s| s.name.as_str()).collect();
+    let freq = r.cpus.iter().any(|c| c.freq.is_some());
+    if states.is_empty() && !freq {
+        return None;
+    }
+    let mut head = vec!["cpu".to_string()];
+    if freq {
+        head.extend(["mean MHz".to_string(), "freq changes".into()]);
+    }
+    head.extend(states.iter().map(|n| format!("{n} ms (n)")));
+    let mut rows = vec![head];
+    for c in &r.cpus {
+        let mut row = vec![c.cpu.to_string()];
+        if freq {
+            let f = c.freq.as_ref();
+            row.push(f.map_or("-".into(), |f| format!("{:.0}", f.mean_khz as f64 / 1e3)));
+            row.push(f.map_or("-".into(), |f| f.transitions.to_string()));
+        }
+        for (i, _) in states.iter().enumerate() {
+            let s = c.idle_states.get(i);
+            row.push(s.map_or("-".into(), |s| format!("{:.3} ({})", s.time_ns as f64 / 1e6, s.usage)));
+        }
+        rows.push(row);
+    }
+    Some(table(&rows))
 }
 
 /// Several runs side by side: one column per scheduler.

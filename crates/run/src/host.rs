@@ -166,6 +166,10 @@ fn complete(r: &mut RunRecord, hr: &HostRun) {
                 idle_ns: s.idle,
                 other_ns: s.other,
                 kernel_paths: Vec::new(),
+                kernel_path_lines: Vec::new(),
+                costs: None,
+                idle_states: Vec::new(),
+                freq: None,
             })
             .collect();
     }

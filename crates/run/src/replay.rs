@@ -138,6 +138,7 @@ pub fn as_happened_with(spec: &RunSpec, imp: &Imported, keep_going: schedlab_tra
         policy_exit: None,
         kernel_counters: Vec::new(),
         deadlock: Vec::new(),
+        costs: Default::default(),
     };
     let measured = Measured {
         scheduler: SchedulerInfo { name: AS_HAPPENED.into(), ..SchedulerInfo::default() },

@@ -179,3 +179,38 @@ fn kernel_time_by_path_sums_to_kernel_time() {
         assert!(r.cpus.iter().any(|c| c.kernel_ns > 0));
     }
 }
+
+/// The record carries each task's and CPU's charges: a task moved from CPU 0 to CPU 16
+/// of the opteron-32 (another node) has its refill filed as cold, then from another node;
+/// the tasks' and the CPUs' charges sum to the kernel's counters; the lock statistics'
+/// line time sums to the `line_ns.SITE` counters; the frequency and idle statistics cover
+/// every CPU, time in states within the run; the JSON has the keys.
+#[test]
+fn the_record_says_who_paid_each_cost() {
+    let text = "[[task]]\nname = \"t\"\naffinity = [0]\nworking_set = \"1MiB\"\n\
+                program = [ { run = \"1ms\" }, { set_affinity = \"16\" }, { run = \"1ms\" } ]\n\
+                [[task]]\nname = \"w\"\nprogram = [ { loop = 50, do = [ { run = \"50us\" }, { sleep = \"200us\" } ] } ]\n";
+    let r = run(&job(text, "opteron-32", "cfs", 1, &[]));
+    let counter = |k: &str| r.kernel.counters.iter().find(|(n, _)| n == k).map_or(0, |(_, v)| *v);
+    let c = task(&r, "t").costs.expect("a simulated task has costs");
+    assert!(c.refill.cold_ns > 0 && c.refill.other_node_ns > 0, "{c:?}");
+    assert_eq!(c.refill.sum(), c.refill_ns);
+    let tasks: u64 = r.tasks.iter().filter_map(|t| t.costs).map(|c| c.refill_ns).sum();
+    let cpus: u64 = r.cpus.iter().filter_map(|c| c.costs).map(|c| c.refill_ns).sum();
+    assert_eq!((tasks, cpus), (counter("refill_ns"), counter("refill_ns")));
+    let lines: u64 = r.locks.iter().map(|l| l.line_ns).sum();
+    let counted: u64 = r.kernel.counters.iter().filter(|(k, _)| k.starts_with("line_ns.")).map(|(_, v)| v).sum();
+    assert_eq!(lines, counted);
+    for cpu in &r.cpus {
+        let f = cpu.freq.as_ref().expect("opteron-32 has cpufreq under the full model");
+        assert_eq!(f.time_in_state.iter().map(|s| s.1).sum::<u64>(), r.sim_ns, "cpu {}", cpu.cpu);
+        assert!(!cpu.idle_states.is_empty());
+        assert!(cpu.idle_states.iter().map(|s| s.time_ns).sum::<u64>() <= cpu.idle_ns + cpu.kernel_ns);
+    }
+    let json = schedlab_metrics::RunRecord::clone(&r);
+    let v: serde_json::Value = serde_json::to_value(&json).unwrap();
+    for key in ["costs", "idle_states", "freq"] {
+        assert!(v["cpus"][0].get(key).is_some(), "cpus[].{key}");
+    }
+    assert!(v["tasks"][0]["costs"]["refill"]["other_node_ns"].as_u64().unwrap() > 0);
+}

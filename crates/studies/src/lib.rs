@@ -123,6 +123,17 @@ impl Study {
         }
     }
 
+    /// How the study is smaller than its source and why, or at the source's set-up with
+    /// `full` (`None`: the study runs its source's set-up anyway).
+    pub fn scale_note(&self, full: bool) -> Option<String> {
+        let scaled = self.suite()?.scaled?;
+        Some(if full {
+            format!("at the source's set-up ({})", scaled.full_text())
+        } else {
+            format!("scaled down: {}; `--full` runs the source's set-up ({})", scaled.reason, scaled.full_text())
+        })
+    }
+
     /// The workload text of a single-workload study.
     pub fn workload(&self) -> Option<&'static str> {
         match self.kind {

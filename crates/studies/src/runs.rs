@@ -64,7 +64,7 @@ pub fn plan(
     let mut p = Plan { study, seeds: seeds.to_vec(), specs: Vec::new(), groups: Vec::new(), suite: None, edf: None };
     match &study.kind {
         Kind::Suite(make) => {
-            let suite = make().with_params(params);
+            let suite = if opts.full { make().at_source_scale() } else { make() }.with_params(params);
             p.specs = suite.specs(seeds, opts)?;
             p.groups = suite
                 .experiments

@@ -76,6 +76,24 @@ pub struct Suite {
     pub name: &'static str,
     pub description: &'static str,
     pub experiments: Vec<Experiment>,
+    /// How the study is smaller than its source, and why (`None`: the source's set-up).
+    pub scaled: Option<Scaled>,
+}
+
+/// A study run below its source's scale by default: the reason, printed with every result,
+/// and the parameters of the source's set-up (`study NAME --full`, `reproduce --full`).
+#[derive(Clone, Copy, Debug)]
+pub struct Scaled {
+    pub reason: &'static str,
+    /// `(experiment, parameter, value)` at the source's scale.
+    pub full: &'static [(&'static str, &'static str, &'static str)],
+}
+
+impl Scaled {
+    /// The source's set-up in words: `8-cpus: loops=1000, 4-cpus: loops=1000`.
+    pub fn full_text(&self) -> String {
+        self.full.iter().map(|(x, k, v)| format!("{x}: {k}={v}")).collect::<Vec<_>>().join(", ")
+    }
 }
 
 /// What an experiment produced: its runs (in configuration order) and its table.
@@ -100,6 +118,20 @@ impl Suite {
         self
     }
 
+    /// The suite at its source's scale: [`Scaled::full`]'s parameters set (over any other),
+    /// and no longer marked scaled. Unchanged when it already is.
+    pub fn at_source_scale(mut self) -> Suite {
+        let Some(scaled) = self.scaled.take() else { return self };
+        for (name, key, value) in scaled.full {
+            for x in self.experiments.iter_mut().filter(|x| x.name == *name) {
+                for c in &mut x.configs {
+                    c.params.push((key.to_string(), value.to_string()));
+                }
+            }
+        }
+        self
+    }
+
     /// Runs every experiment (each for `duration` if given, else its own); `sample` records
     /// time series for figures.
     pub fn run(&self, seed: u64, duration: Option<Ns>, sample: Option<Ns>) -> Result<Vec<ExperimentResult>, RunError> {
@@ -115,7 +147,7 @@ impl Suite {
         sample: Option<Ns>,
         explain: bool,
     ) -> Result<Vec<ExperimentResult>, RunError> {
-        let opts = RunOpts { duration, sample, explain };
+        let opts = RunOpts { duration, sample, explain, full: false };
         let mut all = self.run_seeds(&[seed], &opts, &|| true)?;
         Ok(all.pop().expect("one seed"))
     }
@@ -175,6 +207,8 @@ pub struct RunOpts {
     pub sample: Option<Ns>,
     /// Explain every run's waits (`RunRecord::explained`).
     pub explain: bool,
+    /// A scaled-down suite at its source's set-up ([`Suite::at_source_scale`]).
+    pub full: bool,
 }
 
 impl Experiment {
@@ -221,6 +255,9 @@ pub fn suite_text(suite: &Suite, results: &[ExperimentResult]) -> String {
 pub fn suite_text_with(suite: &Suite, results: &[ExperimentResult], contract: Option<&str>) -> String {
     use std::fmt::Write;
     let mut s = format!("study {} · {}\n", suite.name, suite.description);
+    if let Some(sc) = &suite.scaled {
+        let _ = writeln!(s, "scaled down: {}; --full runs the source's set-up ({})", sc.reason, sc.full_text());
+    }
     if let Some(f) = crate::suites::finding(suite.name, results) {
         s += &f.text();
     }

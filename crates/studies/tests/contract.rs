@@ -9,7 +9,8 @@ use schedlab_studies::suite::RunOpts;
 
 /// Short runs: what is checked is that the contract is filled from the runs, not the
 /// sources' numbers (those need the default scale: `schedlab reproduce`).
-const SHORT: RunOpts = RunOpts { duration: Some(Ns::from_ms(30)), sample: Some(Ns::from_ms(10)), explain: true };
+const SHORT: RunOpts =
+    RunOpts { duration: Some(Ns::from_ms(30)), sample: Some(Ns::from_ms(10)), explain: true, full: false };
 
 #[test]
 fn every_study_answers_every_claim_from_its_runs() {
@@ -117,4 +118,42 @@ fn a_difference_inside_the_interval_is_no_effect() {
     assert!(e.lo() <= 0.0 && e.hi() >= 0.0, "{e:?}");
     assert_eq!(o.verdict, Verdict::NoEffect, "{}", o.mechanism);
     assert!(r.text().contains("verdict: no effect"), "{}", r.text());
+}
+
+/// A study scaled down by default says so in its text, and its source's set-up names real
+/// experiments and parameters: `--full` plans runs with them (and no longer says scaled).
+#[test]
+fn a_scaled_study_says_so_and_full_runs_the_source_set_up() {
+    let mut scaled = 0;
+    for study in schedlab_studies::STUDIES {
+        let Some(suite) = study.suite() else { continue };
+        let Some(sc) = suite.scaled else { continue };
+        scaled += 1;
+        assert!(study.scale_note(false).unwrap().contains(sc.reason), "{}", study.name);
+        let names: Vec<&str> = suite.experiments.iter().map(|x| x.name).collect();
+        for (x, _, _) in sc.full {
+            assert!(names.contains(x), "{}: no experiment {x}", study.name);
+        }
+        let full = suite.at_source_scale();
+        assert!(full.scaled.is_none());
+        for (x, k, v) in sc.full {
+            let exp = full.experiments.iter().find(|e| e.name == *x).unwrap();
+            assert!(exp.configs.iter().all(|c| c.params.last().is_some_and(|(pk, pv)| pk == k && pv == v)));
+        }
+        let opts = RunOpts { duration: Some(Ns::from_ms(1)), full: true, ..RunOpts::default() };
+        let p = plan(study, &seeds(1, 1), &opts, &[]).unwrap();
+        let text = |v: &schedlab_workload::ParamValue| match v {
+            schedlab_workload::ParamValue::Int(n) => n.to_string(),
+            schedlab_workload::ParamValue::Text(t) => t.clone(),
+        };
+        let carries = |k: &str, v: &str| {
+            p.specs.iter().any(|s| s.workload.params.iter().any(|(pk, pv)| pk == k && text(pv) == v))
+        };
+        assert!(
+            sc.full.iter().all(|(_, k, v)| carries(k, v)),
+            "{}: the planned runs do not carry the source's set-up",
+            study.name
+        );
+    }
+    assert!(scaled >= 2, "lock-delayed-wakeup and lock-wakeup-granularity are scaled down");
 }

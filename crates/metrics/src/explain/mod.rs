@@ -169,6 +169,11 @@ pub struct TaskWaits {
     pub waits: u64,
     /// The longest waits, longest first.
     pub worst: Vec<Wait>,
+    /// Time it ran, and what the machine's cost models charged it (simulator only): how
+    /// much of that run was cache refill, and where the lines came from.
+    pub run_ns: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub costs: Option<schedlab_probe::CostTimes>,
 }
 
 /// What an [`Explainer`] found over a run.
@@ -225,6 +230,8 @@ mod tests {
                 by_cause: vec![l; WaitCause::ALL.len()],
                 waits: 1,
                 worst: vec![wait(i, l)],
+                run_ns: 0,
+                costs: None,
             })
             .collect();
         let mut e = Explained { tasks, waits: vec![wait(0, 5)], names: Vec::new() };

@@ -77,6 +77,9 @@ struct TaskSt {
     totals: Vec<u64>,
     waits: u64,
     worst: Vec<Wait>,
+    /// Time it ran (switched in to switched out), and since when it runs.
+    run_ns: u64,
+    run_since: u64,
 }
 
 /// A probe that explains waits. `focus` decides, from a task's name, whether all its waits
@@ -239,6 +242,8 @@ impl Explainer {
                 totals: vec![0; WaitCause::ALL.len()],
                 waits: 0,
                 worst: Vec::new(),
+                run_ns: 0,
+                run_since: 0,
             });
         }
     }
@@ -289,10 +294,13 @@ impl Explainer {
             self.tasks[n].throttled = None;
             self.tasks[n].st = St::Running;
             self.tasks[n].cpu = c;
+            self.tasks[n].run_since = now;
         }
         self.cpus[c].curr = next;
         self.cpus[c].resched = false;
         if let Some(p) = prev {
+            let t = &mut self.tasks[p];
+            t.run_ns += now.saturating_sub(t.run_since);
             match prev_state {
                 PrevState::Runnable => self.start_wait(p, c, now, true),
                 PrevState::Blocked => {
@@ -417,6 +425,10 @@ impl Explainer {
         let end = summary.end.0;
         for w in 0..self.tasks.len() {
             self.end_wait(w, end);
+            let t = &mut self.tasks[w];
+            if t.st == St::Running {
+                t.run_ns += end.saturating_sub(t.run_since);
+            }
         }
         let names: Vec<String> = summary.tasks.iter().map(|t| t.name.clone()).collect();
         let tasks = self
@@ -430,6 +442,8 @@ impl Explainer {
                 by_cause: t.totals,
                 waits: t.waits,
                 worst: t.worst,
+                run_ns: t.run_ns,
+                costs: summary.costs.tasks.get(i).copied(),
             })
             .collect();
         Explained { tasks, waits: self.kept, names }

@@ -24,7 +24,10 @@ impl Chain {
                 let fresh = flags & enqueue::INITIAL != 0 || self.dl.tasks[p].params.is_none();
                 self.dl.enqueue(cx, cpu, p, &pol, fresh, flags & enqueue::WAKEUP != 0);
             }
-            Class::Rt => self.rt.enqueue(cpu, p, &pol, head),
+            Class::Rt => {
+                self.rt.enqueue(cpu, p, &pol, head);
+                self.kick_cpufreq_rt(cx, cpu);
+            }
             Class::Fair => {
                 if !delayed_requeue {
                     self.fair_nr[cpu] += 1;
@@ -55,6 +58,7 @@ impl Chain {
             }
             Some(Class::Rt) => {
                 self.rt.dequeue(cpu, p);
+                self.kick_cpufreq_rt(cx, cpu);
                 true
             }
             Some(Class::Fair) => {

@@ -207,6 +207,9 @@ pub struct Chain {
     /// Per CPU: an `RT_PUSH_IPI` push request is pending; the fair class kicked it.
     push_kick: Vec<bool>,
     fair_kick: Vec<bool>,
+    /// Per CPU: the fair class's utilisation at its last `cpufreq_update_util`, which an rt
+    /// class's own kick passes on (the governor reads every class's figure at each call).
+    last_cfs: Vec<u32>,
     /// Per CPU: a push queued by the last pick (a balance callback).
     push_pending: Vec<bool>,
     rt_throttles: u64,
@@ -246,6 +249,7 @@ impl Chain {
             prev_class: vec![None; n],
             push_kick: vec![false; n],
             fair_kick: vec![false; n],
+            last_cfs: vec![0; n],
             push_pending: vec![false; n],
             rt_throttles: 0,
             ext: None,
@@ -306,10 +310,38 @@ impl Chain {
                     self.fair_left(cx, cpu);
                 }
                 Request::Kick(c) => self.fair_kick[c] = true,
+                Request::Cpufreq { cpu, .. } => {
+                    let runnable = self.rt_rq_is_runnable(cpu);
+                    if let Request::Cpufreq { util, .. } = &mut cx.requests[i] {
+                        self.last_cfs[cpu] = util.cfs;
+                        util.rt_runnable = runnable;
+                    }
+                }
                 _ => {}
             }
         }
         r
+    }
+
+    /// `rt_rq_is_runnable(&rq->rt)` (sched.h): an rt task is queued on `cpu` (the running
+    /// one included) and the rt queue is not throttled; schedutil then asks for the top
+    /// frequency (`effective_cpu_util`, v5.15 core.c and v6.18 syscalls.c, without uclamp).
+    fn rt_rq_is_runnable(&self, cpu: CpuId) -> bool {
+        self.rt.nr(cpu) > 0 && self.rt_runnable(cpu)
+    }
+
+    /// The rt class's "Kick cpufreq" (`enqueue_top_rt_rq` and `sched_rt_rq_dequeue`,
+    /// kernel/sched/rt.c v5.15): `cpufreq_update_util(rq, 0)` when `cpu`'s rt queue
+    /// changes, with the fair class's last figure; without it an rt hog that keeps the fair
+    /// class off the CPU would never reach the governor. The rt and deadline PELT signals
+    /// (`avg_rt`, `avg_dl`) and `cpu_bw_dl` are not modelled: they are sent as 0.
+    fn kick_cpufreq_rt(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        let util = schedlab_sched_api::CpuUtil {
+            cfs: self.last_cfs[cpu],
+            rt_runnable: self.rt_rq_is_runnable(cpu),
+            ..Default::default()
+        };
+        cx.cpufreq_update(cpu, 0, util);
     }
 
     /// A fair task left `cpu`'s queue.

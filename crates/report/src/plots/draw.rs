@@ -279,8 +279,8 @@ fn path<DB: DrawingBackend>(
 ) -> Result<(), String> {
     match dash {
         0 => area.draw(&PathElement::new(pts, style)),
-        1 => area.draw(&DashedPathElement::new(pts.into_iter(), 7, 4, style)),
-        _ => area.draw(&DashedPathElement::new(pts.into_iter(), 2, 3, style)),
+        1 => area.draw(&DashedPathElement::new(pts, 7, 4, style)),
+        _ => area.draw(&DashedPathElement::new(pts, 2, 3, style)),
     }
     .map_err(err)
 }
@@ -317,8 +317,8 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[Ent
             let pts = vec![(2, y), (22, y)];
             match e.dash {
                 0 => area.draw(&PathElement::new(pts, style)),
-                1 => area.draw(&DashedPathElement::new(pts.into_iter(), 7, 4, style)),
-                _ => area.draw(&DashedPathElement::new(pts.into_iter(), 2, 3, style)),
+                1 => area.draw(&DashedPathElement::new(pts, 7, 4, style)),
+                _ => area.draw(&DashedPathElement::new(pts, 2, 3, style)),
             }
             .map_err(err)?;
         }

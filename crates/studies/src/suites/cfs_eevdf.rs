@@ -157,5 +157,6 @@ pub fn suite() -> Suite {
         name: "cfs-eevdf",
         description: DESCRIPTION,
         experiments: vec![four_hogs(), short_slice(), sleeper(), autogroup_nice()],
+        scaled: None,
     }
 }

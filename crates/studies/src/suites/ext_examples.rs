@@ -121,5 +121,6 @@ pub fn suite() -> Suite {
                 with(vec![util]),
             ),
         ],
+        scaled: None,
     }
 }

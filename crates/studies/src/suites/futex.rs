@@ -108,5 +108,5 @@ fn vip() -> Experiment {
 }
 
 pub fn suite() -> Suite {
-    Suite { name: "futex", description: DESCRIPTION, experiments: vec![swap(), vip()] }
+    Suite { name: "futex", description: DESCRIPTION, experiments: vec![swap(), vip()], scaled: None }
 }

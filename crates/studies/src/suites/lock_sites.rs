@@ -75,5 +75,6 @@ pub fn suite() -> Suite {
             experiment("4-cpus", "hackbench threads over pipes on smp4, CFS, per kernel version", "smp4"),
             experiment("8-cpus", "hackbench threads over pipes on smp8, CFS, per kernel version", "smp8"),
         ],
+        scaled: None,
     }
 }

@@ -218,5 +218,6 @@ pub fn suite() -> Suite {
             wakeup_scale("wakeup-32", "the same on 32 CPUs (2 NUMA nodes)", "opteron-32"),
             interactive(),
         ],
+        scaled: None,
     }
 }

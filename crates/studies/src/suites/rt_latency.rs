@@ -79,5 +79,6 @@ pub fn suite() -> Suite {
                 versions(),
             ),
         ],
+        scaled: None,
     }
 }
