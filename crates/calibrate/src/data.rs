@@ -36,6 +36,36 @@ pub struct IdleExit {
     pub exit_ns: i64,
 }
 
+/// The hypervisor's states of a guest (`[[idle.hypervisor_state]]`), one per idle length
+/// measured: its target residency that length, its exit the one measured after it — with
+/// repeated idles of one length menu's typical interval is that length, so the state it
+/// picks for them is this one (`menu_select`, menu.c v6.18). A negative exit (noise, or a
+/// path faster than the model's decomposition) is none; an exit beyond the length is
+/// declared at the length (cpuidle refuses an exit latency above the residency) and
+/// charged in full (`exit_cost`).
+pub fn hypervisor_states(exits: &[IdleExit]) -> Vec<schedlab_machine::IdleState> {
+    let mut by_len: Vec<&IdleExit> = exits.iter().collect();
+    by_len.sort_by_key(|e| e.idle_ns);
+    by_len.dedup_by_key(|e| e.idle_ns);
+    by_len
+        .into_iter()
+        .take(schedlab_machine::CPUIDLE_STATE_MAX)
+        .map(|e| {
+            let exit = e.exit_ns.max(0) as u64;
+            let declared = exit.min(e.idle_ns);
+            schedlab_machine::IdleState {
+                name: format!("after-{}us", e.idle_ns / 1000),
+                exit_latency: Ns(declared),
+                target_residency: Ns(e.idle_ns),
+                exit_cost: (declared != exit).then_some(Ns(exit)),
+                power_mw: None,
+                polling: false,
+                tlb_flushed: false,
+            }
+        })
+        .collect()
+}
+
 /// The machine data calibrate measured; `None` where this host cannot measure it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MachineData {
@@ -229,6 +259,31 @@ pub fn paths(m: &Measurements, c: &Costs, d: &MachineData) -> Vec<PathCheck> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn exit(idle_ns: u64, exit_ns: i64) -> IdleExit {
+        IdleExit { idle_ns, latency: Measured { median: 0, reps: 1 }, exit_ns }
+    }
+
+    /// One state per length, shallow to deep whatever the order measured; a negative exit
+    /// is none, one beyond its length declared at the length and charged in full; the
+    /// states load as a machine's (`Idle::check`).
+    #[test]
+    fn hypervisor_states_by_idle_length() {
+        let s = hypervisor_states(&[exit(1_000_000, 24_700), exit(10_000, -300), exit(30_000, 45_000)]);
+        let got: Vec<(&str, u64, u64, Option<Ns>)> =
+            s.iter().map(|s| (s.name.as_str(), s.target_residency.0, s.exit_latency.0, s.exit_cost)).collect();
+        assert_eq!(
+            got,
+            [
+                ("after-10us", 10_000, 0, None),
+                ("after-30us", 30_000, 30_000, Some(Ns(45_000))),
+                ("after-1000us", 1_000_000, 24_700, None)
+            ]
+        );
+        let mut m = schedlab_machine::preset("vm").unwrap();
+        m.idle.hypervisor_states = s;
+        assert_eq!(m.idle.check(2), Ok(()));
+    }
     use crate::measure::BenchCpus;
 
     /// The cache model's refill on the generic hierarchy (one core: 2 MiB of L3 with random

@@ -262,7 +262,12 @@ mod tests {
         assert_eq!(m.idle.governor, schedlab_machine::IdleGovernor::Haltpoll);
         assert_eq!(m.idle.guest_halt_poll_ns, Ns(0));
         let halt = &m.idle.drivers[0].states[1];
-        assert_eq!((halt.name.as_str(), halt.exit_cost), ("haltpoll idle", Some(c.derived.costs.idle_exit)));
+        // A guest: the halt's exit is the hypervisor's state's, one state per idle length.
+        assert_eq!((halt.name.as_str(), halt.exit_cost), ("haltpoll idle", Some(Ns(0))));
+        let hv: Vec<(u64, u64)> =
+            m.idle.hypervisor_states.iter().map(|s| (s.target_residency.0, s.wake_cost().0)).collect();
+        let want: Vec<(u64, u64)> = d.idle_exits.iter().map(|e| (e.idle_ns, e.exit_ns as u64)).collect();
+        assert_eq!((hv, m.idle.hypervisor_governor), (want, schedlab_machine::IdleGovernor::Menu618));
         assert!(text.contains("# Frequency: no cpufreq"), "{text}");
     }
 

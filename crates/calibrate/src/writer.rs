@@ -144,12 +144,17 @@ fn idle_governor(sysfs: &str, kernel: &str) -> Option<&'static str> {
     }
 }
 
-/// `[idle]` from sysfs, with the measured exit as the deepest state's `exit_cost`.
+/// `[idle]` from sysfs, with the measured exit as the deepest state's `exit_cost` — or,
+/// on a guest (the `haltpoll` driver, `drivers/cpuidle/cpuidle-haltpoll.c`, loads only in
+/// a KVM guest), the exits measured by idle length as the hypervisor's states, the halt's
+/// own exit then being nothing beyond them.
 fn idle_section(c: &Calibration) -> Result<String, String> {
     let idle = c.idle.as_ref().ok_or("no cpuidle driver in sysfs")?;
     let gov = idle_governor(&idle.governor, &c.host.kernel)
         .ok_or_else(|| format!("governor `{}` is not one the kernel model has", idle.governor))?;
     let deepest = idle.states.iter().rposition(|s| s.name != "POLL").ok_or("no non-polling idle state")?;
+    let hv =
+        if idle.driver == "haltpoll" { crate::data::hypervisor_states(&c.derived.data.idle_exits) } else { vec![] };
     let mut out = String::new();
     let _ = writeln!(out, "\n[idle]");
     let _ = writeln!(out, "# sysfs: driver `{}`, governor `{}`.", idle.driver, idle.governor);
@@ -158,6 +163,10 @@ fn idle_section(c: &Calibration) -> Result<String, String> {
         for (k, v) in &c.haltpoll {
             let _ = writeln!(out, "{k} = {v}");
         }
+    }
+    if !hv.is_empty() {
+        let _ = writeln!(out, "# The hypervisor's governor is not visible from the guest: menu (v6.18) assumed.");
+        let _ = writeln!(out, "hypervisor_governor = \"menu-6.18\"");
     }
     let _ = writeln!(out, "\n[[idle.driver]]\ncpus = \"0-{}\"", c.topology.cpus.len() - 1);
     for (i, st) in idle.states.iter().enumerate() {
@@ -170,9 +179,23 @@ fn idle_section(c: &Calibration) -> Result<String, String> {
         if st.name == "POLL" {
             let _ = writeln!(out, "polling = true");
         }
-        if i == deepest {
+        if i == deepest && hv.is_empty() {
             let _ = writeln!(out, "# The exit measured: {}.", exit_note(c));
             let _ = writeln!(out, "exit_cost = \"{}ns\"", c.derived.costs.idle_exit.0);
+        } else if i == deepest {
+            let _ =
+                writeln!(out, "# A halt exits to the hypervisor: what leaving it costs is the hypervisor's state's.");
+            let _ = writeln!(out, "exit_cost = \"0ns\"");
+        }
+    }
+    for st in &hv {
+        let _ = writeln!(out, "\n[[idle.hypervisor_state]]");
+        let _ = writeln!(out, "# Repeated idles of {}: menu predicts that length.", fmt_ns(st.target_residency.0));
+        let _ = writeln!(out, "name = \"{}\"", st.name);
+        let _ = writeln!(out, "exit_latency = \"{}ns\"", st.exit_latency.0);
+        let _ = writeln!(out, "target_residency = \"{}ns\"", st.target_residency.0);
+        if let Some(e) = st.exit_cost {
+            let _ = writeln!(out, "exit_cost = \"{}ns\"", e.0);
         }
     }
     Ok(out)

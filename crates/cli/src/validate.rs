@@ -110,6 +110,50 @@ fn header(
     )
 }
 
+/// `--only` with `--doc`: `doc`'s table with the rows of the cases run (`which`:
+/// experiment and case, the first two columns) replaced by `rows` (a table as
+/// `table_markdown` makes it, its header line and rule skipped) where the first of them
+/// stood, the other rows kept, and the run's `header` added to the table's header block as
+/// where those rows come from.
+fn splice_rows(doc: &str, header: &str, rows: &str, which: &[(String, String)]) -> Result<String, String> {
+    let (b, e) = (validate::DOC_BEGIN, validate::DOC_END);
+    let start = doc.find(b).ok_or_else(|| format!("no line `{b}`"))?;
+    let end = doc.find(e).filter(|&i| i > start).ok_or_else(|| format!("no line `{e}` after `{b}`"))?;
+    // The case (index into `which`) a table row belongs to.
+    let case_of = |line: &str| {
+        let cols: Vec<&str> = line.split(" | ").collect();
+        (cols.len() > 2)
+            .then(|| which.iter().position(|(x, c)| cols[0].strip_prefix("| ") == Some(x.as_str()) && cols[1] == c))
+            .flatten()
+    };
+    let fresh: Vec<&str> = rows.lines().skip(2).collect();
+    let ids: Vec<String> = which.iter().map(|(x, c)| format!("{x}/{c}")).collect();
+    let (mut out, mut placed, mut in_header) = (Vec::<String>::new(), vec![false; which.len()], false);
+    for line in doc[start..end].lines() {
+        if line.starts_with("```text") {
+            in_header = true;
+        } else if line == "```" && in_header {
+            // The header block's end: say where the regenerated rows come from.
+            in_header = false;
+            out.push(format!("rows of {} regenerated with --only:", ids.join(", ")));
+            out.extend(header.lines().map(|l| format!("  {l}")));
+        }
+        match case_of(line) {
+            // Each case's new rows where its first old row stood.
+            Some(i) if !placed[i] => {
+                out.extend(fresh.iter().filter(|r| case_of(r) == Some(i)).map(|r| r.to_string()));
+                placed[i] = true;
+            }
+            Some(_) => {}
+            None => out.push(line.to_string()),
+        }
+    }
+    if let Some(i) = placed.iter().position(|p| !p) {
+        return Err(format!("its table has no rows of {}: regenerate it whole (without --only)", ids[i]));
+    }
+    Ok(format!("{}{}\n{}", &doc[..start], out.join("\n"), &doc[end..]))
+}
+
 /// Runs the study and writes its outputs.
 pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliError> {
     for dir in o.out.iter().chain(&o.plots) {
@@ -134,7 +178,11 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         return Err(CliError::input(format!("--only matches no case; the cases are {}", ids.join(", "))));
     }
     let session = autogroup.then(|| boost.unwrap_or_else(|| validate::autogroup_nice().unwrap_or(0)));
-    let header = header(o, &info.kernel_release, &sched, &sets, &machine, session, boost);
+    let mut header = header(o, &info.kernel_release, &sched, &sets, &machine, session, boost);
+    // Boot parameters the model does not follow (a vendor's placement patch, idle settings).
+    if let Some(p) = info.settings.get("boot_params") {
+        header.push_str(&format!("host kernel booted with (scheduling and idle): {p}\n"));
+    }
     let opts = validate::Options {
         machine: Arc::new(machine),
         sched,
@@ -156,8 +204,14 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
     if let Some(doc) = &o.doc {
         let old = std::fs::read_to_string(doc).map_err(|e| CliError::input(format!("--doc {}: {e}", doc.display())))?;
         let table = format!("```text\n{header}```\n\n{}", validate::table_markdown(&results));
-        let new =
-            validate::splice_doc(&old, &table).map_err(|m| CliError::input(format!("--doc {}: {m}", doc.display())))?;
+        let new = if o.only.is_empty() {
+            validate::splice_doc(&old, &table)
+        } else {
+            let which: Vec<(String, String)> =
+                cases.iter().map(|c| (c.experiment.to_string(), c.name.clone())).collect();
+            splice_rows(&old, &header, &validate::table_markdown(&results), &which)
+        }
+        .map_err(|m| CliError::input(format!("--doc {}: {m}", doc.display())))?;
         write_atomic(doc, &new)?;
         note!("regenerated the table of {}", doc.display());
     }
@@ -187,4 +241,36 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
         None => out!("{text}")?,
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--only` replaces its cases' rows in place and keeps the others and the header,
+    /// noting where the new rows come from.
+    #[test]
+    fn only_splices_the_rows_of_its_cases() {
+        let (b, e) = (validate::DOC_BEGIN, validate::DOC_END);
+        let doc = format!(
+            "intro\n{b}\n\n```text\nold header\n```\n\n| experiment | case | metric |\n|---|---|---|\n\
+             | a | x | 1 |\n| p | unpinned | 2 |\n| p | unpinned | 3 |\n| p | pinned | 4 |\n\n{e}\nprose\n"
+        );
+        let rows = "| experiment | case | metric |\n|---|---|---|\n| p | unpinned | 5 |\n";
+        let which = [("p".to_string(), "unpinned".to_string())];
+        let new = splice_rows(&doc, "new header\n", rows, &which).unwrap();
+        let want = format!(
+            "intro\n{b}\n\n```text\nold header\nrows of p/unpinned regenerated with --only:\n  new header\n```\n\n\
+             | experiment | case | metric |\n|---|---|---|\n| a | x | 1 |\n| p | unpinned | 5 |\n| p | pinned | 4 |\n\n{e}\nprose\n"
+        );
+        assert_eq!(new, want);
+        // Two cases: each one's rows where it stood.
+        let rows2 = "| experiment | case | metric |\n|---|---|---|\n| a | x | 6 |\n| p | pinned | 7 |\n";
+        let both = [("a".to_string(), "x".to_string()), ("p".to_string(), "pinned".to_string())];
+        let new2 = splice_rows(&doc, "h\n", rows2, &both).unwrap();
+        let table: Vec<&str> = new2.lines().filter(|l| l.starts_with("| a") || l.starts_with("| p")).collect();
+        assert_eq!(table, ["| a | x | 6 |", "| p | unpinned | 2 |", "| p | unpinned | 3 |", "| p | pinned | 7 |"]);
+        let none = [("q".to_string(), "z".to_string())];
+        assert!(splice_rows(&doc, "h", rows, &none).is_err());
+    }
 }

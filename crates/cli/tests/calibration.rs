@@ -237,3 +237,57 @@ fn thread_create_and_exit_match_the_model() {
         }
     }
 }
+
+/// A guest with the hypervisor's states calibrate writes (one per idle length, its exit
+/// the one measured after it), or without them.
+fn guest_job(text: &str, hypervisor: bool) -> Job {
+    let mut j = job(text, "vm", "eevdf", 5, &[]);
+    let mut m = (*j.machine).clone();
+    m.noise = schedlab_machine::Noise::NONE;
+    if hypervisor {
+        let exits = [(10_000, 1_000), (100_000, 5_000), (3_000_000, 40_000)].map(|(idle_ns, exit_ns)| {
+            schedlab_calibrate::data::IdleExit {
+                idle_ns,
+                latency: schedlab_calibrate::bench::Measured { median: 0, reps: 1 },
+                exit_ns,
+            }
+        });
+        m.idle.hypervisor_states = schedlab_calibrate::data::hypervisor_states(&exits);
+    }
+    j.machine = Arc::new(m);
+    j
+}
+
+/// The idle-length-dependent exit of a guest's halt, through the kernel model: `b`'s CPU
+/// idles 5 ms before each of 12 wakeups, so the hypervisor's menu takes the shallowest
+/// state while its history is empty (a fresh CPU predicts 0) and the 3 ms one once its
+/// typical interval is 5 ms; each wakeup costs that state's exit more than on the same
+/// guest without hypervisor states (everything else alike).
+#[test]
+fn a_guest_halt_pays_the_hypervisor_state_of_its_predicted_length() {
+    let text = r#"
+[[mutex]]
+name = "m"
+[[cond]]
+name = "c"
+[[task]]
+name = "a"
+affinity = [0]
+program = [ { loop = 12, do = [ { sleep = "5ms" }, { lock = "m" }, { signal = "c" }, { unlock = "m" } ] } ]
+[[task]]
+name = "b"
+affinity = [1]
+program = [ { lock = "m" }, { loop = 12, do = [ { cond_wait = "c", mutex = "m" } ] }, { unlock = "m" } ]
+"#;
+    let lat = |hv: bool| {
+        let e = Events::of(&guest_job(text, hv));
+        let (a, b) = (e.ins_of(0), e.ins_of(1));
+        let first = b.iter().position(|&t| t > a[1]).expect("b wakes");
+        (1..a.len()).map(|k| b[first + k - 1] - a[k]).collect::<Vec<Ns>>()
+    };
+    let (with, without) = (lat(true), lat(false));
+    let extra: Vec<u64> = with.iter().zip(&without).map(|(w, o)| (w.0 - o.0) / 1000).collect();
+    assert_eq!(extra.len(), 12);
+    assert_eq!(extra[0], 1, "the first halt: nothing learned, the shallowest state; {extra:?}");
+    assert!(extra[11] == 40, "5 ms halts as the typical interval: the 3 ms state; {extra:?}");
+}

@@ -74,6 +74,36 @@ fn base_slice() -> Option<String> {
 }
 
 /// Reads everything readable about the host's scheduler.
+/// The kernel command line's parameters that change scheduling or idle (`sched*`,
+/// `isolcpus`, `nohz*`, `idle`, `cpuidle*`, `haltpoll.*`, `intel_idle.*`,
+/// `processor.max_cstate`, `rcu_nocbs`, `irqaffinity`, `preempt`), up to the `--` that
+/// starts init's arguments: a run on a kernel booted with them may not behave as mainline
+/// defaults (e.g. a vendor's `sched_vcpu_pack`).
+pub fn sched_boot_params(cmdline: &str) -> Vec<String> {
+    const PREFIXES: &[&str] = &[
+        "sched",
+        "isolcpus",
+        "nohz",
+        "idle",
+        "cpuidle",
+        "haltpoll.",
+        "intel_idle.",
+        "processor.max_cstate",
+        "rcu_nocbs",
+        "irqaffinity",
+        "preempt",
+    ];
+    cmdline
+        .split_whitespace()
+        .take_while(|t| *t != "--")
+        .filter(|t| {
+            let name = t.split('=').next().unwrap_or(t);
+            PREFIXES.iter().any(|p| name.starts_with(p))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
 pub fn read() -> HostInfo {
     let (release, version) = uname();
     let mut info = HostInfo {
@@ -87,6 +117,12 @@ pub fn read() -> HostInfo {
             Ok(v) => info.settings.insert(name.to_string(), v.trim().to_string()),
             Err(e) => info.unreadable.insert(name.to_string(), e.to_string()),
         };
+    }
+    if let Ok(c) = std::fs::read_to_string("/proc/cmdline") {
+        let p = sched_boot_params(&c);
+        if !p.is_empty() {
+            info.settings.insert("boot_params".into(), p.join(" "));
+        }
     }
     match base_slice() {
         Some(v) => info.settings.insert("base_slice_ns".into(), v),
@@ -115,6 +151,23 @@ pub fn read() -> HostInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn boot_params_that_change_scheduling_or_idle() {
+        let c = "mitigations=auto console=ttyS0 cpuidle_haltpoll.force=1 haltpoll.guest_halt_poll_ns=0 \
+                 sched_vcpu_pack=15 nohz_full=1 idle=poll quiet -- --scheduler=x";
+        assert_eq!(
+            sched_boot_params(c),
+            [
+                "cpuidle_haltpoll.force=1",
+                "haltpoll.guest_halt_poll_ns=0",
+                "sched_vcpu_pack=15",
+                "nohz_full=1",
+                "idle=poll"
+            ]
+        );
+        assert!(sched_boot_params("quiet\n").is_empty());
+    }
 
     #[test]
     fn config_values_and_preemption_model() {

@@ -91,6 +91,10 @@ pub(crate) struct IdleCpu {
     /// Per state, `usage` and `time` (ns) as `cpuidle_enter_state` counts them
     /// (`/sys/devices/system/cpu/cpuN/cpuidle/stateM/{usage,time}`).
     usage: Vec<(u64, u64)>,
+    /// The hypervisor's view of this vCPU's physical CPU: its menu data, and the state it
+    /// chose for the current halt (with when the halt began and the timer it used).
+    hv_menu: Menu,
+    hv: Option<(usize, Ns, u64)>,
 }
 
 /// The kernel's cpuidle: which governor, and each CPU's state.
@@ -356,6 +360,36 @@ impl CpuIdle {
     }
 }
 
+impl CpuIdle {
+    /// A guest's halt on `cpu` beginning `at` (not a poll: a polling vCPU keeps its
+    /// physical CPU): the hypervisor's governor picks a state of the physical CPU for it —
+    /// `menu_select` over `[[idle.hypervisor_state]]`, with the guest's next timer as its
+    /// own (KVM arms a host hrtimer for the guest's LAPIC timer while the vCPU blocks:
+    /// `arch/x86/kvm/lapic.c: kvm_lapic_switch_to_sw_timer`, v6.18).
+    fn hypervisor_enter(&mut self, machine: &Machine, cpu: CpuId, polling: bool, sleep: Sleep, at: Ns) {
+        let hv = &machine.idle.hypervisor_states;
+        let c = &mut self.cpus[cpu];
+        c.hv = None;
+        if polling || hv.is_empty() {
+            return;
+        }
+        let v618 = machine.idle.hypervisor_governor != IdleGovernor::Menu515;
+        let (idx, next_timer) = menu_select(&mut c.hv_menu, hv, sleep, v618);
+        c.hv = Some((idx.min(hv.len() - 1), at, next_timer));
+    }
+
+    /// What leaving the hypervisor's state of `cpu`'s halt costs, woken `now` (nothing when
+    /// the vCPU did not halt), and `menu_update` learning the halt's length.
+    fn hypervisor_exit(&mut self, machine: &Machine, cpu: CpuId, now: Ns) -> Ns {
+        let c = &mut self.cpus[cpu];
+        let Some((idx, since, next_timer)) = c.hv.take() else { return Ns(0) };
+        let st = &machine.idle.hypervisor_states[idx];
+        let exit = st.wake_cost();
+        menu_update(&mut c.hv_menu, st, (now.0 - since.0) + exit.0, next_timer, false);
+        exit
+    }
+}
+
 impl Kernel<'_> {
     /// The sleep length and the time to the next event of `cpu` going idle now: its
     /// clock event (sleepers' hrtimers), the policy's timer, the idle wakeup and, on a
@@ -394,6 +428,7 @@ impl Kernel<'_> {
         let c = &mut self.cpuidle.cpus[cpu];
         c.entered = Some(self.now);
         c.state = idx;
+        self.cpuidle.hypervisor_enter(&machine, cpu, states[idx].polling, sleep, self.now);
     }
 
     /// What waking idle `cpu` now costs before it runs: `idle_exit` without the idle
@@ -434,10 +469,11 @@ impl Kernel<'_> {
             let c = &mut self.cpuidle.cpus[cpu];
             c.entered = Some(at);
             c.state = idx;
+            self.cpuidle.hypervisor_enter(&machine, cpu, states[idx].polling, sleep, at);
         }
         let c = &self.cpuidle.cpus[cpu];
         let (idx, since) = (c.state, c.entered.unwrap_or(now));
-        let exit = states[idx].wake_cost();
+        let exit = states[idx].wake_cost() + self.cpuidle.hypervisor_exit(&machine, cpu, now);
         // The residency the governor measures runs to the CPU running again.
         let residency = (now.0 - since.0) + exit.0;
         self.cpuidle.reflect(&machine, states, cpu, residency, false);
@@ -594,5 +630,60 @@ mod tests {
         let mut g = CpuIdle::new(&m, Ns(TICK)).unwrap();
         g.adjust_poll_limit(&m, 0, 1_000);
         assert_eq!((g.cpus[0].poll_limit, haltpoll_select(&g.cpus[0])), (0, 1));
+    }
+
+    /// A guest like this host with the hypervisor's states calibrate would write: one per
+    /// measured idle length (residency), its exit the one measured after that length.
+    fn guest_with_hypervisor() -> Machine {
+        let mut m = schedlab_machine::preset("vm").unwrap();
+        m.idle.hypervisor_states = [(10, 1), (100, 5), (1000, 25), (3000, 40)]
+            .iter()
+            .map(|&(len, exit)| state(&format!("after {len}us"), exit, len))
+            .collect();
+        m
+    }
+
+    const NO_TIMER: Sleep = Sleep { next_timer: NONE, delta_tick: TICK, tick: TICK };
+
+    /// One halt of `len_us` on CPU 1: its hypervisor exit, µs.
+    fn halt(g: &mut CpuIdle, m: &Machine, at: &mut Ns, len_us: u64) -> u64 {
+        g.hypervisor_enter(m, 1, false, NO_TIMER, *at);
+        *at += Ns::from_us(len_us);
+        let exit = g.hypervisor_exit(m, 1, *at);
+        exit.0 / 1000
+    }
+
+    /// Repeated halts of one length: menu's typical interval is that length, so the
+    /// hypervisor takes the deepest state whose residency fits it (the measured one for a
+    /// calibrated length, the shallower neighbour between two); a fresh CPU predicts 0 µs.
+    #[test]
+    fn the_hypervisor_state_follows_the_idle_length() {
+        let m = guest_with_hypervisor();
+        for (len, want) in [(10, 1), (100, 5), (1000, 25), (3000, 40), (30, 1), (500, 5), (20_000, 40)] {
+            let mut g = CpuIdle::new(&m, Ns(TICK)).unwrap();
+            let mut at = Ns(0);
+            assert_eq!(halt(&mut g, &m, &mut at, len), 1, "a fresh CPU predicts nothing: shallowest");
+            let exits: Vec<u64> = (0..12).map(|_| halt(&mut g, &m, &mut at, len)).collect();
+            assert_eq!(exits[11], want, "idle {len}us: {exits:?}");
+        }
+    }
+
+    /// The exit follows the predicted idle, not the actual one: a long halt after a run of
+    /// short ones pays the shallow exit, and the deep state comes only when long halts
+    /// are the typical interval again (menu's 8-interval history).
+    #[test]
+    fn a_mispredicted_halt_pays_the_predicted_state() {
+        let m = guest_with_hypervisor();
+        let mut g = CpuIdle::new(&m, Ns(TICK)).unwrap();
+        let mut at = Ns(0);
+        for _ in 0..12 {
+            halt(&mut g, &m, &mut at, 10);
+        }
+        assert_eq!(halt(&mut g, &m, &mut at, 3000), 1, "predicted short, was long");
+        let exits: Vec<u64> = (0..12).map(|_| halt(&mut g, &m, &mut at, 3000)).collect();
+        assert!(exits[0] < 40 && exits[11] == 40, "{exits:?}");
+        // A polling vCPU keeps its physical CPU: no hypervisor state, no exit.
+        g.hypervisor_enter(&m, 1, true, NO_TIMER, at);
+        assert_eq!(g.hypervisor_exit(&m, 1, at + Ns::from_us(3000)), Ns(0));
     }
 }

@@ -381,8 +381,13 @@ fn lines(m: &mut Machine, v: &Value<'_>, cx: &mut Cx<'_>) -> Result<(), MachineE
 }
 
 fn idle(m: &mut Machine, v: &Value<'_>, cx: &mut Cx<'_>) -> Result<(), MachineError> {
-    let (_, extra) = apply(&IDLE, &mut m.idle, v, "idle", cx, &["driver"])?;
-    for (_, _, dv) in extra {
+    let (_, extra) = apply(&IDLE, &mut m.idle, v, "idle", cx, &["driver", "hypervisor_state"])?;
+    for (key, _, dv) in extra {
+        if key == "hypervisor_state" {
+            m.idle.hypervisor_states =
+                array(&IDLE_STATE, dv, "idle.hypervisor_state", cx, blank_state, &[], no_nested)?;
+            continue;
+        }
         m.idle.drivers = array(&IDLE_DRIVER, dv, "idle.driver", cx, blank_driver, &["state"], |d, at, sv, cx| {
             d.states = array(&IDLE_STATE, sv, at, cx, blank_state, &[], no_nested)?;
             Ok(())

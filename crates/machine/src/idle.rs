@@ -78,6 +78,15 @@ pub struct Idle {
     /// `guest_halt_poll_allow_shrink` (default true).
     pub guest_halt_poll_allow_shrink: bool,
     pub drivers: Vec<IdleDriver>,
+    /// A guest's halt gives the physical CPU back to the hypervisor, whose own cpuidle
+    /// governor (`menu`, `drivers/cpuidle/governors/menu.c`) then picks one of the
+    /// physical CPU's states for it: the guest's wakeup pays that state's exit on top of
+    /// its halt's. The guest cannot read those states; `calibrate` measures them (the
+    /// exit after repeated idles of each length, for which menu predicts that length).
+    /// Empty: bare metal, or a hypervisor whose exit does not depend on the idle.
+    pub hypervisor_states: Vec<IdleState>,
+    /// The hypervisor's governor over `hypervisor_states` (`menu-6.18` or `menu-5.15`).
+    pub hypervisor_governor: IdleGovernor,
 }
 
 impl IdleState {
@@ -100,6 +109,8 @@ impl Idle {
             guest_halt_poll_shrink: 2,
             guest_halt_poll_allow_shrink: true,
             drivers,
+            hypervisor_states: Vec::new(),
+            hypervisor_governor: IdleGovernor::Menu618,
         }
     }
 
@@ -119,32 +130,33 @@ impl Idle {
                     format!("a driver has 1..={CPUIDLE_STATE_MAX} states (CPUIDLE_STATE_MAX)"),
                 ));
             }
-            for (j, s) in d.states.iter().enumerate() {
-                if d.states[..j].iter().any(|o| o.name == s.name) {
-                    return Err((at(j, "name"), format!("two states are named `{}`", s.name)));
-                }
-                // drivers/cpuidle/driver.c: __cpuidle_driver_init refuses it (commit
-                // 76934e495cdc, "cpuidle: Add sanity check for exit latency and target
-                // residency"): cpuidle assumes it in several places.
-                if s.exit_latency > s.target_residency {
-                    return Err((
-                        at(j, "exit_latency"),
-                        format!("exceeds the target residency {}", s.target_residency),
-                    ));
-                }
-                if s.polling && j != 0 {
-                    return Err((at(j, "polling"), "only state 0 polls (the cpuidle poll state)".into()));
-                }
-                if j > 0 && s.target_residency < d.states[j - 1].target_residency {
-                    return Err((
-                        at(j, "target_residency"),
-                        "residencies must not decrease with depth (menu and teo walk states shallow to deep)".into(),
-                    ));
-                }
-            }
+            check_states(&d.states, &at)?;
             self.check_governor(i, d)?;
         }
-        Ok(())
+        self.check_hypervisor()
+    }
+
+    /// The hypervisor's states: sane as a driver's (`check_states`), none polling, and a
+    /// governor the model has for them.
+    fn check_hypervisor(&self) -> Result<(), (String, String)> {
+        let s = &self.hypervisor_states;
+        if s.is_empty() {
+            return Ok(());
+        }
+        if s.len() > CPUIDLE_STATE_MAX {
+            return Err(("idle.hypervisor_state".into(), format!("at most {CPUIDLE_STATE_MAX} states")));
+        }
+        if !matches!(self.hypervisor_governor, IdleGovernor::Menu515 | IdleGovernor::Menu618) {
+            return Err((
+                "idle.hypervisor_governor".into(),
+                "the hypervisor's states are chosen by menu-6.18 or menu-5.15".into(),
+            ));
+        }
+        check_states(s, &|j, f| format!("idle.hypervisor_state[{j}].{f}"))?;
+        match s.iter().position(|st| st.polling) {
+            Some(j) => Err((format!("idle.hypervisor_state[{j}].polling"), "a hypervisor state does not poll".into())),
+            None => Ok(()),
+        }
     }
 
     fn check_governor(&self, i: usize, d: &IdleDriver) -> Result<(), (String, String)> {
@@ -161,6 +173,33 @@ impl Idle {
             _ => Ok(()),
         }
     }
+}
+
+/// The checks every state list passes (`at(j, field)` names a state's field): unique
+/// names, an exit latency within the target residency, residencies not decreasing with
+/// depth, only state 0 polling.
+fn check_states(states: &[IdleState], at: &dyn Fn(usize, &str) -> String) -> Result<(), (String, String)> {
+    for (j, s) in states.iter().enumerate() {
+        if states[..j].iter().any(|o| o.name == s.name) {
+            return Err((at(j, "name"), format!("two states are named `{}`", s.name)));
+        }
+        // drivers/cpuidle/driver.c: __cpuidle_driver_init refuses it (commit
+        // 76934e495cdc, "cpuidle: Add sanity check for exit latency and target
+        // residency"): cpuidle assumes it in several places.
+        if s.exit_latency > s.target_residency {
+            return Err((at(j, "exit_latency"), format!("exceeds the target residency {}", s.target_residency)));
+        }
+        if s.polling && j != 0 {
+            return Err((at(j, "polling"), "only state 0 polls (the cpuidle poll state)".into()));
+        }
+        if j > 0 && s.target_residency < states[j - 1].target_residency {
+            return Err((
+                at(j, "target_residency"),
+                "residencies must not decrease with depth (menu and teo walk states shallow to deep)".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 const GOVERNORS: &[&str] = &["menu-5.15", "menu-6.18", "teo", "haltpoll", "none"];
@@ -232,6 +271,14 @@ pub static IDLE: Table<Idle> = Table {
             doc: "haltpoll: whether a long halt shrinks the poll limit (default true).",
             get: |i| Val::Num(u64::from(i.guest_halt_poll_allow_shrink)),
             set: |i, v| i.guest_halt_poll_allow_shrink = v.num() != 0,
+        },
+        Field {
+            name: "hypervisor_governor",
+            kind: Kind::Choice(GOVERNORS),
+            optional: false,
+            doc: "A guest: the hypervisor's governor over `[[idle.hypervisor_state]]` (`menu-6.18` or `menu-5.15`).",
+            get: |i| Val::Num(i.hypervisor_governor as u64),
+            set: |i, v| i.hypervisor_governor = governor_of(v.num()),
         },
     ],
 };
@@ -358,5 +405,44 @@ mod tests {
         assert!(Idle::with(IdleGovernor::None, all(vec![poll(), state("HLT", 1, 1)])).check(2).is_err());
         assert!(Idle::with(IdleGovernor::Haltpoll, all(vec![poll(), state("haltpoll idle", 1, 1)])).check(2).is_ok());
         assert!(Idle::with(IdleGovernor::Haltpoll, all(vec![state("HLT", 1, 1)])).check(2).is_err());
+    }
+}
+
+#[cfg(test)]
+mod hypervisor_tests {
+    use super::*;
+
+    const GUEST: &str = "name = \"g\"\n[topology]\ncores_per_llc = 2\n[idle]\ngovernor = \"haltpoll\"\n\
+        hypervisor_governor = \"menu-6.18\"\n[[idle.driver]]\ncpus = \"0-1\"\n\
+        [[idle.driver.state]]\nname = \"POLL\"\nexit_latency = \"0ns\"\ntarget_residency = \"0ns\"\npolling = true\n\
+        [[idle.driver.state]]\nname = \"halt\"\nexit_latency = \"1us\"\ntarget_residency = \"1us\"\nexit_cost = \"0ns\"\n\
+        [[idle.hypervisor_state]]\nname = \"after-10us\"\nexit_latency = \"200ns\"\ntarget_residency = \"10us\"\n\
+        [[idle.hypervisor_state]]\nname = \"after-3000us\"\nexit_latency = \"50us\"\ntarget_residency = \"3ms\"\n";
+
+    /// `[[idle.hypervisor_state]]` reads, writes back to the same machine, is set by name
+    /// and refused with the field named when cpuidle would refuse it.
+    #[test]
+    fn hypervisor_states_read_write_set_and_check() {
+        let m = crate::parse_machine("g.toml", GUEST).unwrap();
+        let hv: Vec<(&str, u64)> =
+            m.idle.hypervisor_states.iter().map(|s| (s.name.as_str(), s.wake_cost().0)).collect();
+        assert_eq!(hv, [("after-10us", 200), ("after-3000us", 50_000)]);
+        assert_eq!(crate::parse_machine("g.toml", &m.to_toml()).unwrap(), m, "written back alike");
+        let mut s = m.clone();
+        s.set("idle.hypervisor_state.after-3000us.exit_cost", "60us").unwrap();
+        assert_eq!(s.idle.hypervisor_states[1].wake_cost(), Ns::from_us(60));
+        let polling = GUEST.replace("target_residency = \"3ms\"\n", "target_residency = \"3ms\"\npolling = true\n");
+        let e = crate::parse_machine("g.toml", &polling).unwrap_err();
+        assert_eq!(e.field, "idle.hypervisor_state[1].polling", "{e}");
+        let teo = GUEST.replace("hypervisor_governor = \"menu-6.18\"", "hypervisor_governor = \"teo\"");
+        assert_eq!(crate::parse_machine("g.toml", &teo).unwrap_err().field, "idle.hypervisor_governor");
+        let deep_first = GUEST.replace(
+            "exit_latency = \"50us\"\ntarget_residency = \"3ms\"",
+            "exit_latency = \"2us\"\ntarget_residency = \"5us\"",
+        );
+        assert_eq!(
+            crate::parse_machine("g.toml", &deep_first).unwrap_err().field,
+            "idle.hypervisor_state[1].target_residency"
+        );
     }
 }

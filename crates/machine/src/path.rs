@@ -84,6 +84,10 @@ pub fn set(m: &mut Machine, name: &str, value: &str) -> Result<(), String> {
         }
         ("idle", None) => match rest {
             [Seg { key: "driver", idx }, more @ ..] => set_idle_driver(m, *idx, more, value)?,
+            [Seg { key: "hypervisor_state", idx }, more @ ..] => {
+                let (st, more) = pick(&mut m.idle.hypervisor_states, "hypervisor_state", *idx, more, |s| &s.name)?;
+                leaf(&IDLE_STATE, st, more, value)?
+            }
             _ => leaf(&IDLE, &mut m.idle, rest, value)?,
         },
         ("freq", None) => match rest {
@@ -170,6 +174,9 @@ pub fn fields(m: &Machine) -> Vec<(String, String)> {
         for (j, s) in d.states.iter().enumerate() {
             push(&mut out, &format!("idle.driver[{i}].state[{j}]"), &IDLE_STATE, s);
         }
+    }
+    for (j, s) in m.idle.hypervisor_states.iter().enumerate() {
+        push(&mut out, &format!("idle.hypervisor_state[{j}]"), &IDLE_STATE, s);
     }
     push(&mut out, "freq", &FREQ, &m.freq);
     for (i, d) in m.freq.domains.iter().enumerate() {

@@ -86,6 +86,10 @@ pub fn machine_file(m: &Machine) -> String {
             table(&mut out, &IDLE_STATE, s);
         }
     }
+    for s in &m.idle.hypervisor_states {
+        out.push_str("\n[[idle.hypervisor_state]]\n");
+        table(&mut out, &IDLE_STATE, s);
+    }
     out.push_str("\n[freq]\n");
     table(&mut out, &FREQ, &m.freq);
     for d in &m.freq.domains {
