@@ -19,6 +19,7 @@ TASK_COLUMNS = [
 LATENCY_KEYS = ["p50", "p90", "p99", "max"]
 CPU_COLUMNS = ["cpu", "user_ns", "kernel_ns", "spin_ns", "idle_ns", "other_ns"]
 LOCK_COLUMNS = ["lock", "site", "acquisitions", "contended", "spin_ns"]
+LOCK_LINE_COLUMNS = ["line_transfers", "line_ns"]
 SPAN_COLUMNS = ["name", "count", "per_sec", "mean_ns", "min_ns"]
 SERIES_COLUMNS = ["scheduler", "time_ns", "entity", "id", "name", "metric", "value"]
 
@@ -29,14 +30,37 @@ def _frame(record: Dict[str, Any], rows: List[Dict[str, Any]], columns: List[str
     return df
 
 
+def _flat(d: Dict[str, Any], prefix: str) -> Dict[str, Any]:
+    """``{a: {b: 1}}`` under ``prefix`` as ``{prefix.a.b: 1}`` (lists stay one cell)."""
+    out: Dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _nested(items: List[Dict[str, Any]], fields: List[str]) -> List[Dict[str, Any]]:
+    """Each item's nested object ``fields`` (the machine's charges, frequency, line time by
+    path) flattened; a key an item leaves out (the record omits zeros) is 0."""
+    flats = [{k: v for f in fields for k, v in _flat(it.get(f) or {}, f"{f}.").items()} for it in items]
+    keys: List[str] = []
+    for fl in flats:
+        keys += [k for k in fl if k not in keys]
+    return [{k: fl.get(k, 0) for k in keys} for fl in flats]
+
+
 def tasks_frame(record: Dict[str, Any]) -> pd.DataFrame:
     cols = TASK_COLUMNS + [f"wakeup_latency_ns.{k}" for k in LATENCY_KEYS] + ["exit_ns"]
     rows = []
-    for t in record["tasks"]:
+    for t, extra in zip(record["tasks"], _nested(record["tasks"], ["costs"])):
         row = {c: t[c] for c in TASK_COLUMNS}
         row.update({f"wakeup_latency_ns.{k}": t["wakeup_latency_ns"][k] for k in LATENCY_KEYS})
         row["exit_ns"] = t["exit_ns"]
+        row.update(extra)
         rows.append(row)
+    cols += [k for k in (rows[0] if rows else {}) if k not in cols]
     df = _frame(record, rows, cols)
     # A task still alive at the end has no exit time: a nullable integer, not a float.
     df["exit_ns"] = df["exit_ns"].astype("Int64")
@@ -48,15 +72,23 @@ def cpus_frame(record: Dict[str, Any]) -> pd.DataFrame:
     for c in record["cpus"]:
         paths += [p for p in c.get("kernel_paths", {}) if p not in paths]
     rows = []
-    for c in record["cpus"]:
+    nested = _nested(record["cpus"], ["kernel_path_lines", "costs", "freq"])
+    for c, extra in zip(record["cpus"], nested):
         row = {k: c.get(k, 0) for k in CPU_COLUMNS}
         row.update({f"kernel_paths.{p}": c.get("kernel_paths", {}).get(p, 0) for p in paths})
+        row.update(extra)
+        # Time and entries per idle state: a list of {name, usage, time_ns}, one cell.
+        row["idle_states"] = c.get("idle_states", [])
         rows.append(row)
-    return _frame(record, rows, CPU_COLUMNS + [f"kernel_paths.{p}" for p in paths])
+    cols = CPU_COLUMNS + [f"kernel_paths.{p}" for p in paths]
+    cols += [k for k in (rows[0] if rows else {}) if k not in cols]
+    return _frame(record, rows, cols)
 
 
 def locks_frame(record: Dict[str, Any]) -> pd.DataFrame:
-    return _frame(record, [{k: lk[k] for k in LOCK_COLUMNS} for lk in record["locks"]], LOCK_COLUMNS)
+    # The cache-line transfers a site caused and their time (omitted when zero).
+    cols = LOCK_COLUMNS + LOCK_LINE_COLUMNS
+    return _frame(record, [{k: lk.get(k, 0) for k in cols} for lk in record["locks"]], cols)
 
 
 def spans_frame(record: Dict[str, Any]) -> pd.DataFrame:
