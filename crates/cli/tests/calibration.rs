@@ -155,10 +155,10 @@ fn remote_ping_pong_matches_the_model() {
     }
 }
 
-/// `a` (CPU 0) sleeps, then signals a condition variable `b` (CPU 1) waits on. `hog` keeps
-/// CPU 1 busy or not.
-fn cond_wakeups(sched: &str, hog: bool) -> Vec<Ns> {
-    let mut text = String::from(
+/// `loops` times, `a` (CPU 0) sleeps 5 ms, then signals a condition variable `b` (CPU 1)
+/// waits on.
+fn cond_text(loops: u32) -> String {
+    format!(
         r#"
 [[mutex]]
 name = "m"
@@ -167,13 +167,18 @@ name = "c"
 [[task]]
 name = "a"
 affinity = [0]
-program = [ { loop = 5, do = [ { sleep = "5ms" }, { lock = "m" }, { signal = "c" }, { unlock = "m" } ] } ]
+program = [ {{ loop = {loops}, do = [ {{ sleep = "5ms" }}, {{ lock = "m" }}, {{ signal = "c" }}, {{ unlock = "m" }} ] }} ]
 [[task]]
 name = "b"
 affinity = [1]
-program = [ { lock = "m" }, { loop = 5, do = [ { cond_wait = "c", mutex = "m" } ] }, { unlock = "m" } ]
-"#,
-    );
+program = [ {{ lock = "m" }}, {{ loop = {loops}, do = [ {{ cond_wait = "c", mutex = "m" }} ] }}, {{ unlock = "m" }} ]
+"#
+    )
+}
+
+/// `cond_text(5)`; `hog` keeps CPU 1 busy or not.
+fn cond_wakeups(sched: &str, hog: bool) -> Vec<Ns> {
+    let mut text = cond_text(5);
     if hog {
         text.push_str("[[task]]\nname = \"hog\"\naffinity = [1]\nprogram = [ { run = \"1s\" } ]\n");
     }
@@ -265,20 +270,7 @@ fn guest_job(text: &str, hypervisor: bool) -> Job {
 /// guest without hypervisor states (everything else alike).
 #[test]
 fn a_guest_halt_pays_the_hypervisor_state_of_its_predicted_length() {
-    let text = r#"
-[[mutex]]
-name = "m"
-[[cond]]
-name = "c"
-[[task]]
-name = "a"
-affinity = [0]
-program = [ { loop = 12, do = [ { sleep = "5ms" }, { lock = "m" }, { signal = "c" }, { unlock = "m" } ] } ]
-[[task]]
-name = "b"
-affinity = [1]
-program = [ { lock = "m" }, { loop = 12, do = [ { cond_wait = "c", mutex = "m" } ] }, { unlock = "m" } ]
-"#;
+    let text = &cond_text(12);
     let lat = |hv: bool| {
         let e = Events::of(&guest_job(text, hv));
         let (a, b) = (e.ins_of(0), e.ins_of(1));
