@@ -75,8 +75,8 @@ pub fn check_world_config(
     end: Ns,
     keep_going: &mut dyn FnMut(Ns) -> bool,
 ) -> Result<bool, Failure> {
-    let (text, machine) = world(seed);
     let (sched, sets) = CONFIGS[config];
+    let (text, machine) = world_for(seed, sched);
     check_world_under(seed, &text, machine, end, sched, sets, keep_going)
 }
 
@@ -89,8 +89,8 @@ pub fn config_label(config: usize) -> String {
 
 /// [`check_world`] under every [`CONFIGS`] entry.
 pub fn check_world_everywhere(seed: u64, end: Ns, keep_going: &mut dyn FnMut(Ns) -> bool) -> Result<bool, Failure> {
-    let (text, machine) = world(seed);
     for (sched, sets) in CONFIGS {
+        let (text, machine) = world_for(seed, sched);
         if !check_world_under(seed, &text, machine, end, sched, sets, keep_going)? {
             return Ok(false);
         }
@@ -199,14 +199,25 @@ fn dur(rng: &mut impl Rng, lo_us: u64, hi_us: u64) -> String {
     format!("{}us", rng.random_range(lo_us..=hi_us))
 }
 
+/// Schedulers whose kernels had no deadline class, so their `admit` refuses
+/// `SCHED_DEADLINE` (Linux 2.6's O(1), FreeBSD's ULE): their worlds draw `SCHED_RR` where
+/// the others draw a deadline reservation.
+const NO_DEADLINE_CLASS: &[&str] = &["o1", "ule"];
+
+/// Whether scheduler `sched` (`NAME` or `NAME@VERSION`) has a deadline class.
+fn has_deadline_class(sched: &str) -> bool {
+    !NO_DEADLINE_CLASS.contains(&sched.split('@').next().unwrap_or(sched))
+}
+
 /// A random policy with its parameters, as the value of `policy`/`set_policy` followed
 /// by its keys: mostly normal (or ext), sometimes rt or a small deadline reservation (2 % each, so
-/// that admission never refuses a world's few tasks).
-fn policy(rng: &mut impl Rng) -> String {
+/// that admission never refuses a world's few tasks; `SCHED_RR` without a deadline class).
+fn policy(rng: &mut impl Rng, deadline: bool) -> String {
     match rng.random_range(0..8) {
         0 => format!("\"fifo\", rt_priority = {}", rng.random_range(1..=99)),
         1 => format!("\"rr\", rt_priority = {}", rng.random_range(1..=3)),
-        2 => "\"deadline\", runtime = \"200us\", period = \"10ms\"".into(),
+        2 if deadline => "\"deadline\", runtime = \"200us\", period = \"10ms\"".into(),
+        2 => format!("\"rr\", rt_priority = {}", rng.random_range(1..=99)),
         3 => "\"batch\"".into(),
         4 => "\"idle\"".into(),
         // `SCHED_EXT`: the ext class's in partial mode, fair's elsewhere.
@@ -216,7 +227,7 @@ fn policy(rng: &mut impl Rng) -> String {
 }
 
 /// A random but well-formed program body: locks are released, pipes used by pairs.
-fn op(rng: &mut impl Rng, ncpu: usize, depth: u32) -> String {
+fn op(rng: &mut impl Rng, ncpu: usize, depth: u32, deadline: bool) -> String {
     match rng.random_range(0..16) {
         0..=3 => format!("{{ run = \"{}\" }}", dur(rng, 10, 3000)),
         4 | 5 => format!("{{ sleep = \"{}\" }}", dur(rng, 10, 5000)),
@@ -234,17 +245,25 @@ fn op(rng: &mut impl Rng, ncpu: usize, depth: u32) -> String {
             0 => "{ set_slice = \"default\" }".into(),
             _ => format!("{{ set_slice = \"{}\" }}", dur(rng, 100, 5000)),
         },
-        14 => format!("{{ set_policy = {} }}", policy(rng)),
+        14 => format!("{{ set_policy = {} }}", policy(rng, deadline)),
         12 if depth < 2 => {
-            let inner: Vec<String> = (0..rng.random_range(1..4)).map(|_| op(rng, ncpu, depth + 1)).collect();
+            let inner: Vec<String> = (0..rng.random_range(1..4)).map(|_| op(rng, ncpu, depth + 1, deadline)).collect();
             format!("{{ loop = {}, do = [ {} ] }}", rng.random_range(1..5), inner.join(", "))
         }
         _ => format!("{{ timer = \"{}\" }}", dur(rng, 500, 4000)),
     }
 }
 
-/// The workload text and machine preset of world `seed`.
+/// The workload text and machine preset of world `seed`, for its own configuration
+/// ([`config_of`]).
 pub fn world(seed: u64) -> (String, &'static str) {
+    world_for(seed, config_of(seed).0)
+}
+
+/// The workload text and machine preset of world `seed` for scheduler `sched`: the same
+/// draws, with `SCHED_RR` for deadline reservations where `sched` has no deadline class.
+pub fn world_for(seed: u64, sched: &str) -> (String, &'static str) {
+    let deadline = has_deadline_class(sched);
     let mut rng = RngStreams::new(seed).stream("world", 0);
     let machine = MACHINES[rng.random_range(0..MACHINES.len())];
     let ncpu = schedlab_machine::preset(machine).unwrap().nr_cpus();
@@ -263,10 +282,10 @@ pub fn world(seed: u64) -> (String, &'static str) {
     // Small worlds (a few tasks, a few ops) keep a world to some ten thousand events, so
     // thousands of worlds a minute fit on a core with every invariant checked.
     for t in 0..rng.random_range(1..4) {
-        let body: Vec<String> = (0..rng.random_range(1..5)).map(|_| op(&mut rng, ncpu, 0)).collect();
+        let body: Vec<String> = (0..rng.random_range(1..5)).map(|_| op(&mut rng, ncpu, 0, deadline)).collect();
         let count = rng.random_range(1..4);
         let nice = rng.random_range(-5..=5);
-        let policy = policy(&mut rng).replacen(", ", "\n", 2);
+        let policy = policy(&mut rng, deadline).replacen(", ", "\n", 2);
         let mut extra = match rng.random_range(0..4) {
             0 if groups > 0 => format!("group = \"g{}\"\n", rng.random_range(0..groups)),
             1 => format!("session = \"s{}\"\n", rng.random_range(0..2)),
@@ -381,6 +400,23 @@ fn futex_tasks(rng: &mut impl Rng) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Worlds for O(1) and ULE carry real-time tasks (their kernels had them) but no
+    /// deadline reservation (they had none, and refuse one); the same seeds give the others
+    /// deadline tasks, on the same machine.
+    #[test]
+    fn worlds_without_a_deadline_class_get_rt_tasks_instead() {
+        let (mut rt, mut dl) = (0, 0);
+        for seed in 0..300 {
+            let (ours, m1) = world_for(seed, "o1");
+            let (theirs, m2) = world_for(seed, "eevdf");
+            assert_eq!(m1, m2);
+            assert!(!ours.contains("deadline") && !world_for(seed, "ule@current").0.contains("deadline"), "{seed}");
+            rt += usize::from(ours.contains("\"fifo\"") || ours.contains("\"rr\""));
+            dl += usize::from(theirs.contains("\"deadline\""));
+        }
+        assert!(rt > 50 && dl > 20, "rt worlds {rt}, deadline worlds {dl}");
+    }
 
     /// The replay's comparison ignores exactly the host timing and the `--check` flag:
     /// a record differing in anything else (an event count, a task's run time) hashes

@@ -88,6 +88,45 @@ enum SleepType {
     Interrupted,
 }
 
+/// `p->policy` in 2.6.20 (`include/linux/sched.h`): `SCHED_NORMAL`, `SCHED_FIFO`, `SCHED_RR`,
+/// `SCHED_BATCH`. There is no `SCHED_IDLE` (2.6.23) and no `SCHED_DEADLINE` (3.14).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Policy {
+    Normal,
+    /// `SCHED_BATCH`; the workload's `SCHED_IDLE` (and `SCHED_EXT`) run as it.
+    Batch,
+    Fifo,
+    Rr,
+}
+
+impl Policy {
+    /// The O(1) policy of a task's policy; `None` for `SCHED_DEADLINE`, which 2.6 lacks.
+    fn of(p: &TaskPolicy) -> Option<(Policy, u32)> {
+        Some(match p {
+            TaskPolicy::Normal => (Policy::Normal, 0),
+            TaskPolicy::Batch | TaskPolicy::Idle | TaskPolicy::Ext => (Policy::Batch, 0),
+            TaskPolicy::Fifo { prio } => (Policy::Fifo, u32::from(*prio)),
+            TaskPolicy::Rr { prio } => (Policy::Rr, u32::from(*prio)),
+            TaskPolicy::Deadline(_) => return None,
+        })
+    }
+
+    /// `has_rt_policy(p)`.
+    fn is_rt(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+}
+
+/// `rt_prio(prio)`: a real-time priority, 0..=99 (a PI boost would be one too; the model
+/// has none in O(1)).
+fn rt_prio(prio: u32) -> bool {
+    prio < MAX_RT_PRIO
+}
+
+/// Why `admit` refuses `SCHED_DEADLINE`.
+const NO_DEADLINE: &str =
+    "SCHED_DEADLINE does not exist in Linux 2.6's O(1) scheduler (sched_setscheduler returns EINVAL; the deadline class came with 3.14): use fifo or rr";
+
 /// Per-task state: the `task_struct` fields the O(1) scheduler reads.
 #[derive(Clone, Debug)]
 struct Tk {
@@ -108,8 +147,10 @@ struct Tk {
     array: Option<(CpuId, usize)>,
     /// The task left an expired array in a migration (`pull_task` keeps the array kind).
     moving_expired: Option<bool>,
-    /// `SCHED_BATCH` (and `SCHED_IDLE`, which 2.6.20 did not have).
-    batch: bool,
+    /// `p->policy`.
+    policy: Policy,
+    /// `p->rt_priority`: 1..=99 for `SCHED_FIFO`/`SCHED_RR`, 0 otherwise.
+    rt_priority: u32,
     /// The pending wakeup comes from an interrupt (`wf::IRQ`).
     irq_wake: bool,
     cpu: CpuId,
@@ -141,6 +182,8 @@ pub struct O1Stats {
     pub starving_expiries: u64,
     /// Round-robin requeues of interactive tasks at `TIMESLICE_GRANULARITY`.
     pub granularity_requeues: u64,
+    /// `SCHED_RR` slice expiries (the task went to the tail of its real-time list).
+    pub rr_requeues: u64,
     /// Bitmap words read by the picks, and the picks (O(1): at most 3 words per pick).
     pub pick_bitmap_words: u64,
     pub picks: u64,
@@ -211,7 +254,8 @@ impl O1 {
                 sleep_type: SleepType::Normal,
                 array: None,
                 moving_expired: None,
-                batch: false,
+                policy: Policy::Normal,
+                rt_priority: 0,
                 irq_wake: false,
                 cpu: 0,
                 alive: false,
@@ -261,17 +305,34 @@ impl O1 {
 
     /// `__activate_task`: the tail of the active array (`SCHED_BATCH`: the expired one).
     fn activate_plain(&mut self, cpu: CpuId, p: TaskId) {
-        let which = if self.td[p].batch { self.expired(cpu) } else { self.rq[cpu].active };
+        let which = if self.td[p].policy == Policy::Batch { self.expired(cpu) } else { self.rq[cpu].active };
         self.enqueue(cpu, p, which);
     }
 
     // ----- priorities ---------------------------------------------------------------
 
-    /// `effective_prio` (= `normal_prio` for normal tasks; nothing is RT or PI-boosted).
+    /// `normal_prio`: `MAX_RT_PRIO - 1 - rt_priority` for a real-time policy, otherwise
+    /// `__normal_prio` (static priority minus the sleep bonus).
+    fn normal_prio(&self, p: TaskId) -> u32 {
+        let tk = &self.td[p];
+        if tk.policy.is_rt() {
+            MAX_RT_PRIO - 1 - tk.rt_priority
+        } else {
+            self.t.normal_prio(tk.static_prio, tk.sleep_avg)
+        }
+    }
+
+    /// `effective_prio`: refreshes `normal_prio`; a task at a real-time priority keeps it,
+    /// any other gets its normal priority.
     fn effective_prio(&mut self, p: TaskId) -> u32 {
+        let np = self.normal_prio(p);
         let tk = &mut self.td[p];
-        tk.normal_prio = self.t.normal_prio(tk.static_prio, tk.sleep_avg);
-        tk.normal_prio
+        tk.normal_prio = np;
+        if rt_prio(tk.prio) {
+            tk.prio
+        } else {
+            np
+        }
     }
 
     /// `recalc_task_prio(p, now)`: credit the sleep since `timestamp` to `sleep_avg`.
@@ -279,7 +340,7 @@ impl O1 {
         let ceiling = self.t.interactive_sleep(self.td[p].static_prio);
         let max = self.t.ns_max_sleep_avg();
         let tk = &mut self.td[p];
-        let mut sleep_time = if tk.batch { 0 } else { now.saturating_sub(tk.timestamp) };
+        let mut sleep_time = if tk.policy == Policy::Batch { 0 } else { now.saturating_sub(tk.timestamp) };
         if sleep_time > 0 {
             if sleep_time > ceiling && tk.sleep_avg < ceiling {
                 // One long sleep makes a task just interactive, never maximally so.
@@ -327,12 +388,20 @@ impl O1 {
         self.jiffies(cx.now) - ts > limit * u64::from(rq.nr_running)
     }
 
-    /// `task_running_tick` for a normal or batch task.
+    /// `task_running_tick` (2.6.20). A real-time task is never expired: `SCHED_FIFO` has no
+    /// slice at all, `SCHED_RR` gets a fresh `task_timeslice` (from its nice value) when it
+    /// runs out and goes to the tail of its list in the active array.
     fn task_running_tick(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) {
         let active = self.rq[cpu].active;
         if self.td[p].array != Some((cpu, active)) {
             // Already expired but not yet switched out.
             cx.resched_curr(cpu);
+            return;
+        }
+        if rt_prio(self.td[p].prio) {
+            if self.td[p].policy == Policy::Rr {
+                self.rr_tick(cx, cpu, p);
+            }
             return;
         }
         self.td[p].time_slice = self.td[p].time_slice.saturating_sub(1);
@@ -350,6 +419,22 @@ impl O1 {
             self.stats.granularity_requeues += 1;
             cx.resched_curr(cpu);
         }
+    }
+
+    /// `task_running_tick`'s `SCHED_RR` branch: one jiffy off the slice; at zero a new
+    /// slice, a reschedule and `requeue_task` to the tail of its list in the active array.
+    fn rr_tick(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) {
+        let tk = &mut self.td[p];
+        tk.time_slice = tk.time_slice.saturating_sub(1);
+        if tk.time_slice > 0 {
+            return;
+        }
+        tk.time_slice = self.t.task_timeslice(tk.static_prio);
+        tk.first_time_slice = false;
+        let (prio, active) = (tk.prio, self.rq[cpu].active);
+        self.rq[cpu].arrays[active].requeue(p, prio);
+        self.stats.rr_requeues += 1;
+        cx.resched_curr(cpu);
     }
 
     /// The slice ran out: a new slice, then the expired array, or the active one again for
@@ -411,6 +496,7 @@ impl SchedClass for O1 {
             ("interactive_requeues", s.interactive_requeues),
             ("starving_expiries", s.starving_expiries),
             ("granularity_requeues", s.granularity_requeues),
+            ("rr_requeues", s.rr_requeues),
             ("picks", s.picks),
             ("pick_bitmap_words", s.pick_bitmap_words),
             ("enqueues", s.enqueues),
@@ -434,7 +520,9 @@ impl SchedClass for O1 {
         self.grow(p);
         let info = cx.task(p);
         let static_prio = nice_to_prio(info.nice);
-        let batch = info.policy != TaskPolicy::Normal;
+        // `admit` refused `SCHED_DEADLINE` before the task existed.
+        let (policy, rt_priority) = Policy::of(&info.policy).unwrap_or((Policy::Normal, 0));
+        let batch = policy == Policy::Batch;
         let cpu = info.cpu;
         let now = cx.now.0;
         let parent = parent.filter(|&q| self.td.get(q).is_some_and(|d| d.alive));
@@ -458,13 +546,17 @@ impl SchedClass for O1 {
             sleep_type: SleepType::Normal,
             array: None,
             moving_expired: None,
-            batch,
+            policy,
+            rt_priority,
             irq_wake: false,
             cpu,
             alive: true,
         };
         self.td[p].sleep_avg = self.penalised_sleep_avg(p, self.t.child_penalty);
-        self.td[p].prio = self.effective_prio(p);
+        // `sched_fork` starts the child at a normal priority, `__setscheduler` (the
+        // workload's policy) then gives a real-time one.
+        self.td[p].prio = self.normal_prio(p);
+        self.td[p].normal_prio = self.td[p].prio;
         if let Some(q) = parent {
             if self.td[q].time_slice == 0 {
                 // The parent had one jiffy left: it keeps it and expires at once.
@@ -474,7 +566,7 @@ impl SchedClass for O1 {
                     self.task_running_tick(cx, qcpu, q);
                 }
             }
-            if !self.td[q].batch {
+            if self.td[q].policy != Policy::Batch {
                 self.td[q].sleep_avg = self.penalised_sleep_avg(q, self.t.parent_penalty);
             }
         }
@@ -530,6 +622,9 @@ impl SchedClass for O1 {
         self.td[p].cpu = cpu;
         self.rq[cpu].nr_running += 1;
         if flags & enqueue::INITIAL != 0 {
+            self.activate_plain(cpu, p);
+        } else if flags & enqueue::WAKEUP != 0 && rt_prio(self.td[p].prio) {
+            // `activate_task`: a real-time task skips the sleep accounting.
             self.activate_plain(cpu, p);
         } else if flags & enqueue::WAKEUP != 0 {
             let prio = self.recalc_task_prio(p, cx.now.0);
@@ -610,7 +705,7 @@ impl SchedClass for O1 {
         self.stats.pick_bitmap_words += u64::from(words);
         let next = *rq.arrays[rq.active].list(idx).front()?;
         let st = self.td[next].sleep_type;
-        if matches!(st, SleepType::Interactive | SleepType::Interrupted) {
+        if !rt_prio(self.td[next].prio) && matches!(st, SleepType::Interactive | SleepType::Interrupted) {
             let mut delta = now.saturating_sub(self.td[next].timestamp);
             if st == SleepType::Interactive {
                 delta = delta * (self.t.on_runqueue_weight * 128 / 100) / 128;
@@ -635,13 +730,13 @@ impl SchedClass for O1 {
     }
 
     /// `sys_sched_yield`: a normal task goes to the expired array, behind every task of the
-    /// epoch.
+    /// epoch; a real-time one to the tail of its list in the active array.
     fn yield_task(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
-        let e = self.expired(cpu);
+        let target = if rt_prio(self.td[curr].prio) { self.rq[cpu].active } else { self.expired(cpu) };
         match self.td[curr].array {
-            Some((c, w)) if c == cpu && w != e => {
+            Some((c, w)) if c == cpu && w != target => {
                 self.dequeue(curr);
-                self.enqueue(cpu, curr, e);
+                self.enqueue(cpu, curr, target);
             }
             Some((c, w)) => {
                 let prio = self.td[curr].prio;
@@ -655,6 +750,11 @@ impl SchedClass for O1 {
     /// `set_user_nice`: new static priority and dynamic priority, requeued in place; the
     /// CPU reschedules if the task got better, or it runs and got worse.
     fn reweight_task(&mut self, cx: &mut Ctx, p: TaskId) {
+        if rt_prio(self.td[p].prio) {
+            // Only the static priority changes (it sets the `SCHED_RR` slice).
+            self.td[p].static_prio = nice_to_prio(cx.task(p).nice);
+            return;
+        }
         let queued = self.dequeue(p);
         self.td[p].static_prio = nice_to_prio(cx.task(p).nice);
         let old = self.td[p].prio;
@@ -666,6 +766,39 @@ impl SchedClass for O1 {
             if new < old || (new > old && running) {
                 cx.resched_curr(cpu);
             }
+        }
+    }
+
+    /// `sched_setscheduler`'s policy check: 2.6 knows `SCHED_NORMAL`, `SCHED_FIFO`,
+    /// `SCHED_RR` and `SCHED_BATCH` only, so a deadline task is refused (EINVAL).
+    fn admit(&mut self, _cx: &mut Ctx, _p: TaskId, new: &TaskPolicy) -> Result<(), String> {
+        Policy::of(new).map(drop).ok_or_else(|| NO_DEADLINE.to_string())
+    }
+
+    /// `sched_setscheduler` → `__setscheduler` (2.6.20): off the arrays, the new policy and
+    /// `rt_priority`, `prio = normal_prio` (`SCHED_BATCH` loses its `sleep_avg`), back on
+    /// (`__activate_task`: the active array, the expired one for batch); the CPU reschedules
+    /// if the running task got worse, or a queued one now beats the running one.
+    fn policy_changed(&mut self, cx: &mut Ctx, p: TaskId, _old: TaskPolicy) {
+        let Some((policy, rt_priority)) = Policy::of(&cx.task(p).policy) else { return };
+        let queued = self.dequeue(p);
+        let oldprio = self.td[p].prio;
+        self.td[p].policy = policy;
+        self.td[p].rt_priority = rt_priority;
+        if policy == Policy::Batch {
+            self.td[p].sleep_avg = 0;
+        }
+        let np = self.normal_prio(p);
+        (self.td[p].normal_prio, self.td[p].prio) = (np, np);
+        let Some((cpu, _)) = queued else { return };
+        self.activate_plain(cpu, p);
+        let curr = self.rq[cpu].curr.or(cx.cpus[cpu].curr);
+        if curr == Some(p) {
+            if np > oldprio {
+                cx.resched_curr(cpu);
+            }
+        } else if curr.is_some_and(|c| np < self.td[c].prio) {
+            cx.resched_curr(cpu);
         }
     }
 
@@ -734,8 +867,14 @@ impl SchedClass for O1 {
                             tk.array, tk.prio
                         ));
                     }
-                    if tk.time_slice == 0 || !(MAX_RT_PRIO..MAX_PRIO).contains(&tk.prio) {
-                        return Err(format!("o1: task {t} slice {} prio {}", tk.time_slice, tk.prio));
+                    if tk.time_slice == 0 || tk.prio >= MAX_PRIO || rt_prio(tk.prio) != tk.policy.is_rt() {
+                        return Err(format!(
+                            "o1: task {t} slice {} prio {} policy {:?}",
+                            tk.time_slice, tk.prio, tk.policy
+                        ));
+                    }
+                    if rt_prio(tk.prio) && w != rq.active {
+                        return Err(format!("o1: real-time task {t} (prio {}) in the expired array", tk.prio));
                     }
                 }
             }

@@ -26,7 +26,11 @@ impl Harness {
     }
 
     fn spawn(&mut self, nice: i32, parent: Option<TaskId>) -> TaskId {
-        let p = self.w.add_task(nice, TaskPolicy::Normal, 0);
+        self.spawn_as(nice, TaskPolicy::Normal, parent)
+    }
+
+    fn spawn_as(&mut self, nice: i32, policy: TaskPolicy, parent: Option<TaskId>) -> TaskId {
+        let p = self.w.add_task(nice, policy, 0);
         self.w.tasks[p].parent = parent.into();
         self.with(|o, cx| o.task_new(cx, p, parent));
         self.with(|o, cx| o.enqueue_task(cx, 0, p, enqueue::INITIAL));
@@ -211,4 +215,146 @@ fn domains_of_a_4096_cpu_machine_have_the_kernels_cpu_power() {
             assert_eq!(x.groups.iter().map(|g| g.count()).sum::<usize>(), x.span.count(), "{}", x.name);
         }
     }
+}
+
+/// `sched_setscheduler` in 2.6.20 accepts `SCHED_NORMAL`, `SCHED_FIFO`, `SCHED_RR` and
+/// `SCHED_BATCH` only: a deadline task is refused, naming the reason, not demoted.
+#[test]
+fn deadline_is_refused_with_the_reason() {
+    let mut h = Harness::new();
+    let p = h.w.add_task(0, TaskPolicy::Normal, 0);
+    let dl = TaskPolicy::Deadline(schedlab_sched_api::DlParams {
+        runtime: 1_000_000,
+        deadline: 10_000_000,
+        period: 10_000_000,
+    });
+    let err = h.with(|o, cx| o.admit(cx, p, &dl)).unwrap_err();
+    assert!(err.contains("SCHED_DEADLINE") && err.contains("O(1)"), "{err}");
+    for ok in [TaskPolicy::Normal, TaskPolicy::Batch, TaskPolicy::Fifo { prio: 1 }, TaskPolicy::Rr { prio: 99 }] {
+        assert_eq!(h.with(|o, cx| o.admit(cx, p, &ok)), Ok(()), "{ok:?}");
+    }
+}
+
+/// `normal_prio`: `MAX_RT_PRIO - 1 - rt_priority`, so rt_priority 99 is prio 0; picks take
+/// the first set bit, so real-time tasks run best first and before any normal task.
+#[test]
+fn rt_priorities_are_picked_best_first_before_normal_tasks() {
+    let mut h = Harness::new();
+    let normal = h.spawn(-20, None);
+    let low = h.spawn_as(0, TaskPolicy::Fifo { prio: 10 }, None);
+    let high = h.spawn_as(0, TaskPolicy::Rr { prio: 90 }, None);
+    let mid = h.spawn_as(0, TaskPolicy::Fifo { prio: 50 }, None);
+    assert_eq!([h.o.td[high].prio, h.o.td[mid].prio, h.o.td[low].prio], [9, 49, 89]);
+    assert!(h.o.td[normal].prio >= 100);
+    let mut order = Vec::new();
+    for _ in 0..4 {
+        let t = h.schedule().unwrap();
+        order.push(t);
+        h.with(|o, cx| o.dequeue_task(cx, 0, t, dequeue::SLEEP));
+        h.w.cpus[0].nr_running -= 1;
+    }
+    assert_eq!(order, [high, mid, low, normal]);
+    h.check();
+}
+
+/// `TASK_PREEMPTS_CURR` at wakeup: a woken `SCHED_FIFO` task preempts a running normal task
+/// at once; the tick never ends its turn (no slice) and it never enters the expired array,
+/// so the normal task does not run again while it stays runnable.
+#[test]
+fn fifo_preempts_a_normal_task_at_once_and_never_expires() {
+    let mut h = Harness::new();
+    let normal = h.spawn(-20, None);
+    let f = h.spawn_as(0, TaskPolicy::Fifo { prio: 1 }, None);
+    h.with(|o, cx| o.dequeue_task(cx, 0, f, dequeue::SLEEP));
+    h.w.cpus[0].nr_running -= 1;
+    assert_eq!(h.schedule(), Some(normal));
+    h.w.this = 1; // a remote waker (a local sync wakeup does not preempt)
+    h.with(|o, cx| o.enqueue_task(cx, 0, f, enqueue::WAKEUP));
+    h.w.cpus[0].nr_running += 1;
+    h.with(|o, cx| o.wakeup_preempt(cx, 0, f, 0));
+    assert!(h.w.reqs.iter().any(|r| matches!(r, Request::Resched(0))), "the FIFO task preempts");
+    h.w.this = 0;
+    assert_eq!(h.schedule(), Some(f));
+    let active = h.o.rq[0].active;
+    for _ in 0..10_000 {
+        assert!(!h.tick(), "a FIFO task is never asked to give up the CPU");
+        assert_eq!(h.o.td[f].array, Some((0, active)), "never expired");
+    }
+    assert_eq!(h.schedule(), Some(f), "10 s later it still runs before the nice -20 task");
+    h.check();
+}
+
+/// `task_running_tick`'s `SCHED_RR` branch: equal-priority RR tasks take turns every
+/// `task_timeslice` (100 ms at nice 0, 800 ms at nice -20 with HZ = 1000), each requeued at
+/// the tail of its list in the active array, with a normal task never running.
+#[test]
+fn rr_tasks_of_equal_priority_round_robin_with_the_nice_timeslice() {
+    for (nice, slice) in [(0, 100), (-20, 800)] {
+        let mut h = Harness::new();
+        let normal = h.spawn(0, None);
+        let a = h.spawn_as(nice, TaskPolicy::Rr { prio: 5 }, None);
+        let b = h.spawn_as(nice, TaskPolicy::Rr { prio: 5 }, None);
+        let mut turns = Vec::new();
+        let mut last = h.schedule().unwrap();
+        let mut ran = 0;
+        while turns.len() < 6 {
+            ran += 1;
+            if h.tick() {
+                turns.push((last, ran));
+                ran = 0;
+                last = h.schedule().unwrap();
+                assert_ne!(last, normal, "nice {nice}: the normal task never runs");
+            }
+        }
+        let owners: Vec<TaskId> = turns.iter().map(|t| t.0).collect();
+        assert_eq!(owners, [a, b, a, b, a, b], "nice {nice}");
+        // The first turns spend the half slice a task started directly gets (the shell's
+        // fork split); every later turn is a full `task_timeslice`.
+        assert!(turns[2..].iter().all(|t| t.1 == slice), "nice {nice}: {turns:?}");
+        assert_eq!(h.o.stats.rr_requeues, 6);
+        assert_eq!(h.o.stats.array_swaps, 0, "nobody expires");
+        h.check();
+    }
+}
+
+/// `sched_setscheduler` on a queued normal task that is in the expired array: it moves to
+/// the active array at its real-time priority and preempts the running normal task; back
+/// to `SCHED_NORMAL` it gets its normal priority again.
+#[test]
+fn set_policy_to_fifo_requeues_in_the_active_array_and_preempts() {
+    let mut h = Harness::new();
+    let a = h.spawn(0, None);
+    let b = h.spawn(0, None);
+    let e = h.o.expired(0);
+    let w = h.o.dequeue(b).unwrap();
+    assert_ne!(w.1, e);
+    h.o.enqueue(0, b, e);
+    assert_eq!(h.schedule(), Some(a));
+    let old = h.w.tasks[b].policy;
+    h.w.tasks[b].policy = TaskPolicy::Fifo { prio: 20 };
+    h.with(|o, cx| o.policy_changed(cx, b, old));
+    assert_eq!(h.o.td[b].array, Some((0, h.o.rq[0].active)));
+    assert_eq!(h.o.td[b].prio, 79);
+    assert!(h.w.reqs.iter().any(|r| matches!(r, Request::Resched(0))));
+    assert_eq!(h.schedule(), Some(b));
+    h.check();
+    h.w.tasks[b].policy = TaskPolicy::Normal;
+    h.with(|o, cx| o.policy_changed(cx, b, TaskPolicy::Fifo { prio: 20 }));
+    assert!(h.o.td[b].prio >= 100);
+    assert!(h.w.reqs.iter().any(|r| matches!(r, Request::Resched(0))), "the running task got worse");
+    h.check();
+}
+
+/// `sys_sched_yield`: a real-time task round-robins in the active array (a normal one
+/// would go to the expired array).
+#[test]
+fn rt_yield_stays_in_the_active_array() {
+    let mut h = Harness::new();
+    let a = h.spawn_as(0, TaskPolicy::Fifo { prio: 3 }, None);
+    let b = h.spawn_as(0, TaskPolicy::Fifo { prio: 3 }, None);
+    assert_eq!(h.schedule(), Some(a));
+    h.with(|o, cx| o.yield_task(cx, 0, a));
+    assert_eq!(h.o.td[a].array, Some((0, h.o.rq[0].active)));
+    assert_eq!(h.schedule(), Some(b));
+    h.check();
 }

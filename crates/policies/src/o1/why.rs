@@ -1,6 +1,7 @@
 //! O(1)'s decision records: why one task goes before another (`SchedClass::why`): the
 //! active array before the expired one, then the dynamic priority (static priority minus
-//! the sleep bonus), then round robin within a priority list.
+//! the sleep bonus; real-time priorities 0..99 before all of them), then round robin within a
+//! priority list.
 
 use super::O1;
 use schedlab_sched_api::{Cause, Ctx, Moment, Why};
@@ -10,6 +11,9 @@ impl O1 {
     fn o1_keys(&self, p: TaskId) -> (bool, String) {
         let tk = &self.td[p];
         let expired = tk.array.is_some_and(|(c, w)| w != self.rq[c].active);
+        if super::rt_prio(tk.prio) {
+            return (false, format!("real-time prio {} ({:?}, rt_priority {})", tk.prio, tk.policy, tk.rt_priority));
+        }
         let keys = format!(
             "prio {} (static {}, bonus {}){}",
             tk.prio,

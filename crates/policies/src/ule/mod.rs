@@ -5,13 +5,15 @@
 //! # The design in a page
 //!
 //! Every CPU has a `tdq` with three run queues. The **realtime** queue holds every priority
-//! better than batch, which for user threads means *interactive* timeshare threads; it is a
-//! plain priority queue with 4 priorities per FIFO list. The **timeshare** queue holds batch
+//! better than batch: realtime-class threads (`rtprio`, POSIX `SCHED_FIFO`/`SCHED_RR`, at
+//! fixed levels `PRI_MIN_REALTIME`..) and *interactive* timeshare threads; it is a plain
+//! priority queue with 4 priorities per FIFO list. The **timeshare** queue holds batch
 //! threads as a *calendar*: a thread is inserted `k` slots after the insertion index `idx`,
 //! `k` growing with its priority (recent CPU use and nice), and threads are taken from the
 //! removal index `ridx`. The calendar advances one slot per stat tick, and only after the
 //! slot being drained is empty, so every batch thread eventually runs and a worse priority
-//! just means "further in the future". The **idle** queue holds idle-class threads.
+//! just means "further in the future". The **idle** queue holds idle-class threads
+//! (`idprio`), which run only when both other queues are empty.
 //! `tdq_load` counts the running and queued threads; it is the only load ULE knows.
 //!
 //! A timeshare thread is interactive when its **score** — voluntary sleep against run time
@@ -73,6 +75,20 @@ const RUNTIME: Stat = Stat::def("runtime", HISTORY, "Recent run time (ULE ts_run
 const SLPTIME: Stat = Stat::def("slptime", HISTORY, "Recent voluntary sleep (ULE ts_slptime)");
 const SLICE: Stat = Stat::def("slice", Unit::Ticks("stat ticks"), "Slice used per thread (ULE ts_slice)");
 
+/// `td_pri_class` (`sys/sys/priority.h`): who sets a thread's priority.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    /// `PRI_TIMESHARE`: `sched_priority` from the interactivity score and nice.
+    Timeshare,
+    /// `PRI_REALTIME` (`SCHED_RR`), or `PRI_FIFO` (`SCHED_FIFO`, `fifo`): a fixed rtprio level.
+    Realtime { fifo: bool },
+    /// `PRI_IDLE` (`idprio`): runs only when no other class has a thread.
+    Idle,
+}
+
+/// Why `admit` refuses `SCHED_DEADLINE`.
+const NO_DEADLINE: &str = "FreeBSD has no SCHED_DEADLINE (sched_setscheduler knows SCHED_FIFO, SCHED_RR and SCHED_OTHER; rtprio/idprio add the realtime and idle classes): use fifo, rr or idle";
+
 /// Where a queued thread sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Where {
@@ -97,8 +113,8 @@ struct Td {
     priority: u8,
     base_pri: u8,
     user_pri: u8,
-    /// Idle class (`SCHED_IDLE`) instead of timeshare.
-    idle_class: bool,
+    /// `td_pri_class`.
+    class: Class,
     /// On a run queue, and where.
     runq: Option<Where>,
     /// Counted in this CPU's `tdq_load` (queued or running).
@@ -237,7 +253,7 @@ impl Ule {
                 priority: PRI_MAX_TIMESHARE,
                 base_pri: PRI_MAX_TIMESHARE,
                 user_pri: PRI_MAX_TIMESHARE,
-                idle_class: false,
+                class: Class::Timeshare,
                 runq: None,
                 loaded_on: None,
                 sliceend: false,
@@ -259,10 +275,25 @@ impl Ule {
         }
     }
 
+    /// The class and, outside timeshare, the fixed user priority of a task's policy
+    /// (`kern_resource.c:rtp_to_pri`): realtime `PRI_MIN_REALTIME + rtprio` with the Linux
+    /// priority mapped as FreeBSD's Linux ABI does ([`params::linux_rt_to_rtprio`]); idle
+    /// `PRI_MIN_IDLE` (`idprio 0`). `None` for `SCHED_DEADLINE`, which FreeBSD lacks.
+    fn class_of(&self, policy: &TaskPolicy) -> Option<(Class, Option<u8>)> {
+        let rt = |prio: u8| Some(self.lay.min_realtime + params::linux_rt_to_rtprio(prio));
+        Some(match policy {
+            TaskPolicy::Fifo { prio } => (Class::Realtime { fifo: true }, rt(*prio)),
+            TaskPolicy::Rr { prio } => (Class::Realtime { fifo: false }, rt(*prio)),
+            TaskPolicy::Idle => (Class::Idle, Some(PRI_MIN_IDLE)),
+            TaskPolicy::Normal | TaskPolicy::Batch | TaskPolicy::Ext => (Class::Timeshare, None),
+            TaskPolicy::Deadline(_) => return None,
+        })
+    }
+
     /// `sched_priority` (+ `sched_user_prio`): recompute the user priority.
     fn sched_priority(&mut self, cx: &Ctx, p: TaskId) {
         let td = &mut self.td[p];
-        if td.idle_class {
+        if td.class != Class::Timeshare {
             return;
         }
         let (pri, _) = user_priority(&td.hist, cx.task(p).nice, &self.t);
@@ -427,14 +458,17 @@ impl Ule {
     /// study): a woken kernel thread switches out a running user thread at once; a user
     /// thread never preempts a running user thread (it waits for the slice end or a block).
     /// Returns true when decided here; an idle CPU, or a kernel thread running, follows
-    /// FreeBSD's rules.
+    /// FreeBSD's rules. A realtime thread is in Linux's rt class in the port, above the
+    /// class ULE replaced, so its wakeup preempts as a kernel thread's does
+    /// (`core.c:check_preempt_curr`, v4.9: a higher class always preempts).
     fn kthread_preempt(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
         let Some(curr) = self.tdq[cpu].curr else { return false };
-        if cx.task(curr).kthread {
+        let rt = |u: &Ule, t: TaskId| matches!(u.td[t].class, Class::Realtime { .. });
+        if cx.task(curr).kthread || rt(self, curr) {
             return false;
         }
         std::mem::take(&mut self.td[p].moved_by_balancer);
-        if cx.task(p).kthread {
+        if cx.task(p).kthread || rt(self, p) {
             self.tdq[cpu].owepreempt = cpu == cx.this_cpu;
             self.tdq[cpu].ipipending |= cpu != cx.this_cpu;
             cx.resched_curr(cpu);
@@ -798,7 +832,8 @@ impl SchedClass for Ule {
         let me = cx.this_cpu;
         let t = self.ticks(cx.now);
         let slice = self.tdq_slice(me) - self.t.slice_min.min(self.tdq_slice(me));
-        let idle_class = cx.task(p).policy == TaskPolicy::Idle;
+        // `admit` refused `SCHED_DEADLINE` before the task existed.
+        let (class, fixed) = self.class_of(&cx.task(p).policy).unwrap_or((Class::Timeshare, None));
         match parent {
             Some(q) if self.td.get(q).is_some_and(|d| d.alive) => {
                 self.pctcpu_update(cx, q, true);
@@ -827,11 +862,9 @@ impl SchedClass for Ule {
             }
         }
         let c = &mut self.td[p];
-        c.idle_class = idle_class;
-        if idle_class {
-            c.priority = PRI_MIN_IDLE;
-            c.base_pri = PRI_MIN_IDLE;
-            c.user_pri = PRI_MIN_IDLE;
+        c.class = class;
+        if let Some(pri) = fixed {
+            (c.priority, c.base_pri, c.user_pri) = (pri, pri, pri);
         }
         c.alive = true;
         c.rltick = None;
@@ -872,7 +905,7 @@ impl SchedClass for Ule {
             if flags & dequeue::SLEEP != 0 {
                 self.td[p].slptick = Some(self.ticks(cx.now));
                 let boost = self.t.static_boost;
-                if !self.td[p].idle_class && boost != 0 {
+                if self.td[p].class == Class::Timeshare && boost != 0 {
                     if boost == 1 {
                         // `static_boost == 1` would use the kernel sleep priority; the model
                         // has none, so it behaves like the default.
@@ -993,7 +1026,12 @@ impl SchedClass for Ule {
         q.switchcnt = q.load;
         q.timeshare.tick();
         self.pctcpu_update(cx, curr, true);
-        if !self.td[curr].idle_class {
+        // `PRI_FIFO_BIT`: a FIFO thread has no slice; it runs until it blocks or a better
+        // thread preempts it.
+        if self.td[curr].class == (Class::Realtime { fifo: true }) {
+            return;
+        }
+        if self.td[curr].class == Class::Timeshare {
             self.td[curr].hist.runtime += self.t.tickincr();
             self.interact_update(curr);
             self.sched_priority(cx, curr);
@@ -1011,14 +1049,46 @@ impl SchedClass for Ule {
     /// `sched_relinquish`: a voluntary switch; the thread goes to the tail.
     fn yield_task(&mut self, _cx: &mut Ctx, _cpu: CpuId, _curr: TaskId) {}
 
-    /// `sched_nice`: recompute the user priority and apply it.
+    /// `sched_nice`: recompute the user priority and apply it (a realtime or idle thread's
+    /// priority does not depend on nice).
     fn reweight_task(&mut self, cx: &mut Ctx, p: TaskId) {
-        if self.td[p].idle_class {
+        if self.td[p].class != Class::Timeshare {
             return;
         }
         self.sched_priority(cx, p);
         let up = self.td[p].user_pri;
         self.set_priority(p, up);
+    }
+
+    /// `sched_setscheduler` (`ksched.c:ksched_setscheduler`): FreeBSD knows `SCHED_FIFO`,
+    /// `SCHED_RR` and `SCHED_OTHER` (and `idprio`), so a deadline task is refused (EINVAL).
+    fn admit(&mut self, _cx: &mut Ctx, _p: TaskId, new: &TaskPolicy) -> Result<(), String> {
+        self.class_of(new).map(drop).ok_or_else(|| NO_DEADLINE.to_string())
+    }
+
+    /// `rtp_to_pri` (`kern_resource.c`): `sched_class`, `sched_user_prio` with the new
+    /// level, and `sched_prio` unless the thread stays in timeshare. Entering timeshare
+    /// it starts at `PRI_MIN_TIMESHARE` (POSIX `SCHED_OTHER` priority 0 through the Linux
+    /// ABI) until `sched_priority` next scores it. A queued thread that gets better is
+    /// re-added (`sched_add(SRQ_BORROWING)`), which may preempt; a running one that gets
+    /// worse keeps the CPU until its slice ends or it blocks.
+    fn policy_changed(&mut self, cx: &mut Ctx, p: TaskId, _old: TaskPolicy) {
+        let Some((class, fixed)) = self.class_of(&cx.task(p).policy) else { return };
+        let old_class = self.td[p].class;
+        self.td[p].class = class;
+        let newpri = fixed.unwrap_or(self.lay.min_interact);
+        let oldpri = self.td[p].user_pri;
+        self.td[p].user_pri = newpri;
+        if newpri == oldpri || (old_class == Class::Timeshare && class == Class::Timeshare) {
+            return;
+        }
+        let before = self.td[p].priority;
+        self.set_priority(p, newpri);
+        let cpu = self.td[p].cpu;
+        if self.td[p].runq.is_some() && newpri < before && self.tdq[cpu].curr.is_some() {
+            self.wakeup_preempt(cx, cpu, p, 0);
+        }
+        self.flush_work(cx);
     }
 
     fn balance(&mut self, cx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {

@@ -43,9 +43,27 @@ pub enum Preempt {
     Kthread,
 }
 
+/// `RTP_PRIO_MAX` (`sys/sys/rtprio.h`): rtprio levels run 0 (best) ..= 31.
+pub const RTP_PRIO_MAX: u8 = 31;
+/// `LINUX_MAX_RT_PRIO` (`sys/compat/linux/linux_misc.h`): Linux `sched_priority` 1..=99.
+const LINUX_MAX_RT_PRIO: u32 = 100;
+
+/// A Linux `SCHED_FIFO`/`SCHED_RR` `sched_priority` (1..=99) as FreeBSD's Linux ABI maps it
+/// with `compat.linux.map_sched_prio` on (its default; `linux_misc.c:linux_sched_setscheduler`):
+/// `(p - 1) * 32 / 99` rounded down, a POSIX priority 0..=31; `ksched.c:ksched_setscheduler`
+/// then turns POSIX `P` into rtprio `RTP_PRIO_MAX - P` (`p4prio_to_rtpprio`), so Linux 99 is
+/// rtprio 0, the best realtime level.
+pub fn linux_rt_to_rtprio(linux_prio: u8) -> u8 {
+    let posix = (u32::from(linux_prio).clamp(1, LINUX_MAX_RT_PRIO - 1) - 1) * (u32::from(RTP_PRIO_MAX) + 1)
+        / (LINUX_MAX_RT_PRIO - 1);
+    RTP_PRIO_MAX - posix as u8
+}
+
 /// Priority-space layout of a version (`priority.h` + `sched_ule.c` macros).
 #[derive(Clone, Copy, Debug)]
 pub struct Layout {
+    /// `PRI_MIN_REALTIME`: `rtprio` 0 (`kern_resource.c:rtp_to_pri` adds the level).
+    pub min_realtime: u8,
     pub min_kern: u8,
     pub min_interact: u8,
     pub max_interact: u8,
@@ -71,6 +89,7 @@ impl Layout {
             // 11.1: timeshare 120–223 (range 104), NRESV 40 → interact 32 (120–151),
             // batch 152–223 (72); SCHED_PRI_NHALF 20 → SCHED_PRI_MIN 172, MAX 203, RANGE 32.
             Version::V11_1 => Layout {
+                min_realtime: 48,
                 min_kern: 80,
                 min_interact: 120,
                 max_interact: 151,
@@ -86,6 +105,7 @@ impl Layout {
             // 15: timeshare 56–223 (168), NRESV 50 → interact 59 (56–114), batch 115–223
             // (109), SCHED_PRI_CPU_RANGE = 109 − 50 = 59.
             Version::Current => Layout {
+                min_realtime: 8,
                 min_kern: 40,
                 min_interact: 56,
                 max_interact: 114,

@@ -9,7 +9,9 @@ use schedlab_sim::{CpuId, TaskId};
 
 /// Which of ULE's three run queues a priority lands in (`tdq_runq_add`).
 fn queue_of(u: &Ule, pri: u8) -> (u8, &'static str) {
-    if pri < u.lay.min_batch {
+    if pri < u.lay.min_kern {
+        (0, "realtime (rtprio)")
+    } else if pri < u.lay.min_batch {
         (0, "realtime (interactive)")
     } else if pri <= u.lay.max_batch {
         (1, "timeshare (batch)")
