@@ -10,6 +10,7 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ("hackbench", include_str!("../../../examples/workloads/hackbench.toml")),
     ("nice-pair", include_str!("../../../examples/workloads/nice-pair.toml")),
     ("periodic-200", include_str!("../../../examples/workloads/periodic-200.toml")),
+    ("schbench", include_str!("../../../examples/workloads/schbench.toml")),
     ("sleep-loop", include_str!("../../../examples/workloads/sleep-loop.toml")),
     ("webserver", include_str!("../../../examples/workloads/webserver.toml")),
 ];

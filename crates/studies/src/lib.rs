@@ -70,6 +70,11 @@ pub const SCHED_EXT: Source = Source {
     key: "sched-ext",
     citation: "sched_ext (Linux 6.12 kernel/sched/ext.c) and its example schedulers (tools/sched_ext: scx_simple, scx_central)",
 };
+/// schbench and the EEVDF series that quoted it.
+pub const SCHBENCH: Source = Source {
+    key: "schbench",
+    citation: "schbench (Chris Mason, github.com/masoncl/schbench) as the EEVDF series quoted it: Zijlstra, \"[PATCH 00/10] sched: EEVDF using latency-nice\" (LKML, 2023-03-06) and Mason, \"schbench v1.0\" (LKML, 2023-04-17)",
+};
 /// SimSo, the real-time scheduling simulator.
 pub const SIMSO: Source = Source {
     key: "simso",
@@ -77,7 +82,8 @@ pub const SIMSO: Source = Source {
 };
 
 /// Every source, in the order reports list them.
-pub const SOURCES: &[&Source] = &[&ZHANG, &BOURON, &FUTEX, &O1, &VERIFY_CFS, &EEVDF, &CYCLICTEST, &SCHED_EXT, &SIMSO];
+pub const SOURCES: &[&Source] =
+    &[&ZHANG, &BOURON, &FUTEX, &O1, &VERIFY_CFS, &EEVDF, &CYCLICTEST, &SCHED_EXT, &SCHBENCH, &SIMSO];
 
 /// How a study runs.
 pub enum Kind {
@@ -193,6 +199,7 @@ pub const STUDIES: &[Study] = &[
     suite_study!("lock-sites", &ZHANG, lock_sites),
     suite_study!("o1-bottlenecks", &O1, o1_bottlenecks),
     suite_study!("ext-examples", &SCHED_EXT, ext_examples),
+    suite_study!("schbench", &SCHBENCH, schbench, explained),
     Study {
         name: "validate",
         source: &VERIFY_CFS,

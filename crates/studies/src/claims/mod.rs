@@ -17,6 +17,7 @@ pub mod lock_sites;
 pub mod lock_wakeup_granularity;
 pub mod o1_bottlenecks;
 pub mod rt_latency;
+pub mod schbench;
 pub mod validate;
 
 use crate::contract::{num, Evidence, SeedRuns};

@@ -10,6 +10,7 @@ mod lockstat;
 pub mod o1_bottlenecks;
 mod present;
 pub mod rt_latency;
+pub mod schbench;
 
 pub use present::{figures, finding, Finding};
 
