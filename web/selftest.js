@@ -108,6 +108,34 @@ const Selftest = (() => {
     };
   }
 
+  /** Starts a long run, waits until its progress bars move, presses Cancel. */
+  async function cancelLongRun(duration) {
+    change("duration", duration);
+    $("run").click();
+    const moved = () => [...document.querySelectorAll("#progress .fill")].some((f) => parseFloat(f.style.width) > 0);
+    for (let i = 0; i < 400 && !moved(); i++) await sleep(25);
+    const progressed = moved();
+    $("cancel").click();
+    await App.lastRun;
+    change("duration", "");
+    return {
+      progressed,
+      labels: [...document.querySelectorAll("#progress .bar span")].map((l) => l.textContent),
+      run_enabled: !$("run").disabled,
+    };
+  }
+
+  /** Presses Run with `duration` and returns the error shown before anything ran. */
+  async function runWithDuration(duration) {
+    change("duration", duration);
+    $("progress").replaceChildren();
+    $("run").click();
+    await App.lastRun;
+    const shown = { shown: !$("error").hidden, message: $("error").textContent, started: $("progress").children.length };
+    change("duration", "");
+    return shown;
+  }
+
   /** Trace hashes of `runs` ([{example, sched, seed}]) computed by the page's module. */
   async function hashes(runs) {
     await App.ready;
@@ -139,5 +167,5 @@ const Selftest = (() => {
     return location.href;
   }
 
-  return { runExample, clickLongestWait, typeInvalid, hashes, tables, summary, link };
+  return { runExample, clickLongestWait, typeInvalid, cancelLongRun, runWithDuration, hashes, tables, summary, link };
 })();

@@ -8,6 +8,8 @@
 //! - an example run under two schedulers shows the CLI's per-task figures;
 //! - the page's link reproduces the run (same trace hashes);
 //! - a clicked wait shows the CLI's `schedlab explain --at` text for it;
+//! - a run beyond the CLI's limits is refused up front with its message; a long run shows
+//!   progress and is cancelled;
 //! - an invalid workload shows the CLI's located error, its line marked.
 //!
 //! Screenshots go to `target/tmp/playground/`.
@@ -239,6 +241,7 @@ fn every_example_hashes_as_the_cli(b: &mut Browser) {
     });
     let page = b.eval(&format!("Selftest.hashes({})", Value::from(runs)));
     let cli = cli.join().unwrap();
+    assert_eq!(page.as_array().map(Vec::len), Some(names.len()), "{page}");
     for (p, c) in page.as_array().unwrap().iter().zip(&cli) {
         assert_eq!(p["error"], Value::Null, "{p}");
         assert_eq!((&p["trace_hash"], &p["events"]), (&c["trace_hash"], &c["events"]), "{}", p["example"]);
@@ -294,6 +297,27 @@ fn a_clicked_wait_is_explained_as_by_the_cli(b: &mut Browser) {
     assert_eq!(text.trim_end(), String::from_utf8_lossy(&out.stdout).trim_end(), "{e}");
 }
 
+/// A run longer than the CLI's limit is refused before it starts, with the CLI's message;
+/// a long run shows its progress and Cancel ends it.
+fn limits_progress_and_cancel(b: &mut Browser) {
+    let shown = b.eval(r#"Selftest.runWithDuration("100000s")"#);
+    assert_eq!((&shown["shown"], &shown["started"]), (&json!(true), &json!(0)), "{shown}");
+    let out = cli(&["run", "example:four-hogs", "--duration", "100000s"], &repo());
+    assert_eq!(out.status.code(), Some(2));
+    let shown_msg = shown["message"].as_str().unwrap();
+    // The page names the scheduler whose check failed before the CLI's message.
+    let msg = &shown_msg[shown_msg.find("limit exceeded: run time").unwrap_or_else(|| panic!("{shown_msg}"))..];
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(msg),
+        "page: {msg}\nCLI: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = b.eval(r#"Selftest.cancelLongRun("3600s")"#);
+    assert_eq!((&c["progressed"], &c["run_enabled"]), (&json!(true), &json!(true)), "{c}");
+    let labels = c["labels"].as_array().unwrap();
+    assert!(!labels.is_empty() && labels.iter().all(|l| l.as_str().unwrap().ends_with(": cancelled")), "{c}");
+}
+
 /// An invalid workload shows the CLI's error message, located, with its line marked.
 fn an_invalid_workload_shows_its_located_error(b: &mut Browser) {
     let bad = "[[task]]\nname = \"t\"\nprogram = [ { run = \"5 parsecs\" } ]\n";
@@ -335,7 +359,17 @@ fn the_playground_runs_the_simulator_as_the_cli_does() {
     b.open(&link.replacen("index.html#", "index.html?again#", 1));
     b.eval("App.lastRun.then(() => true)");
     assert_eq!(b.eval("Selftest.summary()"), shown["summary"], "the link did not reproduce the run");
+    limits_progress_and_cancel(&mut b);
     an_invalid_workload_shows_its_located_error(&mut b);
     b.screenshot("error.png");
     eprintln!("screenshots in {}", shot.parent().unwrap().display());
+}
+
+/// Without a built playground `serve` exits with status 2 and says how to build it.
+#[test]
+fn serve_without_a_build_says_how_to_build_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cli(&["serve", "--port", "0", "--dir", dir.path().to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("scripts/build-playground.sh"));
 }
