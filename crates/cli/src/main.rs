@@ -585,6 +585,12 @@ fn workload_study(mut common: Common, sched: Option<String>, seeds: Option<usize
     }
     let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
     let study = builtin_study(&common).filter(|s| s.workload().is_some());
+    // Each study's figures in its own subdirectory of `--plots` (a file's under its stem).
+    let sub = study.map_or(title.as_str(), |s| s.name);
+    if let Some(d) = &common.plots {
+        schedlab::output::ensure_dir(d)?;
+    }
+    common.plots = common.plots.map(|d| schedlab::study::study_dir(&d, sub));
     let host = sched.split(',').any(|s| s.trim() == "host");
     let n = if study.is_some() { schedlab::study::seed_count(seeds, host) } else { 1 };
     let seeds = schedlab_studies::contract::seeds(common.seed, n);
