@@ -31,6 +31,11 @@ const App = (() => {
           return;
         }
         worker.removeEventListener("message", listen);
+        // A module that trapped may hold broken state: the checker is started afresh.
+        if (worker === checker && e.data.answer.error && e.data.answer.error.kind === "crash") {
+          worker.terminate();
+          checker = new Worker("worker.js");
+        }
         resolve(e.data.answer);
       };
       worker.addEventListener("message", listen);

@@ -6,8 +6,8 @@
 //! of one directory, nothing else. A page needs an `http://` origin rather than `file://`
 //! because browsers refuse to fetch the `.wasm` and start Web Workers from files.
 //!
-//! Written on `std::net` (a dozen small files, one client: a crate would bring a thread
-//! pool or an async runtime for nothing). SIGINT/SIGTERM stop it.
+//! Written on `std::net` (a dozen small files, one local client: a crate would bring a
+//! thread pool or an async runtime for nothing). SIGINT/SIGTERM stop it.
 
 use schedlab::{note, signals, CliError};
 use std::io::{BufRead, BufReader, Write};
@@ -41,8 +41,11 @@ pub fn run(o: &Options) -> Result<(), CliError> {
     while !signals::stop_requested() {
         match listener.accept() {
             Ok((stream, _)) => {
-                // A client's failure (it went away, sent garbage) ends its connection only.
-                let _ = answer(stream, &dir);
+                // One thread a connection: a browser's idle preconnected socket must not hold
+                // up the others. A client's failure (it went away, sent garbage) ends its
+                // connection only.
+                let dir = dir.clone();
+                std::thread::spawn(move || answer(stream, &dir));
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
             Err(e) => return Err(CliError::input(format!("serve: accept: {e}"))),

@@ -4,7 +4,8 @@
 //! `--remote-debugging-pipe`: no WebSocket, no extra crate). The page's own steps
 //! (`web/selftest.js`) work it through its DOM; the test compares what the page shows with
 //! what the CLI prints for the same workload and seed:
-//! - every built-in example's trace hash computed by the page's WebAssembly equals the CLI's;
+//! - every built-in example's trace hash computed by the page's WebAssembly equals the CLI's,
+//!   under eevdf and under every other scheduler in turn;
 //! - an example run under two schedulers shows the CLI's per-task figures;
 //! - the page's link reproduces the run (same trace hashes);
 //! - a clicked wait shows the CLI's `schedlab explain --at` text for it;
@@ -224,27 +225,41 @@ fn cli_workload(example: &str) -> String {
     format!("example:{example}")
 }
 
-/// The page's trace hash of every example it offers equals the CLI's (seed 1, eevdf).
+/// The page's trace hash of every example it offers equals the CLI's (seed 1): each under
+/// eevdf and under one more scheduler, the registry's schedulers taken in turn, so every
+/// policy runs in the browser's 32-bit WebAssembly at least a few times.
 fn every_example_hashes_as_the_cli(b: &mut Browser) {
     let names: Vec<String> = serde_json::from_value(b.eval("App.catalog.examples.map((e) => e.name)")).unwrap();
-    assert!(names.len() >= 29, "{names:?}");
-    let runs: Vec<Value> = names.iter().map(|n| json!({ "example": n, "sched": "eevdf", "seed": 1 })).collect();
+    let scheds: Vec<String> = serde_json::from_value(b.eval("App.catalog.schedulers.map((s) => s.name)")).unwrap();
+    assert!(names.len() >= 29 && scheds.len() >= 8, "{names:?} {scheds:?}");
+    let others = scheds.iter().filter(|s| *s != "eevdf").cycle();
+    let runs: Vec<(String, String)> = names
+        .iter()
+        .zip(others)
+        .flat_map(|(n, other)| [(n.clone(), "eevdf".to_string()), (n.clone(), other.clone())])
+        .collect();
+    let asked: Vec<Value> = runs.iter().map(|(n, s)| json!({ "example": n, "sched": s, "seed": 1 })).collect();
     // The CLI's runs go on beside the page's.
     let cli = std::thread::spawn({
-        let names = names.clone();
+        let runs = runs.clone();
         move || {
-            names
-                .iter()
-                .map(|n| cli_json(&["run", &cli_workload(n), "--sched", "eevdf", "--seed", "1", "--format", "json"]))
+            runs.iter()
+                .map(|(n, s)| cli_json(&["run", &cli_workload(n), "--sched", s, "--seed", "1", "--format", "json"]))
                 .collect::<Vec<Value>>()
         }
     });
-    let page = b.eval(&format!("Selftest.hashes({})", Value::from(runs)));
+    let page = b.eval(&format!("Selftest.hashes({})", Value::from(asked)));
     let cli = cli.join().unwrap();
-    assert_eq!(page.as_array().map(Vec::len), Some(names.len()), "{page}");
+    assert_eq!(page.as_array().map(Vec::len), Some(runs.len()), "{page}");
     for (p, c) in page.as_array().unwrap().iter().zip(&cli) {
         assert_eq!(p["error"], Value::Null, "{p}");
-        assert_eq!((&p["trace_hash"], &p["events"]), (&c["trace_hash"], &c["events"]), "{}", p["example"]);
+        assert_eq!(
+            (&p["trace_hash"], &p["events"]),
+            (&c["trace_hash"], &c["events"]),
+            "{} {}",
+            p["example"],
+            p["sched"]
+        );
     }
 }
 
