@@ -334,12 +334,19 @@ enum Cmd {
         /// The sweep file (TOML).
         spec: PathBuf,
         /// Runs in parallel (default: every CPU). The table does not depend on this.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "ray")]
         jobs: Option<usize>,
         /// Write the table to this file instead of stdout (Parquet if its name ends in
         /// `.parquet`, else CSV).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Run on a Ray cluster: its address (HOST:PORT), `auto` (the cluster this machine
+        /// belongs to) or `local` (a Ray started for this sweep). The table is the local one.
+        #[arg(long, value_name = "ADDRESS")]
+        ray: Option<String>,
+        /// With --ray: the Python interpreter that has the schedlab package and Ray.
+        #[arg(long, default_value = "python3", requires = "ray")]
+        python: PathBuf,
     },
     /// Measure this host (topology, HZ, every cost of the cost model) and write a machine
     /// file for it.
@@ -483,7 +490,6 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
     match &cli.cmd {
         Cmd::Run { common, .. } | Cmd::Compare { common, .. } | Cmd::Report { common, .. } => warn_ignored(common),
         Cmd::Study { common, .. } if !is_study(common, "validate") => warn_ignored(common),
-        Cmd::Reproduce { .. } => {}
         Cmd::Plot { common, .. } => warn_ignored(&Common { plots: Some("plots".into()), ..common.clone() }),
         _ => {}
     }
@@ -558,7 +564,13 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Explain { common, sched, task, at, worst, between, summary, svg, experiment, config } => {
             run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg, experiment, config })
         }
-        Cmd::Sweep { spec, jobs, output } => schedlab::sweep::run(&spec, jobs, output.as_deref()),
+        Cmd::Sweep { spec, jobs, output, ray, python } => {
+            let at = match ray.as_deref() {
+                Some(address) => schedlab::sweep::Where::Ray { address, python: &python },
+                None => schedlab::sweep::Where::Local { jobs },
+            };
+            schedlab::sweep::run(&spec, at, output.as_deref())
+        }
         Cmd::Import { trace, output, only } => schedlab::replay::import(&trace, output.as_deref(), only),
         Cmd::Replay { common, sched, only } => replay(common, sched, only),
         Cmd::List => list(),
