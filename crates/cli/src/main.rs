@@ -10,6 +10,8 @@ use schedlab_studies::Kind as StudyKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod serve;
+
 /// `schedlab --version`: the package version and the commit it was built from (`build.rs`).
 const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SCHEDLAB_COMMIT"), ")");
 
@@ -424,6 +426,17 @@ enum Cmd {
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff; `schedlab man > schedlab.1`).
     Man,
+    /// Serve the browser playground (the simulator in the page; docs/playground.md) on
+    /// 127.0.0.1 until Ctrl-C. Build it first with scripts/build-playground.sh.
+    Serve {
+        /// Port on 127.0.0.1 (0: any free one; the address is printed).
+        #[arg(long, default_value_t = 8039)]
+        port: u16,
+        /// The built playground (default: target/playground beside this binary, else
+        /// under the current directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[global_allocator]
@@ -477,7 +490,6 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
     match &cli.cmd {
         Cmd::Run { common, .. } | Cmd::Compare { common, .. } | Cmd::Report { common, .. } => warn_ignored(common),
         Cmd::Study { common, .. } if !is_study(common, "validate") => warn_ignored(common),
-        Cmd::Reproduce { .. } => {}
         Cmd::Plot { common, .. } => warn_ignored(&Common { plots: Some("plots".into()), ..common.clone() }),
         _ => {}
     }
@@ -567,6 +579,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Convert { file } => schedlab::convert::run(&file, &read_workload(&file)?),
         Cmd::Completions { shell } => schedlab::completions::completions(&mut Cli::command(), shell),
         Cmd::Man => schedlab::completions::man(Cli::command()),
+        Cmd::Serve { port, dir } => serve::run(&serve::Options { port, dir }),
         Cmd::Fuzz { seeds, from, jobs, parser: true, .. } => schedlab::fuzz::parsers(from, seeds, jobs),
         Cmd::Fuzz { seeds, from, duration, jobs, all_configs, parser: false } => {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
