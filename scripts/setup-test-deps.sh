@@ -2,7 +2,8 @@
 # What the test suite needs beyond Rust, installed by the project (never by hand), one line
 # per step saying what it installs and why. Steps already done are skipped quickly.
 #
-#   Debian: chromium (the HTML report is rendered headless), linux-perf (trace fixtures)
+#   Debian: chromium (the HTML report and the playground are rendered headless), linux-perf (trace fixtures)
+#   rustup: the wasm32-unknown-unknown target, and the playground built (scripts/build-playground.sh)
 #   a venv under target/test-venv: Perfetto's protos, the Python package and its test
 #   tools (maturin, pandas, pytest, Ray, pyarrow), SimSo for the edf-simso study
 set -euo pipefail
@@ -29,6 +30,18 @@ if command -v chromium >/dev/null 2>&1; then
 else
     apt_install "renders the HTML report headless in the report tests" chromium fonts-dejavu-core
 fi
+
+# The browser playground (docs/playground.md): Rust's wasm32-unknown-unknown target
+# (rustup) and the page with the simulator as WebAssembly, built into target/playground,
+# which the browser test (crates/cli/tests/playground.rs) serves to headless Chromium.
+if rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    say "Rust target wasm32-unknown-unknown: present"
+else
+    say "adding the Rust target wasm32-unknown-unknown (rustup; the browser playground)…"
+    rustup target add wasm32-unknown-unknown
+fi
+say "building the browser playground into target/playground (scripts/build-playground.sh; a few minutes the first time)…"
+bash "$root/scripts/build-playground.sh"
 
 # perf: scripts/record-trace-fixtures.sh records the trace fixtures of crates/trace-import
 # with `perf sched record`; the tests read the committed fixtures, so it is optional.

@@ -10,6 +10,8 @@ use schedlab_studies::Kind as StudyKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod serve;
+
 /// `schedlab --version`: the package version and the commit it was built from (`build.rs`).
 const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("SCHEDLAB_COMMIT"), ")");
 
@@ -424,6 +426,17 @@ enum Cmd {
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff; `schedlab man > schedlab.1`).
     Man,
+    /// Serve the browser playground (the simulator in the page; docs/playground.md) on
+    /// 127.0.0.1 until Ctrl-C. Build it first with scripts/build-playground.sh.
+    Serve {
+        /// Port on 127.0.0.1 (0: any free one; the address is printed).
+        #[arg(long, default_value_t = 8039)]
+        port: u16,
+        /// The built playground (default: target/playground beside this binary, else
+        /// under the current directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[global_allocator]
@@ -477,7 +490,6 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
     match &cli.cmd {
         Cmd::Run { common, .. } | Cmd::Compare { common, .. } | Cmd::Report { common, .. } => warn_ignored(common),
         Cmd::Study { common, .. } if !is_study(common, "validate") => warn_ignored(common),
-        Cmd::Reproduce { .. } => {}
         Cmd::Plot { common, .. } => warn_ignored(&Common { plots: Some("plots".into()), ..common.clone() }),
         _ => {}
     }
@@ -567,6 +579,7 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Convert { file } => schedlab::convert::run(&file, &read_workload(&file)?),
         Cmd::Completions { shell } => schedlab::completions::completions(&mut Cli::command(), shell),
         Cmd::Man => schedlab::completions::man(Cli::command()),
+        Cmd::Serve { port, dir } => serve::run(&serve::Options { port, dir }),
         Cmd::Fuzz { seeds, from, jobs, parser: true, .. } => schedlab::fuzz::parsers(from, seeds, jobs),
         Cmd::Fuzz { seeds, from, duration, jobs, all_configs, parser: false } => {
             schedlab::fuzz::run(&schedlab::fuzz::Options { from, seeds, duration, jobs, all_configs })
@@ -772,7 +785,44 @@ fn run_many(common: &Common, sched: &str) -> Result<Vec<RunRecord>, CliError> {
             targeted.iter().filter(|(t, _)| t.is_none_or(|t| aims_at(t, s))).map(|(_, kv)| kv.clone()).collect();
         jobs.push(prepare(common, s, &sets)?);
     }
-    schedlab::many::run_jobs(&jobs)
+    let out = schedlab::many::run_jobs(&jobs)?;
+    if common.sample.is_some() || (common.plots.is_none() && common.html.is_none()) {
+        return Ok(out);
+    }
+    resample_short_runs(jobs, out)
+}
+
+/// Fewest samples a figure's run should have; a run the default interval (its time limit /
+/// 2000, at least 1 ms) sampled fewer times ended long before its limit.
+const MIN_FIGURE_SAMPLES: u64 = 200;
+
+/// Re-runs the simulations that ended with fewer than [`MIN_FIGURE_SAMPLES`] samples at
+/// their default interval, sampled 1000 times over the time they actually ran (at least
+/// every 50 µs): a run is deterministic, so the record is the same but for a denser series
+/// (hackbench ends after ~190 ms of a 10 s limit: 6 samples a task drew zigzags).
+fn resample_short_runs(mut jobs: Vec<RunSpec>, mut out: Vec<RunRecord>) -> Result<Vec<RunRecord>, CliError> {
+    let mut again = Vec::new();
+    for (i, (job, r)) in jobs.iter_mut().zip(&out).enumerate() {
+        let Some(every) = job.sample else { continue };
+        if job.backend() == schedlab_run::Backend::Host || r.sim_ns / every.0.max(1) >= MIN_FIGURE_SAMPLES {
+            continue;
+        }
+        let dense = Ns((r.sim_ns / 1000).max(50_000));
+        if dense >= every {
+            continue;
+        }
+        note!("{}: the run ended at {}, so it is sampled again every {dense} for the figures", job.sched, Ns(r.sim_ns));
+        job.sample = Some(dense);
+        again.push(i);
+    }
+    if again.is_empty() {
+        return Ok(out);
+    }
+    let redo: Vec<RunSpec> = again.iter().map(|&i| jobs[i].clone()).collect();
+    for (i, r) in again.into_iter().zip(schedlab::many::run_jobs(&redo)?) {
+        out[i] = r;
+    }
+    Ok(out)
 }
 
 /// Splits each `--set` into its target scheduler (`SCHED:KEY=VALUE`) and `KEY=VALUE`. The

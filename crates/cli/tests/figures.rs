@@ -350,3 +350,23 @@ fn no_text_leaves_the_canvas_and_every_figure_renders() {
         assert!(f.pdf().unwrap().starts_with(b"%PDF-"), "{}", f.name);
     }
 }
+
+/// A run that ends long before its time limit (hackbench: ~0.2 s of a 10 s limit) is
+/// sampled again over the time it ran, so each thread's run-time line has many points
+/// rather than the handful the limit's default interval gives (a zigzag); the note says so.
+#[test]
+fn a_short_run_is_resampled_for_its_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let plots = dir.path().join("p");
+    let out = schedlab(&["plot", "example:hackbench", "--param", "groups=2", "-o", plots.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sampled again every"), "the note says so");
+    let m = meta(&std::fs::read_to_string(plots.join("runtime.svg")).unwrap());
+    let points: Vec<u64> = m[0]["series"].as_array().unwrap().iter().map(|s| s["points"].as_u64().unwrap()).collect();
+    let median = {
+        let mut p = points.clone();
+        p.sort_unstable();
+        p[p.len() / 2]
+    };
+    assert!(median >= 20, "points per thread: {points:?}");
+}

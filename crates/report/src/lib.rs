@@ -6,11 +6,14 @@
 
 pub mod explain;
 pub mod header;
+// Figures need plotters, which on wasm32 needs wasm-bindgen (the playground draws its own).
+#[cfg(not(target_arch = "wasm32"))]
 pub mod html;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod perf_sched;
 pub mod perfetto;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod plots;
 pub mod replay;
 mod study;

@@ -41,7 +41,10 @@ fn is_fifo(_: &std::fs::FileType) -> bool {
 /// A machine: `host` (this host's CPUs, flat), a preset name, else a machine file (TOML).
 pub fn load_machine(spec: &str) -> Result<Machine, RunError> {
     if spec == crate::Backend::HOST_SCHEDULER {
+        #[cfg(not(target_arch = "wasm32"))]
         return Ok(crate::host::host_machine());
+        #[cfg(target_arch = "wasm32")]
+        return crate::host::host_machine();
     }
     if let Some(m) = preset(spec) {
         return Ok(m);

@@ -26,6 +26,11 @@
 mod error;
 pub mod fuzz;
 pub mod fuzz_input;
+#[cfg(not(target_arch = "wasm32"))]
+mod host;
+// wasm32 (the browser playground) has no host kernel: the host backend is unavailable.
+#[cfg(target_arch = "wasm32")]
+#[path = "no_host.rs"]
 mod host;
 mod input;
 pub mod parallel;

@@ -106,14 +106,13 @@ fn observe(
         max_tasks: schedlab_workload::MAX_TASKS,
     };
     let mut metrics = record::metrics(spec);
-    #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
-    let wall = std::time::Instant::now();
+    let wall = WallClock::start();
     let (summary, effective) = if extra.is_empty() {
         simulate(spec, policy, params, &mut metrics, keep_going)?
     } else {
         simulate(spec, policy, params, &mut crate::tee::Tee { metrics: &mut metrics, extra }, keep_going)?
     };
-    let wall_s = wall.elapsed().as_secs_f64();
+    let wall_s = wall.elapsed_s();
     scheduler.exit = summary.policy_exit.clone();
     let kernel = KernelInfo {
         ttwu_queue: Some(effective.ttwu_queue),
@@ -139,4 +138,26 @@ fn simulate(
     let mut k = Kernel::new(spec.machine.clone(), spec.workload.clone(), policy, spec.kernel.clone(), params, probe)?;
     let effective = k.config().clone();
     Ok((k.run(keep_going)?, effective))
+}
+
+/// The wall-clock time a run took, reported under the record's `host` key only.
+/// `wasm32-unknown-unknown` has no clock (`Instant::now` panics there): the page times its
+/// runs itself, and the record says 0 s.
+struct WallClock(#[cfg(not(target_arch = "wasm32"))] std::time::Instant);
+
+impl WallClock {
+    fn start() -> WallClock {
+        #[cfg(not(target_arch = "wasm32"))]
+        #[allow(clippy::disallowed_methods)] // host timing, reported under `host` only
+        return WallClock(std::time::Instant::now());
+        #[cfg(target_arch = "wasm32")]
+        return WallClock();
+    }
+
+    fn elapsed_s(&self) -> f64 {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.0.elapsed().as_secs_f64();
+        #[cfg(target_arch = "wasm32")]
+        return 0.0;
+    }
 }
