@@ -331,6 +331,28 @@ pub struct CgroupDef {
     pub parent: Option<usize>,
     /// `cpu.weight`, 1..=10000 (default 100).
     pub weight: u32,
+    /// `cpu.max` and `cpu.max.burst` (default: unlimited, period 100 ms, no burst).
+    pub max: CpuMax,
+}
+
+/// A cgroup's CPU bandwidth limit (cgroup v2 `cpu.max` = "`$MAX $PERIOD`", `cpu.max.burst`;
+/// `kernel/sched/core.c: tg_set_cfs_bandwidth`), in ns. The workload parser checks the
+/// kernel's limits, so a policy can take these as given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuMax {
+    /// `$MAX`: the runtime the group may use per period; `None`: "max" (`RUNTIME_INF`).
+    pub quota: Option<u64>,
+    /// `$PERIOD`.
+    pub period: u64,
+    /// `cpu.max.burst`: unused quota a group may carry into later periods.
+    pub burst: u64,
+}
+
+impl Default for CpuMax {
+    /// "`max 100000`", burst 0 (`default_bw_period_us`).
+    fn default() -> CpuMax {
+        CpuMax { quota: None, period: 100_000_000, burst: 0 }
+    }
 }
 
 /// One session (`setsid`), which autogroup gives a task group of its own.
