@@ -21,9 +21,18 @@ fn hog_in(name: &str, group: &str, cpu: usize) -> String {
     )
 }
 
+/// A `cpu.stat` field of a group, from the record's `groups`.
 fn stat(r: &schedlab_metrics::RunRecord, group: &str, field: &str) -> u64 {
-    let k = format!("cpu.stat.{group}.{field}");
-    *r.policy_counters.get(&k).unwrap_or_else(|| panic!("no counter {k}: {:?}", r.policy_counters.keys()))
+    let g = r.groups.iter().find(|g| g.name == group).unwrap_or_else(|| panic!("no group {group}: {:?}", r.groups));
+    let v = match field {
+        "nr_periods" => Some(g.nr_periods),
+        "nr_throttled" => Some(g.nr_throttled),
+        "throttled_usec" => Some(g.throttled_ns / 1000),
+        "nr_bursts" => g.nr_bursts,
+        "burst_usec" => g.burst_ns.map(|n| n / 1000),
+        _ => None,
+    };
+    v.unwrap_or_else(|| panic!("group {group} has no {field}: {g:?}"))
 }
 
 /// A hog in a group at `max = 20ms/100ms` gets 20 % of its CPU (within 0.5 % of a CPU)

@@ -355,6 +355,24 @@ impl Default for CpuMax {
     }
 }
 
+/// A task group's CPU bandwidth limit and `cpu.stat` at the end of a run
+/// (`cpu_extra_stat_show`, core.c), from a policy that enforces `cpu.max`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupStat {
+    pub name: String,
+    pub max: CpuMax,
+    /// Periods elapsed while the period timer ran (`nr_periods`).
+    pub nr_periods: u64,
+    /// Periods that ended with a runqueue of the group throttled (`nr_throttled`).
+    pub nr_throttled: u64,
+    /// Time its runqueues spent throttled, summed over CPUs, in ns (`throttled_usec` × 1000).
+    pub throttled_ns: u64,
+    /// Refills that found more than a quota used in the period, and how much more in all,
+    /// in ns (`nr_bursts`, `burst_usec`; kernels since v5.16, else `None`).
+    pub nr_bursts: Option<u64>,
+    pub burst_ns: Option<u64>,
+}
+
 /// One session (`setsid`), which autogroup gives a task group of its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionDef {
@@ -747,6 +765,12 @@ pub trait SchedClass {
     /// (`kern_clocksource.c:getnextcpuevent`), so ULE declares 0.5 s.
     fn idle_wakeup(&self) -> Option<Ns> {
         None
+    }
+
+    /// The bandwidth-limited task groups' `cpu.stat` (see [`GroupStat`]), in group order.
+    /// Default: none (the policy enforces no `cpu.max`).
+    fn group_stats(&self) -> Vec<GroupStat> {
+        Vec::new()
     }
 
     /// Policy-wide counters for reports and explanations (balancer runs, steals, …), in a

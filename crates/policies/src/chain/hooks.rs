@@ -483,6 +483,9 @@ impl SchedClass for Chain {
     fn wake_list(&self) -> bool {
         self.fair.wake_list()
     }
+    fn group_stats(&self) -> Vec<schedlab_sched_api::GroupStat> {
+        self.fair.group_stats()
+    }
     fn counters(&self) -> Vec<(String, u64)> {
         let mut v = self.fair.counters();
         let act: u64 = self.server.iter().map(|s| s.activations).sum();

@@ -31,7 +31,7 @@
 use super::entity::{RqId, Se};
 use super::load::UPDATE_TG;
 use super::{Fair, Version};
-use schedlab_sched_api::{dequeue, enqueue, CpuMax, Ctx};
+use schedlab_sched_api::{dequeue, enqueue, CpuMax, Ctx, GroupStat};
 use schedlab_sim::{CpuId, Ns, TaskId};
 
 /// `sysctl_sched_cfs_bandwidth_slice` (5000 µs): what a runqueue takes from the pool at a time.
@@ -47,7 +47,7 @@ const CFS_BANDWIDTH_SLACK_PERIOD: u64 = 5_000_000;
 /// ended with a runqueue throttled, time runqueues spent throttled (summed over CPUs),
 /// and (v5.16+) refills that found more than a quota used, and by how much in all.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CpuStat {
+pub(super) struct CpuStat {
     pub nr_periods: u64,
     pub nr_throttled: u64,
     pub throttled_time: u64,
@@ -624,27 +624,21 @@ impl Fair {
         Ok(())
     }
 
-    /// `cpu.stat` of each limited group, as policy counters `cpu.stat.<group>.<field>`.
-    pub(super) fn bandwidth_counters(&self, v: &mut Vec<(String, u64)>) {
-        for (g, b) in self.bw.iter().enumerate() {
-            if b.max.quota.is_none() {
-                continue;
-            }
-            let name = &self.tgs[g].name;
-            let s = b.stat;
-            v.push((format!("cpu.stat.{name}.nr_periods"), s.nr_periods));
-            v.push((format!("cpu.stat.{name}.nr_throttled"), s.nr_throttled));
-            v.push((format!("cpu.stat.{name}.throttled_usec"), s.throttled_time / 1000));
-            if self.t.version > Version::V5_15 {
-                v.push((format!("cpu.stat.{name}.nr_bursts"), s.nr_bursts));
-                v.push((format!("cpu.stat.{name}.burst_usec"), s.burst_time / 1000));
-            }
-        }
-    }
-
-    /// The cpu.stat of group `g` (tests).
-    pub fn cpu_stat(&self, name: &str) -> Option<CpuStat> {
-        let g = self.tgs.iter().position(|t| t.name == name)?;
-        self.bw.get(g).map(|b| b.stat)
+    /// `cpu.stat` of each limited group (`cpu_extra_stat_show`); the burst fields from
+    /// v5.16 only.
+    pub(super) fn bandwidth_stats(&self) -> Vec<GroupStat> {
+        let bursts = self.t.version > Version::V5_15;
+        let limited = self.bw.iter().enumerate().filter(|(_, b)| b.max.quota.is_some());
+        limited
+            .map(|(g, b)| GroupStat {
+                name: self.tgs[g].name.clone(),
+                max: b.max,
+                nr_periods: b.stat.nr_periods,
+                nr_throttled: b.stat.nr_throttled,
+                throttled_ns: b.stat.throttled_time,
+                nr_bursts: bursts.then_some(b.stat.nr_bursts),
+                burst_ns: bursts.then_some(b.stat.burst_time),
+            })
+            .collect()
     }
 }

@@ -45,7 +45,7 @@ mod tunables;
 mod weights;
 mod why;
 
-pub use bandwidth::{CpuStat, SCHED_CFS_BANDWIDTH_SLICE};
+pub use bandwidth::SCHED_CFS_BANDWIDTH_SLICE;
 pub use tunables::{factor, FairTunables, Flavor, Scaling, Version};
 pub use weights::{calc_delta, calc_delta_fair, LoadWeight, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT, SCHED_PRIO_TO_WMULT};
 
@@ -506,8 +506,11 @@ impl SchedClass for Fair {
             v.push(("delayed_dequeues".into(), self.counters.delayed_dequeues));
             v.push(("delayed_requeues".into(), self.counters.delayed_requeues));
         }
-        self.bandwidth_counters(&mut v);
         v
+    }
+
+    fn group_stats(&self) -> Vec<schedlab_sched_api::GroupStat> {
+        self.bandwidth_stats()
     }
 
     fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
