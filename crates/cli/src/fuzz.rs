@@ -34,6 +34,7 @@ pub fn run(o: &Options) -> Result<(), CliError> {
     #[allow(clippy::disallowed_methods)] // the rate printed is host timing, not a result
     let wall = std::time::Instant::now();
     let cpu0 = cpu_seconds();
+    let bar = count_bar(count, "worlds");
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
@@ -56,25 +57,26 @@ pub fn run(o: &Options) -> Result<(), CliError> {
                     Ok(false) => break,
                     Err(f) => {
                         let sets: Vec<String> = f.sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                        note!(
-                            "seed {seed}: {} [{}] on {}: {}\n{}",
-                            f.sched,
-                            sets.join(" "),
-                            f.machine,
-                            f.message,
-                            f.workload
-                        );
+                        bar.suspend(|| {
+                            note!(
+                                "seed {seed}: {} [{}] on {}: {}\n{}",
+                                f.sched,
+                                sets.join(" "),
+                                f.machine,
+                                f.message,
+                                f.workload
+                            )
+                        });
                         failed.lock().expect("no panics while held").push(seed);
                     }
                 }
                 let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-                if n.is_multiple_of(PROGRESS_EVERY) {
-                    let f = failed.lock().expect("no panics while held").len();
-                    note!("{n} worlds, {f} failures so far");
-                }
+                let f = || failed.lock().expect("no panics while held").len();
+                progress(&bar, n, PROGRESS_EVERY, &|| format!("{n} worlds, {} failures so far", f()));
             });
         }
     });
+    bar.finish_and_clear();
     let (done, mut failed) = (done.into_inner(), failed.into_inner().expect("no panics while held"));
     failed.sort_unstable();
     let (wall, cpu) = (wall.elapsed().as_secs_f64(), cpu_seconds() - cpu0);
@@ -94,6 +96,26 @@ pub fn run(o: &Options) -> Result<(), CliError> {
         return Err(CliError { message: format!("failing seeds: {}", list.join(" ")), code: 1 });
     }
     Ok(())
+}
+
+/// A bar of `count` `what` with the time left, drawn on a terminal only.
+fn count_bar(count: u64, what: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(count);
+    let t = format!("fuzz [{{bar:30}}] {{pos}}/{{len}} {what} ({{elapsed}}, ~{{eta}} left)");
+    bar.set_style(indicatif::ProgressStyle::with_template(&t).expect("valid template"));
+    bar
+}
+
+/// One more item done (`n` so far): the bar moves on a terminal; elsewhere (a log) a line
+/// every `every` items says how far it got.
+fn progress(bar: &indicatif::ProgressBar, n: u64, every: u64, line: &dyn Fn() -> String) {
+    if bar.is_hidden() {
+        if n.is_multiple_of(every) {
+            note!("{}", line());
+        }
+    } else {
+        bar.inc(1);
+    }
 }
 
 /// How many of the `seeds` seeds from `from` exist: they end at 2^64 − 1 (a note says so
@@ -196,6 +218,7 @@ pub fn parsers(from: u64, seeds: u64, jobs: Option<usize>) -> Result<(), CliErro
     let (failed, peak) = (Mutex::new(Vec::new()), std::sync::atomic::AtomicUsize::new(0));
     #[allow(clippy::disallowed_methods)] // the rate printed is host timing, not a result
     let wall = std::time::Instant::now();
+    let bar = count_bar(count, "inputs");
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| {
@@ -209,19 +232,20 @@ pub fn parsers(from: u64, seeds: u64, jobs: Option<usize>) -> Result<(), CliErro
                     match check_one(seed) {
                         Ok(ok) => drop(accepted.fetch_add(u64::from(ok), Ordering::Relaxed)),
                         Err(report) => {
-                            note!("{report}");
+                            bar.suspend(|| note!("{report}"));
                             failed.lock().expect("no panics while held").push(seed);
                         }
                     }
                     let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-                    if n.is_multiple_of(PARSER_PROGRESS_EVERY) {
-                        let f = failed.lock().expect("no panics while held").len();
-                        note!("{n} inputs, {f} failures so far ({:.0} s)", wall.elapsed().as_secs_f64());
-                    }
+                    let f = || failed.lock().expect("no panics while held").len();
+                    let line =
+                        || format!("{n} inputs, {} failures so far ({:.0} s)", f(), wall.elapsed().as_secs_f64());
+                    progress(&bar, n, PARSER_PROGRESS_EVERY, &line);
                 }
             });
         }
     });
+    bar.finish_and_clear();
     let peak = peak.into_inner().max(crate::memlimit::checking(u64::MAX));
     let _ = std::panic::take_hook();
     let (done, accepted) = (done.into_inner(), accepted.into_inner());

@@ -40,6 +40,7 @@ pub mod memlimit;
 pub mod output;
 pub mod perf_sched;
 pub mod progress;
+pub mod ray;
 pub mod replay;
 pub mod reproduce;
 pub mod signals;

@@ -332,12 +332,19 @@ enum Cmd {
         /// The sweep file (TOML).
         spec: PathBuf,
         /// Runs in parallel (default: every CPU). The table does not depend on this.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "ray")]
         jobs: Option<usize>,
         /// Write the table to this file instead of stdout (Parquet if its name ends in
         /// `.parquet`, else CSV).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Run on a Ray cluster: its address (HOST:PORT), `auto` (the cluster this machine
+        /// belongs to) or `local` (a Ray started for this sweep). The table is the local one.
+        #[arg(long, value_name = "ADDRESS")]
+        ray: Option<String>,
+        /// With --ray: the Python interpreter that has the schedlab package and Ray.
+        #[arg(long, default_value = "python3", requires = "ray")]
+        python: PathBuf,
     },
     /// Measure this host (topology, HZ, every cost of the cost model) and write a machine
     /// file for it.
@@ -545,7 +552,13 @@ fn real_main(cli: Cli) -> Result<(), CliError> {
         Cmd::Explain { common, sched, task, at, worst, between, summary, svg, experiment, config } => {
             run_explain(&common, sched, ExplainArgs { task, at, worst, between, summary, svg, experiment, config })
         }
-        Cmd::Sweep { spec, jobs, output } => schedlab::sweep::run(&spec, jobs, output.as_deref()),
+        Cmd::Sweep { spec, jobs, output, ray, python } => {
+            let at = match ray.as_deref() {
+                Some(address) => schedlab::sweep::Where::Ray { address, python: &python },
+                None => schedlab::sweep::Where::Local { jobs },
+            };
+            schedlab::sweep::run(&spec, at, output.as_deref())
+        }
         Cmd::Import { trace, output, only } => schedlab::replay::import(&trace, output.as_deref(), only),
         Cmd::Replay { common, sched, only } => replay(common, sched, only),
         Cmd::List => list(),
@@ -571,6 +584,12 @@ fn workload_study(mut common: Common, sched: Option<String>, seeds: Option<usize
     }
     let title = common.workload.file_stem().map_or("study".into(), |s| s.to_string_lossy().into_owned());
     let study = builtin_study(&common).filter(|s| s.workload().is_some());
+    // Each study's figures in its own subdirectory of `--plots` (a file's under its stem).
+    let sub = study.map_or(title.as_str(), |s| s.name);
+    if let Some(d) = &common.plots {
+        schedlab::output::ensure_dir(d)?;
+    }
+    common.plots = common.plots.map(|d| schedlab::study::study_dir(&d, sub));
     let host = sched.split(',').any(|s| s.trim() == "host");
     let n = if study.is_some() { schedlab::study::seed_count(seeds, host) } else { 1 };
     let seeds = schedlab_studies::contract::seeds(common.seed, n);

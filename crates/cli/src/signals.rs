@@ -6,6 +6,11 @@
 //! The phases before and after a simulation ask too ([`keep_going`]): reading a trace,
 //! modelling it and writing its workload (`import`, `replay`), converting an rt-app file.
 //! One stopped before it has anything to write ends with [`interrupted`].
+//!
+//! One `sigaction` with an atomic rather than the `signal-hook` crate: the exit status must
+//! name the *first* stopping signal (130 or 143) when both arrive, a `compare_exchange` in
+//! the handler, where `signal-hook`'s flag helpers store the last one; `libc` is already a
+//! dependency, and this is the whole of the handler.
 
 use crate::CliError;
 use std::sync::atomic::{AtomicI32, Ordering};

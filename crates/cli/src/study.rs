@@ -50,8 +50,8 @@ pub fn write_figures(dir: &Path, figs: &[Figure], files: &FigureFiles) -> Result
     Ok(())
 }
 
-/// `--plots DIR`: the study's figures in `DIR/`, each experiment's run figures in
-/// `DIR/<experiment>/`; `--html FILE`: one page, a section per experiment (`FILE#name`),
+/// `--plots DIR`: the study's figures in `DIR/<study>/`, each experiment's run figures in
+/// `DIR/<study>/<experiment>/` (so several studies can share one `DIR`); `--html FILE`: one page, a section per experiment (`FILE#name`),
 /// each with the study's finding, table and figures first.
 pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result<(), CliError> {
     if o.plots.is_none() && o.html.is_none() {
@@ -59,7 +59,9 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
     }
     let study_figs = study_figures(suite, results)?;
     let finding = schedlab_studies::suites::finding(suite.name, results);
-    if let Some(dir) = o.plots {
+    let plots = o.plots.map(|d| study_dir(d, suite.name));
+    let plots = plots.as_deref();
+    if let Some(dir) = plots {
         write_figures(dir, &study_figs, &o.files)?;
         note!("wrote {} study figures to {}", study_figs.len(), dir.display());
     }
@@ -71,7 +73,7 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
             schedlab_report::plots::figures(&r.records)
         }
         .map_err(plot_err)?;
-        if let Some(dir) = o.plots {
+        if let Some(dir) = plots {
             write_figures(&dir.join(r.name), &figs, &o.files)?;
         }
         if o.html.is_some() {
@@ -94,7 +96,12 @@ pub fn write(suite: &Suite, results: &[ExperimentResult], o: &Outputs) -> Result
     Ok(())
 }
 
-/// `--plots DIR` of a single-workload `ule-cfs-*` study: the paper's comparison as figures
+/// Where study `name` writes its figures under `--plots DIR`: its own subdirectory.
+pub fn study_dir(dir: &Path, name: &str) -> std::path::PathBuf {
+    dir.join(name)
+}
+
+/// `--plots DIR` of a single-workload `ule-cfs-*` study (`DIR` already its own, [`study_dir`]): the paper's comparison as figures
 /// (`paper-completion.svg`, `paper-shares.svg`) beside the run figures.
 pub fn write_paper_figures(
     dir: Option<&Path>,

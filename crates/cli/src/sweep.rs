@@ -5,9 +5,19 @@
 use crate::{signals, write_atomic, CliError};
 use std::path::Path;
 
-/// Runs sweep file `spec` on `jobs` threads (default: every core) and writes the table to
-/// `output` (default: stdout). Ctrl-C ends the runs early; their rows say `interrupted`.
-pub fn run(spec: &Path, jobs: Option<usize>, output: Option<&Path>) -> Result<(), CliError> {
+/// Where a sweep runs: on this machine's cores, or on a Ray cluster through a Python
+/// interpreter with the schedlab package and Ray (`crate::ray`).
+pub enum Where<'a> {
+    /// On `jobs` threads (default: every core).
+    Local { jobs: Option<usize> },
+    /// On the Ray cluster at `address` (`HOST:PORT`, `auto`, `local`).
+    Ray { address: &'a str, python: &'a Path },
+}
+
+/// Runs sweep file `spec` where `at` says and writes the table to `output` (default:
+/// stdout). Ctrl-C ends the runs early; locally their rows say `interrupted`, on Ray the
+/// sweep ends without a table.
+pub fn run(spec: &Path, at: Where, output: Option<&Path>) -> Result<(), CliError> {
     let text = schedlab_run::read_input(spec)?;
     let sweep = schedlab_sweep::parse_file(spec, &text)?;
     if let Some(o) = output {
@@ -20,8 +30,14 @@ pub fn run(spec: &Path, jobs: Option<usize>, output: Option<&Path>) -> Result<()
         indicatif::ProgressStyle::with_template("sweep [{bar:40}] {pos}/{len} runs ({elapsed}, eta {eta})")
             .expect("valid template"),
     );
-    let jobs = jobs.unwrap_or(0);
-    let table = schedlab_sweep::run_local(&sweep.points, jobs, &|_, _| !signals::stop_requested(), &|_| bar.inc(1));
+    let table = match at {
+        Where::Local { jobs } => {
+            let keep_going = |_, _| !signals::stop_requested();
+            schedlab_sweep::run_local(&sweep.points, jobs.unwrap_or(0), &keep_going, &|_| bar.inc(1))
+                .map_err(CliError::from)
+        }
+        Where::Ray { address, python } => crate::ray::run(&sweep.points, address, python, &|| bar.inc(1)),
+    };
     bar.finish_and_clear();
     if signals::stop_requested() {
         note!("interrupted: the table holds what each run measured so far");

@@ -156,7 +156,9 @@ fn splice_rows(doc: &str, header: &str, rows: &str, which: &[(String, String)]) 
 
 /// Runs the study and writes its outputs.
 pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliError> {
-    for dir in o.out.iter().chain(&o.plots) {
+    // The figures in the study's own subdirectory of `--plots`, as every study's.
+    let plots = o.plots.as_deref().map(|d| crate::study::study_dir(d, "validate"));
+    for dir in o.out.iter().chain(&o.plots).chain(&plots) {
         crate::output::ensure_dir(dir)?;
     }
     let info = validate::host_info();
@@ -218,7 +220,7 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
     for r in &results {
         let file = r.id.replace('/', "-");
         let runs: Vec<schedlab_run::RunRecord> = std::iter::once(r.sim.clone()).chain(r.host.clone()).collect();
-        if let Some(dir) = &o.plots {
+        if let Some(dir) = &plots {
             let figs = schedlab_report::plots::figures(&runs).map_err(|m| CliError { message: m, code: 1 })?;
             crate::study::write_figures(&dir.join(&file), &figs, &o.files)?;
         }
@@ -229,7 +231,7 @@ pub fn run(o: &Opts, keep_going: &(dyn Fn() -> bool + Sync)) -> Result<(), CliEr
             }
         }
     }
-    if let Some(dir) = &o.plots {
+    if let Some(dir) = &plots {
         note!("wrote the figures (simulated | host, side by side) to {}", dir.display());
     }
     match &o.out {

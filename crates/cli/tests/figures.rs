@@ -306,10 +306,13 @@ fn the_command_line_warns_checks_and_finds() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("paper: Zhang, Gu, Su")), "{text}");
     assert!(text.lines().nth(2).is_some_and(|l| l.starts_with("finding: 2 CPUs: acquisitions")), "{text}");
+    // The study's own subdirectory: several studies can share one --plots directory.
+    let own = plots.join("lock-sites");
     for f in ["acquisitions.svg", "contended.svg", "spin.svg"] {
-        assert!(plots.join(f).exists(), "{f}");
+        assert!(own.join(f).exists(), "{f}");
     }
-    assert!(plots.join("2-cpus").is_dir());
+    assert!(own.join("2-cpus").is_dir());
+    assert_eq!(std::fs::read_dir(&plots).unwrap().count(), 1, "nothing else in --plots");
 }
 
 /// Every figure kind — a run's figures (all of them, also the uninformative), a study's

@@ -58,6 +58,7 @@ fn every_case_runs_in_the_simulator_with_its_table_json_and_figures() {
     assert!(judged_with_value * 10 >= rows.iter().filter(|r| r[6] != "-").count() * 9, "{md}");
     let jsons = std::fs::read_dir(&out).unwrap().filter(|e| e.as_ref().unwrap().path().extension().unwrap() == "json");
     assert_eq!(jsons.count(), CASES, "one simulated run per case");
+    let figs = figs.join("validate");
     let fig_dirs = std::fs::read_dir(&figs).unwrap().count();
     assert_eq!(fig_dirs, CASES, "figures per case");
     assert!(figs.join("nice-pairs-0-vs-19").join("runtime.svg").exists());

@@ -191,3 +191,34 @@ fn an_rt_hog_drives_the_cpu_to_the_top_frequency() {
         assert!(fair > 20 * MS, "{g:?}: the fair hog ramps for tens of ms, {fair} ns");
     }
 }
+
+/// After an rt hog exits, schedutil still hears the rt class: `rq->avg_rt` (PELT over
+/// the time rt ran, `update_rt_rq_load_avg`) decays with a 32 ms half-life and
+/// `effective_cpu_util` adds it to the fair figure, so the CPU stays fast for tens of ms —
+/// where a fair hog's utilisation leaves with the task (`remove_entity_load_avg`). A
+/// 1 ms-in-10 fair task keeps the governor called. After 200 ms of running,
+/// `avg_rt ≈ 1024 (1 − 2^(−200/32.8)) ≈ 1008`; v6.18 asks for `1.25 (rt + cfs)`, at least
+/// 1.5 GHz of 3 GHz (512) while `rt + cfs ≥ 410`: with `cfs` ≈ 100, until
+/// `rt = 1008 · 2^(−t/32.8 ms)` falls to 310, t ≈ 56 ms. So in [20, 50] ms after the exit
+/// the CPU runs at 1.5 GHz or more throughout (30 ms, less the governor's 1 ms rate limit);
+/// after a fair hog, hardly at all.
+#[test]
+fn the_rt_class_utilisation_decays_after_an_rt_hog_exits() {
+    let world = |policy: &str| {
+        format!(
+            "[[task]]\nname = \"hog\"\n{policy}program = [ {{ run = \"200ms\" }} ]\n[[task]]\nname = \"p\"\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"1ms\" }}, {{ timer = \"10ms\" }} ] }} ]\n"
+        )
+    };
+    let fast = |wl: &str, end_ms: u64| {
+        let s = run(one_cpu(FreqGovernor::Schedutil618), wl, "cfs", Ns(end_ms * MS), |k, _| stats(k));
+        s.time_in_state.iter().filter(|e| e.0 >= 1_500_000).map(|e| e.1 .0).sum::<u64>()
+    };
+    let window = |wl: &str, exit_ms: u64| fast(wl, exit_ms + 50) - fast(wl, exit_ms + 20);
+    let rt = world("policy = \"fifo\"\nrt_priority = 50\n");
+    // The rt hog runs at the top frequency from its start: it exits at about 200 ms.
+    let rt_fast = window(&rt, 201);
+    assert!(rt_fast >= 28 * MS, "after the rt hog: {rt_fast} ns of 30 ms at 1.5 GHz or more");
+    // The fair hog ramps first and ends later; well after it, the fair task alone.
+    let fair_fast = window(&world(""), 400);
+    assert!(fair_fast <= 2 * MS, "after the fair hog: {fair_fast} ns at 1.5 GHz or more");
+}

@@ -197,6 +197,30 @@ fn a_request_response_pair_loses_no_wakeup_under_any_mechanism() {
     }
 }
 
+/// `futex_swap` saves exactly one futex system call per hand-off (its entry, the futex
+/// path and one bucket hold: the machine's `syscall` + `futex` + `futex_bucket_hold`; the
+/// swap holds both buckets in one `double_lock_hb` hold), but with the wakee on the other CPU the
+/// saved call is the waker's own wait, which runs while the wakee's CPU leaves idle: the
+/// round trip does not get shorter. The FUTEX_SWAP patch wakes the waiter only after
+/// queueing the caller, so the wake starts no earlier than with a plain wake (docs/futex.md).
+#[test]
+fn futex_swap_saves_one_call_per_hand_off_off_the_critical_path() {
+    let rounds = 2000;
+    let split = run(&pingpong(rounds, false, false, false), "smp2", "eevdf", &[]);
+    let swap = run(&pingpong(rounds, true, false, false), "smp2", "eevdf", &[]);
+    let kernel = |r: &RunRecord| r.cpus.iter().map(|c| c.kernel_ns).sum::<u64>();
+    let call = schedlab_machine::preset("smp2")
+        .map(|m| m.costs.syscall.0 + m.costs.futex.0 + m.costs.futex_bucket_hold.0)
+        .unwrap();
+    // Each round has two hand-offs (request, response); the split version's wake and wait
+    // are two calls where the swap is one.
+    assert_eq!(kernel(&split) - kernel(&swap), 2 * rounds * call);
+    for r in [&split, &swap] {
+        assert_eq!(r.tasks.iter().map(|t| t.migrations).sum::<u64>(), 0, "the pair stays on its two CPUs");
+    }
+    assert!(exit_ns(&swap, "client") >= exit_ns(&split, "client"), "the saved call is off the round trip");
+}
+
 /// A `futex_swap` pair runs a million rounds with no lost wakeup, the kernel's invariants
 /// checked after every one of its 8 million events: a lost wakeup would leave both tasks
 /// asleep (a deadlock, not `AllExited`). On the current CPU with the direct switch, the

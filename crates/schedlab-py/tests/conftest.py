@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
 import subprocess
+import tempfile
 from typing import Any, Dict, List
 
 import pytest
@@ -26,6 +28,22 @@ name = "worker, \\"one\\""
 count = "$workers"
 program = [ { loop = 400, do = [ { run = "300us" }, { sleep = "200us" } ] } ]
 """
+
+
+@pytest.fixture(autouse=True, scope="session")
+def ray_temp_dir():
+    """Ray's session files (sockets, logs) in a directory of the tests' own, not /tmp/ray:
+    RAY_TMPDIR is read by every Ray process these tests start, the CLI's driver included.
+    Short (`/tmp/rtXXXX`): Ray's Unix socket paths must fit in 107 bytes."""
+    d = tempfile.mkdtemp(prefix="rt")
+    old = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = d
+    yield d
+    if old is None:
+        del os.environ["RAY_TMPDIR"]
+    else:
+        os.environ["RAY_TMPDIR"] = old
+    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import pathlib
+import sys
 import tomllib
 
 import pandas as pd
@@ -106,3 +107,32 @@ def test_ray_sweep_equals_the_local_sweep(spec: pathlib.Path) -> None:
     assert len(distributed) == RUNS
     pd.testing.assert_frame_equal(distributed, local)
     pd.testing.assert_frame_equal(distributed_dict, local)
+
+
+def test_cli_sweep_on_a_two_node_ray_cluster_equals_the_local_table(spec: pathlib.Path) -> None:
+    """`schedlab sweep --ray ADDRESS` against a real Ray cluster of two nodes (a head and a
+    worker node, each its own raylet with one CPU, started here and torn down after by the
+    processes this test started): the table is the local sweep's, byte for byte."""
+    pytest.importorskip("ray", reason="Ray is not installed (scripts/setup-test-deps.sh installs it)")
+    from ray.cluster_utils import Cluster
+
+    local = cli("sweep", str(spec))
+    assert local.returncode == 0, local.stderr
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        out = cli("sweep", str(spec), "--ray", cluster.address, "--python", sys.executable)
+    finally:
+        cluster.shutdown()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == local.stdout
+    assert len(pd.read_csv(io.StringIO(out.stdout))) == RUNS
+
+
+def test_cli_sweep_on_ray_names_a_python_without_the_package() -> None:
+    """--python naming an interpreter that cannot run the driver fails with a message that
+    says what it needs."""
+    out = cli("sweep", "examples/sweeps/hackbench-groups.toml", "--ray", "local", "--python", "/nonexistent/python")
+    assert out.returncode != 0
+    assert "--python /nonexistent/python: cannot start it" in out.stderr, out.stderr

@@ -1,5 +1,12 @@
 //! `SourceError`: an input error located by file, line, column and field, rendered with
 //! the source line and a caret.
+//!
+//! Hand-written rather than rendered by `annotate-snippets` or `miette`, for two reasons:
+//! the first line, `file:line:column: field `path`: message`, is the format editors and
+//! our hostile-input suites parse (those crates render rustc's `error: … --> file:line:col`
+//! block instead, a different first line); and this crate is one of the pure crates the
+//! browser build compiles, kept free of rendering dependencies. The renderer is the two
+//! functions below: one line of source, cut around the column, and a caret.
 
 use std::fmt;
 

@@ -83,6 +83,13 @@ impl Dl {
     pub fn earliest(&self, cpu: CpuId) -> Option<Ns> {
         self.ready[cpu].first().map(|&(d, _)| d)
     }
+    /// `dl_rq->running_bw` of `cpu`: the bandwidth of its deadline tasks, ready or throttled
+    /// (20-bit fixed point). The kernel keeps a task that blocked in it until its 0-lag
+    /// time (`task_non_contending`, GRUB's inactive timer); here it leaves at once.
+    pub fn running_bw(&self, cpu: CpuId) -> u64 {
+        let bw = |set: &BTreeSet<(Ns, TaskId)>| set.iter().map(|&(_, p)| self.tasks[p].admitted_bw).sum::<u64>();
+        bw(&self.ready[cpu]) + bw(&self.waiting[cpu])
+    }
     pub fn nr(&self, cpu: CpuId) -> usize {
         self.ready[cpu].len() + self.waiting[cpu].len()
     }

@@ -19,6 +19,7 @@ mod search;
 mod slots;
 mod why;
 
+use crate::fair::pelt::SchedAvg;
 use crate::fair::Fair;
 use bw::{Mode, Phase, Server, Throttle};
 use schedlab_machine::Machine;
@@ -210,6 +211,10 @@ pub struct Chain {
     /// Per CPU: the fair class's utilisation at its last `cpufreq_update_util`, which an rt
     /// class's own kick passes on (the governor reads every class's figure at each call).
     last_cfs: Vec<u32>,
+    /// Per CPU: `rq->avg_rt` and `rq->avg_dl`, the PELT signals of the time the rt and
+    /// deadline classes ran (`update_rt_rq_load_avg`, `update_dl_rq_load_avg`).
+    avg_rt: Vec<SchedAvg>,
+    avg_dl: Vec<SchedAvg>,
     /// Per CPU: a push queued by the last pick (a balance callback).
     push_pending: Vec<bool>,
     rt_throttles: u64,
@@ -250,6 +255,8 @@ impl Chain {
             push_kick: vec![false; n],
             fair_kick: vec![false; n],
             last_cfs: vec![0; n],
+            avg_rt: vec![SchedAvg::default(); n],
+            avg_dl: vec![SchedAvg::default(); n],
             push_pending: vec![false; n],
             rt_throttles: 0,
             ext: None,
@@ -311,10 +318,10 @@ impl Chain {
                 }
                 Request::Kick(c) => self.fair_kick[c] = true,
                 Request::Cpufreq { cpu, .. } => {
-                    let runnable = self.rt_rq_is_runnable(cpu);
+                    let others = self.rtdl_util(cx, cpu);
                     if let Request::Cpufreq { util, .. } = &mut cx.requests[i] {
                         self.last_cfs[cpu] = util.cfs;
-                        util.rt_runnable = runnable;
+                        *util = schedlab_sched_api::CpuUtil { cfs: util.cfs, ..others };
                     }
                 }
                 _ => {}
@@ -333,15 +340,42 @@ impl Chain {
     /// The rt class's "Kick cpufreq" (`enqueue_top_rt_rq` and `sched_rt_rq_dequeue`,
     /// kernel/sched/rt.c v5.15): `cpufreq_update_util(rq, 0)` when `cpu`'s rt queue
     /// changes, with the fair class's last figure; without it an rt hog that keeps the fair
-    /// class off the CPU would never reach the governor. The rt and deadline PELT signals
-    /// (`avg_rt`, `avg_dl`) and `cpu_bw_dl` are not modelled: they are sent as 0.
+    /// class off the CPU would never reach the governor.
     fn kick_cpufreq_rt(&mut self, cx: &mut Ctx, cpu: CpuId) {
-        let util = schedlab_sched_api::CpuUtil {
-            cfs: self.last_cfs[cpu],
-            rt_runnable: self.rt_rq_is_runnable(cpu),
-            ..Default::default()
-        };
+        let util = schedlab_sched_api::CpuUtil { cfs: self.last_cfs[cpu], ..self.rtdl_util(cx, cpu) };
         cx.cpufreq_update(cpu, 0, util);
+    }
+
+    /// `update_rt_rq_load_avg` and `update_dl_rq_load_avg` (kernel/sched/pelt.c, v5.15 to
+    /// v6.18) on `cpu` up to now: each signal accrues while its class ran (`running` is
+    /// whether the current task is of the class, as `put_prev_task_rt`, `task_tick_rt`
+    /// and `__update_blocked_others` pass it) and decays otherwise, with weight 1. They run
+    /// on the task clock here, where the kernel uses `rq_clock_pelt`: the same on a CPU at
+    /// its reference frequency and full capacity, not frequency-invariant elsewhere.
+    fn update_rtdl_avgs(&mut self, cx: &Ctx, cpu: CpuId) {
+        let now = cx.now.0;
+        let class = self.curr[cpu].map(|(_, c)| c);
+        let rt = u64::from(class == Some(Class::Rt));
+        let dl = u64::from(class == Some(Class::Dl));
+        self.avg_rt[cpu].update(now, rt, rt, rt, 1);
+        self.avg_dl[cpu].update(now, dl, dl, dl, 1);
+    }
+
+    /// What schedutil reads from the rt and deadline classes (`effective_cpu_util`,
+    /// kernel/sched/core.c v5.15, syscalls.c v6.18): `cpu_util_rt` and `cpu_util_dl` (the
+    /// signals above, brought up to now), `cpu_bw_dl` (the CPU's deadline running
+    /// bandwidth scaled to its capacity: `(running_bw * capacity) >> BW_SHIFT`) and
+    /// `rt_rq_is_runnable`.
+    fn rtdl_util(&mut self, cx: &Ctx, cpu: CpuId) -> schedlab_sched_api::CpuUtil {
+        self.update_rtdl_avgs(cx, cpu);
+        let bw = (u128::from(self.dl.running_bw(cpu)) * u128::from(cx.capacity(cpu))) >> 20;
+        schedlab_sched_api::CpuUtil {
+            cfs: 0,
+            rt: self.avg_rt[cpu].util_avg as u32,
+            dl: self.avg_dl[cpu].util_avg as u32,
+            dl_bw: bw as u32,
+            rt_runnable: self.rt_rq_is_runnable(cpu),
+        }
     }
 
     /// A fair task left `cpu`'s queue.
@@ -356,6 +390,7 @@ impl Chain {
     /// Charges the time since the last charge on `cpu` to what ran: a deadline task's
     /// runtime, the rt queue's throttling budget, or the fair server (fair and idle time).
     fn account(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        self.update_rtdl_avgs(cx, cpu);
         let delta = cx.now.0.saturating_sub(self.exec_start[cpu].0);
         self.exec_start[cpu] = cx.now;
         if delta == 0 {

@@ -1,5 +1,5 @@
-"""Sweeps from Python: locally on every core (the same code as `schedlab sweep`), or as one
-Ray task per run. Both end in the same CSV writer, so the tables are identical."""
+"""Sweeps from Python: locally on every core (the same code as `schedlab sweep`), or on Ray,
+one task per batch of runs per CPU (`_ray_driver`). Both end in the same CSV writer, so the tables are identical."""
 
 from __future__ import annotations
 
@@ -42,24 +42,23 @@ def _source(spec: Spec) -> Tuple[str, str, str, Optional[Tuple[str, str, bool]]]
     raise InputError(f"{text}: no such sweep file (pass a path, the TOML text or a dict)")
 
 
-def _run_point(point: str) -> str:
-    """One run, in a Ray worker: its row as JSON."""
-    from schedlab import _native as native
-
-    return str(native.sweep_run(point))
-
-
 def _ray_rows(points: List[str], address: Optional[str]) -> List[str]:
+    """The rows of `points` run on Ray, one batch of points per CPU (`_ray_driver`), in
+    the points' order. A Ray this process started is left running for later sweeps;
+    ray.shutdown() stops it."""
     try:
-        import ray
+        import ray  # noqa: F401
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("schedlab.sweep(ray=True) needs Ray: pip install 'ray>=2.9'") from e
-    if not ray.is_initialized():
-        # A local Ray (or the cluster at `address`), left running for later sweeps;
-        # ray.shutdown() stops it.
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    task = ray.remote(num_cpus=1)(_run_point)
-    return [str(r) for r in ray.get([task.remote(p) for p in points])]
+    from . import _ray_driver
+
+    rows: List[Optional[str]] = [None] * len(points)
+
+    def keep(i: int, row: str) -> None:
+        rows[i] = row
+
+    _ray_driver.run(points, address, keep)
+    return [str(r) for r in rows]
 
 
 def run_sweep(spec: Spec, *, ray: bool, address: Optional[str], jobs: int) -> pd.DataFrame:

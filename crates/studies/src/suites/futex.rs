@@ -61,6 +61,13 @@ fn swap() -> Experiment {
                 },
             },
             Metric {
+                name: "idle µs",
+                value: |r| {
+                    let idle: u64 = r.cpus.iter().map(|c| c.idle_ns).sum();
+                    format!("{:.3}", idle as f64 / ROUNDS as f64 / 1e3)
+                },
+            },
+            Metric {
                 name: "switches",
                 value: |r| per_round(r.tasks.iter().map(|t| t.switches_voluntary + t.switches_involuntary).sum()),
             },
