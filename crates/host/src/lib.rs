@@ -575,6 +575,7 @@ fn finish(
         tasks: infos,
         exit_times,
         policy_counters: Vec::new(),
+        groups: Vec::new(),
         policy_exit: None,
         kernel_counters: Vec::new(),
         deadlock: Vec::new(),

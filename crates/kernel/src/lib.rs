@@ -610,6 +610,7 @@ impl<'p> Kernel<'p> {
             tasks: std::mem::take(&mut self.info),
             exit_times: std::mem::take(&mut self.exit_times),
             policy_counters: self.policy.counters(),
+            groups: self.policy.group_stats(),
             policy_exit: self.policy.exit_info(),
             kernel_counters: self
                 .kernel_counters()

@@ -15,8 +15,8 @@ mod spans;
 pub use hist::LatencyHist;
 
 pub use record::{
-    json_schema, CpuRecord, FreqRecord, HostInfo, KernelInfo, Latency, LockRecord, MachineInfo, Param, RealRunInfo,
-    RunRecord, SchedulerInfo, TaskRecord, TopologyInfo, TracingInfo, WorkloadInfo, SCHEMA_VERSION,
+    json_schema, CpuRecord, FreqRecord, GroupRecord, HostInfo, KernelInfo, Latency, LockRecord, MachineInfo, Param,
+    RealRunInfo, RunRecord, SchedulerInfo, TaskRecord, TopologyInfo, TracingInfo, WorkloadInfo, SCHEMA_VERSION,
 };
 pub use series::Series;
 pub use spans::SpanRecord;

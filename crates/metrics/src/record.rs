@@ -53,6 +53,10 @@ pub struct RunRecord {
     /// when the workload marks none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub spans: Vec<crate::SpanRecord>,
+    /// The bandwidth-limited groups (`cpu.max`) and their `cpu.stat`; absent when no group
+    /// is limited or the scheduler enforces no limit.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupRecord>,
     /// The scheduling events, when requested (`--trace`, `--timeline`); not in the JSON.
     #[serde(skip)]
     pub trace: Option<Trace>,
@@ -69,6 +73,48 @@ pub struct RunRecord {
     pub warnings: Vec<String>,
     /// The only part allowed to differ between two identical runs.
     pub host: HostInfo,
+}
+
+/// A bandwidth-limited task group: its `cpu.max` / `cpu.max.burst` and its `cpu.stat`
+/// at the end of the run (`kernel/sched/core.c: cpu_extra_stat_show`; `docs/bandwidth.md`).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq, Eq)]
+pub struct GroupRecord {
+    pub name: String,
+    /// `cpu.max`: quota per period in ns (absent: `max`, unlimited) and the period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_quota_ns: Option<u64>,
+    pub max_period_ns: u64,
+    /// `cpu.max.burst` in ns.
+    pub max_burst_ns: u64,
+    /// Periods elapsed while the period timer ran.
+    pub nr_periods: u64,
+    /// Periods that ended with one of the group's runqueues throttled.
+    pub nr_throttled: u64,
+    /// Time the group's runqueues spent throttled, summed over CPUs.
+    pub throttled_ns: u64,
+    /// Refills that found more than a quota used, and how much more in all (kernels since
+    /// v5.16; absent for v5.15).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nr_bursts: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst_ns: Option<u64>,
+}
+
+impl GroupRecord {
+    /// The record of a policy's [`schedlab_sched_api::GroupStat`].
+    pub fn of(g: &schedlab_sched_api::GroupStat) -> GroupRecord {
+        GroupRecord {
+            name: g.name.clone(),
+            max_quota_ns: g.max.quota,
+            max_period_ns: g.max.period,
+            max_burst_ns: g.max.burst,
+            nr_periods: g.nr_periods,
+            nr_throttled: g.nr_throttled,
+            throttled_ns: g.throttled_ns,
+            nr_bursts: g.nr_bursts,
+            burst_ns: g.burst_ns,
+        }
+    }
 }
 
 /// The workload that ran.

@@ -194,6 +194,9 @@ pub struct RunSummary {
     pub exit_times: Vec<Option<Ns>>,
     /// The policy's own counters (`SchedClass::counters`).
     pub policy_counters: Vec<(String, u64)>,
+    /// The bandwidth-limited groups' `cpu.stat` (`SchedClass::group_stats`); empty for a
+    /// host run.
+    pub groups: Vec<schedlab_sched_api::GroupStat>,
     /// Why the policy stopped governing tasks, if it did (`SchedClass::exit_info`).
     pub policy_exit: Option<String>,
     /// The kernel model's own counters (delayed new-task wakeups, fork-to-first-run time);

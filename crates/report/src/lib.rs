@@ -265,8 +265,8 @@ pub fn text(r: &RunRecord) -> String {
     }
     s.push_str(&table(&rows));
     s.push_str("run %: the task's (group's) share of all tasks' run time; wait: runnable but not running\n\n");
-    if let Some(spans) = span_table(r) {
-        s.push_str(&spans);
+    for t in [span_table(r), cpu_stat_table(r)].into_iter().flatten() {
+        s.push_str(&t);
         s.push('\n');
     }
     // Host runs also have time of threads outside the run.
@@ -314,6 +314,41 @@ fn kernel_text(r: &RunRecord) -> String {
         on(k.lb_narrow_lock),
         counters.join(", ")
     )
+}
+
+/// The bandwidth-limited groups' `cpu.max` and `cpu.stat` (the burst fields only where the
+/// kernel has them); `None` when no group is limited.
+fn cpu_stat_table(r: &RunRecord) -> Option<String> {
+    if r.groups.is_empty() {
+        return None;
+    }
+    let us = |ns: u64| (ns / 1000).to_string();
+    let mut rows = vec![vec![
+        "group".to_string(),
+        "cpu.max".into(),
+        "burst us".into(),
+        "nr_periods".into(),
+        "nr_throttled".into(),
+        "throttled_usec".into(),
+        "nr_bursts".into(),
+        "burst_usec".into(),
+    ]];
+    for g in &r.groups {
+        let quota = g.max_quota_ns.map_or("max".to_string(), us);
+        rows.push(vec![
+            g.name.clone(),
+            format!("{quota} {}", us(g.max_period_ns)),
+            us(g.max_burst_ns),
+            g.nr_periods.to_string(),
+            g.nr_throttled.to_string(),
+            us(g.throttled_ns),
+            g.nr_bursts.map_or("-".into(), |n| n.to_string()),
+            g.burst_ns.map_or("-".into(), us),
+        ]);
+    }
+    let mut s = table(&rows);
+    s.push_str("cpu.max: quota and period in us, as the cgroup file; cpu.stat at the end of the run\n");
+    Some(s)
 }
 
 /// The named spans (`mark_begin`/`mark_end`): count, rate and latency per name; `None`

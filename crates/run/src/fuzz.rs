@@ -185,6 +185,21 @@ fn world_spec(
     sched: &str,
     sets: &[(&str, &str)],
 ) -> Result<RunSpec, RunError> {
+    // Only the fair class of v5.15 on has bandwidth control; the other schedulers (and
+    // v4.9's fair class) refuse `cpu.max`: their worlds run without the limits.
+    let v4_9 = sched == "cfs" && sets.contains(&("version", "4.9"));
+    let limits = !v4_9 && (sched.starts_with("cfs") || sched.starts_with("eevdf") || sched.starts_with("ext:"));
+    let unlimited: String;
+    let text = if !limits {
+        unlimited = text
+            .lines()
+            .filter(|l| !l.starts_with("max = ") && !l.starts_with("burst = "))
+            .map(|l| l.to_string() + "\n")
+            .collect();
+        &unlimited
+    } else {
+        text
+    };
     let mut spec = RunSpec::load(&format!("world-{seed}.toml"), text, Some(machine), &[], Some(end))?;
     spec.sched = sched.to_string();
     for (k, v) in sets {
@@ -254,6 +269,20 @@ fn op(rng: &mut impl Rng, ncpu: usize, depth: u32, deadline: bool) -> String {
     }
 }
 
+/// Sometimes a `cpu.max` (period 2..=100 ms, quota 1 ms..=2 periods) and a burst.
+fn cpu_max(rng: &mut impl Rng) -> String {
+    if !rng.random_bool(0.4) {
+        return String::new();
+    }
+    let period = rng.random_range(2..=100u64);
+    let quota = rng.random_range(1..=2 * period);
+    let mut out = format!("max = \"{quota}ms/{period}ms\"\n");
+    if rng.random_bool(0.5) {
+        out += &format!("burst = \"{}ms\"\n", rng.random_range(0..=quota));
+    }
+    out
+}
+
 /// The workload text and machine preset of world `seed`, for its own configuration
 /// ([`config_of`]).
 pub fn world(seed: u64) -> (String, &'static str) {
@@ -270,6 +299,9 @@ pub fn world_for(seed: u64, sched: &str) -> (String, &'static str) {
     let mut w =
         String::from("[[mutex]]\nname = \"m\"\n[[pipe]]\nname = \"p\"\n[[barrier]]\nname = \"b\"\nparties = 2\n");
     let groups = rng.random_range(0..4);
+    // Bandwidth limits draw from a stream of their own, so that the rest of each world
+    // stays what it was before they existed.
+    let mut bw_rng = RngStreams::new(seed).stream("world-bandwidth", 0);
     for g in 0..groups {
         let parent = if g > 0 && rng.random_bool(0.5) {
             format!("parent = \"g{}\"\n", rng.random_range(0..g))
@@ -277,6 +309,7 @@ pub fn world_for(seed: u64, sched: &str) -> (String, &'static str) {
             String::new()
         };
         w += &format!("[[group]]\nname = \"g{g}\"\nweight = {}\n{parent}", rng.random_range(1..=1000));
+        w += &cpu_max(&mut bw_rng);
     }
     w += &format!("[[session]]\nname = \"s0\"\nnice = {}\n", rng.random_range(-5..=5));
     // Small worlds (a few tasks, a few ops) keep a world to some ten thousand events, so

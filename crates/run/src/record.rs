@@ -62,6 +62,7 @@ pub fn assemble(spec: &RunSpec, m: Measured) -> RunRecord {
         policy_counters: summary.policy_counters.iter().cloned().collect(),
         latency_cdf,
         spans,
+        groups: summary.groups.iter().map(schedlab_metrics::GroupRecord::of).collect(),
         trace,
         explained: None,
         series,

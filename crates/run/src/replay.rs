@@ -135,6 +135,7 @@ pub fn as_happened_with(spec: &RunSpec, imp: &Imported, keep_going: schedlab_tra
         tasks: (0..n).map(|i| task_info(&imp.model, i, obs.nr_cpus)).collect(),
         exit_times: obs.exit_times.clone(),
         policy_counters: Vec::new(),
+        groups: Vec::new(),
         policy_exit: None,
         kernel_counters: Vec::new(),
         deadlock: Vec::new(),

@@ -331,6 +331,46 @@ pub struct CgroupDef {
     pub parent: Option<usize>,
     /// `cpu.weight`, 1..=10000 (default 100).
     pub weight: u32,
+    /// `cpu.max` and `cpu.max.burst` (default: unlimited, period 100 ms, no burst).
+    pub max: CpuMax,
+}
+
+/// A cgroup's CPU bandwidth limit (cgroup v2 `cpu.max` = "`$MAX $PERIOD`", `cpu.max.burst`;
+/// `kernel/sched/core.c: tg_set_cfs_bandwidth`), in ns. The workload parser checks the
+/// kernel's limits, so a policy can take these as given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuMax {
+    /// `$MAX`: the runtime the group may use per period; `None`: "max" (`RUNTIME_INF`).
+    pub quota: Option<u64>,
+    /// `$PERIOD`.
+    pub period: u64,
+    /// `cpu.max.burst`: unused quota a group may carry into later periods.
+    pub burst: u64,
+}
+
+impl Default for CpuMax {
+    /// "`max 100000`", burst 0 (`default_bw_period_us`).
+    fn default() -> CpuMax {
+        CpuMax { quota: None, period: 100_000_000, burst: 0 }
+    }
+}
+
+/// A task group's CPU bandwidth limit and `cpu.stat` at the end of a run
+/// (`cpu_extra_stat_show`, core.c), from a policy that enforces `cpu.max`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupStat {
+    pub name: String,
+    pub max: CpuMax,
+    /// Periods elapsed while the period timer ran (`nr_periods`).
+    pub nr_periods: u64,
+    /// Periods that ended with a runqueue of the group throttled (`nr_throttled`).
+    pub nr_throttled: u64,
+    /// Time its runqueues spent throttled, summed over CPUs, in ns (`throttled_usec` × 1000).
+    pub throttled_ns: u64,
+    /// Refills that found more than a quota used in the period, and how much more in all,
+    /// in ns (`nr_bursts`, `burst_usec`; kernels since v5.16, else `None`).
+    pub nr_bursts: Option<u64>,
+    pub burst_ns: Option<u64>,
 }
 
 /// One session (`setsid`), which autogroup gives a task group of its own.
@@ -646,9 +686,18 @@ pub trait SchedClass {
 
     /// The workload's task groups (cgroups and sessions), before any task exists
     /// (`sched_create_group`, `autogroup_create`). Policies without group scheduling
-    /// ignore them; an `Err` refuses the run (e.g. a tunable conflicts with them).
-    fn set_task_groups(&mut self, _groups: &TaskGroups) -> Result<(), String> {
-        Ok(())
+    /// ignore their weights, but refuse a CPU limit (`cpu.max`): a limit silently not
+    /// enforced would be a wrong result. An `Err` refuses the run (e.g. a tunable conflicts
+    /// with them).
+    fn set_task_groups(&mut self, groups: &TaskGroups) -> Result<(), String> {
+        match groups.cgroups.iter().find(|c| c.max.quota.is_some()) {
+            Some(c) => Err(format!(
+                "group `{}`: cpu.max needs a scheduler with CPU bandwidth control (Linux's fair class, \
+                 v5.15 on here); this one has none",
+                c.name
+            )),
+            None => Ok(()),
+        }
     }
 
     /// About `n` tasks will exist: size per-task arenas once, exactly, instead of letting
@@ -725,6 +774,12 @@ pub trait SchedClass {
     /// (`kern_clocksource.c:getnextcpuevent`), so ULE declares 0.5 s.
     fn idle_wakeup(&self) -> Option<Ns> {
         None
+    }
+
+    /// The bandwidth-limited task groups' `cpu.stat` (see [`GroupStat`]), in group order.
+    /// Default: none (the policy enforces no `cpu.max`).
+    fn group_stats(&self) -> Vec<GroupStat> {
+        Vec::new()
     }
 
     /// Policy-wide counters for reports and explanations (balancer runs, steals, …), in a

@@ -197,3 +197,17 @@ def test_every_kernel_switch_is_set_from_python(workload_file: pathlib.Path) -> 
     assert without_host(json.loads(out.stdout)) == without_host(r.record)
     with pytest.raises(schedlab.InputError, match="kernel.nope"):
         schedlab.run(workload_file, sched="cfs", duration="5ms", set={"kernel.nope": "1"})
+
+
+def test_groups_equal_the_json_field_for_field() -> None:
+    text = ('[[group]]\nname = "lim"\nmax = "20ms/100ms"\nburst = "5ms"\n[[task]]\nname = "h"\ngroup = "lim"\n'
+            'program = [ { loop = "forever", do = [ { run = "100ms" } ] } ]\n')
+    for sched, bursts in [("cfs", False), ("eevdf", True)]:
+        r = schedlab.run(text, sched=sched, duration="500ms")
+        rec = json.loads(r.json)
+        assert len(r.groups) == len(rec["groups"]) == 1
+        for (_, row), g in zip(r.groups.iterrows(), rec["groups"]):
+            assert set(g) | {"scheduler"} <= set(r.groups.columns)
+            assert all(cell(row[k]) == v for k, v in g.items()), (dict(row), g)
+            assert ("nr_bursts" in g) == bursts and g["nr_throttled"] > 0
+    assert schedlab.run(WORKLOAD, duration="10ms").groups.empty

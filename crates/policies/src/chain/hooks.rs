@@ -412,6 +412,8 @@ impl SchedClass for Chain {
     }
     fn timer(&mut self, cx: &mut Ctx, cpu: CpuId) {
         self.timer_fired(cx, cpu);
+        // The fair class's own timers (CFS bandwidth's period and slack timers).
+        self.fair_call(cx, |f, cx| f.timer(cx, cpu));
         if let Some(e) = self.ext.as_mut() {
             e.timer(cx, cpu);
         }
@@ -480,6 +482,9 @@ impl SchedClass for Chain {
     }
     fn wake_list(&self) -> bool {
         self.fair.wake_list()
+    }
+    fn group_stats(&self) -> Vec<schedlab_sched_api::GroupStat> {
+        self.fair.group_stats()
     }
     fn counters(&self) -> Vec<(String, u64)> {
         let mut v = self.fair.counters();

@@ -422,6 +422,9 @@ impl Fair {
     }
 
     fn can_migrate_task_inner(&self, cx: &Ctx, env: &mut Env, sd: &Domain, p: TaskId, src: CpuId) -> bool {
+        if self.throttled_lb_pair(p, src, env.dst) {
+            return false;
+        }
         if !cx.allowed(p, env.dst) || self.adj.moved.contains(&p) {
             return false;
         }

@@ -143,6 +143,7 @@ impl Fair {
         e.sum_exec_runtime += delta as u64;
         let dv = calc_delta_fair(delta as u64, e.load);
         e.vruntime = e.vruntime.wrapping_add(dv);
+        self.account_cfs_rq_runtime(cx, rq, delta as u64);
         if !self.t.version.is_eevdf() {
             self.update_min_vruntime(rq);
             return;

@@ -22,6 +22,9 @@ impl Fair {
             self.requeue_delayed_entity(cx, se);
             return;
         }
+        if self.bw_used && self.enqueue_throttled_task(self.cfs_rq_of(se), p) {
+            return;
+        }
         if flags & enqueue::INITIAL != 0 {
             self.post_init_entity_util_avg(se);
         }
@@ -50,6 +53,9 @@ impl Fair {
             self.enqueue_entity(cx, rq, s, flags);
             slice = self.cfs_rq_min_slice(rq);
             self.count_h(rq, 1, 1, runnable, idle);
+            if self.stops_at_throttled(rq) {
+                return;
+            }
             flags = enqueue::WAKEUP;
             walk = self.parent_entity(s);
         }
@@ -62,12 +68,21 @@ impl Fair {
                 slice = self.cfs_rq_min_slice(rq);
             }
             self.count_h(rq, 1, 1, runnable, idle);
+            if self.stops_at_throttled(rq) {
+                return;
+            }
             walk = self.parent_entity(s);
         }
     }
 
+    /// v5.15 `enqueue_task_fair`/`dequeue_task_fair`: the walk up ends at a throttled
+    /// runqueue (its entity is off its parent). v6.18 keeps throttled entities queued.
+    fn stops_at_throttled(&self, rq: RqId) -> bool {
+        self.cfs_rq_throttled(rq) && !self.task_throttle()
+    }
+
     /// Adjusts the hierarchical task counts of `rq` (`sign` · each count).
-    fn count_h(&mut self, rq: RqId, sign: i64, tasks: u64, runnable: u64, idle: u64) {
+    pub(super) fn count_h(&mut self, rq: RqId, sign: i64, tasks: u64, runnable: u64, idle: u64) {
         let r = self.rqm(rq);
         let add = |v: &mut u64, by: u64| *v = (*v as i64 + sign * by as i64) as u64;
         add(&mut r.h_nr_running, tasks);
@@ -116,6 +131,9 @@ impl Fair {
             self.tree_insert(rq, se);
         }
         self.em(se).on_rq = true;
+        if self.bw_used && self.rq(rq).nr_running == 1 {
+            self.check_enqueue_throttle(cx, rq);
+        }
     }
 
     /// `account_entity_enqueue`: weight and count; tasks join `rq->cfs_tasks`.
@@ -144,6 +162,9 @@ impl Fair {
 
     /// `dequeue_task_fair`.
     pub(super) fn dequeue_task_fair(&mut self, cx: &mut Ctx, _cpu: CpuId, p: TaskId, flags: u32) -> bool {
+        if self.bw_used && self.dequeue_throttled_task(p, flags) {
+            return true;
+        }
         self.dequeue_entities(cx, self.task_se(p), flags)
     }
 
@@ -172,10 +193,13 @@ impl Fair {
                 break;
             }
             self.count_h(rq, -1, tasks, runnable, idle);
+            if self.stops_at_throttled(rq) {
+                return true;
+            }
             walk = self.parent_entity(s);
             if self.rq(rq).load != 0 {
                 slice = self.cfs_rq_min_slice(rq);
-                if sleep {
+                if sleep && !self.throttled_hierarchy(rq) {
                     if let Some(parent) = walk {
                         self.set_next_buddy(parent);
                     }
@@ -193,6 +217,9 @@ impl Fair {
                 slice = self.cfs_rq_min_slice(rq);
             }
             self.count_h(rq, -1, tasks, runnable, idle);
+            if self.stops_at_throttled(rq) {
+                return true;
+            }
             walk = self.parent_entity(s);
         }
         true
@@ -234,6 +261,7 @@ impl Fair {
             e.vruntime = e.vruntime.wrapping_sub(min);
             e.relative = true;
         }
+        self.return_cfs_rq_runtime(cx, rq);
         self.update_cfs_group(cx, se);
         self.update_min_vruntime(rq);
         if flags & dequeue::DELAYED != 0 {
@@ -242,7 +270,8 @@ impl Fair {
         true
     }
 
-    /// `set_delayed`: the entity stays queued; tasks below it stop counting as runnable.
+    /// `set_delayed`: the entity stays queued; tasks below it stop counting as runnable
+    /// (before v6.18, up to a throttled runqueue: the counts above it left with it).
     fn set_delayed(&mut self, se: Se) {
         self.em(se).sched_delayed = true;
         self.counters.delayed_dequeues += 1;
@@ -250,6 +279,9 @@ impl Fair {
             for a in self.path(se) {
                 let rq = self.cfs_rq_of(a);
                 self.rqm(rq).h_nr_runnable -= 1;
+                if self.stops_at_throttled(rq) {
+                    break;
+                }
             }
         }
     }
@@ -260,6 +292,9 @@ impl Fair {
             for a in self.path(se) {
                 let rq = self.cfs_rq_of(a);
                 self.rqm(rq).h_nr_runnable += 1;
+                if self.stops_at_throttled(rq) {
+                    break;
+                }
             }
         }
     }

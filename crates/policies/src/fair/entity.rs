@@ -75,6 +75,8 @@ pub struct TaskFair {
     /// `p->recent_used_cpu`.
     pub recent_used_cpu: Option<u32>,
     pub alive: bool,
+    /// v6.18 `p->throttled`: parked on a throttled runqueue's limbo list.
+    pub throttled: bool,
 }
 
 /// `struct cfs_rq`. Laid out by hand (`repr(C)`, one 64-byte line aligned): the first

@@ -49,8 +49,9 @@ impl Fair {
     }
 
     /// `sched_create_group` for every cgroup, `autogroup_create` for every session.
-    pub(super) fn define_groups(&mut self, groups: &TaskGroups) {
+    pub(super) fn define_groups(&mut self, groups: &TaskGroups) -> Result<(), String> {
         let mut tgs = vec![TaskGroup::root()];
+        let mut maxes = vec![schedlab_sched_api::CpuMax::default()];
         self.nr_cgroups = groups.cgroups.len();
         for c in &groups.cgroups {
             let parent = c.parent.map_or(0, |p| p + 1);
@@ -62,13 +63,20 @@ impl Fair {
                 shares: shares_from_cpu_weight(c.weight).clamp(MIN_SHARES, 1 << 18),
                 load_avg: 0,
             });
+            maxes.push(c.max);
         }
         for s in &groups.sessions {
             // `proc_sched_autogroup_set_nice`: shares = the nice level's weight.
             let shares = SCHED_PRIO_TO_WEIGHT[(s.nice.clamp(-20, 19) + 20) as usize];
             tgs.push(TaskGroup { name: format!("autogroup-{}", s.name), parent: 0, depth: 1, shares, load_avg: 0 });
+            maxes.push(schedlab_sched_api::CpuMax::default());
+        }
+        if self.t.version == super::Version::V4_9 && maxes.iter().any(|m| m.quota.is_some()) {
+            return Err("cpu.max: bandwidth control is modelled for v5.15 and later, not v4.9".into());
         }
         self.rebuild(tgs);
+        self.init_bandwidth(&maxes);
+        Ok(())
     }
 
     /// Allocates every group's runqueues and entities (`init_tg_cfs_entry`).
@@ -90,8 +98,14 @@ impl Fair {
                 });
             }
         }
+        self.tg_children = vec![Vec::new(); tgs.len()];
+        for (g, tg) in tgs.iter().enumerate().skip(1) {
+            self.tg_children[tg.parent].push(g);
+        }
         self.tgs = tgs;
         self.nodes = super::tree::Nodes::default();
+        let maxes = vec![schedlab_sched_api::CpuMax::default(); self.tgs.len()];
+        self.init_bandwidth(&maxes);
     }
 
     /// The task group a new task runs in: its cgroup, else (with autogroup on) its
@@ -203,7 +217,10 @@ impl Fair {
                         tg.name, e.load.weight, tg.shares
                     ));
                 }
-                if e.on_rq != (q.nr_running > 0 || e.sched_delayed) || (e.sched_delayed && q.nr_running > 0) {
+                // v5.15 throttling takes a throttled group's entity off, its queue kept.
+                let off = self.cfs_rq_throttled(self.group_rq(g, c)) && !self.task_throttle();
+                let queued = (q.nr_running > 0 && !off) || e.sched_delayed;
+                if e.on_rq != queued || (e.sched_delayed && q.nr_running > 0) {
                     return Err(format!(
                         "group `{}` on CPU {c}: entity on_rq={} but its queue holds {} entities",
                         tg.name, e.on_rq, q.nr_running

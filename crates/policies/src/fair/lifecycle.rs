@@ -218,6 +218,7 @@ impl Fair {
     pub(crate) fn nr_queued_tasks(&self, cpu: CpuId) -> usize {
         let mut n = 0;
         self.for_each_queued_task(self.root(cpu), &mut |_| n += 1);
+        self.for_each_throttled_task(cpu, &mut |_| n += 1);
         n
     }
 

@@ -21,6 +21,7 @@
 mod balance;
 mod balance_v4_9;
 mod balance_why;
+mod bandwidth;
 mod cfs;
 mod check;
 mod clock;
@@ -44,6 +45,7 @@ mod tunables;
 mod weights;
 mod why;
 
+pub use bandwidth::SCHED_CFS_BANDWIDTH_SLICE;
 pub use tunables::{factor, FairTunables, Flavor, Scaling, Version};
 pub use weights::{calc_delta, calc_delta_fair, LoadWeight, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT, SCHED_PRIO_TO_WMULT};
 
@@ -115,7 +117,14 @@ pub struct Fair {
     cpu: Vec<CpuRq>,
     /// Task groups; 0 is the root, then the cgroups, then one autogroup per session.
     tgs: Vec<TaskGroup>,
+    /// Each group's children (`tg->children`).
+    tg_children: Vec<Vec<usize>>,
     nr_cgroups: usize,
+    /// CFS bandwidth: per group its `cfs_bandwidth`, per runqueue its bandwidth fields,
+    /// and whether any group is limited (`cfs_bandwidth_used`).
+    bw: Vec<bandwidth::CfsBandwidth>,
+    bw_rq: Vec<bandwidth::RqBandwidth>,
+    bw_used: bool,
     seq: u64,
     domains: Domains,
     /// ns per jiffy, and HZ.
@@ -186,7 +195,11 @@ impl Fair {
             rqs: Vec::new(),
             cpu,
             tgs: vec![TaskGroup::root()],
+            tg_children: vec![Vec::new()],
             nr_cgroups: 0,
+            bw: Vec::new(),
+            bw_rq: Vec::new(),
+            bw_used: false,
             seq: 0,
             domains,
             jiffy: m.tick_ns().0.max(1),
@@ -343,8 +356,7 @@ impl SchedClass for Fair {
     }
 
     fn set_task_groups(&mut self, groups: &TaskGroups) -> Result<(), String> {
-        self.define_groups(groups);
-        Ok(())
+        self.define_groups(groups)
     }
 
     fn task_new(&mut self, cx: &mut Ctx, p: TaskId, parent: Option<TaskId>) {
@@ -497,8 +509,19 @@ impl SchedClass for Fair {
         v
     }
 
+    fn group_stats(&self) -> Vec<schedlab_sched_api::GroupStat> {
+        self.bandwidth_stats()
+    }
+
     fn queued(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
         self.queued_tasks(self.root(cpu), out);
+        self.for_each_throttled_task(cpu, &mut |p| out.push(p));
+    }
+
+    /// The period and slack timers of bandwidth-limited groups.
+    fn timer(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        self.bandwidth_timers(cx, cpu);
+        self.flush_work(cx);
     }
 
     fn why(&self, cx: &Ctx, cpu: CpuId, first: TaskId, second: TaskId, at: Moment) -> Why {
@@ -510,7 +533,8 @@ impl SchedClass for Fair {
     }
 
     fn check_invariants(&self, _cx: &Ctx) -> Result<(), String> {
-        self.check_fair(None)
+        self.check_fair(None)?;
+        self.check_bandwidth()
     }
 
     fn check_cpus(&self, _cx: &Ctx, cpus: &[CpuId]) -> Result<(), String> {

@@ -14,7 +14,15 @@ impl Fair {
     /// pick is not the previous task, put back and set only the part of the hierarchy that
     /// changes. A task picked again keeps its slice accounting (nothing is put or set).
     pub(super) fn pick_next_task_fair(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        let prev = self.cpu[cpu].prev.take().map(|p| self.task_se(p));
+        let mut prev = self.cpu[cpu].prev.take().map(|p| self.task_se(p));
+        if let Some(pse) = prev.filter(|_| self.bw_used && !self.task_throttle()) {
+            if self.prev_runtime_spent(cx, pse) {
+                // v5.15: a level ran out of runtime: the `simple` path puts prev back
+                // (throttling there) and picks from the root.
+                self.put_prev_path(cx, pse);
+                prev = None;
+            }
+        }
         let se = self.pick_task_fair(cx, cpu);
         match se {
             None => {
@@ -25,6 +33,22 @@ impl Fair {
             }
             Some(se) => Some(self.set_picked(cx, cpu, prev, se)),
         }
+    }
+
+    /// v5.15 `pick_next_task_fair`'s walk down prev's levels: each `curr` is brought up to
+    /// date, and a limited level whose runtime is spent (`check_cfs_rq_runtime`) sends the
+    /// pick to its `simple` path.
+    fn prev_runtime_spent(&mut self, cx: &mut Ctx, pse: Se) -> bool {
+        let mut spent = false;
+        for s in self.path(pse) {
+            let rq = self.cfs_rq_of(s);
+            if self.rq(rq).curr.is_some_and(|c| self.e(c).on_rq) {
+                self.update_curr(cx, rq);
+            }
+            let b = &self.bw_rq[rq.0 as usize];
+            spent |= b.runtime_enabled && b.runtime_remaining <= 0;
+        }
+        spent
     }
 
     /// `put_prev_task_fair` on its own: a higher class (rt, deadline) takes the CPU, so the
@@ -60,7 +84,7 @@ impl Fair {
     /// what it runs from now on. Only the choice is skipped.
     pub(super) fn direct_switch_fair(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
         let se = self.task_se(p);
-        if !self.e(se).on_rq || self.e(se).sched_delayed {
+        if !self.e(se).on_rq || self.e(se).sched_delayed || self.throttled_hierarchy(self.cfs_rq_of(se)) {
             return false;
         }
         let prev = self.cpu[cpu].prev.take().map(|t| self.task_se(t));
@@ -77,16 +101,23 @@ impl Fair {
     }
 
     /// `pick_task_fair`: from the root down; a delayed entity chosen on the way is dequeued
-    /// for good and the pick restarts (each restart removes one entity, so it ends).
+    /// for good and the pick restarts (each restart removes one entity, so it ends). v6.18:
+    /// a task picked through a throttled level is parked and the pick restarts (each
+    /// restart parks one task).
     fn pick_task_fair(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<Se> {
+        let task_throttle = self.bw_used && self.task_throttle();
         'again: loop {
             let mut rq = self.root(cpu);
             if self.rq(rq).nr_running == 0 {
                 return None;
             }
+            let mut throttled = false;
             loop {
                 if self.rq(rq).curr.is_some_and(|c| self.e(c).on_rq) {
                     self.update_curr(cx, rq);
+                }
+                if task_throttle {
+                    throttled |= self.check_cfs_rq_runtime(cx, rq);
                 }
                 let before = self.work.get().compared;
                 let Some(se) = self.pick_next_entity(cx, rq) else { continue 'again };
@@ -100,6 +131,10 @@ impl Fair {
                 }
                 match self.e(se).my_q {
                     Some(q) => rq = q,
+                    None if throttled => {
+                        self.park_throttled_task(cx, se);
+                        continue 'again;
+                    }
                     None => return Some(se),
                 }
             }
@@ -190,6 +225,9 @@ impl Fair {
     fn put_prev_entity(&mut self, cx: &mut Ctx, rq: RqId, prev: Se) {
         if self.e(prev).on_rq {
             self.update_curr(cx, rq);
+        }
+        self.check_cfs_rq_runtime(cx, rq);
+        if self.e(prev).on_rq {
             self.tree_insert(rq, prev);
             self.update_load_avg(cx, rq, prev, 0);
         }
@@ -307,7 +345,7 @@ impl Fair {
             return;
         };
         let (se, pse) = (self.task_se(curr), self.task_se(p));
-        if se == pse {
+        if se == pse || self.throttled_hierarchy(self.cfs_rq_of(pse)) || self.tf[p].throttled {
             return;
         }
         let curr_rq = self.cfs_rq_of(se);

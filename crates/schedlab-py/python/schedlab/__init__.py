@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import pandas as pd
 
 from . import _native, ext
-from ._frames import cpus_frame, locks_frame, series_frame, spans_frame, tasks_frame
+from ._frames import cpus_frame, groups_frame, locks_frame, series_frame, spans_frame, tasks_frame
 from ._native import InputError, SchedlabError, SimulationError
 
 __all__ = [
@@ -108,6 +108,11 @@ class Result:
         return self._frame("spans", spans_frame)
 
     @property
+    def groups(self) -> pd.DataFrame:
+        """One row per bandwidth-limited group (cpu.max): its limit and cpu.stat."""
+        return self._frame("groups", groups_frame)
+
+    @property
     def series(self) -> pd.DataFrame:
         """Sampled time series in long format (empty unless run with ``sample=``)."""
         return self._frame("series", series_frame)
@@ -157,6 +162,10 @@ class Comparison:
     @property
     def spans(self) -> pd.DataFrame:
         return self._concat("spans")
+
+    @property
+    def groups(self) -> pd.DataFrame:
+        return self._concat("groups")
 
     @property
     def series(self) -> pd.DataFrame:

@@ -21,6 +21,12 @@ CPU_COLUMNS = ["cpu", "user_ns", "kernel_ns", "spin_ns", "idle_ns", "other_ns"]
 LOCK_COLUMNS = ["lock", "site", "acquisitions", "contended", "spin_ns"]
 LOCK_LINE_COLUMNS = ["line_transfers", "line_ns"]
 SPAN_COLUMNS = ["name", "count", "per_sec", "mean_ns", "min_ns"]
+GROUP_COLUMNS = [
+    "name", "max_quota_ns", "max_period_ns", "max_burst_ns", "nr_periods", "nr_throttled", "throttled_ns",
+    "nr_bursts", "burst_ns",
+]
+# Absent from a record when unlimited (max_quota_ns) or from v5.15's cpu.stat (the bursts).
+GROUP_OPTIONAL = ["max_quota_ns", "nr_bursts", "burst_ns"]
 SERIES_COLUMNS = ["scheduler", "time_ns", "entity", "id", "name", "metric", "value"]
 
 
@@ -99,6 +105,16 @@ def spans_frame(record: Dict[str, Any]) -> pd.DataFrame:
         row.update({f"latency_ns.{k}": s["latency_ns"][k] for k in LATENCY_KEYS})
         rows.append(row)
     return _frame(record, rows, cols)
+
+
+def groups_frame(record: Dict[str, Any]) -> pd.DataFrame:
+    """One row per bandwidth-limited group: its cpu.max and cpu.stat; the optional fields
+    are nullable ``Int64`` (missing when absent)."""
+    rows = [{k: g.get(k) for k in GROUP_COLUMNS} for g in record.get("groups", [])]
+    df = _frame(record, rows, GROUP_COLUMNS)
+    for k in GROUP_OPTIONAL:
+        df[k] = df[k].astype("Int64")
+    return df
 
 
 def series_frame(record: Dict[str, Any]) -> pd.DataFrame:

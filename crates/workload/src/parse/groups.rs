@@ -2,7 +2,7 @@
 //! task fields that refer to them.
 
 use super::{join, DeValue, P, R, V};
-use schedlab_sched_api::{CgroupDef, SessionDef, TaskGroups};
+use schedlab_sched_api::{CgroupDef, CpuMax, SessionDef, TaskGroups};
 use std::collections::BTreeMap;
 use toml::de::DeTable;
 
@@ -12,6 +12,15 @@ pub const CPU_WEIGHT_MIN: i64 = 1;
 pub const CPU_WEIGHT_MAX: i64 = 10_000;
 /// `CGROUP_WEIGHT_DFL`.
 pub const CPU_WEIGHT_DEFAULT: u32 = 100;
+
+/// `min_cfs_quota_period` / `min_bw_quota_period_us` (core.c 5.15 / 6.18): the smallest
+/// quota and period `tg_set_cfs_bandwidth` accepts, 1 ms.
+pub const MIN_CFS_QUOTA_PERIOD: u64 = 1_000_000;
+/// `max_cfs_quota_period` / `max_bw_quota_period_us`: the largest period, 1 s.
+pub const MAX_CFS_QUOTA_PERIOD: u64 = 1_000_000_000;
+/// `max_cfs_runtime` = `MAX_BW` µs (`BW_SHIFT` = 20: 2^44 − 1 µs), the largest quota and
+/// quota + burst.
+pub const MAX_CFS_RUNTIME: u64 = ((1 << 44) - 1) * 1000;
 
 /// The cgroups and sessions, with each one's index by name (tasks name them).
 pub(super) struct Groups {
@@ -26,6 +35,7 @@ struct RawGroup {
     name: String,
     parent: Option<String>,
     weight: u32,
+    max: CpuMax,
     parent_at: usize,
 }
 
@@ -83,7 +93,7 @@ impl P<'_> {
         for (i, item, t) in self.array_of_tables(root, "group")? {
             self.step()?;
             let f = format!("group[{i}]");
-            self.check_keys(t, &["name", "weight", "parent"], &f)?;
+            self.check_keys(t, &["name", "weight", "parent", "max", "burst"], &f)?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
             if index.insert(name.clone(), i).is_some() {
                 return Err(self.err(
@@ -110,9 +120,92 @@ impl P<'_> {
                 Some(v) => (Some(self.string(v, &join(&f, "parent"))?), v.span().start),
                 None => (None, item.span().start),
             };
-            raw.push(RawGroup { name, parent, weight, parent_at });
+            let max = self.cpu_max(t, &f)?;
+            raw.push(RawGroup { name, parent, weight, max, parent_at });
         }
         self.order_cgroups(&raw, &index)
+    }
+
+    /// A group's `max = "QUOTA/PERIOD"` (cgroup v2 `cpu.max`; `QUOTA` may be `max`, and a
+    /// lone `QUOTA` keeps the default 100 ms period, as writing one number to `cpu.max`
+    /// does) and `burst` (`cpu.max.burst`), refused where `tg_set_cfs_bandwidth` (core.c
+    /// v5.15, v6.18) returns EINVAL: quota or period below 1 ms, period above 1 s, quota or
+    /// quota + burst above `max_cfs_runtime`, burst above the quota. A quota above
+    /// period × CPUs is allowed, as the kernel allows it (it never binds). The files are in
+    /// microseconds, so a value must be a whole number of them.
+    fn cpu_max(&self, t: &DeTable, f: &str) -> R<CpuMax> {
+        let mut max = CpuMax::default();
+        if let Some(v) = self.get(t, "max") {
+            let field = join(f, "max");
+            let at = v.span().start;
+            let text = self.string(v, &field)?;
+            let (q, p) = match text.split_once('/') {
+                Some((q, p)) => (q.trim(), Some(p.trim())),
+                None => (text.trim(), None),
+            };
+            let us = |s: &str, what: &str| -> R<u64> {
+                let d = schedlab_sim::parse_duration(s).map_err(|m| self.err(at, &field, format!("{what}: {m}")))?.0;
+                if d % 1000 != 0 {
+                    return Err(self.err(
+                        at,
+                        &field,
+                        format!("{what} `{s}` is not a whole number of µs (cpu.max is in µs)"),
+                    ));
+                }
+                Ok(d)
+            };
+            if let Some(p) = p {
+                max.period = us(p, "period")?;
+            }
+            if !(MIN_CFS_QUOTA_PERIOD..=MAX_CFS_QUOTA_PERIOD).contains(&max.period) {
+                return Err(self.err(
+                    at,
+                    &field,
+                    format!("period {} outside 1ms..=1s (tg_set_cfs_bandwidth)", schedlab_sim::Ns(max.period)),
+                ));
+            }
+            if q != "max" {
+                let quota = us(q, "quota")?;
+                if quota < MIN_CFS_QUOTA_PERIOD {
+                    return Err(self.err(
+                        at,
+                        &field,
+                        format!("quota {} below 1ms (tg_set_cfs_bandwidth refuses it)", schedlab_sim::Ns(quota)),
+                    ));
+                }
+                if quota > MAX_CFS_RUNTIME {
+                    return Err(self.err(
+                        at,
+                        &field,
+                        format!("quota {} above max_cfs_runtime (2^44 - 1 µs)", schedlab_sim::Ns(quota)),
+                    ));
+                }
+                max.quota = Some(quota);
+            }
+        }
+        if let Some(v) = self.get(t, "burst") {
+            let field = join(f, "burst");
+            let burst = self.duration(v, &field)?.0;
+            if burst % 1000 != 0 {
+                return Err(self.err(
+                    v.span().start,
+                    &field,
+                    "burst is not a whole number of µs (cpu.max.burst is in µs)",
+                ));
+            }
+            if let Some(q) = max.quota {
+                if burst > q || burst + q > MAX_CFS_RUNTIME {
+                    let msg = format!(
+                        "burst {} above the quota {} (tg_set_cfs_bandwidth refuses it)",
+                        schedlab_sim::Ns(burst),
+                        schedlab_sim::Ns(q)
+                    );
+                    return Err(self.err(v.span().start, &field, msg));
+                }
+            }
+            max.burst = burst;
+        }
+        Ok(max)
     }
 
     /// Resolves parent names (`index`: each group's by name) and orders groups parents
@@ -154,6 +247,7 @@ impl P<'_> {
             name: raw[i].name.clone(),
             parent: parent_of[i].map(|p| new_index[p]),
             weight: raw[i].weight,
+            max: raw[i].max,
         };
         Ok(order.into_iter().map(def).collect())
     }
