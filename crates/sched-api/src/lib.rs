@@ -329,10 +329,54 @@ pub struct CgroupDef {
     pub name: String,
     /// The parent cgroup; `None`: the root cgroup.
     pub parent: Option<usize>,
-    /// `cpu.weight`, 1..=10000 (default 100).
+    /// `cpu.weight`, 1..=10000 (default 100). With `nice` set, the weight the kernel reads
+    /// back for that nice level's shares (`sched_weight_to_cgroup`).
     pub weight: u32,
+    /// `cpu.weight.nice` as written, −20..=19: the group's shares are then exactly
+    /// `sched_prio_to_weight[nice + 20]` (`cpu_weight_nice_write_s64`, core.c v5.15, v6.18),
+    /// which `weight` (rounded to the cgroup scale) does not always give back.
+    pub nice: Option<i32>,
+    /// `cpu.idle` = 1: the group is scheduled as a `SCHED_IDLE` entity
+    /// (`sched_group_set_idle`, fair.c v5.15, v6.18; needs group scheduling).
+    pub idle: bool,
     /// `cpu.max` and `cpu.max.burst` (default: unlimited, period 100 ms, no burst).
     pub max: CpuMax,
+}
+
+/// `sched_prio_to_weight[]` (core.c, identical v4.9…v6.18), indexed by nice + 20: the
+/// shares `cpu.weight.nice` writes.
+pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501,
+    1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// `sched_weight_to_cgroup` (sched.h v6.18; inline in `cpu_weight_read_u64` v5.15): shares
+/// on the 1024 scale to `cpu.weight` (`CGROUP_WEIGHT_DFL` = 100 ↔ 1024), rounded to nearest (`DIV_ROUND_CLOSEST_ULL`) and
+/// clamped to 1..=10000 (the clamp is v6.18's; no shares a nice level gives fall outside).
+pub fn sched_weight_to_cgroup(shares: u64) -> u32 {
+    ((shares * 100 + 512) / 1024).clamp(1, 10_000) as u32
+}
+
+/// `cpu_weight_nice_read_s64` (core.c v5.15, v6.18): the nice level whose table weight is
+/// nearest a group's shares, scanning from nice −20 and stopping where the distance stops
+/// shrinking (so a tie goes to the lower nice).
+pub fn cpu_weight_nice_of(shares: u64) -> i32 {
+    let mut last = u64::MAX;
+    let mut prio = 0;
+    while prio < SCHED_PRIO_TO_WEIGHT.len() {
+        let delta = SCHED_PRIO_TO_WEIGHT[prio].abs_diff(shares);
+        if delta >= last {
+            break;
+        }
+        last = delta;
+        prio += 1;
+    }
+    prio as i32 - 1 - 20
+}
+
+/// `cpu_weight_nice_write_s64`: the shares of a nice level, −20..=19.
+pub fn shares_of_nice(nice: i32) -> u64 {
+    SCHED_PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
 }
 
 /// A cgroup's CPU bandwidth limit (cgroup v2 `cpu.max` = "`$MAX $PERIOD`", `cpu.max.burst`;
@@ -686,13 +730,21 @@ pub trait SchedClass {
 
     /// The workload's task groups (cgroups and sessions), before any task exists
     /// (`sched_create_group`, `autogroup_create`). Policies without group scheduling
-    /// ignore their weights, but refuse a CPU limit (`cpu.max`): a limit silently not
-    /// enforced would be a wrong result. An `Err` refuses the run (e.g. a tunable conflicts
-    /// with them).
+    /// ignore their weights, but refuse a CPU limit (`cpu.max`) and an idle group
+    /// (`cpu.idle`): a limit silently not enforced, or an idle group run at full weight,
+    /// would be a wrong result. An `Err` refuses the run (e.g. a tunable conflicts with
+    /// them).
     fn set_task_groups(&mut self, groups: &TaskGroups) -> Result<(), String> {
-        match groups.cgroups.iter().find(|c| c.max.quota.is_some()) {
-            Some(c) => Err(format!(
+        if let Some(c) = groups.cgroups.iter().find(|c| c.max.quota.is_some()) {
+            return Err(format!(
                 "group `{}`: cpu.max needs a scheduler with CPU bandwidth control (Linux's fair class, \
+                 v5.15 on here); this one has none",
+                c.name
+            ));
+        }
+        match groups.cgroups.iter().find(|c| c.idle) {
+            Some(c) => Err(format!(
+                "group `{}`: cpu.idle needs a scheduler with group scheduling (Linux's fair class, \
                  v5.15 on here); this one has none",
                 c.name
             )),

@@ -275,7 +275,7 @@ impl Fair {
     /// group's task counts.
     fn dequeue_throttled_group(&mut self, cx: &mut Ctx, rq: RqId) {
         let r = self.rq(rq);
-        let (tasks, runnable, idle) = (r.h_nr_running, r.h_nr_runnable, r.idle_h_nr);
+        let (tasks, runnable, mut idle) = (r.h_nr_running, r.h_nr_runnable, r.idle_h_nr);
         let gse = self.group_se(r.tg, r.cpu);
         let mut flags = dequeue::SLEEP;
         if self.t.version >= Version::V6_12 {
@@ -295,6 +295,7 @@ impl Fair {
                 self.update_load_avg(cx, q, s, UPDATE_TG);
                 self.update_cfs_group(cx, s);
             }
+            idle = self.idle_above(s, tasks, idle);
             self.count_h(q, -1, tasks, runnable, idle);
             if self.rq(q).load != 0 {
                 dequeuing = false;
@@ -355,7 +356,7 @@ impl Fair {
     /// regain the group's task counts.
     fn enqueue_throttled_group(&mut self, cx: &mut Ctx, rq: RqId) {
         let r = self.rq(rq);
-        let (tasks, runnable, idle) = (r.h_nr_running, r.h_nr_runnable, r.idle_h_nr);
+        let (tasks, runnable, mut idle) = (r.h_nr_running, r.h_nr_runnable, r.idle_h_nr);
         let gse = self.group_se(r.tg, r.cpu);
         let mut enqueuing = true;
         for s in self.path(gse) {
@@ -369,6 +370,7 @@ impl Fair {
                 self.update_load_avg(cx, q, s, UPDATE_TG);
                 self.update_cfs_group(cx, s);
             }
+            idle = self.idle_above(s, tasks, idle);
             self.count_h(q, 1, tasks, runnable, idle);
             if self.cfs_rq_throttled(q) {
                 break;

@@ -32,7 +32,7 @@ impl Fair {
             self.update_avg_idle(cpu, cx.now.0);
         }
         let runnable = u64::from(!self.e(se).sched_delayed);
-        let idle = u64::from(self.e(se).idle_policy);
+        let mut idle = u64::from(self.e(se).idle_policy);
         let mut flags = flags;
         let mut slice = 0;
         let mut walk = Some(se);
@@ -52,6 +52,7 @@ impl Fair {
             }
             self.enqueue_entity(cx, rq, s, flags);
             slice = self.cfs_rq_min_slice(rq);
+            idle = self.idle_above(s, 1, idle);
             self.count_h(rq, 1, 1, runnable, idle);
             if self.stops_at_throttled(rq) {
                 return;
@@ -67,6 +68,7 @@ impl Fair {
                 self.requeue_slice(rq, s, slice);
                 slice = self.cfs_rq_min_slice(rq);
             }
+            idle = self.idle_above(s, 1, idle);
             self.count_h(rq, 1, 1, runnable, idle);
             if self.stops_at_throttled(rq) {
                 return;
@@ -177,7 +179,7 @@ impl Fair {
         // A task dequeued while delayed, other than to complete the delay, stays delayed
         // (migration, save/restore): it was not runnable before and is not now.
         let runnable = u64::from(is_task && (sleep || flags & dequeue::DELAYED != 0 || !self.e(se).sched_delayed));
-        let idle = u64::from(is_task && self.e(se).idle_policy);
+        let mut idle = u64::from(is_task && self.e(se).idle_policy);
         let tasks = u64::from(is_task);
         let mut flags = flags;
         let mut walk = Some(se);
@@ -192,6 +194,7 @@ impl Fair {
                 slice = self.cfs_rq_min_slice(rq);
                 break;
             }
+            idle = self.idle_above(s, tasks, idle);
             self.count_h(rq, -1, tasks, runnable, idle);
             if self.stops_at_throttled(rq) {
                 return true;
@@ -216,6 +219,7 @@ impl Fair {
                 self.requeue_slice(rq, s, slice);
                 slice = self.cfs_rq_min_slice(rq);
             }
+            idle = self.idle_above(s, tasks, idle);
             self.count_h(rq, -1, tasks, runnable, idle);
             if self.stops_at_throttled(rq) {
                 return true;

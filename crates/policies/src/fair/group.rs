@@ -7,9 +7,15 @@
 //! Groups come from the workload: cgroups (`[[group]]`, cgroup v2 `cpu.weight`) and
 //! sessions, each of which is an autogroup when `autogroup` is on (a task in the root
 //! cgroup with a session runs in its session's autogroup, `task_wants_autogroup`).
+//!
+//! An idle cgroup (`cpu.idle` = 1, `sched_group_set_idle`, fair.c v5.15, v6.18) has the
+//! shares of a `SCHED_IDLE` task (`WEIGHT_IDLEPRIO`), its entities are idle entities for
+//! wakeup preemption (`se_is_idle`), and every task below it counts as idle in the
+//! ancestors' `idle_h_nr_running` (`h_nr_idle` in v6.18), so a CPU running only such
+//! tasks is a `sched_idle_cpu` for wakeup placement.
 
 use super::entity::{CfsRq, Entity, RqId, Se};
-use super::weights::{LoadWeight, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT};
+use super::weights::{LoadWeight, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT, WEIGHT_IDLEPRIO};
 use super::{Fair, MIN_VRUNTIME_INIT};
 use schedlab_sched_api::{Ctx, TaskGroups, TaskInfo};
 use schedlab_sim::{CpuId, TaskId};
@@ -28,12 +34,27 @@ pub struct TaskGroup {
     pub shares: u64,
     /// `tg->load_avg`: Σ over CPUs of each group runqueue's last contribution.
     pub load_avg: u64,
+    /// `tg->idle` (and each of its runqueues' `cfs_rq->idle`): `cpu.idle` = 1.
+    pub idle: bool,
 }
 
 impl TaskGroup {
     pub fn root() -> TaskGroup {
-        TaskGroup { name: "/".into(), parent: 0, depth: 0, shares: NICE_0_LOAD, load_avg: 0 }
+        TaskGroup { name: "/".into(), parent: 0, depth: 0, shares: NICE_0_LOAD, load_avg: 0, idle: false }
     }
+}
+
+/// A cgroup's `tg->shares`: `WEIGHT_IDLEPRIO` for an idle group (`sched_group_set_idle`
+/// sets it so: "idle groups have minimum weight"), the nice level's table weight for one
+/// given by `cpu.weight.nice` (`cpu_weight_nice_write_s64`), else `cpu.weight` scaled;
+/// clamped to `MIN_SHARES..=MAX_SHARES` as `__sched_group_set_shares` does.
+fn cgroup_shares(c: &schedlab_sched_api::CgroupDef) -> u64 {
+    let shares = if c.idle {
+        WEIGHT_IDLEPRIO
+    } else {
+        c.nice.map_or_else(|| shares_from_cpu_weight(c.weight), schedlab_sched_api::shares_of_nice)
+    };
+    shares.clamp(MIN_SHARES, 1 << 18)
 }
 
 /// `sched_weight_from_cgroup` (core.c): cgroup v2 `cpu.weight` (default 100) to shares,
@@ -56,23 +77,22 @@ impl Fair {
         for c in &groups.cgroups {
             let parent = c.parent.map_or(0, |p| p + 1);
             let depth = tgs[parent].depth + 1;
-            tgs.push(TaskGroup {
-                name: c.name.clone(),
-                parent,
-                depth,
-                shares: shares_from_cpu_weight(c.weight).clamp(MIN_SHARES, 1 << 18),
-                load_avg: 0,
-            });
+            tgs.push(TaskGroup { name: c.name.clone(), parent, depth, shares: cgroup_shares(c), load_avg: 0, idle: c.idle });
             maxes.push(c.max);
         }
         for s in &groups.sessions {
             // `proc_sched_autogroup_set_nice`: shares = the nice level's weight.
             let shares = SCHED_PRIO_TO_WEIGHT[(s.nice.clamp(-20, 19) + 20) as usize];
-            tgs.push(TaskGroup { name: format!("autogroup-{}", s.name), parent: 0, depth: 1, shares, load_avg: 0 });
+            let name = format!("autogroup-{}", s.name);
+            tgs.push(TaskGroup { name, parent: 0, depth: 1, shares, load_avg: 0, idle: false });
             maxes.push(schedlab_sched_api::CpuMax::default());
         }
         if self.t.version == super::Version::V4_9 && maxes.iter().any(|m| m.quota.is_some()) {
             return Err("cpu.max: bandwidth control is modelled for v5.15 and later, not v4.9".into());
+        }
+        if let Some(c) = groups.cgroups.iter().find(|c| c.idle).filter(|_| self.t.version == super::Version::V4_9) {
+            // `cpu.idle` came with v5.15 ("sched: Cgroup SCHED_IDLE support").
+            return Err(format!("group `{}`: cpu.idle needs v5.15 or later; v4.9 has no idle groups", c.name));
         }
         self.rebuild(tgs);
         self.init_bandwidth(&maxes);
@@ -93,6 +113,7 @@ impl Fair {
                     cfs_rq: parent_rq,
                     my_q: Some(self.group_rq(g, c)),
                     depth: tg.depth - 1,
+                    idle_policy: tg.idle,
                     slice: self.t.base_slice,
                     ..Entity::default()
                 });
@@ -106,6 +127,21 @@ impl Fair {
         self.nodes = super::tree::Nodes::default();
         let maxes = vec![schedlab_sched_api::CpuMax::default(); self.tgs.len()];
         self.init_bandwidth(&maxes);
+    }
+
+    /// `cfs_rq_is_idle`: the runqueue of an idle group.
+    pub(super) fn cfs_rq_is_idle(&self, rq: RqId) -> bool {
+        self.tgs[self.rq(rq).tg].idle
+    }
+
+    /// The idle-task count a walk up carries past group entity `se` (`enqueue_task_fair`,
+    /// `dequeue_entities`, `throttle_cfs_rq`, `unthrottle_cfs_rq`): above an idle group's
+    /// runqueue every task counts as idle.
+    pub(super) fn idle_above(&self, se: Se, tasks: u64, idle: u64) -> u64 {
+        match self.e(se).my_q {
+            Some(q) if self.cfs_rq_is_idle(q) => tasks,
+            _ => idle,
+        }
     }
 
     /// The task group a new task runs in: its cgroup, else (with autogroup on) its

@@ -96,7 +96,8 @@ impl Fair {
         cx.idle_cpu(cpu) && self.adj.nr[cpu] == 0
     }
 
-    /// `sched_idle_cpu`: only `SCHED_IDLE` tasks are queued.
+    /// `sched_idle_cpu` (`sched_idle_rq`): only idle tasks are queued — `SCHED_IDLE` ones
+    /// and, since v5.15, those of idle groups (`idle_h_nr_running` counts both).
     fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
         let rq = self.rq(self.root(cpu));
         rq.h_nr_running > 0 && rq.h_nr_running == rq.idle_h_nr

@@ -7,11 +7,9 @@ pub const NICE_0_LOAD: u64 = 1024;
 /// `WMULT_CONST` (`~0U`).
 const WMULT_CONST: u64 = 0xffff_ffff;
 
-/// `sched_prio_to_weight[]` (core.c, identical v4.9…v6.18), indexed by nice + 20.
-pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
-    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501,
-    1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
-];
+/// `sched_prio_to_weight[]` (core.c), indexed by nice + 20; defined beside the cgroup
+/// weight views that also read it.
+pub use schedlab_sched_api::SCHED_PRIO_TO_WEIGHT;
 
 /// `sched_prio_to_wmult[]` (core.c): 2^32 / weight, precomputed.
 pub const SCHED_PRIO_TO_WMULT: [u32; 40] = [

@@ -2,7 +2,7 @@
 //! task fields that refer to them.
 
 use super::{join, DeValue, P, R, V};
-use schedlab_sched_api::{CgroupDef, CpuMax, SessionDef, TaskGroups};
+use schedlab_sched_api::{sched_weight_to_cgroup, shares_of_nice, CgroupDef, CpuMax, SessionDef, TaskGroups};
 use std::collections::BTreeMap;
 use toml::de::DeTable;
 
@@ -29,12 +29,15 @@ pub(super) struct Groups {
     sessions: BTreeMap<String, usize>,
 }
 
-/// A `[[group]]` as written: its name, parent's name, weight, the offset of the table and
-/// of `parent` (or of the table without one).
+/// A `[[group]]` as written: its name, parent's name, weight (and nice level, when given as
+/// `weight_nice`), idleness, the offset of the table and of `parent` (or of the table
+/// without one).
 struct RawGroup {
     name: String,
     parent: Option<String>,
     weight: u32,
+    nice: Option<i32>,
+    idle: bool,
     max: CpuMax,
     parent_at: usize,
 }
@@ -93,7 +96,7 @@ impl P<'_> {
         for (i, item, t) in self.array_of_tables(root, "group")? {
             self.step()?;
             let f = format!("group[{i}]");
-            self.check_keys(t, &["name", "weight", "parent", "max", "burst"], &f)?;
+            self.check_keys(t, &["name", "weight", "weight_nice", "idle", "parent", "max", "burst"], &f)?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
             if index.insert(name.clone(), i).is_some() {
                 return Err(self.err(
@@ -102,7 +105,59 @@ impl P<'_> {
                     format!("group `{name}` is declared twice"),
                 ));
             }
-            let weight = match self.get(t, "weight") {
+            let (weight, nice) = self.cgroup_weight(t, &f)?;
+            let (parent, parent_at) = match self.get(t, "parent") {
+                Some(v) => (Some(self.string(v, &join(&f, "parent"))?), v.span().start),
+                None => (None, item.span().start),
+            };
+            let max = self.cpu_max(t, &f)?;
+            raw.push(RawGroup { name, parent, weight, nice, idle: self.flag(t, "idle", &f)?, max, parent_at });
+        }
+        self.order_cgroups(&raw, &index)
+    }
+
+    /// A group's `weight` (`cpu.weight`) or `weight_nice` (`cpu.weight.nice`: the group's
+    /// shares become that nice level's weight, `cpu_weight_nice_write_s64`, core.c v5.15,
+    /// v6.18), at most one of them, and neither on an idle group: `sched_group_set_shares`
+    /// refuses (EINVAL) while `tg_is_idle`, and writing `cpu.idle` resets the shares, so a
+    /// weight beside `idle = true` would be lost either way. The weight with `weight_nice`
+    /// is what `cpu.weight` then reads (`sched_weight_to_cgroup`).
+    fn cgroup_weight(&self, t: &DeTable, f: &str) -> R<(u32, Option<i32>)> {
+        let (w, n) = (self.get(t, "weight"), self.get(t, "weight_nice"));
+        if let (Some(_), Some(v)) = (w, n) {
+            return Err(self.err(
+                v.span().start,
+                &join(f, "weight_nice"),
+                "`weight` and `weight_nice` both set (cpu.weight and cpu.weight.nice are two views of one \
+                 value: give one)",
+            ));
+        }
+        if let Some(v) = w.or(n) {
+            if self.flag(t, "idle", f)? {
+                let key = if w.is_some() { "weight" } else { "weight_nice" };
+                return Err(self.err(
+                    v.span().start,
+                    &join(f, key),
+                    "an idle group (`idle = true`) has no settable weight (sched_group_set_shares \
+                     refuses it while cpu.idle is 1)",
+                ));
+            }
+        }
+        if let Some(v) = n {
+            let field = join(f, "weight_nice");
+            let nice = self.int(v, &field)?;
+            if !(-20..=19).contains(&nice) {
+                return Err(self.err(
+                    v.span().start,
+                    &field,
+                    format!("cpu.weight.nice {nice} outside -20..=19 (cpu_weight_nice_write_s64: ERANGE)"),
+                ));
+            }
+            let nice = nice as i32;
+            return Ok((sched_weight_to_cgroup(shares_of_nice(nice)), Some(nice)));
+        }
+        Ok((
+            match w {
                 Some(v) => {
                     let w = self.int(v, &join(&f, "weight"))?;
                     if !(CPU_WEIGHT_MIN..=CPU_WEIGHT_MAX).contains(&w) {
@@ -115,15 +170,9 @@ impl P<'_> {
                     w as u32
                 }
                 None => CPU_WEIGHT_DEFAULT,
-            };
-            let (parent, parent_at) = match self.get(t, "parent") {
-                Some(v) => (Some(self.string(v, &join(&f, "parent"))?), v.span().start),
-                None => (None, item.span().start),
-            };
-            let max = self.cpu_max(t, &f)?;
-            raw.push(RawGroup { name, parent, weight, max, parent_at });
-        }
-        self.order_cgroups(&raw, &index)
+            },
+            None,
+        ))
     }
 
     /// A group's `max = "QUOTA/PERIOD"` (cgroup v2 `cpu.max`; `QUOTA` may be `max`, and a
@@ -247,6 +296,8 @@ impl P<'_> {
             name: raw[i].name.clone(),
             parent: parent_of[i].map(|p| new_index[p]),
             weight: raw[i].weight,
+            nice: raw[i].nice,
+            idle: raw[i].idle,
             max: raw[i].max,
         };
         Ok(order.into_iter().map(def).collect())
