@@ -69,8 +69,8 @@ fn wakeup_placement_prefers_a_cpu_running_only_idle_group_tasks() {
         let j = job(&text, "smp2", sched, 2, sets);
         run_with_probe(&j, &mut sw);
         let w = task(&run(&j), "w").tid;
-        let on = |sw: &Switches, cpu: usize| sw.0.iter().filter(|s| s.3 == Some(w) && s.1 == cpu).count();
-        let (c0, c1) = (on(&sw, 0), on(&sw, 1));
+        let on = |sw: &Switches, w: usize, cpu: usize| sw.0.iter().filter(|s| s.3 == Some(w) && s.1 == cpu).count();
+        let (c0, c1) = (on(&sw, w, 0), on(&sw, w, 1));
         assert!(c1 > 300, "{sched}: the waker ran on CPU 1 {c1} times");
         assert!(c0 <= 2, "{sched}: the waker ran on the busy CPU 0 {c0} times (CPU 1 {c1})");
         let control = format!("{}{}{waker}", hog("n", 0, 0), hog("i", 0, 1));
@@ -78,7 +78,8 @@ fn wakeup_placement_prefers_a_cpu_running_only_idle_group_tasks() {
         let mut sw = Switches::default();
         run_with_probe(&j, &mut sw);
         let w = task(&run(&j), "w").tid;
-        assert!(on(&sw, 0) > 10, "{sched}: control: CPU 0 {} CPU 1 {}", on(&sw, 0), on(&sw, 1));
+        let (c0, c1) = (on(&sw, w, 0), on(&sw, w, 1));
+        assert!(c0 > 10, "{sched}: control: the waker ran on CPU 0 {c0} times, CPU 1 {c1}");
     }
 }
 

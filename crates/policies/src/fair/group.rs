@@ -77,7 +77,14 @@ impl Fair {
         for c in &groups.cgroups {
             let parent = c.parent.map_or(0, |p| p + 1);
             let depth = tgs[parent].depth + 1;
-            tgs.push(TaskGroup { name: c.name.clone(), parent, depth, shares: cgroup_shares(c), load_avg: 0, idle: c.idle });
+            tgs.push(TaskGroup {
+                name: c.name.clone(),
+                parent,
+                depth,
+                shares: cgroup_shares(c),
+                load_avg: 0,
+                idle: c.idle,
+            });
             maxes.push(c.max);
         }
         for s in &groups.sessions {
