@@ -155,3 +155,23 @@ fn schedulers_without_group_scheduling_refuse_an_idle_group() {
         assert!(e.contains("cpu.idle") && e.contains("bg"), "{sched}: {e}");
     }
 }
+
+/// An idle group under `cpu.max` (20 ms per 100 ms) with a hog and a sleeper, beside a
+/// normal sleeper on the same CPU: throttling takes the group's tasks out of the idle
+/// counts and unthrottling puts them back (`throttle_cfs_rq`/`unthrottle_cfs_rq` count
+/// every task above an idle group's runqueue as idle), which the checker verifies after
+/// every event against the entities (`idle_h_nr_running`); the group stays within its
+/// quota and is throttled.
+#[test]
+fn an_idle_group_under_cpu_max_keeps_its_idle_counts() {
+    for (sched, sets) in SCHEDS {
+        let group = "[[group]]\nname = \"bg\"\nidle = true\nmax = \"20ms/100ms\"\n";
+        let inner = "[[task]]\nname = \"s\"\naffinity = [1]\ngroup = \"bg\"\nprogram = [ { loop = \"forever\", do = [ { run = \"1ms\" }, { sleep = \"3ms\" } ] } ]\n";
+        let text = format!("{group}{}{inner}{}", hog_in("i", "bg", 1), sleeper("w", 0, 1, "2ms", "5ms"));
+        let r = run(&job(&text, "smp2", sched, 2, sets));
+        let used = task(&r, "i").runtime_ns + task(&r, "s").runtime_ns;
+        assert!(used <= 2 * 20_000_000 * 10 + 5_000_000, "{sched}: the group used {used} ns in 2 s");
+        let g = r.groups.iter().find(|g| g.name == "bg").expect("cpu.stat of bg");
+        assert!(g.nr_throttled > 5, "{sched}: {g:?}");
+    }
+}

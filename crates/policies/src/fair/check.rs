@@ -11,6 +11,8 @@ struct Sums {
     /// Σ of each entity's `h_nr_running` / `h_nr_runnable` (1 / 1 unless delayed for a task).
     h: u64,
     h_runnable: u64,
+    /// Σ of each entity's idle tasks (`idle_h_nr_running`): all of an idle group's.
+    h_idle: u64,
     load: u64,
     nr: u64,
     /// Tree entities only: Σ key·w and Σ w (EEVDF's `avg_vruntime`, `avg_load`).
@@ -77,14 +79,16 @@ impl Fair {
             s.lag += self.e(c).load.weight as i128 * vdiff(v, self.e(c).vruntime) as i128;
             s.lag_w += self.e(c).load.weight as i128;
         }
-        if (s.h, s.h_runnable) != (r.h_nr_running, r.h_nr_runnable) {
+        if (s.h, s.h_runnable, s.h_idle) != (r.h_nr_running, r.h_nr_runnable, r.idle_h_nr) {
             return Err(format!(
-                "{}: h_nr_running {} / h_nr_runnable {} but the entities hold {} / {}",
+                "{}: h_nr_running {} / h_nr_runnable {} / idle_h_nr_running {} but the entities hold {} / {} / {}",
                 name(),
                 r.h_nr_running,
                 r.h_nr_runnable,
+                r.idle_h_nr,
                 s.h,
-                s.h_runnable
+                s.h_runnable,
+                s.h_idle
             ));
         }
         match s.bad {
@@ -151,10 +155,12 @@ impl Fair {
             Some(q) => {
                 s.h += self.rq(q).h_nr_running;
                 s.h_runnable += self.rq(q).h_nr_runnable;
+                s.h_idle += if self.cfs_rq_is_idle(q) { self.rq(q).h_nr_running } else { self.rq(q).idle_h_nr };
             }
             None => {
                 s.h += 1;
                 s.h_runnable += u64::from(!self.e(se).sched_delayed);
+                s.h_idle += u64::from(self.e(se).idle_policy);
             }
         }
     }

@@ -159,11 +159,11 @@ impl P<'_> {
         Ok((
             match w {
                 Some(v) => {
-                    let w = self.int(v, &join(&f, "weight"))?;
+                    let w = self.int(v, &join(f, "weight"))?;
                     if !(CPU_WEIGHT_MIN..=CPU_WEIGHT_MAX).contains(&w) {
                         return Err(self.err(
                             v.span().start,
-                            &join(&f, "weight"),
+                            &join(f, "weight"),
                             format!("cpu.weight {w} outside {CPU_WEIGHT_MIN}..={CPU_WEIGHT_MAX}"),
                         ));
                     }
