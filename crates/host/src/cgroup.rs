@@ -135,9 +135,16 @@ impl Cgroups {
             };
             std::fs::create_dir(&dir).map_err(|e| format!("group `{}`: mkdir {}: {e}", d.name, dir.display()))?;
             cg.dirs.push(dir.clone());
-            let shares = shares_of(d.weight);
+            // `weight_nice` gives its nice level's shares exactly (`cpu_weight_nice_write_s64`).
+            let shares = d.nice.map_or_else(|| shares_of(d.weight), schedlab_sched_api::shares_of_nice);
             std::fs::write(dir.join("cpu.shares"), shares.to_string())
                 .map_err(|e| format!("group `{}`: cpu.shares = {shares}: {e}", d.name))?;
+            // `cpu.idle` (v1 and v2 since v5.15, `cpu_idle_write_s64`); written after the
+            // shares, which it replaces with WEIGHT_IDLEPRIO. A kernel without it refuses.
+            if d.idle {
+                std::fs::write(dir.join("cpu.idle"), "1")
+                    .map_err(|e| format!("group `{}`: cpu.idle = 1 (needs Linux 5.15 or later): {e}", d.name))?;
+            }
         }
         Ok(cg)
     }
