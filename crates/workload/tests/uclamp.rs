@@ -32,3 +32,16 @@ fn bad_clamps_are_located_errors() {
         assert!(err.contains(&format!("u.toml:{line}:")) && err.contains(what), "{fields}: {err}");
     }
 }
+
+/// rt-app: a thread's `util_min`/`util_max` become its task's clamps (−1, rt-app's "unset",
+/// none); an inverted pair is the kernel's error, located in the JSON.
+#[test]
+fn rtapp_thread_clamps_pass_through() {
+    let json = |extra: &str| format!(r#"{{ "tasks": {{ "t": {{ {extra} "run": 1000, "sleep": 1000 }} }} }}"#);
+    let w = parse_workload("t.json", &json(r#""util_min": 300, "util_max": -1,"#), &[], 1).expect("parses");
+    assert_eq!(w.templates[0].uclamp, UclampReq { min: Some(300), max: None });
+    let w = parse_workload("t.json", &json(""), &[], 1).expect("parses");
+    assert!(w.templates[0].uclamp.is_none());
+    let e = parse_workload("t.json", &json("\n\"util_min\": 900, \"util_max\": 100,"), &[], 1).expect_err("inverted");
+    assert!(e.to_string().starts_with("t.json:2:") && e.to_string().contains("above util_max"), "{e}");
+}
