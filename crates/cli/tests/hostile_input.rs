@@ -472,12 +472,14 @@ fn convert_import_and_replay_stop_on_signals() {
 /// `schedlab plot` of a run shorter than the sampling interval wrote figures with nothing
 /// drawn and no warning: the series have their start and end samples now, each run-time
 /// line starts at the task's start, and a figure that still draws nothing is warned about.
+/// (An explicit `--sample`: without one, so short a run is sampled again densely.)
 #[test]
 fn runs_shorter_than_the_sampling_interval_still_plot() {
     let dir = tempfile::tempdir().unwrap();
     let w = "machine = \"smp2\"\n[[task]]\nname = \"a\"\ncount = 3\nprogram = [ { run = \"500us\" }, { sleep = \"100us\" }, { run = \"300us\" } ]\n";
     std::fs::write(dir.path().join("w.toml"), w).unwrap();
-    let (code, _, err) = schedlab_in(dir.path(), &["plot", "w.toml", "-o", "figs", "--all-figures"]);
+    let (code, _, err) =
+        schedlab_in(dir.path(), &["plot", "w.toml", "-o", "figs", "--all-figures", "--sample", "10ms"]);
     assert_eq!(code, 0, "{err}");
     let svg = std::fs::read_to_string(dir.path().join("figs/runtime.svg")).unwrap();
     let data = svg.split("<metadata id=\"schedlab-data\">").nth(1).unwrap().split("</metadata>").next().unwrap();

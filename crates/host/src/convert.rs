@@ -580,6 +580,7 @@ mod tests {
             session: schedlab_sched_api::OptIdx::NONE,
             slice: None,
             kthread: false,
+            uclamp: Default::default(),
         }
     }
 

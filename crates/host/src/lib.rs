@@ -517,6 +517,7 @@ fn task_infos(run: &Run) -> (Vec<TaskInfo>, Vec<(usize, i32)>) {
                 session: schedlab_sched_api::OptIdx::NONE,
                 slice: Some(s.slice.load(SeqCst)).filter(|&v| v != 0),
                 kthread: tpl.kthread,
+                uclamp: tpl.uclamp,
             }
         })
         .collect();

@@ -206,6 +206,12 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
                 tpl.name
             ));
         }
+        if !tpl.uclamp.is_none() {
+            return Err(format!(
+                "task `{}`: `util_min`/`util_max` are simulation-only: host runs do not set uclamp yet",
+                tpl.name
+            ));
+        }
         if tpl.vip {
             return Err(format!(
                 "task `{}`: `vip` is simulation-only: upstream Linux has no VIP futex queueing or inheritance",

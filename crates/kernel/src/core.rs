@@ -288,6 +288,10 @@ impl Kernel<'_> {
         let session = tpl.session.or_else(|| inherited(|i| i.session.get()));
         let slice = tpl.slice.map(|s| s.0).or_else(|| parent.and_then(|p| self.info[p].slice));
         let kthread = tpl.kthread;
+        // uclamp_fork (core.c, v5.15 and v6.18): the child keeps the parent's requests
+        // (no reset_on_fork here); the template's own replace them.
+        let up = parent.map(|p| self.info[p].uclamp).unwrap_or_default();
+        let uclamp = schedlab_sched_api::UclampReq { min: tpl.uclamp.min.or(up.min), max: tpl.uclamp.max.or(up.max) };
         self.info.push(TaskInfo {
             name,
             nice: tpl.nice,
@@ -299,6 +303,7 @@ impl Kernel<'_> {
             session: session.into(),
             slice,
             kthread,
+            uclamp,
         });
         let born = parent.map(|_| self.now);
         self.tasks.push(Task::new(template, policy, prog, cpu, self.now, born));

@@ -20,8 +20,7 @@
 //!   not frequency-invariant.
 //!
 //! schedutil starts each domain at its lowest frequency (a cold CPU); the governors' limits
-//! never change during a run (no `limits_changed`). No class sends rt or deadline
-//! utilisation yet.
+//! never change during a run (no `limits_changed`).
 
 use crate::Kernel;
 use schedlab_machine::{FreqGovernor, Machine, SugovVersion};
@@ -210,35 +209,45 @@ impl Speed {
     }
 
     /// `sugov_get_util` with the boost: `effective_cpu_util` and, on v6.18,
-    /// `sugov_effective_cpu_perf` (the 1.25 headroom, at least the deadline bandwidth);
-    /// v5.15 adds the headroom later, in `get_next_freq`. No IRQ time, no uclamp.
+    /// `sugov_effective_cpu_perf` (the 1.25 headroom between the minimum — the deadline
+    /// bandwidth or the runqueue's uclamp minimum — and the maximum, the capacity or the
+    /// runqueue's uclamp maximum); v5.15 clamps the cfs + rt sum and the boost with
+    /// `uclamp_rq_util_with` and adds the headroom later, in `get_next_freq`. With uclamp
+    /// not used, a runnable rt task asks for the whole capacity; with it, the rt tasks'
+    /// default minimum of 1024 does. No IRQ time.
     fn get_util(&mut self, cpu: CpuId, boost: u64) -> u64 {
         let u = self.sg[cpu].input;
         let cap = self.capacity[cpu];
         let util = match self.version {
             Some(SugovVersion::V6_18) => {
-                let mut min = u64::from(u.dl_bw);
-                if u.rt_runnable {
-                    min = min.max(cap);
-                }
+                let (mut min, max) = (u64::from(u.dl_bw), cap);
+                let max = if u.uclamp_used {
+                    min = min.max(u64::from(u.uclamp_min));
+                    max.min(u64::from(u.uclamp_max))
+                } else {
+                    if u.rt_runnable {
+                        min = min.max(cap);
+                    }
+                    max
+                };
                 let sum = u64::from(u.cfs) + u64::from(u.rt) + u64::from(u.dl);
                 let util = sum.min(cap).max(boost);
                 // map_util_perf, then max(min, min(actual, max)).
                 let actual = util + (util >> 2);
-                min.max(actual.min(cap))
+                min.max(actual.min(max))
             }
             _ => {
-                let util = if u.rt_runnable {
+                let util = if u.rt_runnable && !u.uclamp_used {
                     cap
                 } else {
-                    let util = u64::from(u.cfs) + u64::from(u.rt);
+                    let util = uclamp_rq_util_with(&u, u64::from(u.cfs) + u64::from(u.rt));
                     if util + u64::from(u.dl) >= cap {
                         cap
                     } else {
                         (util + u64::from(u.dl_bw)).min(cap)
                     }
                 };
-                util.max(boost)
+                util.max(uclamp_rq_util_with(&u, boost))
             }
         };
         self.sg[cpu].util = util;
@@ -342,6 +351,20 @@ impl Speed {
         self.set_scales(machine, d);
         Some(d)
     }
+}
+
+/// `uclamp_rq_util_with(rq, util, NULL)` (kernel/sched/sched.h, v5.15): `util` clamped to
+/// the runqueue's aggregated values, the minimum winning an inversion; `util` itself when
+/// uclamp is not used.
+fn uclamp_rq_util_with(u: &CpuUtil, util: u64) -> u64 {
+    if !u.uclamp_used {
+        return util;
+    }
+    let (min, max) = (u64::from(u.uclamp_min), u64::from(u.uclamp_max));
+    if min >= max {
+        return min;
+    }
+    util.clamp(min, max)
 }
 
 /// A frequency domain's statistics (`cpufreq_stats`): time at each table frequency and

@@ -222,3 +222,74 @@ fn the_rt_class_utilisation_decays_after_an_rt_hog_exits() {
     let fair_fast = window(&world(""), 400);
     assert!(fair_fast <= 2 * MS, "after the fair hog: {fair_fast} ns at 1.5 GHz or more");
 }
+
+/// The lowest table frequency of [`one_cpu`] at or above `raw` kHz
+/// (`cpufreq_driver_resolve_freq`).
+fn resolve(raw: u64) -> u64 {
+    (1..=10).map(|i| i * 300_000).find(|&f| f >= raw).unwrap_or(3_000_000)
+}
+
+/// The 10 % task of `schedutil_settles_a_periodic_task_where_the_formula_says` with
+/// `util_min = 512`: its utilisation (93–113) is below the clamp while it is runnable, so
+/// v6.18 asks for `max(min, min(1.25 util, max))` = 512 (`sugov_effective_cpu_perf`: the
+/// minimum gets no headroom) → 3 GHz × 512 / 1024 = 1.5 GHz; v5.15 clamps first
+/// (`uclamp_rq_util_with`) and adds the headroom after → 1.25 × 512 → 1.875 GHz → 2.1 GHz.
+/// Asleep, the CPU holds the frequency (no update while idle, and the dequeue's update
+/// comes before the CPU idled: `sugov_hold_freq`).
+#[test]
+fn uclamp_min_raises_a_periodic_task_to_the_frequency_the_formula_says() {
+    let wl = "[[task]]\nname = \"p\"\nutil_min = 512\nprogram = [ { loop = \"forever\", do = [ { run = \"1ms\" }, { timer = \"10ms\" } ] } ]\n";
+    let cases = [
+        (FreqGovernor::Schedutil618, resolve(3_000_000 * 512 / 1024)),
+        (FreqGovernor::Schedutil515, resolve(3_000_000 * (512 + 128) / 1024)),
+    ];
+    assert_eq!((cases[0].1, cases[1].1), (1_500_000, 2_100_000));
+    for (g, want) in cases {
+        let s = run(one_cpu(g), wl, "cfs", Ns(2000 * MS), |k, _| stats(k));
+        let at = |f: u64| s.time_in_state.iter().find(|e| e.0 == f).map_or(0, |e| e.1 .0);
+        assert!(at(want) >= 1800 * MS, "{g:?}: {:?}", s.time_in_state);
+        assert_eq!(at(600_000), 0, "{g:?}: never where the unclamped task settles");
+    }
+}
+
+/// A hog with `util_max = 512`: its utilisation reaches 1024, but v6.18 caps the request
+/// at the clamp (`min(1.25 util, max)` = 512 → 1.5 GHz) and v5.15 clamps the utilisation
+/// to 512 before the headroom (→ 1.875 GHz → 2.1 GHz); neither reaches the 3 GHz an
+/// unclamped hog runs at.
+#[test]
+fn uclamp_max_caps_a_hogs_frequency() {
+    let wl = "[[task]]\nname = \"hog\"\nutil_max = 512\nprogram = [ { run = \"1s\" } ]\n";
+    for (g, want) in [(FreqGovernor::Schedutil618, 1_500_000), (FreqGovernor::Schedutil515, 2_100_000)] {
+        let s = run(one_cpu(g), wl, "cfs", Ns(500 * MS), |k, _| stats(k));
+        let at = |f: u64| s.time_in_state.iter().find(|e| e.0 == f).map_or(0, |e| e.1 .0);
+        assert_eq!(at(3_000_000), 0, "{g:?}: {:?}", s.time_in_state);
+        assert!(at(want) >= 450 * MS, "{g:?}: {:?}", s.time_in_state);
+    }
+    let free = run(
+        one_cpu(FreqGovernor::Schedutil618),
+        "[[task]]\nname = \"hog\"\nprogram = [ { run = \"1s\" } ]\n",
+        "cfs",
+        Ns(500 * MS),
+        |k, _| stats(k),
+    );
+    assert!(free.time_in_state.iter().any(|e| e.0 == 3_000_000 && e.1 .0 > 0), "unclamped, the hog reaches the top");
+}
+
+/// With uclamp in use, a runnable rt task no longer asks for the top frequency by itself
+/// (`effective_cpu_util`'s `!uclamp_is_used()` test); its default minimum
+/// (`sysctl_sched_uclamp_util_min_rt_default`, 1024) does, unless it asks for less: a 10 %
+/// rt task with `util_min = 0` runs where its rt utilisation puts it, never at 3 GHz.
+#[test]
+fn an_rt_task_with_a_low_uclamp_min_is_not_sent_to_the_top() {
+    let task = |extra: &str| {
+        format!("[[task]]\nname = \"r\"\npolicy = \"fifo\"\nrt_priority = 10\n{extra}program = [ {{ loop = \"forever\", do = [ {{ run = \"1ms\" }}, {{ timer = \"10ms\" }} ] }} ]\n")
+    };
+    let top = |extra: &str, g| {
+        let s = run(one_cpu(g), &task(extra), "cfs", Ns(1000 * MS), |k, _| stats(k));
+        s.time_in_state.iter().find(|e| e.0 == 3_000_000).map_or(0, |e| e.1 .0)
+    };
+    for g in [FreqGovernor::Schedutil618, FreqGovernor::Schedutil515] {
+        assert!(top("", g) > 500 * MS, "{g:?}: the rt default goes to the top");
+        assert_eq!(top("util_min = 0\n", g), 0, "{g:?}: util_min 0");
+    }
+}

@@ -72,6 +72,7 @@ impl World {
             session: OptIdx::NONE,
             slice: None,
             kthread: false,
+            uclamp: Default::default(),
         });
         p
     }

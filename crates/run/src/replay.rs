@@ -98,6 +98,7 @@ fn task_info(m: &Model, i: usize, nr_cpus: usize) -> TaskInfo {
         session: schedlab_sched_api::OptIdx::NONE,
         slice: None,
         kthread: false,
+        uclamp: Default::default(),
     }
 }
 

@@ -62,6 +62,34 @@ pub struct CpuUtil {
     /// `cpu_bw_dl`: the running bandwidth of the CPU's deadline tasks, in capacity units.
     pub dl_bw: u32,
     /// `rt_rq_is_runnable(&rq->rt)`: an rt task is queued and not throttled, which makes
-    /// schedutil ask for the top frequency.
+    /// schedutil ask for the top frequency (when uclamp is not used).
     pub rt_runnable: bool,
+    /// `uclamp_is_used()` (the `sched_uclamp_used` static key, kernel/sched/sched.h v5.15
+    /// and v6.18): some task asked for a clamp. Off, the runqueue does not aggregate and
+    /// the two values below mean nothing.
+    pub uclamp_used: bool,
+    /// `rq->uclamp[UCLAMP_MIN].value` (`uclamp_rq_get`): the max-aggregated minimum clamp
+    /// of the CPU's runnable fair and rt tasks.
+    pub uclamp_min: u32,
+    /// `rq->uclamp[UCLAMP_MAX].value`: the max-aggregated maximum clamp (kept at the last
+    /// task's value while the CPU idles, `uclamp_idle_value`).
+    pub uclamp_max: u32,
+}
+
+/// A task's requested utilisation clamps (`p->uclamp_req[]`, set by `sched_setattr` with
+/// `SCHED_FLAG_UTIL_CLAMP_MIN` / `_MAX`), in capacity units 0..=1024; `None`: not set by
+/// the user (`user_defined` false), so the kernel's default applies (`uclamp_none`: 0 for
+/// the minimum, 1024 for the maximum; an rt task's minimum is
+/// `sysctl_sched_uclamp_util_min_rt_default`, 1024).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UclampReq {
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+}
+
+impl UclampReq {
+    /// Neither clamp was asked for.
+    pub fn is_none(self) -> bool {
+        self.min.is_none() && self.max.is_none()
+    }
 }

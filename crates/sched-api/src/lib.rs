@@ -66,7 +66,7 @@ pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
 pub mod cpufreq;
 pub mod tunable;
 pub mod why;
-pub use cpufreq::{CpuScale, CpuUtil};
+pub use cpufreq::{CpuScale, CpuUtil, UclampReq};
 pub use tunable::{Choice, Kind, Pass, Tunable, TunableSpec, TunableTable, Unit};
 pub use why::{fmt_ns, Cause, Decision, Moment, Why};
 
@@ -321,6 +321,8 @@ pub struct TaskInfo {
     /// with `kthread = true`. A policy may treat them apart (e.g. let only kernel threads
     /// preempt, as the ULE-vs-CFS study's ULE port did).
     pub kthread: bool,
+    /// Utilisation clamps asked with `sched_setattr` (`util_min`, `util_max`).
+    pub uclamp: UclampReq,
 }
 
 /// One cgroup of the cpu controller (cgroup v2).

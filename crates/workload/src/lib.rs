@@ -102,6 +102,10 @@ pub struct TaskTemplate {
     pub session: Option<usize>,
     /// A custom slice (`sched_setattr`); `None`: inherited from the parent, or the base slice.
     pub slice: Option<Ns>,
+    /// Utilisation clamps (`util_min`, `util_max`: `sched_setattr`'s
+    /// `SCHED_FLAG_UTIL_CLAMP_MIN` / `_MAX`); an unset one is inherited from the parent
+    /// (`uclamp_fork`), else the kernel's default.
+    pub uclamp: schedlab_sched_api::UclampReq,
     /// A process of its own rather than a thread (hackbench's process mode). The simulator
     /// models tasks alike either way; host runs `fork`.
     pub process: bool,

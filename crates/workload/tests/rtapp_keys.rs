@@ -148,7 +148,7 @@ fn every_key_of_the_tutorial_is_run_noted_or_refused_by_name() {
         ),
         (thread(r#""dl-runtime": 1000"#), Runs),
         (thread(r#""cpus": [0, 1]"#), Runs),
-        (thread(r#""util_min": 100, "util_max": 900"#), Noted("utilization clamping")),
+        (thread(r#""util_min": 100, "util_max": 900"#), Runs),
         (thread(r#""nodes_membind": [0]"#), Noted("`nodes_membind`")),
         (thread(r#""taskgroup": "/a/b""#), Runs),
         (phase(r#""loop": 2, "cpus": [1], "priority": 3, "taskgroup": "/g""#), Runs),

@@ -19,6 +19,11 @@ impl Chain {
         let cls = self.cls(&pol);
         let delayed_requeue = flags & enqueue::DELAYED != 0 && self.queued_in[p] == Some(Class::Fair);
         self.queued_in[p] = Some(cls);
+        // enqueue_task: uclamp_rq_inc before the class's enqueue, for the classes with
+        // uclamp_enabled (fair, rt), so the class's cpufreq update sees the new clamps.
+        if matches!(cls, Class::Fair | Class::Rt) {
+            self.uclamp.inc(cpu, p, cx.task(p).uclamp, cls == Class::Rt);
+        }
         match cls {
             Class::Dl => {
                 let fresh = flags & enqueue::INITIAL != 0 || self.dl.tasks[p].params.is_none();
@@ -51,6 +56,9 @@ impl Chain {
         if self.curr[cpu].is_some_and(|(c, _)| c == p) {
             self.account(cx, cpu);
         }
+        // dequeue_task: uclamp_rq_dec before the class's dequeue (v6.18: even one the fair
+        // class then delays, which the requeue counts again).
+        self.uclamp.dec(cpu, p);
         let done = match self.queued_in[p] {
             Some(Class::Dl) => {
                 self.dl.dequeue(cpu, p);
@@ -179,6 +187,7 @@ impl SchedClass for Chain {
     /// class can read any task's state; only fair-class tasks are queued in it.
     fn task_new(&mut self, cx: &mut Ctx, p: TaskId, parent: Option<TaskId>) {
         self.grow(p);
+        self.uclamp.note_request(cx.task(p).uclamp);
         self.fair_call(cx, |f, cx| f.task_new(cx, p, parent));
         if let Some(e) = self.ext.as_mut() {
             e.task_new(cx, p);

@@ -17,6 +17,7 @@ mod hooks;
 mod rt;
 mod search;
 mod slots;
+mod uclamp;
 mod why;
 
 use crate::fair::pelt::SchedAvg;
@@ -218,6 +219,8 @@ pub struct Chain {
     /// Per CPU: a push queued by the last pick (a balance callback).
     push_pending: Vec<bool>,
     rt_throttles: u64,
+    /// Per CPU: uclamp's max-aggregation of the runnable fair and rt tasks' clamps.
+    uclamp: uclamp::Uclamp,
     /// The sched_ext class, when an `ext:*` scheduler is loaded.
     ext: Option<crate::ext::Ext>,
 }
@@ -259,6 +262,7 @@ impl Chain {
             avg_dl: vec![SchedAvg::default(); n],
             push_pending: vec![false; n],
             rt_throttles: 0,
+            uclamp: uclamp::Uclamp::new(n),
             ext: None,
         })
     }
@@ -332,7 +336,7 @@ impl Chain {
 
     /// `rt_rq_is_runnable(&rq->rt)` (sched.h): an rt task is queued on `cpu` (the running
     /// one included) and the rt queue is not throttled; schedutil then asks for the top
-    /// frequency (`effective_cpu_util`, v5.15 core.c and v6.18 syscalls.c, without uclamp).
+    /// frequency (`effective_cpu_util`, v5.15 core.c and v6.18 syscalls.c, when uclamp is not used).
     fn rt_rq_is_runnable(&self, cpu: CpuId) -> bool {
         self.rt.nr(cpu) > 0 && self.rt_runnable(cpu)
     }
@@ -364,17 +368,21 @@ impl Chain {
     /// What schedutil reads from the rt and deadline classes (`effective_cpu_util`,
     /// kernel/sched/core.c v5.15, syscalls.c v6.18): `cpu_util_rt` and `cpu_util_dl` (the
     /// signals above, brought up to now), `cpu_bw_dl` (the CPU's deadline running
-    /// bandwidth scaled to its capacity: `(running_bw * capacity) >> BW_SHIFT`) and
-    /// `rt_rq_is_runnable`.
+    /// bandwidth scaled to its capacity: `(running_bw * capacity) >> BW_SHIFT`),
+    /// `rt_rq_is_runnable` and the runqueue's uclamp values (`uclamp_rq_get`).
     fn rtdl_util(&mut self, cx: &Ctx, cpu: CpuId) -> schedlab_sched_api::CpuUtil {
         self.update_rtdl_avgs(cx, cpu);
         let bw = (u128::from(self.dl.running_bw(cpu)) * u128::from(cx.capacity(cpu))) >> 20;
+        let (uclamp_min, uclamp_max) = self.uclamp.rq_values(cpu);
         schedlab_sched_api::CpuUtil {
             cfs: 0,
             rt: self.avg_rt[cpu].util_avg as u32,
             dl: self.avg_dl[cpu].util_avg as u32,
             dl_bw: bw as u32,
             rt_runnable: self.rt_rq_is_runnable(cpu),
+            uclamp_used: self.uclamp.used,
+            uclamp_min,
+            uclamp_max,
         }
     }
 

@@ -121,6 +121,7 @@ impl P<'_> {
                 group: None,
                 session: None,
                 slice: None,
+                uclamp: Default::default(),
                 process: false,
                 kthread: true,
                 per_cpu: preset.per_cpu,

@@ -24,6 +24,8 @@ const TASK_KEYS: &[&str] = &[
     "group",
     "session",
     "slice",
+    "util_min",
+    "util_max",
     "process",
     "kthread",
     "per_cpu",
@@ -136,6 +138,7 @@ impl<'a> P<'a> {
         let group = self.get(t, "group").map(|v| self.group_ref(v, &join(&f, "group"), groups)).transpose()?;
         let session = self.get(t, "session").map(|v| self.session_ref(v, &join(&f, "session"), groups)).transpose()?;
         let slice = self.get(t, "slice").map(|v| self.slice(v, &join(&f, "slice"))).transpose()?.flatten();
+        let uclamp = self.uclamp(t, &f)?;
         let memory = self.task_memory(t, tv.span().start, &f, process)?;
         let body = self.program(self.require(t, "program", tv.span().start, &f)?, &join(&f, "program"))?;
         let instance_dependent = mentions_n(&body);
@@ -152,6 +155,7 @@ impl<'a> P<'a> {
             group,
             session,
             slice,
+            uclamp,
             process,
             kthread,
             per_cpu,
@@ -160,6 +164,28 @@ impl<'a> P<'a> {
             body,
             instance_dependent,
         })
+    }
+
+    /// `util_min` and `util_max`: integers in `0..=SCHED_CAPACITY_SCALE`, the minimum not
+    /// above the maximum (`kernel/sched/syscalls.c: uclamp_validate`, v6.18; core.c v5.15:
+    /// `-EINVAL` otherwise).
+    fn uclamp(&self, t: &DeTable<'a>, f: &str) -> R<schedlab_sched_api::UclampReq> {
+        let scale = u64::from(schedlab_sched_api::cpufreq::SCALE);
+        let get = |k: &str| -> R<Option<(u32, usize)>> {
+            let Some(v) = self.get(t, k) else { return Ok(None) };
+            let n = self.nonneg(v, &join(f, k))?;
+            if n > scale {
+                return Err(self.err(v.span().start, &join(f, k), format!("{k} {n} outside 0..={scale}")));
+            }
+            Ok(Some((n as u32, v.span().start)))
+        };
+        let (min, max) = (get("util_min")?, get("util_max")?);
+        if let (Some((lo, at)), Some((hi, _))) = (min, max) {
+            if lo > hi {
+                return Err(self.err(at, &join(f, "util_min"), format!("util_min {lo} above util_max {hi}")));
+            }
+        }
+        Ok(schedlab_sched_api::UclampReq { min: min.map(|m| m.0), max: max.map(|m| m.0) })
     }
 
     /// The memory fields of a `[[task]]`: `working_set`, `mem_intensity`, `mlp`,

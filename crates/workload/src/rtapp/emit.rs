@@ -309,6 +309,11 @@ fn task(cx: &mut Cx, o: &mut Out, g: &Global, r: &Resources, t: &Thread, pi: &dy
     if let (Some(ns), Some((_, at))) = (slice, t.sched.dl[0]) {
         o.line(at, format!("slice = {}", self::ns(ns)));
     }
+    for (k, u) in ["util_min", "util_max"].iter().zip(t.uclamp) {
+        if let Some((v, at)) = u {
+            o.line(at, format!("{k} = {v}"));
+        }
+    }
     if let Some((_, at)) = &t.cpus {
         o.line(*at, format!("affinity = {}", cpu_list(&t.cpus)));
     }

@@ -112,6 +112,8 @@ pub struct Thread {
     pub phases: Vec<Phase>,
     pub cpus: Option<(Vec<i64>, usize)>,
     pub sched: Sched,
+    /// The thread's `util_min` and `util_max` (−1, rt-app's "unset", as none), with where.
+    pub uclamp: [Option<(i64, usize)>; 2],
     pub taskgroup: Option<(String, usize)>,
 }
 
@@ -217,7 +219,7 @@ impl Cx<'_> {
                 ));
             }
         }
-        self.unmodelled(members, path)?;
+        let uclamp = self.unmodelled(members, path, true)?;
         let (phases, repeat) = match self.member(members, "phases") {
             Some(pv) => {
                 let mut phases = Vec::new();
@@ -240,7 +242,18 @@ impl Cx<'_> {
         };
         let cpus = self.cpus(members, path)?;
         let taskgroup = self.taskgroup(members, path)?;
-        Ok(Thread { name: name.to_string(), at: v.at, instance, delay_us, repeat, phases, cpus, sched, taskgroup })
+        Ok(Thread {
+            name: name.to_string(),
+            at: v.at,
+            instance,
+            delay_us,
+            repeat,
+            phases,
+            cpus,
+            sched,
+            uclamp,
+            taskgroup,
+        })
     }
 
     /// A phase, or (`implicit`) a thread without `phases` read as its one phase, whose keys
@@ -277,7 +290,7 @@ impl Cx<'_> {
         }
         let repeat = self.opt_int(members, "loop", path)?.map_or(1, |(i, _)| i);
         if !implicit {
-            self.unmodelled(members, path)?;
+            self.unmodelled(members, path, false)?;
         }
         let cpus = self.cpus(members, path)?;
         let sched = self.sched(members, path)?;
@@ -285,14 +298,29 @@ impl Cx<'_> {
         Ok(Phase { at: v.at, repeat, events, cpus, sched, taskgroup })
     }
 
-    /// Utilization clamping and NUMA memory binding: checked, then noted (not modelled).
-    fn unmodelled(&mut self, members: &[(String, usize, Spanned)], path: &str) -> R<()> {
-        for k in ["util_min", "util_max"] {
+    /// Utilization clamping and NUMA memory binding, checked: a thread's own clamps are
+    /// returned (−1, unset, as none) and become its task's `util_min`/`util_max`; a
+    /// phase's (rt-app's `sched_setattr` at the phase switch) and NUMA binding are noted,
+    /// not modelled.
+    fn unmodelled(
+        &mut self,
+        members: &[(String, usize, Spanned)],
+        path: &str,
+        thread: bool,
+    ) -> R<[Option<(i64, usize)>; 2]> {
+        let mut out = [None; 2];
+        for (i, k) in ["util_min", "util_max"].into_iter().enumerate() {
             if let Some((u, at)) = self.opt_int(members, k, path)? {
                 if !(-1..=1024).contains(&u) {
                     return Err(self.err(at, &format!("{path}.{k}"), format!("{k} {u} outside 0..=1024 (or -1)")));
                 }
-                self.note(format!("`{k}` (utilization clamping) is accepted but not modelled: no policy uses uclamp"));
+                if thread {
+                    out[i] = Some((u, at)).filter(|_| u >= 0);
+                } else {
+                    self.note(format!(
+                        "a phase's `{k}` (utilization clamping) is accepted but not modelled: only a thread's own clamps apply"
+                    ));
+                }
             }
         }
         if self.member(members, "nodes_membind").is_some() {
@@ -300,7 +328,7 @@ impl Cx<'_> {
                 "`nodes_membind` (NUMA memory binding) is accepted but has no effect: memory is not modelled".into(),
             );
         }
-        Ok(())
+        Ok(out)
     }
 
     fn sched(&mut self, m: &[(String, usize, Spanned)], path: &str) -> R<Sched> {
