@@ -68,6 +68,20 @@ fn nice_pair_shares_the_cpu_by_weight() {
     assert_eq!(r.end_reason.as_str(), "time_limit");
 }
 
+/// A hog in a group at `cpu.max = 20ms/100ms` on the host: the run writes the group's
+/// quota and period (`cpu.cfs_quota_us`, `cpu.cfs_period_us`) and the kernel's bandwidth
+/// control holds the hog near 20 % of a CPU over 1 s (10 periods; the first period's
+/// phase and the ticks' granularity allow a few ms either way).
+#[test]
+fn a_cpu_max_group_is_limited_on_the_host_too() {
+    require_root();
+    let _s = serial();
+    let w = "[[group]]\nname = \"lim\"\nmax = \"20ms/100ms\"\n[[task]]\nname = \"hog\"\ngroup = \"lim\"\nprogram = [ { run = \"2s\" } ]\n";
+    let r = run(&host_job(w, 1000));
+    let rt = r.tasks.iter().find(|t| t.name == "hog").unwrap().runtime_ns;
+    assert!((150_000_000..=260_000_000).contains(&rt), "the limited hog ran {rt} ns of 1 s");
+}
+
 const PING_PONG: &str = r#"
 [[pipe]]
 name = "ab"

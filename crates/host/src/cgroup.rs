@@ -111,6 +111,23 @@ fn dir_name(i: usize, name: &str) -> String {
     }
 }
 
+/// A group's `cpu.max` and `cpu.max.burst` in the v1 files this hierarchy has
+/// (`cpu.cfs_period_us`, `cpu.cfs_quota_us`, `cpu.cfs_burst_us`; `tg_set_cfs_bandwidth`,
+/// kernel/sched/core.c): the period first, since the kernel checks the quota against it.
+fn write_max(dir: &Path, d: &CgroupDef) -> Result<(), String> {
+    let Some(quota) = d.max.quota else { return Ok(()) };
+    let files = [("cpu.cfs_period_us", d.max.period), ("cpu.cfs_quota_us", quota), ("cpu.cfs_burst_us", d.max.burst)];
+    for (file, ns) in files {
+        if file == "cpu.cfs_burst_us" && ns == 0 {
+            continue;
+        }
+        let us = ns / 1000;
+        std::fs::write(dir.join(file), us.to_string())
+            .map_err(|e| format!("group `{}`: {file} = {us} (cpu.max.burst needs Linux 5.14 or later): {e}", d.name))?;
+    }
+    Ok(())
+}
+
 /// The run's cgroups, one per `[[group]]` (same index); removed by [`Cgroups::remove`] or,
 /// failing that, when dropped.
 #[derive(Debug)]
@@ -145,6 +162,7 @@ impl Cgroups {
                 std::fs::write(dir.join("cpu.idle"), "1")
                     .map_err(|e| format!("group `{}`: cpu.idle = 1 (needs Linux 5.15 or later): {e}", d.name))?;
             }
+            write_max(&dir, d)?;
         }
         Ok(cg)
     }
