@@ -15,6 +15,8 @@
 //!
 //! Screenshots go to `target/tmp/playground/`.
 
+mod common;
+use common::chromium;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -25,15 +27,6 @@ use std::time::Duration;
 const BIN: &str = env!("CARGO_BIN_EXE_schedlab");
 /// Longest a DevTools call may take (a run of an example takes well under a second).
 const TIMEOUT: Duration = Duration::from_secs(90);
-
-fn chromium() -> String {
-    let path = std::env::var("SCHEDLAB_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    assert!(
-        Path::new(&path).exists(),
-        "headless Chromium not found at {path}: run scripts/setup-test-deps.sh (part of .ci/run)"
-    );
-    path
-}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -83,18 +76,8 @@ impl Browser {
             .arg("-c")
             .arg(r#"exec "$0" "$@" 3<&0 4>&1 </dev/null >/dev/null"#)
             .arg(chromium())
-            .args([
-                "--headless",
-                "--remote-debugging-pipe",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--window-size=1400,1800",
-            ])
+            .args(common::HEADLESS)
+            .args(["--remote-debugging-pipe", "--window-size=1400,1800"])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
             .stdin(Stdio::piped())

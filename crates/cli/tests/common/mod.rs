@@ -88,7 +88,9 @@ pub fn unpinned_hogs(n: usize, cpus: &str) -> String {
     )
 }
 
-fn chromium() -> String {
+/// Headless Chromium's path (`SCHEDLAB_CHROMIUM`, else the Debian package's); fails, never
+/// skips, when it is missing (the set-up script installs it).
+pub fn chromium() -> String {
     let path = std::env::var("SCHEDLAB_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     assert!(
         std::path::Path::new(&path).exists(),
@@ -97,23 +99,27 @@ fn chromium() -> String {
     path
 }
 
+/// The flags every headless Chromium of the tests runs with: no sandbox (root), no GPU, and
+/// nothing that reaches the network on its own.
+pub const HEADLESS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
 /// Renders the HTML file `page` in headless Chromium and checks the screenshot is a page:
 /// neither blank nor solid (a rendered report is mostly white with text, tables and lines).
 pub fn assert_renders_a_page(page: &std::path::Path) {
     let dir = tempfile::tempdir().unwrap();
     let shot = dir.path().join("shot.png");
     let out = std::process::Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--window-size=1200,1600",
-        ])
+        .args(HEADLESS)
+        .arg("--window-size=1200,1600")
         .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
         .arg(format!("--screenshot={}", shot.display()))
         .arg(format!("file://{}", page.display()))

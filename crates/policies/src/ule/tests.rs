@@ -46,15 +46,7 @@ impl Harness {
 
     /// A thread that has only run: batch (score 100), running on `cpu`.
     fn running_batch(&mut self, cpu: usize, kthread: bool) -> TaskId {
-        let a = self.new_task(cpu, kthread);
-        let max = self.u.t.slp_run_max();
-        self.u.td[a].hist.runtime = max;
-        self.u.td[a].hist.slptime = 0;
-        self.with(|u, cx| u.sched_priority(cx, a));
-        let up = self.u.td[a].user_pri;
-        (self.u.td[a].priority, self.u.td[a].base_pri) = (up, up);
-        self.with(|u, cx| u.enqueue_task(cx, cpu, a, enqueue::INITIAL));
-        self.w.cpus[cpu].nr_running += 1;
+        let a = self.batch_queued(cpu, kthread);
         let got = self.with(|u, cx| u.pick_next_task(cx, cpu));
         assert_eq!(got, Some(a));
         self.w.cpus[cpu].curr = Some(a);
@@ -63,7 +55,12 @@ impl Harness {
 
     /// A batch thread (score 100) queued on `cpu`, not running.
     fn running_batch_queued(&mut self, cpu: usize) -> TaskId {
-        let a = self.new_task(cpu, false);
+        self.batch_queued(cpu, false)
+    }
+
+    /// A thread that has only run (batch, score 100), queued on `cpu`.
+    fn batch_queued(&mut self, cpu: usize, kthread: bool) -> TaskId {
+        let a = self.new_task(cpu, kthread);
         let max = self.u.t.slp_run_max();
         self.u.td[a].hist.runtime = max;
         self.u.td[a].hist.slptime = 0;
