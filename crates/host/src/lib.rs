@@ -418,7 +418,7 @@ impl Controller<'_, '_> {
         let c = &self.run.wl.changes[idx];
         for (i, _, tid) in self.run.live() {
             let slot = self.run.slot(i);
-            if slot.template() != c.template {
+            if Some(slot.template()) != c.template {
                 continue;
             }
             if let Some(n) = c.nice {
@@ -566,6 +566,7 @@ fn finish(
         None => vec![[Ns(0); 4]; nr_cpus],
     };
     let summary = RunSummary {
+        notes: Vec::new(),
         end: Ns(end),
         reason,
         events: conv.map_or(0, |c| c.emitted),

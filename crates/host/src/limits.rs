@@ -123,7 +123,8 @@ fn requested(wl: &Workload) -> Result<AllAsked, String> {
         nices.push((format!("session `{}` autogroup nice", s.name), s.nice));
     }
     for c in &wl.changes {
-        let name = &wl.templates[c.template].name;
+        let Some(template) = c.template else { continue };
+        let name = &wl.templates[template].name;
         if let Some(a) = &c.affinity {
             sets.push((format!("[[change]] of `{name}` at {}", c.at), a.clone()));
         }
@@ -190,6 +191,15 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
         return Err(format!(
             "limit exceeded: the workload starts {} tasks; a host run may create at most {max_tasks} threads",
             wl.initial_tasks()
+        ));
+    }
+    if let Some((i, c)) = wl.changes.iter().enumerate().find(|(_, c)| c.hotplug.is_some()) {
+        let h = c.hotplug.expect("found by it");
+        let key = if h.online { "cpu_online" } else { "cpu_offline" };
+        return Err(format!(
+            "change[{i}].{key}: CPU hotplug is simulation-only; a host run would take CPU {} of this machine \
+             offline or online, which it may not do",
+            h.cpu
         ));
     }
     if let Some(s) = wl.spans.first() {

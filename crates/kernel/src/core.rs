@@ -131,6 +131,7 @@ impl Kernel<'_> {
                     let ok = to < self.cpus.len()
                         && to != from
                         && self.info[t].affinity.contains(to)
+                        && self.cpu_active(from)
                         && self.info[t].cpu == from
                         && !self.tasks[t].migrate_pending;
                     if ok {
@@ -141,7 +142,8 @@ impl Kernel<'_> {
                     }
                 }
                 Request::MigrateBatch { from, to, tasks, count } => {
-                    if to < self.cpus.len() && to != from && (count > 0 || self.lb_locks_empty_pass()) {
+                    let ok = to < self.cpus.len() && to != from && self.cpu_active(to);
+                    if ok && (count > 0 || self.lb_locks_empty_pass()) {
                         match self.lb_move_step(this, from, to, tasks, count) {
                             // Runs first, straight after the hold whose lock it keeps.
                             (s, true) => first = Some(s),
@@ -314,6 +316,7 @@ impl Kernel<'_> {
             self.tasks[p].live_children += 1;
             self.link_child(p, id);
         }
+        self.hotplug_new_task(id, parent);
         self.probe.event(&ProbeEvent::TaskNew { time: self.now, task: id, parent, cpu });
         self.record_affinity(id);
         Some(id)
@@ -370,12 +373,18 @@ impl Kernel<'_> {
     }
 
     /// A `[[change]]`: an outside process sets the affinity and/or nice of every live task
-    /// of a template. Each task's own CPU does the work under its runqueue lock; a running
-    /// task on a CPU it may no longer use is pushed off by the stopper, a queued one moved.
+    /// of a template, or takes a CPU offline/online (`hotplug.rs`). Each task's own CPU
+    /// does the work under its runqueue lock; a running task on a CPU it may no longer use
+    /// is pushed off by the stopper, a queued one moved.
     pub(crate) fn apply_change(&mut self, idx: usize) {
         let c = self.wl.changes[idx].clone();
+        if let Some(h) = c.hotplug {
+            self.cpu_hotplug(h);
+            return;
+        }
+        let Some(template) = c.template else { return };
         for t in 0..self.tasks.len() {
-            if self.tasks[t].template as usize != c.template || self.tasks[t].state == TState::Dead {
+            if self.tasks[t].template as usize != template || self.tasks[t].state == TState::Dead {
                 continue;
             }
             let cpu = self.info[t].cpu;
@@ -389,26 +398,13 @@ impl Kernel<'_> {
                 self.interrupt(cpu, [s]);
             }
             if let Some(set) = &c.affinity {
-                self.info[t].affinity = set.clone();
-                self.record_affinity(t);
-                if set.contains(cpu) || self.tasks[t].in_transit {
+                if self.hotplug.active.is_some() {
+                    self.restrict_affinity(t, set.clone(), cpu);
                     continue;
                 }
-                if self.cpus[cpu].curr == Some(t) {
-                    self.tasks[t].migrate_pending = true;
-                    // Not from `cpu` itself: an IPI brings it into `schedule()`.
-                    self.resched_curr(usize::MAX, cpu);
-                } else if self.tasks[t].on_rq {
-                    let to = self.distribute_cpu(t);
-                    let s = self.locked2(
-                        cpu,
-                        to,
-                        LockSite::Migrate,
-                        self.machine.costs.migrate,
-                        Action::MoveQueued { task: t, from: cpu, to },
-                    );
-                    self.interrupt(cpu, [s]);
-                }
+                self.info[t].affinity = set.clone();
+                self.record_affinity(t);
+                self.move_disallowed(t);
             }
         }
     }
@@ -467,6 +463,9 @@ impl Kernel<'_> {
     /// `nohz_idle_balance` (`kernel/sched/fair.c`, v5.15): the SCHED_SOFTIRQ of an idle CPU
     /// kicked by `nohz_balancer_kick` balances on behalf of the idle CPUs.
     fn nohz_idle_balance(&mut self, cpu: CpuId) {
+        if !self.cpu_active(cpu) {
+            return; // an offline CPU's domains are detached (`sched_cpu_deactivate`)
+        }
         hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::NohzIdle));
     }
 
@@ -475,7 +474,7 @@ impl Kernel<'_> {
     /// `sys/kern/kern_clocksource.c:getnextcpuevent`), looks for work; only a CPU still
     /// idle looks, as work may have arrived before the interrupt ran.
     fn idle_wake_balance(&mut self, cpu: CpuId) {
-        if self.cpus[cpu].curr.is_none() && self.views[cpu].nr_running == 0 {
+        if self.cpus[cpu].curr.is_none() && self.views[cpu].nr_running == 0 && self.cpu_active(cpu) {
             hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::IdleWake));
         }
     }
@@ -492,7 +491,9 @@ impl Kernel<'_> {
             hook!(self, cpu, |p, cx| p.task_tick(&mut cx, cpu, t));
             self.record_tick(cpu, t, was);
         }
-        hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
+        if self.cpu_active(cpu) {
+            hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
+        }
     }
 
     /// `ttwu_runnable` (`kernel/sched/core.c`, v5.15; the delayed entity's requeue from
@@ -863,7 +864,7 @@ impl Kernel<'_> {
         }
         match next {
             Some(_) => self.start_tick(cpu),
-            None if newidle => {
+            None if newidle && self.cpu_active(cpu) => {
                 self.in_newidle = true;
                 hook!(self, cpu, path = KernelPath::Balance, |pol, cx| pol.balance(&mut cx, cpu, BalanceKind::NewIdle));
                 self.in_newidle = false;

@@ -27,6 +27,7 @@ mod exec;
 mod freq;
 mod futex;
 mod futex_pi;
+mod hotplug;
 mod hrtimer;
 mod idle;
 mod invariants;
@@ -246,6 +247,8 @@ pub struct Kernel<'p> {
     pub(crate) hash: TraceHash,
     pub(crate) fatal: Option<RunError>,
     pub(crate) distribute: usize,
+    /// CPU hotplug (`hotplug.rs`): the active CPUs and the tasks' requested masks.
+    pub(crate) hotplug: hotplug::HotplugState,
     pub(crate) exit_times: Vec<Option<Ns>>,
     /// The scheduler-tick period (the policy's, or the machine's HZ).
     pub(crate) tick: Ns,
@@ -400,6 +403,7 @@ impl<'p> Kernel<'p> {
             hash: TraceHash::default(),
             fatal: None,
             distribute: 0,
+            hotplug: hotplug::HotplugState::default(),
             exit_times: Vec::new(),
             tasks: Vec::new(),
             info: Vec::new(),
@@ -620,6 +624,7 @@ impl<'p> Kernel<'p> {
                 .collect(),
             deadlock,
             costs: self.cost_report(),
+            notes: std::mem::take(&mut self.hotplug.notes),
         }
     }
 

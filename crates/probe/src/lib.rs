@@ -205,6 +205,9 @@ pub struct RunSummary {
     /// With [`EndReason::Deadlock`]: every blocked task and what it waits on (the wait-for
     /// graph); empty otherwise.
     pub deadlock: Vec<WaitFor>,
+    /// Kernel log lines of the run (a task no longer affine to an offlined CPU); empty
+    /// for most runs.
+    pub notes: Vec<String>,
     /// What the cost models charged, by task and by CPU, and the CPUs' idle states and
     /// frequencies; empty for a host run.
     pub costs: CostReport,

@@ -122,6 +122,7 @@ pub fn as_happened_with(spec: &RunSpec, imp: &Imported, keep_going: schedlab_tra
     }
     let all_exited = obs.exit_times.iter().all(Option::is_some);
     let summary = RunSummary {
+        notes: Vec::new(),
         end: obs.end,
         reason: match (obs.interrupted, all_exited) {
             (true, _) => EndReason::Interrupted,

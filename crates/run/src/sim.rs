@@ -125,7 +125,9 @@ fn observe(
         counters: summary.kernel_counters.clone(),
         ..KernelInfo::default()
     };
-    Ok(Observed { scheduler, kernel, warnings: spec.kernel.ineffective(at), summary, metrics, wall_s })
+    let mut warnings = spec.kernel.ineffective(at);
+    warnings.extend(summary.notes.iter().cloned());
+    Ok(Observed { scheduler, kernel, warnings, summary, metrics, wall_s })
 }
 
 fn simulate(

@@ -252,13 +252,23 @@ impl NameIndex {
     }
 }
 
-/// At `at`, set the affinity and/or nice of every live task of `template`.
+/// At `at`, set the affinity and/or nice of every live task of `template`, or take a CPU
+/// offline or online (`hotplug`; then `template` is `None`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
     pub at: Ns,
-    pub template: usize,
+    pub template: Option<usize>,
     pub affinity: Option<CpuSet>,
     pub nice: Option<i32>,
+    pub hotplug: Option<Hotplug>,
+}
+
+/// A CPU hotplug step of a `[[change]]` (`cpu_offline = N` / `cpu_online = N`), as an
+/// administrator's write to `/sys/devices/system/cpu/cpuN/online`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hotplug {
+    pub cpu: usize,
+    pub online: bool,
 }
 
 impl Workload {

@@ -40,7 +40,7 @@ fn a_native_workload_of_100_000_tasks_resolves_every_name() {
     }
     assert_eq!(wl.changes.len(), TASKS / 10);
     for (k, c) in wl.changes.iter().enumerate() {
-        assert_eq!((c.template, c.nice), (10 * k, Some(1)));
+        assert_eq!((c.template, c.nice), (Some(10 * k), Some(1)));
     }
 }
 

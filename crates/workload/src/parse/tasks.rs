@@ -3,7 +3,7 @@
 
 use super::groups::Groups;
 use super::{check_nice, expr, join, AstOp, DeValue, IntSrc, Node, P, R, V};
-use crate::{Change, MemPolicy, Policy, TaskMemory, TaskTemplate, Workload, DEFAULT_WORKING_SET, MAX_TASKS};
+use crate::{Change, Hotplug, MemPolicy, Policy, TaskMemory, TaskTemplate, Workload, DEFAULT_WORKING_SET, MAX_TASKS};
 use schedlab_sim::{Ns, SourceError};
 use std::collections::BTreeMap;
 use toml::de::DeTable;
@@ -276,7 +276,8 @@ impl<'a> P<'a> {
     }
 
     /// `[[change]]`: set the affinity and/or nice of every live task of a template at a
-    /// time, from outside the tasks (an administrator's `taskset`/`renice`).
+    /// time, from outside the tasks (an administrator's `taskset`/`renice`), or take a CPU
+    /// offline/online.
     pub(super) fn changes(&self, root: &DeTable<'a>, templates: &[TaskTemplate]) -> R<Vec<Change>> {
         let Some(v) = self.get(root, "change") else { return Ok(Vec::new()) };
         let DeValue::Array(items) = v.get_ref() else {
@@ -291,16 +292,51 @@ impl<'a> P<'a> {
             self.step()?;
             self.change(i, item, &index)
         };
-        items.iter().enumerate().map(change).collect()
+        let changes: Vec<Change> = items.iter().enumerate().map(change).collect::<R<_>>()?;
+        self.check_hotplug(&changes, items)?;
+        Ok(changes)
     }
 
-    /// `[[change]]` table `i`.
+    /// Replays the hotplug steps in the order the kernel applies them (by time, then by
+    /// position) and refuses one that would take the last active CPU offline, as
+    /// `kernel/cpu.c:cpu_down_maps_locked` (v6.12) refuses with `-EBUSY` when no other
+    /// CPU is active.
+    fn check_hotplug(&self, changes: &[Change], items: &[V<'a>]) -> R<()> {
+        let mut order: Vec<usize> = (0..changes.len()).filter(|&i| changes[i].hotplug.is_some()).collect();
+        order.sort_by_key(|&i| (changes[i].at, i));
+        let mut active = vec![true; self.nr_cpus];
+        for i in order {
+            let Some(h) = changes[i].hotplug else { continue };
+            if !h.online && active[h.cpu] && active.iter().filter(|&&a| a).count() == 1 {
+                let msg = format!("CPU {} is the last active CPU at {}: it cannot go offline", h.cpu, changes[i].at);
+                return Err(self.err(items[i].span().start, &format!("change[{i}].cpu_offline"), msg));
+            }
+            active[h.cpu] = h.online;
+        }
+        Ok(())
+    }
+
+    /// `[[change]]` table `i`: a task change (`tasks` with `set_affinity`/`set_nice`) or a
+    /// CPU hotplug step (`cpu_offline`/`cpu_online`, without `tasks`).
     fn change(&self, i: usize, item: &V<'a>, templates: &BTreeMap<&str, usize>) -> R<Change> {
         let f = format!("change[{i}]");
         let t = self.table(item, &f)?;
-        self.check_keys(t, &["at", "tasks", "set_affinity", "set_nice"], &f)?;
+        self.check_keys(t, &["at", "tasks", "set_affinity", "set_nice", "cpu_offline", "cpu_online"], &f)?;
         let at = self.duration(self.require(t, "at", item.span().start, &f)?, &join(&f, "at"))?;
-        let tv = self.require(t, "tasks", item.span().start, &f)?;
+        let hotplug = self.hotplug(t, item, &f)?;
+        if let Some(h) = hotplug {
+            if let Some((k, v)) =
+                ["tasks", "set_affinity", "set_nice"].iter().find_map(|k| self.get(t, k).map(|v| (k, v)))
+            {
+                let msg = format!("a CPU hotplug change takes no `{k}`: give the task change its own [[change]]");
+                return Err(self.err(v.span().start, &join(&f, k), msg));
+            }
+            return Ok(Change { at, template: None, affinity: None, nice: None, hotplug: Some(h) });
+        }
+        let Some(tv) = self.get(t, "tasks") else {
+            let msg = "a change needs `tasks` (with `set_affinity`/`set_nice`) or `cpu_offline`/`cpu_online`";
+            return Err(self.err(item.span().start, &f, msg));
+        };
         let tname = self.string(tv, &join(&f, "tasks"))?;
         let Some(&template) = templates.get(tname.as_str()) else {
             return Err(self.err(tv.span().start, &join(&f, "tasks"), format!("no task named `{tname}`")));
@@ -317,7 +353,27 @@ impl<'a> P<'a> {
         if affinity.is_none() && nice.is_none() {
             return Err(self.err(item.span().start, &f, "a change sets `set_affinity`, `set_nice` or both"));
         }
-        Ok(Change { at, template, affinity, nice })
+        Ok(Change { at, template: Some(template), affinity, nice, hotplug: None })
+    }
+
+    /// `cpu_offline = N` or `cpu_online = N` of a change (at most one), N a CPU of the machine.
+    fn hotplug(&self, t: &DeTable<'a>, item: &V<'a>, f: &str) -> R<Option<Hotplug>> {
+        let (off, on) = (self.get(t, "cpu_offline"), self.get(t, "cpu_online"));
+        let (key, v, online) = match (off, on) {
+            (Some(_), Some(_)) => {
+                return Err(self.err(item.span().start, f, "a change sets `cpu_offline` or `cpu_online`, not both"))
+            }
+            (Some(v), None) => ("cpu_offline", v, false),
+            (None, Some(v)) => ("cpu_online", v, true),
+            (None, None) => return Ok(None),
+        };
+        let field = join(f, key);
+        let n = self.int(v, &field)?;
+        if n < 0 || n as u64 >= self.nr_cpus as u64 {
+            let msg = format!("CPU {n} is outside the machine, which has CPUs 0-{}", self.nr_cpus - 1);
+            return Err(self.err(v.span().start, &field, msg));
+        }
+        Ok(Some(Hotplug { cpu: n as usize, online }))
     }
 }
 
