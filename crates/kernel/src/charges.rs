@@ -170,7 +170,16 @@ impl Kernel<'_> {
             })
             .collect::<Vec<_>>();
         let freq = if freq.len() == self.cpus.len() { freq } else { Vec::new() };
+        let (energy, task_energy) = self.energy_report();
         let ch = &self.cost.charges;
-        CostReport { tasks: ch.tasks.clone(), cpus: ch.cpus.clone(), path_lines: ch.path_lines.clone(), idle, freq }
+        CostReport {
+            tasks: ch.tasks.clone(),
+            cpus: ch.cpus.clone(),
+            path_lines: ch.path_lines.clone(),
+            idle,
+            freq,
+            energy,
+            task_energy,
+        }
     }
 }

@@ -925,6 +925,7 @@ impl Kernel<'_> {
             return Ns(0);
         }
         self.touch(cpu);
+        self.energy_close(cpu);
         self.cpus[cpu].curr = next;
         self.views[cpu].curr = next;
         self.probe.event(&ProbeEvent::Switch { time: self.now, cpu, prev, prev_state, next });

@@ -332,6 +332,7 @@ impl Kernel<'_> {
         if self.cpus[cpu].mode == Mode::User {
             self.remote_close(cpu);
         }
+        self.energy_close(cpu);
         let c = &mut self.cpus[cpu];
         c.times[c.mode as usize] += now - c.mode_since;
         let flips = (c.mode == Mode::Idle) != (mode == Mode::Idle);

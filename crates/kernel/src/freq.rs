@@ -420,7 +420,9 @@ impl Kernel<'_> {
         let calls = self.cpuidle.cpus.get(cpu).map_or(0, |c| c.calls);
         let machine = self.machine.clone();
         let Some(d) = self.speed.update(&machine, cpu, self.now.0, flags, util, calls) else { return };
-        for c in self.speed.doms[d].cpus.clone() {
+        let cpus = self.speed.doms[d].cpus.clone();
+        self.energy_freq_changed(&cpus);
+        for c in cpus {
             let core = machine.topology.cpus[c].core;
             if !self.smt_dirty[core] {
                 self.smt_dirty[core] = true;

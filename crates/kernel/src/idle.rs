@@ -29,6 +29,7 @@
 
 use crate::Kernel;
 use schedlab_machine::{IdleGovernor, IdleState, Machine};
+use schedlab_probe::Mode;
 use schedlab_sim::{CpuId, Ns};
 
 /// `BUCKETS` of menu v5.15 (v6.18 has 6: the iowait half is gone; with no I/O waiters,
@@ -487,6 +488,22 @@ impl Kernel<'_> {
         let Some(c) = self.cpuidle.cpus.get(cpu).filter(|_| self.cpuidle.on) else { return Vec::new() };
         let states = self.machine.idle.states(cpu);
         c.usage.iter().zip(states).map(|(&(n, t), s)| (s.name.clone(), n, Ns(t))).collect()
+    }
+
+    /// `cpu`'s residency per state up to now: the closed idles' `time` plus the open
+    /// idle in the state the governor chose for it; `None` when the idle model is off,
+    /// under `idle=poll`, or while the CPU idles since boot without having gone through the
+    /// governor (its state is not known).
+    pub(crate) fn cpuidle_residency(&self, cpu: CpuId) -> Option<Vec<Ns>> {
+        let c = self.cpuidle.cpus.get(cpu).filter(|_| self.cpuidle.on && !self.cpuidle.poll)?;
+        let mut t: Vec<Ns> = c.usage.iter().map(|&(_, t)| Ns(t)).collect();
+        t.resize(self.machine.idle.states(cpu).len(), Ns(0));
+        match c.entered {
+            Some(since) => t[c.state] += self.now.saturating_sub(since),
+            None if self.cpus[cpu].mode == Mode::Idle && self.cpus[cpu].curr.is_none() => return None,
+            None => {}
+        }
+        Some(t)
     }
 
     /// From `from` kicking `to` (a reschedule or wake-list IPI) to `to` seeing it: the

@@ -23,6 +23,7 @@ mod core;
 mod cpu;
 mod deadlock;
 mod delayed;
+mod energy;
 mod exec;
 mod freq;
 mod futex;
@@ -310,6 +311,8 @@ pub struct Kernel<'p> {
     pub(crate) cpuidle: idle::CpuIdle,
     /// Frequencies, capacities and the cpufreq governor (`freq.rs`).
     pub(crate) speed: freq::Speed,
+    /// The energy of the run from the energy model (`energy.rs`; observation only).
+    pub(crate) energy: energy::Energy,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -363,6 +366,7 @@ impl<'p> Kernel<'p> {
             cost,
             cpuidle,
             speed,
+            energy: energy::Energy::default(),
             tick,
             touched: Vec::with_capacity(n),
             touched_mask: vec![false; n],
@@ -421,6 +425,7 @@ impl<'p> Kernel<'p> {
         if k.cost.lines_on {
             k.cost.lines.kind = Some(k.spinlock_kind());
         }
+        k.energy_init();
         k.boot();
         Ok(k)
     }

@@ -168,6 +168,7 @@ impl Metrics {
                     wakeup_latency_ns: Latency { p50: q(50), p90: q(90), p99: q(99), max: a.lat.max() },
                     exit_ns: summary.exit_times[tid].map(|t| t.0),
                     costs: summary.costs.tasks.get(tid).copied(),
+                    energy_nj: summary.costs.task_energy.get(tid).copied(),
                 }
             })
             .collect();
@@ -199,6 +200,7 @@ impl Metrics {
                     time_in_state: f.time_in_state.clone(),
                     transitions: f.transitions,
                 }),
+                energy: summary.costs.energy.get(cpu).copied(),
             })
             .collect();
         let locks = summary

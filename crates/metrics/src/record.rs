@@ -322,6 +322,10 @@ pub struct TaskRecord {
     /// TLB refills, lock line transfers on its behalf. Part of `runtime_ns`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub costs: Option<schedlab_probe::CostTimes>,
+    /// The active energy of the CPUs while this task was `curr` on them (its user and
+    /// kernel time at the frequency they ran), nJ; simulator only, with an energy model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_nj: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]
@@ -356,6 +360,9 @@ pub struct CpuRecord {
     /// Its frequency domain's time at each frequency (the frequency model on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub freq: Option<FreqRecord>,
+    /// Its energy from the machine's energy model (simulator only, with one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy: Option<schedlab_probe::CpuEnergy>,
 }
 
 /// A CPU's frequency over the run (`cpufreq_stats`).

@@ -313,6 +313,18 @@ impl FreqUse {
     }
 }
 
+/// One CPU's energy over the run from the machine's energy model (`em_perf_state.power`
+/// per frequency, idle states' power), nJ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct CpuEnergy {
+    /// Busy time (user, kernel, spinning) times its domain's power at the frequency it
+    /// ran at; `None` when its domain has no power table.
+    pub active_nj: Option<u64>,
+    /// Each idle state's residency times its declared power; `None` when a state it spent
+    /// time in has none (mainline's energy model has no idle power) or the idle model is off.
+    pub idle_nj: Option<u64>,
+}
+
 /// What the cost models charged over a run, per task and per CPU, and each CPU's idle
 /// and frequency use. Every vector is empty when its model was off (or for a host run).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -328,6 +340,11 @@ pub struct CostReport {
     pub idle: Vec<Vec<IdleStateUse>>,
     /// Per CPU, its frequency domain's statistics (frequency model on).
     pub freq: Vec<FreqUse>,
+    /// Per CPU, its energy (frequency model on and some domain with a power table).
+    pub energy: Vec<CpuEnergy>,
+    /// Per task, the active energy of the CPUs while it was `curr` there, nJ (indexed by
+    /// task id; empty when `energy` is).
+    pub task_energy: Vec<u64>,
 }
 
 /// One blocked task of a deadlock: what it waits on and which task, if any, holds that.

@@ -499,16 +499,21 @@ fn cost_table(r: &RunRecord) -> Option<String> {
     Some(s)
 }
 
-/// Each CPU's mean frequency and its time in each idle state, when those models ran.
+/// Each CPU's mean frequency, its time in each idle state and its energy, when those
+/// models ran; the run's energy below.
 fn power_table(r: &RunRecord) -> Option<String> {
     let states: Vec<&str> = r.cpus.first()?.idle_states.iter().map(|s| s.name.as_str()).collect();
     let freq = r.cpus.iter().any(|c| c.freq.is_some());
-    if states.is_empty() && !freq {
+    let energy = r.cpus.iter().any(|c| c.energy.is_some());
+    if states.is_empty() && !freq && !energy {
         return None;
     }
     let mut head = vec!["cpu".to_string()];
     if freq {
         head.extend(["mean MHz".to_string(), "freq changes".into()]);
+    }
+    if energy {
+        head.extend(["active mJ".to_string(), "idle mJ".into()]);
     }
     head.extend(states.iter().map(|n| format!("{n} ms (n)")));
     let mut rows = vec![head];
@@ -519,13 +524,50 @@ fn power_table(r: &RunRecord) -> Option<String> {
             row.push(f.map_or("-".into(), |f| format!("{:.0}", f.mean_khz as f64 / 1e3)));
             row.push(f.map_or("-".into(), |f| f.transitions.to_string()));
         }
+        if energy {
+            let e = c.energy.unwrap_or_default();
+            row.push(e.active_nj.map_or("-".into(), mj));
+            row.push(e.idle_nj.map_or("-".into(), mj));
+        }
         for (i, _) in states.iter().enumerate() {
             let s = c.idle_states.get(i);
             row.push(s.map_or("-".into(), |s| format!("{:.3} ({})", s.time_ns as f64 / 1e6, s.usage)));
         }
         rows.push(row);
     }
-    Some(table(&rows))
+    let mut s = table(&rows);
+    if energy {
+        s.push_str(&energy_line(r));
+    }
+    Some(s)
+}
+
+/// nJ as mJ with µJ resolution.
+fn mj(nj: u64) -> String {
+    format!("{:.3}", nj as f64 / 1e6)
+}
+
+/// The run's active energy (and idle energy where every CPU has one), and its three
+/// biggest consumers among the tasks.
+fn energy_line(r: &RunRecord) -> String {
+    let active: u64 = r.cpus.iter().filter_map(|c| c.energy.and_then(|e| e.active_nj)).sum();
+    let idle: Option<u64> = r.cpus.iter().map(|c| c.energy.and_then(|e| e.idle_nj)).sum();
+    let secs = r.sim_ns as f64 / 1e9;
+    let watts = if secs > 0.0 { active as f64 / 1e9 / secs } else { 0.0 };
+    let mut s = format!("energy: active {} mJ ({watts:.3} W mean)", mj(active));
+    match idle {
+        Some(i) => s.push_str(&format!(", idle {} mJ", mj(i))),
+        None => s.push_str(", idle not modelled (no idle-state power)"),
+    }
+    let mut top: Vec<(&str, u64)> =
+        r.tasks.iter().filter_map(|t| t.energy_nj.map(|e| (t.name.as_str(), e))).filter(|t| t.1 > 0).collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    if !top.is_empty() {
+        let names: Vec<String> = top.iter().take(3).map(|(n, e)| format!("{} {} mJ", escape(n), mj(*e))).collect();
+        s.push_str(&format!("; most by task: {}", names.join(", ")));
+    }
+    s.push('\n');
+    s
 }
 
 /// Several runs side by side: one column per scheduler.

@@ -170,6 +170,7 @@ fn complete(r: &mut RunRecord, hr: &HostRun) {
                 costs: None,
                 idle_states: Vec::new(),
                 freq: None,
+                energy: None,
             })
             .collect();
     }
