@@ -202,6 +202,14 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
             h.cpu
         ));
     }
+    if let Some(g) = wl.groups.cgroups.iter().find(|g| g.cpus.is_some()) {
+        return Err(format!(
+            "group `{}`: `cpus` (cpuset.cpus) is simulation-only; a host run makes cpu-controller groups \
+             only (no cpuset hierarchy), and pinning its threads with sched_setaffinity instead would \
+             not be a cpuset",
+            g.name
+        ));
+    }
     if let Some(s) = wl.spans.first() {
         return Err(format!("span `{s}`: mark_begin/mark_end are simulation-only; host runs do not record spans yet"));
     }

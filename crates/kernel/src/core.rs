@@ -398,7 +398,7 @@ impl Kernel<'_> {
                 self.interrupt(cpu, [s]);
             }
             if let Some(set) = &c.affinity {
-                if self.hotplug.active.is_some() {
+                if self.restricting() {
                     self.restrict_affinity(t, set.clone(), cpu);
                     continue;
                 }
@@ -603,7 +603,12 @@ impl Kernel<'_> {
     /// `__set_cpus_allowed_ptr` (`kernel/sched/core.c`, v5.15) for the running task: the new
     /// mask; if it excludes this CPU, `affine_move_task` has the stopper push the task off
     /// (here: `migrate_pending`, acted on by the `schedule()` that follows).
+    ///
+    /// While masks are restricted (`hotplug.rs`), `__sched_setaffinity` (v6.12) asks for
+    /// `set` within the task's cpuset and the active CPUs and keeps `set` as its
+    /// `user_cpus_ptr`; with no such CPU the call fails with EINVAL and nothing changes.
     fn set_cpus_allowed(&mut self, cpu: CpuId, task: TaskId, set: schedlab_machine::CpuSet) {
+        let Some(set) = self.setaffinity_mask(task, set) else { return };
         let here = self.info[task].cpu;
         self.info[task].affinity = set;
         self.record_affinity(task);

@@ -33,6 +33,11 @@ pub(crate) struct HotplugState {
     pub(crate) user_masks: BTreeMap<TaskId, CpuSet>,
     /// The kernel log lines a run would print (`select_fallback_rq`'s printk).
     pub(crate) notes: Vec<String>,
+    /// Some cgroup sets `cpuset.cpus`: every task's affinity is kept within its cgroup's
+    /// effective CPUs.
+    pub(crate) cpuset_on: bool,
+    /// Per cgroup (the workload's order: parents first), `cpuset.cpus.effective`.
+    pub(crate) cpusets: Vec<CpuSet>,
 }
 
 impl Kernel<'_> {
@@ -40,6 +45,48 @@ impl Kernel<'_> {
     #[inline]
     pub(crate) fn cpu_active(&self, cpu: CpuId) -> bool {
         self.hotplug.active.as_ref().is_none_or(|a| a.contains(cpu))
+    }
+
+    /// Masks are restricted: some CPU went offline or some cgroup has a cpuset.
+    #[inline]
+    pub(crate) fn restricting(&self) -> bool {
+        self.hotplug.active.is_some() || self.hotplug.cpuset_on
+    }
+
+    /// Turns the cpusets on when some cgroup sets `cpuset.cpus` (before any task exists).
+    pub(crate) fn cpuset_init(&mut self) {
+        self.hotplug.cpuset_on = self.wl.groups.cgroups.iter().any(|g| g.cpus.is_some());
+        if self.hotplug.cpuset_on {
+            self.cpuset_rebuild();
+        }
+    }
+
+    /// `cpuset.cpus.effective` of every cgroup, parents first (cgroup v2,
+    /// `kernel/cgroup/cpuset.c: compute_effective_cpumask` and `update_cpumasks_hier`,
+    /// v6.12): its `cpuset.cpus` (unset: all) within its parent's effective CPUs — the
+    /// root's being the active CPUs — and the parent's when that leaves none.
+    fn cpuset_rebuild(&mut self) {
+        let active = self.hotplug.active.clone().unwrap_or_else(|| self.all_cpus.clone());
+        let mut eff: Vec<CpuSet> = Vec::with_capacity(self.wl.groups.cgroups.len());
+        for g in &self.wl.groups.cgroups {
+            let parent = g.parent.map_or(&active, |p| &eff[p]).clone();
+            let mut e = g.cpus.clone().unwrap_or_else(|| parent.clone());
+            e.intersect_with(&parent);
+            eff.push(if e.is_empty() { parent } else { e });
+        }
+        self.hotplug.cpusets = eff;
+    }
+
+    /// The CPUs `t` may use by its cpuset and the active mask; `None` when nothing
+    /// restricts masks.
+    fn cpus_allowed_by_cpuset(&self, t: TaskId) -> Option<CpuSet> {
+        if !self.hotplug.cpuset_on {
+            return self.hotplug.active.clone();
+        }
+        match self.info[t].cgroup.get() {
+            Some(g) => Some(self.hotplug.cpusets[g].clone()),
+            None => Some(self.hotplug.active.clone().unwrap_or_else(|| self.all_cpus.clone())),
+        }
     }
 
     /// A hotplug step: `sched_cpu_deactivate` + the push of every task off the CPU, or
@@ -57,6 +104,10 @@ impl Kernel<'_> {
         if !changed {
             return;
         }
+        if self.hotplug.cpuset_on {
+            // `cpuset_handle_hotplug`: the effective masks follow the active CPUs.
+            self.cpuset_rebuild();
+        }
         for t in 0..self.tasks.len() {
             if self.tasks[t].state == crate::TState::Dead {
                 continue;
@@ -73,26 +124,28 @@ impl Kernel<'_> {
         self.resched_curr(usize::MAX, h.cpu);
     }
 
-    /// Sets `t`'s affinity to `user` ∩ active (cpuset v2), or the active CPUs with the
-    /// `select_fallback_rq` note when that is empty, and moves it off a CPU it may no
-    /// longer use. `cpu` names the CPU of the step, for the note.
+    /// Sets `t`'s affinity to `user` ∩ the CPUs its cpuset and the active mask allow
+    /// (`__set_cpus_allowed_ptr`'s use of `p->user_cpus_ptr`, core.c v6.12), or to those
+    /// CPUs when that is empty — with the `select_fallback_rq` note when a CPU went
+    /// offline — and moves it off a CPU it may no longer use. `cpu` names the CPU of the
+    /// step, for the note.
     pub(crate) fn restrict_affinity(&mut self, t: TaskId, user: CpuSet, cpu: CpuId) {
-        let Some(active) = self.hotplug.active.clone() else {
+        let Some(allowed) = self.cpus_allowed_by_cpuset(t) else {
             self.info[t].affinity = user;
             return;
         };
         self.hotplug.user_masks.insert(t, user.clone());
         let mut eff = user;
-        eff.intersect_with(&active);
+        eff.intersect_with(&allowed);
         if eff.is_empty() {
-            if self.info[t].affinity != active {
+            if self.hotplug.active.is_some() && self.info[t].affinity != allowed {
                 let note = format!(
                     "{}: process {} ({}) no longer affine to cpu{cpu} (select_fallback_rq)",
                     self.now, t, self.info[t].name
                 );
                 self.hotplug.notes.push(note);
             }
-            eff = active;
+            eff = allowed;
         }
         if eff == self.info[t].affinity {
             return;
@@ -100,6 +153,25 @@ impl Kernel<'_> {
         self.info[t].affinity = eff;
         self.record_affinity(t);
         self.move_disallowed(t);
+    }
+
+    /// The mask `sched_setaffinity(t, set)` gives while masks are restricted: `set` within
+    /// the CPUs its cpuset and the active mask allow (`set` kept as `p->user_cpus_ptr`);
+    /// `None` — EINVAL, with a run note — when that leaves none. `set` itself otherwise.
+    pub(crate) fn setaffinity_mask(&mut self, t: TaskId, set: CpuSet) -> Option<CpuSet> {
+        let Some(allowed) = self.cpus_allowed_by_cpuset(t) else { return Some(set) };
+        let mut eff = set.clone();
+        eff.intersect_with(&allowed);
+        if eff.is_empty() {
+            let note = format!(
+                "{}: sched_setaffinity({} ({}), {set}) = -EINVAL: none of those CPUs is in its cpuset and active",
+                self.now, t, self.info[t].name
+            );
+            self.hotplug.notes.push(note);
+            return None;
+        }
+        self.hotplug.user_masks.insert(t, set);
+        Some(eff)
     }
 
     /// Moves `t` off its CPU when its affinity no longer allows it: a running task is
@@ -127,10 +199,11 @@ impl Kernel<'_> {
         }
     }
 
-    /// A task created while some CPU is offline: its requested mask is kept and its
-    /// affinity restricted to the active CPUs (fork copies the parent's `user_cpus_ptr`).
+    /// A task created while masks are restricted: its requested mask is kept and its
+    /// affinity restricted to its cpuset's and the active CPUs (fork copies the parent's
+    /// `user_cpus_ptr`; `cgroup_post_fork` → `cpuset_fork` its cpuset's mask).
     pub(crate) fn hotplug_new_task(&mut self, t: TaskId, parent: Option<TaskId>) {
-        if self.hotplug.active.is_none() {
+        if !self.restricting() {
             return;
         }
         let user = parent

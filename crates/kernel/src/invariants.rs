@@ -17,7 +17,7 @@ impl Kernel<'_> {
     /// * the policy's runqueue contents equal the kernel's, CPU by CPU;
     /// * per-CPU time is conserved: user + kernel + spin + idle = now;
     /// * kernel time by path sums to the CPU's kernel time;
-    /// * affinity holds for every queued or running task;
+    /// * affinity holds for every queued or running task, and lies within its cpuset;
     /// * every task's list of children holds exactly its live children, each once, with
     ///   consistent links (full checks);
     /// * an armed sleep timer belongs to a task asleep on it, with soft ≤ hard expiry;
@@ -141,7 +141,19 @@ impl Kernel<'_> {
                 self.info[t].name, self.info[t].affinity
             ));
         }
-        Ok(())
+        self.check_within_cpuset(t)
+    }
+
+    /// With cpusets on, `t`'s affinity lies within its cgroup's effective CPUs.
+    fn check_within_cpuset(&self, t: TaskId) -> Result<(), String> {
+        let Some(g) = self.info[t].cgroup.get().filter(|_| self.hotplug.cpuset_on) else { return Ok(()) };
+        let eff = &self.hotplug.cpusets[g];
+        match self.info[t].affinity.iter().find(|&c| !eff.contains(c)) {
+            Some(c) => {
+                Err(format!("task {} may run on CPU {c}, outside its cpuset's effective CPUs {eff}", self.info[t].name))
+            }
+            None => Ok(()),
+        }
     }
 
     /// The incremental runqueue check of `cpus`: each task the policy has queued on a CPU

@@ -426,6 +426,7 @@ impl<'p> Kernel<'p> {
             k.cost.lines.kind = Some(k.spinlock_kind());
         }
         k.energy_init();
+        k.cpuset_init();
         k.boot();
         Ok(k)
     }

@@ -343,6 +343,10 @@ pub struct CgroupDef {
     pub idle: bool,
     /// `cpu.max` and `cpu.max.burst` (default: unlimited, period 100 ms, no burst).
     pub max: CpuMax,
+    /// `cpuset.cpus` (cgroup v2 cpuset controller); `None`: not set, the parent's effective
+    /// CPUs. The kernel model applies it to its tasks' affinity (`cpuset.cpus.effective`),
+    /// so policies see it only there.
+    pub cpus: Option<CpuSet>,
 }
 
 /// `sched_prio_to_weight[]` (core.c, identical v4.9…v6.18), indexed by nice + 20: the

@@ -39,6 +39,7 @@ struct RawGroup {
     nice: Option<i32>,
     idle: bool,
     max: CpuMax,
+    cpus: Option<schedlab_machine::CpuSet>,
     parent_at: usize,
 }
 
@@ -96,7 +97,7 @@ impl P<'_> {
         for (i, item, t) in self.array_of_tables(root, "group")? {
             self.step()?;
             let f = format!("group[{i}]");
-            self.check_keys(t, &["name", "weight", "weight_nice", "idle", "parent", "max", "burst"], &f)?;
+            self.check_keys(t, &["name", "weight", "weight_nice", "idle", "parent", "max", "burst", "cpus"], &f)?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
             if index.insert(name.clone(), i).is_some() {
                 return Err(self.err(
@@ -111,7 +112,11 @@ impl P<'_> {
                 None => (None, item.span().start),
             };
             let max = self.cpu_max(t, &f)?;
-            raw.push(RawGroup { name, parent, weight, nice, idle: self.flag(t, "idle", &f)?, max, parent_at });
+            // `cpuset.cpus`: a CPU list within the machine (`update_cpumask` → EINVAL
+            // outside `cpu_possible_mask`), not empty.
+            let cpus = self.get(t, "cpus").map(|v| self.cpuset(v, &join(&f, "cpus"))).transpose()?;
+            let idle = self.flag(t, "idle", &f)?;
+            raw.push(RawGroup { name, parent, weight, nice, idle, max, cpus, parent_at });
         }
         self.order_cgroups(&raw, &index)
     }
@@ -299,6 +304,7 @@ impl P<'_> {
             nice: raw[i].nice,
             idle: raw[i].idle,
             max: raw[i].max,
+            cpus: raw[i].cpus.clone(),
         };
         Ok(order.into_iter().map(def).collect())
     }
