@@ -678,6 +678,15 @@ pub fn compare_rows(rs: &[RunRecord]) -> Vec<Vec<String>> {
     let mut row = vec!["spin ms (all CPUs)".to_string()];
     row.extend(rs.iter().map(|r| ms(r.cpus.iter().map(|c| c.spin_ns).sum())));
     rows.push(row);
+    if rs.iter().any(|r| r.cpus.iter().any(|c| c.energy.is_some())) {
+        // The CPUs' active energy from the machine's energy model (`-` without one).
+        let mut row = vec!["active energy mJ".to_string()];
+        row.extend(rs.iter().map(|r| {
+            let e: Option<u64> = r.cpus.iter().map(|c| c.energy.and_then(|e| e.active_nj)).sum();
+            e.map_or("-".into(), mj)
+        }));
+        rows.push(row);
+    }
     for (i, sp) in first.spans.iter().enumerate() {
         let get = |r: &RunRecord| r.spans.get(i).filter(|x| x.name == sp.name).cloned();
         let mut row = vec![format!("{} per s", sp.name)];

@@ -107,3 +107,23 @@ fn no_energy_model_no_energy() {
     assert!(r.cpus.iter().all(|c| c.energy.is_none()));
     assert!(r.tasks.iter().all(|t| t.energy_nj.is_none()));
 }
+
+/// The same work under `powersave` and `performance` on the little cluster: the energy
+/// model's per-work cost is lower at the bottom state (A55: 70 × 537.5² mV² × 300 MHz
+/// against 70 × 906.25² × 1803 MHz per second of busy time, for 6× the work), and the
+/// reports print it — the run's energy line and the comparison's `active energy mJ` row.
+#[test]
+fn reports_print_energy_and_the_bottom_state_costs_less_per_work() {
+    let wl = "[[task]]\nname = \"w\"\naffinity = [0]\nprogram = [ { run = \"10ms\" } ]\n";
+    let at = |g: &str| {
+        let mut j = job(wl, "big-little", "eevdf", 1, &[]);
+        j.set("machine.freq.governor", g).unwrap();
+        run(&j)
+    };
+    let (slow, fast) = (at("powersave"), at("performance"));
+    let e = |r: &schedlab_metrics::RunRecord| r.tasks[0].energy_nj.unwrap();
+    assert!(e(&slow) < e(&fast), "powersave {} nJ, performance {} nJ", e(&slow), e(&fast));
+    assert!(schedlab_report::text(&fast).contains("energy: active "));
+    let cmp = schedlab_report::compare_text(&[slow, fast]);
+    assert!(cmp.lines().any(|l| l.starts_with("active energy mJ")), "{cmp}");
+}

@@ -35,6 +35,16 @@ def test_tasks_cpus_locks_equal_the_json_field_for_field(workload_file: pathlib.
     assert set(r.tasks["name"].str.split(".").str[0]) == {'worker, "one"'}
 
 
+def test_energy_columns_equal_the_json_on_an_energy_model_machine(workload_file: pathlib.Path) -> None:
+    r = schedlab.run(workload_file, sched="eevdf", machine="big-little", duration="20ms")
+    rec = json.loads(r.json)
+    assert r.tasks["energy_nj"].tolist() == [t["energy_nj"] for t in rec["tasks"]]
+    assert r.tasks["energy_nj"].sum() > 0
+    assert r.cpus["energy.active_nj"].tolist() == [c["energy"]["active_nj"] for c in rec["cpus"]]
+    # Without an energy model there is no energy column at all.
+    assert "energy_nj" not in schedlab.run(workload_file, duration="5ms").tasks.columns
+
+
 def test_run_json_equals_the_cli(workload_file: pathlib.Path) -> None:
     r = schedlab.run(str(workload_file), sched="ule", seed=2, duration="30ms")
     out = cli("run", str(workload_file), "--sched", "ule", "--seed", "2", "--duration", "30ms", "--format", "json")

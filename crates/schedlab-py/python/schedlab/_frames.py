@@ -58,21 +58,26 @@ def _nested(items: List[Dict[str, Any]], fields: List[str]) -> List[Dict[str, An
 
 
 def tasks_frame(record: Dict[str, Any]) -> pd.DataFrame:
-    cols = TASK_COLUMNS + [f"wakeup_latency_ns.{k}" for k in LATENCY_KEYS] + ["exit_ns", "energy_nj"]
+    cols = TASK_COLUMNS + [f"wakeup_latency_ns.{k}" for k in LATENCY_KEYS] + ["exit_ns"]
+    # The energy of the CPUs while it ran (nJ): only with the machine's energy model.
+    energy = any("energy_nj" in t for t in record["tasks"])
+    if energy:
+        cols.append("energy_nj")
     rows = []
     for t, extra in zip(record["tasks"], _nested(record["tasks"], ["costs"])):
         row = {c: t[c] for c in TASK_COLUMNS}
         row.update({f"wakeup_latency_ns.{k}": t["wakeup_latency_ns"][k] for k in LATENCY_KEYS})
         row["exit_ns"] = t["exit_ns"]
-        # The energy of the CPUs while it ran (nJ): only with the machine's energy model.
-        row["energy_nj"] = t.get("energy_nj")
+        if energy:
+            row["energy_nj"] = t.get("energy_nj")
         row.update(extra)
         rows.append(row)
     cols += [k for k in (rows[0] if rows else {}) if k not in cols]
     df = _frame(record, rows, cols)
     # A task still alive at the end has no exit time: a nullable integer, not a float.
     df["exit_ns"] = df["exit_ns"].astype("Int64")
-    df["energy_nj"] = df["energy_nj"].astype("Int64")
+    if energy:
+        df["energy_nj"] = df["energy_nj"].astype("Int64")
     return df
 
 
