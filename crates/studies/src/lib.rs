@@ -81,9 +81,15 @@ pub const SIMSO: Source = Source {
     citation: "Chéramy, Hladik, Déplanche: \"SimSo: A Simulation Tool to Evaluate Real-Time Multiprocessor Scheduling Algorithms\", WATERS 2014 (SimSo 0.8.5)",
 };
 
+/// The kernel's own account of CPU bandwidth control.
+pub const SCHED_BWC: Source = Source {
+    key: "sched-bwc",
+    citation: "Linux Documentation/scheduler/sched-bwc.rst (CFS Bandwidth Control), as kernel/sched/fair.c implements it in v5.15 and v6.18",
+};
+
 /// Every source, in the order reports list them.
 pub const SOURCES: &[&Source] =
-    &[&ZHANG, &BOURON, &FUTEX, &O1, &VERIFY_CFS, &EEVDF, &CYCLICTEST, &SCHED_EXT, &SCHBENCH, &SIMSO];
+    &[&ZHANG, &BOURON, &FUTEX, &O1, &VERIFY_CFS, &EEVDF, &CYCLICTEST, &SCHED_EXT, &SCHBENCH, &SIMSO, &SCHED_BWC];
 
 /// How a study runs.
 pub enum Kind {
@@ -194,6 +200,7 @@ pub const STUDIES: &[Study] = &[
     suite_study!("cfs-eevdf", &EEVDF, cfs_eevdf, explained),
     suite_study!("futex", &FUTEX, futex, explained),
     suite_study!("rt-latency", &CYCLICTEST, rt_latency, explained),
+    suite_study!("cgroup-bandwidth", &SCHED_BWC, cgroup_bandwidth),
     suite_study!("lock-wakeup-granularity", &ZHANG, lock_wakeup_granularity),
     suite_study!("lock-delayed-wakeup", &ZHANG, lock_delayed_wakeup),
     suite_study!("lock-sites", &ZHANG, lock_sites),

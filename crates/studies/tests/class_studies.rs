@@ -1,4 +1,4 @@
-//! The `cfs-eevdf` and `rt-latency` studies run end to end (briefly) and show what the fair,
+//! The `cfs-eevdf`, `rt-latency` and `cgroup-bandwidth` studies run end to end (briefly) and show what the fair,
 //! rt and deadline classes predict. (Moved with the policy tests from `crates/cli/tests`:
 //! `eevdf_oracle.rs` and `rt_deadline.rs` now live in `crates/run/tests`, below the
 //! studies.)
@@ -63,5 +63,32 @@ fn rt_latency_study_shows_class_order_throttling_and_the_fair_server() {
         } else {
             assert!(max < 2 * MS + 200_000, "{label}: max {max}");
         }
+    }
+}
+
+/// The `cgroup-bandwidth` study runs end to end (2 s here) and shows what
+/// `sched-bwc.rst` describes: 10ms/50ms gives the group 20 % of a CPU; the same share as
+/// 100ms/500ms lets a request wait up to the longer period's throttled part (period −
+/// quota = 400 ms against 40 ms); a 10 ms burst lets a 25 ms request through a 20 ms quota
+/// with no throttling, where without it every request that outlasts the quota is throttled.
+#[test]
+fn cgroup_bandwidth_study_shows_share_period_and_burst() {
+    let suite = schedlab_studies::suites::suite("cgroup-bandwidth").unwrap();
+    let res = suite.run(1, Some(Ns::from_secs(2)), None).unwrap();
+    let cell = |exp: usize, metric: &str, col: usize| -> f64 {
+        res[exp].rows.iter().find(|(n, _)| n == metric).unwrap().1[col].parse().unwrap()
+    };
+    // Columns: short and long period under 6.18, then under 5.15.
+    for col in 0..4 {
+        assert!((cell(0, "group CPU share %", col) - 20.0).abs() < 0.5, "{}", res[0].labels[col]);
+    }
+    for (short, long) in [(0, 1), (2, 3)] {
+        let (s, l) = (cell(0, "request max µs", short), cell(0, "request max µs", long));
+        assert!(s <= 40_000.0 + 15_000.0 && l > 300_000.0, "{}: max {s} µs vs {l} µs", res[0].labels[long]);
+    }
+    for (none, burst) in [(0, 1), (2, 3)] {
+        assert!(cell(1, "nr_throttled", none) > 0.0 && cell(1, "nr_throttled", burst) == 0.0);
+        assert!(cell(1, "request max µs", burst) < 26_000.0, "25 ms of work, never throttled");
+        assert!(cell(1, "request mean µs", none) > cell(1, "request mean µs", burst));
     }
 }

@@ -1,6 +1,7 @@
 //! The built-in multi-experiment studies.
 
 pub mod cfs_eevdf;
+pub mod cgroup_bandwidth;
 pub mod ext_examples;
 pub mod futex;
 pub mod lock_delayed_wakeup;
