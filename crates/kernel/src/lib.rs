@@ -23,6 +23,7 @@ mod core;
 mod cpu;
 mod deadlock;
 mod delayed;
+mod em;
 mod exec;
 mod freq;
 mod futex;
@@ -310,6 +311,8 @@ pub struct Kernel<'p> {
     pub(crate) cpuidle: idle::CpuIdle,
     /// Frequencies, capacities and the cpufreq governor (`freq.rs`).
     pub(crate) speed: freq::Speed,
+    /// The energy model policies read (`em.rs`, `Ctx::em`).
+    pub(crate) em: schedlab_sched_api::EnergyModel,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -359,7 +362,9 @@ impl<'p> Kernel<'p> {
         let cost = memory::CostState::new(&machine, &wl)?;
         let cpuidle = idle::CpuIdle::new(&machine, tick).map_err(RunError::Config)?;
         let speed = freq::Speed::new(&machine, tick);
+        let em = em::register(&machine);
         let mut k = Kernel {
+            em,
             cost,
             cpuidle,
             speed,
