@@ -34,6 +34,7 @@ macro_rules! hook {
                 scale: &$k.speed.scale,
                 scaled: $k.speed.scaled,
                 cpufreq: $k.speed.listens,
+                em: &$k.em,
             };
             let $p = &mut $k.policy;
             let r = $body;

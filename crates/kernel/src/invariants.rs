@@ -76,6 +76,7 @@ impl Kernel<'_> {
             scale: &self.speed.scale,
             scaled: self.speed.scaled,
             cpufreq: false,
+            em: &self.em,
         };
         match only {
             None => self.policy.check_invariants(&cx),

@@ -23,6 +23,7 @@ mod core;
 mod cpu;
 mod deadlock;
 mod delayed;
+mod em;
 mod energy;
 mod exec;
 mod freq;
@@ -313,6 +314,8 @@ pub struct Kernel<'p> {
     pub(crate) speed: freq::Speed,
     /// The energy of the run from the energy model (`energy.rs`; observation only).
     pub(crate) energy: energy::Energy,
+    /// The energy model policies read (`em.rs`, `Ctx::em`).
+    pub(crate) em: schedlab_sched_api::EnergyModel,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -362,7 +365,9 @@ impl<'p> Kernel<'p> {
         let cost = memory::CostState::new(&machine, &wl)?;
         let cpuidle = idle::CpuIdle::new(&machine, tick).map_err(RunError::Config)?;
         let speed = freq::Speed::new(&machine, tick);
+        let em = em::register(&machine);
         let mut k = Kernel {
+            em,
             cost,
             cpuidle,
             speed,

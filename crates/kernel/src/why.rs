@@ -54,6 +54,7 @@ impl Kernel<'_> {
                 scale: &self.speed.scale,
                 scaled: self.speed.scaled,
                 cpufreq: false,
+                em: &self.em,
             };
             others.iter().map(|&o| (o, self.policy.why(&cx, cpu, first, o, at))).collect()
         };

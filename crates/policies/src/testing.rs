@@ -21,6 +21,8 @@ pub(crate) struct World {
     pub scale: Vec<CpuScale>,
     /// A cpufreq governor listens (`Ctx::cpufreq`).
     pub cpufreq: bool,
+    /// The energy model (`Ctx::em`); none by default.
+    pub em: schedlab_sched_api::EnergyModel,
 }
 
 impl World {
@@ -30,6 +32,7 @@ impl World {
             cpus: vec![CpuView::default(); m.nr_cpus()],
             scale: vec![CpuScale::default(); m.nr_cpus()],
             cpufreq: false,
+            em: Default::default(),
             m,
             tasks: Vec::new(),
             rng: RngStreams::new(1).stream("t", 0),
@@ -54,6 +57,7 @@ impl World {
             scale: &self.scale,
             scaled: self.scale.iter().any(|s| !s.is_unit()),
             cpufreq: self.cpufreq,
+            em: &self.em,
         };
         f(&mut cx)
     }

@@ -93,3 +93,61 @@ impl UclampReq {
         self.min.is_none() && self.max.is_none()
     }
 }
+
+/// One performance state of a performance domain (`struct em_perf_state`,
+/// `include/linux/energy_model.h`), as the energy-model framework computes it when the
+/// cpufreq driver registers the domain (`kernel/power/energy_model.c`), in integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerfState {
+    /// `frequency`, kHz.
+    pub khz: u64,
+    /// `power`: active power of one CPU at this frequency, µW (the unit since v5.19).
+    pub power_uw: u64,
+    /// `performance` (v6.9+ `em_init_performance`): the domain's capacity at this
+    /// frequency, `capacity × khz / fmax`, truncated.
+    pub performance: u64,
+    /// `cost` as v6.9+ `em_compute_costs` computes it: `power × 10 / performance`; the
+    /// domain's energy is then `cost × Σ util` (`em_cpu_energy`, v6.18).
+    pub cost: u64,
+    /// `cost` as v5.15 `em_create_perf_table` computes it: `fmax × power / frequency`; the
+    /// energy is then `cost × Σ util / capacity` (`em_cpu_energy`, v5.15).
+    pub cost_fmax: u64,
+    /// `EM_PERF_STATE_INEFFICIENT`: some faster state costs no more (by [`PerfState::cost`]).
+    pub inefficient: bool,
+}
+
+/// A performance domain (`struct perf_domain` around its `em_perf_domain`): CPUs that
+/// share a frequency, with their capacity and their states in ascending frequency.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PerfDomain {
+    /// `perf_domain_span`, ascending.
+    pub cpus: Vec<schedlab_sim::CpuId>,
+    /// `arch_scale_cpu_capacity` of the domain's CPUs.
+    pub capacity: u32,
+    pub states: Vec<PerfState>,
+}
+
+/// The root domain's energy model as the scheduler sees it (`rd->pd`, built by
+/// `kernel/sched/topology.c: build_perf_domains`), and the facts `sched_energy_enabled`
+/// is decided from that the kernel owns. `domains` is empty when there is no energy model:
+/// the frequency model is off, or some domain has no power table (`pd_init` finds no
+/// `em_cpu_get`, so the kernel builds no `rd->pd` at all).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EnergyModel {
+    pub domains: Vec<PerfDomain>,
+    /// Every domain's cpufreq policy is governed by schedutil (`build_perf_domains`:
+    /// "schedutil is mandatory"; v6.18 `sched_is_eas_possible`).
+    pub schedutil: bool,
+    /// `arch_scale_freq_invariant()`: "frequency-invariant load tracking" is required.
+    pub freq_invariant: bool,
+}
+
+/// No energy model (a context built outside a run, a machine without one).
+pub static NO_ENERGY_MODEL: EnergyModel = EnergyModel { domains: Vec::new(), schedutil: false, freq_invariant: false };
+
+impl PerfDomain {
+    /// `perf_domain_span(pd)` contains `cpu`.
+    pub fn spans(&self, cpu: schedlab_sim::CpuId) -> bool {
+        self.cpus.binary_search(&cpu).is_ok()
+    }
+}

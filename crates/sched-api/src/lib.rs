@@ -66,7 +66,7 @@ pub use schedlab_sim::{CpuId as Cpu, TaskId as Task};
 pub mod cpufreq;
 pub mod tunable;
 pub mod why;
-pub use cpufreq::{CpuScale, CpuUtil, UclampReq};
+pub use cpufreq::{CpuScale, CpuUtil, EnergyModel, PerfDomain, PerfState, UclampReq, NO_ENERGY_MODEL};
 pub use tunable::{Choice, Kind, Pass, Tunable, TunableSpec, TunableTable, Unit};
 pub use why::{fmt_ns, Cause, Decision, Moment, Why};
 
@@ -511,6 +511,9 @@ pub struct Ctx<'a> {
     /// A cpufreq governor listens to utilisation updates (schedutil's
     /// `cpufreq_add_update_util_hook`): classes send [`Request::Cpufreq`] only then.
     pub cpufreq: bool,
+    /// The energy model the kernel registered (`rd->pd`), read-only; [`NO_ENERGY_MODEL`]
+    /// when there is none.
+    pub em: &'a EnergyModel,
 }
 
 impl Ctx<'_> {
@@ -554,6 +557,10 @@ impl Ctx<'_> {
         if self.cpufreq {
             self.requests.push(Request::Cpufreq { cpu, flags, util });
         }
+    }
+    /// The root domain's performance domains (`rd->pd`), empty without an energy model.
+    pub fn perf_domains(&self) -> &[PerfDomain] {
+        &self.em.domains
     }
     /// `arch_scale_cpu_capacity(cpu)` as the kernel keeps it.
     pub fn capacity(&self, cpu: CpuId) -> u32 {

@@ -180,7 +180,9 @@ impl Fair {
     fn sg_stats(&self, cx: &Ctx, sd: &Domain, group: &CpuSet, cpus: &CpuSet) -> GroupStats {
         let mut s = GroupStats::new(group.count());
         self.count(|w| w.groups += 1);
+        let eas = self.sched_energy_enabled(cx);
         for c in group.iter().filter(|&c| cpus.contains(c)) {
+            s.overutilized |= eas && self.cpu_overutilized(cx, c);
             self.count(|w| w.read_cpu(cx.machine, cx.this_cpu, c));
             s.group_load += self.cpu_load(c);
             s.group_util += self.cpu_util(c);
@@ -207,10 +209,11 @@ impl Fair {
         let mut local = None;
         let mut busiest: Option<(usize, GroupStats)> = None;
         let (mut total_load, mut total_capacity, mut sum_util) = (0, 0, 0);
-        let mut overload = false;
+        let (mut overload, mut overutilized) = (false, false);
         for (gi, g) in sd.groups.iter().enumerate() {
             let s = self.sg_stats(cx, sd, g, &env.cpus);
             overload |= s.overload;
+            overutilized |= s.overutilized;
             total_load += s.group_load;
             total_capacity += s.group_capacity;
             sum_util += s.group_util;
@@ -235,6 +238,10 @@ impl Fair {
         // from what it saw: set or cleared.
         if env.level + 1 == self.domains.per_cpu[env.dst].len() {
             self.rd_overload = overload;
+            // "Update over-utilization (tipping point, U >= 0) indicator".
+            self.set_rd_overutilized(cx, overutilized);
+        } else if overutilized {
+            self.set_rd_overutilized(cx, true);
         }
         let avg_load = (total_load * SCHED_CAPACITY_SCALE).checked_div(total_capacity).unwrap_or(0);
         SdStats {
@@ -253,6 +260,12 @@ impl Fair {
             return self.find_busiest_group_v4_9(cx, env);
         }
         let mut sds = self.sd_stats(cx, env);
+        // v5.15 and v6.18: with an energy model and no CPU overutilized, EAS placement
+        // is left alone ("goto out_balanced").
+        if self.sched_energy_enabled(cx) && !self.rd_overutilized {
+            env.balanced(|| "EAS: the root domain is not overutilized".into());
+            return None;
+        }
         let sd = self.domains.per_cpu[env.dst][env.level].clone();
         let Some((bi, busiest)) = sds.busiest.clone().filter(|b| b.1.sum_h_nr_running > 0) else {
             env.balanced(|| "no other group has fair tasks".into());

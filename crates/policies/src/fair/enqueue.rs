@@ -26,7 +26,7 @@ impl Fair {
             return;
         }
         if flags & enqueue::INITIAL != 0 {
-            self.post_init_entity_util_avg(se);
+            self.post_init_entity_util_avg(se, u64::from(cx.capacity(cpu)));
         }
         if flags & enqueue::WAKEUP != 0 {
             self.update_avg_idle(cpu, cx.now.0);

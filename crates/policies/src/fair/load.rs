@@ -283,10 +283,12 @@ impl Fair {
         }
     }
 
-    /// `post_init_entity_util_avg`: a new task gets half its runqueue's spare utilisation.
-    pub(super) fn post_init_entity_util_avg(&mut self, se: Se) {
+    /// `post_init_entity_util_avg`: a new task gets half its runqueue's spare utilisation,
+    /// of the CPU's capacity `cpu_scale` (`arch_scale_cpu_capacity`, v5.15 and v6.18;
+    /// 1024 but on asymmetric machines).
+    pub(super) fn post_init_entity_util_avg(&mut self, se: Se, cpu_scale: u64) {
         let rq = self.rq(self.cfs_rq_of(se)).avg;
-        let cap = (SCHED_CAPACITY_SCALE.saturating_sub(rq.util_avg)) / 2;
+        let cap = (cpu_scale.saturating_sub(rq.util_avg)) / 2;
         let w = self.se_weight(se);
         let v4_9 = self.t.version == Version::V4_9;
         let a = &mut self.em(se).avg;

@@ -26,6 +26,7 @@ mod cfs;
 mod check;
 mod clock;
 pub(crate) mod domains;
+pub mod eas;
 mod eevdf;
 mod enqueue;
 mod entity;
@@ -83,6 +84,14 @@ struct Counters {
     delayed_requeues: u64,
     /// EEVDF picks of an ineligible entity (must stay 0; `--check` verifies).
     ineligible_picks: u64,
+    /// EAS (`eas.rs`): it was on at some wakeup; wakeups `find_energy_efficient_cpu`
+    /// placed, of them those not on the previous CPU; the root domain's overutilized
+    /// flag set and cleared.
+    eas_enabled: bool,
+    feec: u64,
+    feec_moved: u64,
+    overutilized_set: u64,
+    overutilized_cleared: u64,
 }
 
 /// `a / b` truncating toward zero, as `i128` division but without the slow 128-bit
@@ -138,6 +147,11 @@ pub struct Fair {
     /// runqueue goes from fewer than two tasks to two or more, set or cleared by a
     /// root-level `update_sd_lb_stats`; `newidle_balance` returns early while it is clear.
     rd_overload: bool,
+    /// `rd->overutilized` (EAS, `eas.rs`): some CPU's utilisation does not fit its
+    /// capacity; while clear, wakeups are placed by energy and the balancer stays out.
+    rd_overutilized: bool,
+    /// `sched_asym_cpucap_active()`, decided at the first wakeup (`eas.rs`).
+    asym_cpucap: Option<bool>,
     nr_idle_scan: Vec<usize>,
     /// `nohz.next_balance` (jiffies).
     nohz_next_balance: u64,
@@ -207,6 +221,8 @@ impl Fair {
             smt: m.topology.threads_per_core > 1,
             has_idle_cores: vec![false; n],
             rd_overload: false,
+            rd_overutilized: false,
+            asym_cpucap: None,
             nr_idle_scan,
             nohz_next_balance: 0,
             active_pending: Vec::new(),
@@ -402,6 +418,11 @@ impl SchedClass for Fair {
             self.rd_overload = true;
         }
         self.enqueue_task_fair(cx, cpu, p, flags);
+        // enqueue_task_fair: "do not account for the first enqueue operation of new
+        // tasks during the overutilized flag detection" (v5.15 and v6.18).
+        if flags & schedlab_sched_api::enqueue::INITIAL == 0 {
+            self.check_update_overutilized_status(cx, cpu);
+        }
         self.flush_work(cx);
     }
 
@@ -437,6 +458,8 @@ impl SchedClass for Fair {
 
     fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
         self.task_tick_fair(cx, cpu, curr);
+        // The end of task_tick_fair (v5.15 and v6.18).
+        self.check_update_overutilized_status(cx, cpu);
         self.flush_work(cx);
     }
 
@@ -502,6 +525,13 @@ impl SchedClass for Fair {
         v.push(("tree_erase_relinks".into(), ops.erase_relinks));
         v.push(("wake_wide".into(), self.counters.wake_wide));
         v.push(("wake_affine".into(), self.counters.wake_affine));
+        if self.counters.eas_enabled {
+            let c = &self.counters;
+            v.push(("eas.feec".into(), c.feec));
+            v.push(("eas.feec_moved".into(), c.feec_moved));
+            v.push(("eas.overutilized_set".into(), c.overutilized_set));
+            v.push(("eas.overutilized_cleared".into(), c.overutilized_cleared));
+        }
         if self.t.feat.delay_dequeue {
             v.push(("delayed_dequeues".into(), self.counters.delayed_dequeues));
             v.push(("delayed_requeues".into(), self.counters.delayed_requeues));

@@ -34,6 +34,9 @@ pub struct GroupStats {
     pub group_type: GroupType,
     /// A CPU of the group runs more than one task (`SG_OVERLOAD` in `sg_status`).
     pub overload: bool,
+    /// A CPU of the group is overutilized (`SG_OVERUTILIZED`; v6.18 `sg_overutilized`),
+    /// gathered only while EAS is on.
+    pub overutilized: bool,
 }
 
 impl GroupStats {
@@ -51,6 +54,7 @@ impl GroupStats {
             group_capacity: SCHED_CAPACITY_SCALE * weight as u64,
             group_type: GroupType::HasSpare,
             overload: false,
+            overutilized: false,
         }
     }
 }
@@ -98,7 +102,7 @@ impl Fair {
 
     /// `sched_idle_cpu` (`sched_idle_rq`): only idle tasks are queued — `SCHED_IDLE` ones
     /// and, since v5.15, those of idle groups (`idle_h_nr_running` counts both).
-    fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
+    pub(super) fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
         let rq = self.rq(self.root(cpu));
         rq.h_nr_running > 0 && rq.h_nr_running == rq.idle_h_nr
     }
@@ -267,6 +271,11 @@ impl Fair {
                 crate::placement::record_current_cpu(cx, p, prev, c);
                 return c;
             }
+            // EAS: on a wakeup, after record_wakee and WF_CURRENT_CPU, before wake_wide
+            // (v6.18 `!is_rd_overutilized`, v5.15 `sched_energy_enabled()`).
+            if let Some(c) = self.try_feec(cx, p, prev) {
+                return c;
+            }
             if let Some(w) = waker {
                 let wide = self.wake_wide(w, p, cpu);
                 self.counters.wake_wide += u64::from(wide);
@@ -316,10 +325,13 @@ impl Fair {
         if self.t.version == super::Version::V4_9 {
             return (self.select_idle_sibling_v4_9(cx, p, prev, target), "select_idle_sibling (v4.9)");
         }
-        if self.idle_or_sched_idle(cx, target) {
+        // On asymmetric capacities a candidate must also fit the task (`asym_fits_cpu`).
+        let asym = self.asym_cpucap(cx);
+        let fits = |f: &Fair, c: CpuId| !asym || f.task_fits_cpu(cx, p, c);
+        if self.idle_or_sched_idle(cx, target) && fits(self, target) {
             return (target, "the target is idle");
         }
-        if prev != target && self.share_cache(prev, target) && self.idle_or_sched_idle(cx, prev) {
+        if prev != target && self.share_cache(prev, target) && self.idle_or_sched_idle(cx, prev) && fits(self, prev) {
             return (prev, "the previous CPU is idle and shares the target's cache");
         }
         let recent = self.tf[p].recent_used_cpu.replace(prev as u32).map(|c| c as usize);
@@ -329,9 +341,16 @@ impl Fair {
                 && self.share_cache(r, target)
                 && self.idle_or_sched_idle(cx, r)
                 && cx.allowed(p, r)
+                && fits(self, r)
             {
                 return (r, "recent_used_cpu is idle and shares the target's cache");
             }
+        }
+        if asym {
+            return match self.select_idle_capacity(cx, p, target) {
+                Some(c) => (c, "select_idle_capacity: an idle CPU the task fits, else the biggest idle one"),
+                None => (target, "select_idle_capacity: no idle CPU: the target"),
+            };
         }
         let Some(llc) = self.domains.llc_level(target) else { return (target, "no cache domain: the target") };
         let mut has_idle_core = false;

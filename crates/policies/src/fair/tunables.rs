@@ -75,6 +75,8 @@ pub struct FairTunables {
     pub balance: bool,
     /// `kernel.sched_autogroup_enabled`: each session is a task group.
     pub autogroup: bool,
+    /// `kernel.sched_energy_aware` (`sysctl_sched_energy_aware`): EAS may be enabled.
+    pub energy_aware: bool,
     pub feat: Features,
 }
 
@@ -280,6 +282,16 @@ pub static TUNABLES: TunableTable<FairTunables> = TunableTable {
             |t| t.autogroup.into(),
             |t, v| t.autogroup = v != 0,
         ),
+        TunableSpec {
+            versions: FROM_5_15,
+            ..TunableSpec::new(
+                "sched_energy_aware",
+                Kind::Bool,
+                "kernel.sched_energy_aware: energy-aware wakeups where the machine has an energy model, asymmetric capacities and schedutil",
+                |t| t.energy_aware.into(),
+                |t, v| t.energy_aware = v != 0,
+            )
+        },
         TunableSpec {
             versions: CFS,
             ..TunableSpec::new(
@@ -503,6 +515,7 @@ impl FairTunables {
             nr_migrate: 32,
             balance: true,
             autogroup: true,
+            energy_aware: true,
             feat: Features {
                 start_debit: !eevdf,
                 gentle_fair_sleepers: !eevdf,
