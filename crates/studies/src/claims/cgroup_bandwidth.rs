@@ -40,9 +40,15 @@ pub static CLAIMS: [Claim; 3] = [
 /// One column's latency and `cpu.stat`, for the mechanism.
 fn column(s: &SeedRuns, x: &str, l: &str) -> String {
     let c = |m: &str| show(cell(s, x, m, l));
-    let versions = rec(s, x, l).map_or_else(String::new, |r| format!(" [{}]", r.scheduler.name));
+    let r = rec(s, x, l);
+    let versions = r.map_or_else(String::new, |r| format!(" [{}]", r.scheduler.name));
+    // The longest a request can wait for a refill: the period's part after the quota is spent.
+    let bound = r
+        .and_then(|r| r.groups.iter().find(|g| g.name == "svc"))
+        .and_then(|g| Some(g.max_period_ns.saturating_sub(g.max_quota_ns?)))
+        .map_or_else(String::new, |b| format!(" (period − quota {} ms)", b / 1_000_000));
     format!(
-        "{l}{versions}: {} requests, mean {} µs, p99 {} µs, max {} µs; group share {} %; cpu.stat nr_periods {}, \
+        "{l}{versions}{bound}: {} requests, mean {} µs, p99 {} µs, max {} µs; group share {} %; cpu.stat nr_periods {}, \
          nr_throttled {}, throttled {} ms, nr_bursts {}, burst {} ms",
         c("requests"),
         c("request mean µs"),
@@ -71,8 +77,8 @@ pub fn evidence(runs: &[SeedRuns]) -> Vec<Evidence> {
             |s| ratio(cell(s, "period", "request p99 µs", LONG_618), cell(s, "period", "request p99 µs", SHORT_618)),
             |s| {
                 format!(
-                    "a request that arrives while the group is throttled waits for the refill: at most period − \
-                     quota; {}; {}; 5.15 (whole-runqueue throttling): {}",
+                    "a request arriving while the group is throttled waits for the refill; {}; {}; 5.15 \
+                     (whole-runqueue throttling): {}",
                     column(s, "period", SHORT_618),
                     column(s, "period", LONG_618),
                     column(s, "period", "100ms/500ms cfs 5.15"),
