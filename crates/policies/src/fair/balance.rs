@@ -12,6 +12,7 @@ use super::balance_why::{group_type_name, Kick, LbWhy};
 use super::domains::{
     Domain, SD_BALANCE_NEWIDLE, SD_NUMA, SD_PREFER_SIBLING, SD_SHARE_CPUCAPACITY, SD_SHARE_PKG_RESOURCES,
 };
+use super::eas::capacity_greater;
 use super::pelt::SCHED_CAPACITY_SCALE;
 use super::select::{group_classify, GroupStats, GroupType};
 use super::Fair;
@@ -65,6 +66,8 @@ pub(super) enum Migration {
     Load,
     Util,
     Task,
+    /// `migrate_misfit`: move the task too big for its CPU (asymmetric capacities).
+    Misfit,
 }
 
 /// Per-level counters (like `/proc/schedstat`'s per-domain `lb_count`, `lb_balanced`,
@@ -90,6 +93,8 @@ impl LbStats {
 
 pub(super) struct Env {
     pub dst: CpuId,
+    /// `env->src_cpu`, once `find_busiest_queue` chose it.
+    pub src: CpuId,
     pub idle: CpuIdleType,
     pub level: usize,
     pub cpus: CpuSet,
@@ -177,7 +182,7 @@ impl Fair {
     }
 
     /// `update_sg_lb_stats`.
-    fn sg_stats(&self, cx: &Ctx, sd: &Domain, group: &CpuSet, cpus: &CpuSet) -> GroupStats {
+    fn sg_stats(&self, cx: &Ctx, sd: &Domain, group: &CpuSet, cpus: &CpuSet, local: bool) -> GroupStats {
         let mut s = GroupStats::new(group.count());
         self.count(|w| w.groups += 1);
         let eas = self.sched_energy_enabled(cx);
@@ -195,11 +200,33 @@ impl Fair {
                 s.idle_cpus += 1;
             }
         }
+        if !local && self.asym_cpucap == Some(true) {
+            self.sg_misfit_stats(cx, sd, group, cpus, &mut s);
+        }
         s.group_type = group_classify(sd.imbalance_pct, &s);
         if s.group_type == GroupType::Overloaded {
             s.avg_load = s.group_load * SCHED_CAPACITY_SCALE / s.group_capacity;
         }
         s
+    }
+
+    /// The misfit part of `update_sg_lb_stats` (v5.15, v6.18) for a remote group of an
+    /// `SD_ASYM_CPUCAPACITY` domain: the largest `misfit_task_load` of its CPUs, which
+    /// also marks the root domain overloaded (`SG_OVERLOAD`, so a newly idle CPU looks);
+    /// and the group's `max_capacity` that `update_sd_pick_busiest` compares.
+    fn sg_misfit_stats(&self, cx: &Ctx, sd: &Domain, group: &CpuSet, cpus: &CpuSet, s: &mut GroupStats) {
+        if !super::eas::sd_asym_cpucapacity(cx, &sd.span) {
+            return;
+        }
+        s.max_capacity = group.iter().map(|c| u64::from(cx.capacity(c))).max().unwrap_or(0);
+        for c in group.iter().filter(|&c| cpus.contains(c)) {
+            // A misfit task the balancer already moves this hook is no longer there.
+            let load = if self.adj.nr[c] < 0 { 0 } else { self.cpu[c].misfit_task_load };
+            if load > s.group_misfit_task_load {
+                s.group_misfit_task_load = load;
+                s.overload = true;
+            }
+        }
     }
 
     /// `update_sd_lb_stats` + `update_sd_pick_busiest` (v5.15).
@@ -211,7 +238,7 @@ impl Fair {
         let (mut total_load, mut total_capacity, mut sum_util) = (0, 0, 0);
         let (mut overload, mut overutilized) = (false, false);
         for (gi, g) in sd.groups.iter().enumerate() {
-            let s = self.sg_stats(cx, sd, g, &env.cpus);
+            let s = self.sg_stats(cx, sd, g, &env.cpus, gi == 0);
             overload |= s.overload;
             overutilized |= s.overutilized;
             total_load += s.group_load;
@@ -221,7 +248,12 @@ impl Fair {
                 local = Some(s);
                 continue;
             }
-            if pick_busiest(busiest.as_ref().map(|b| &b.1), &s) {
+            // "Don't try to pull misfit tasks we can't help": only into a bigger CPU
+            // whose group has spare capacity.
+            let l = local.as_ref().expect("the local group comes first");
+            let dst_cap = u64::from(cx.capacity(env.dst));
+            let can_help = capacity_greater(dst_cap, s.max_capacity) && l.group_type == GroupType::HasSpare;
+            if pick_busiest(busiest.as_ref().map(|b| &b.1), &s, can_help) {
                 busiest = Some((gi, s));
             }
         }
@@ -274,6 +306,11 @@ impl Fair {
         if let Some(w) = env.why.as_mut() {
             w.busiest_group = Some(bi);
         }
+        // "Misfit tasks should be dealt with regardless of the avg load" (`force_balance`).
+        if busiest.group_type == GroupType::MisfitTask {
+            self.calculate_imbalance(env, &sd, &mut sds, &busiest);
+            return Some(bi);
+        }
         let local = &mut sds.local;
         let (lt, bt) = (group_type_name(local.group_type), group_type_name(busiest.group_type));
         if local.group_type > busiest.group_type {
@@ -325,6 +362,13 @@ impl Fair {
 
     /// `calculate_imbalance` (v5.15).
     fn calculate_imbalance(&self, env: &mut Env, sd: &Domain, sds: &mut SdStats, busiest: &GroupStats) {
+        if busiest.group_type == GroupType::MisfitTask {
+            // Only an asymmetric domain's groups are marked, so v6.18's
+            // `SD_ASYM_CPUCAPACITY` test here always holds.
+            env.migration = Migration::Misfit;
+            env.imbalance = 1;
+            return;
+        }
         let local = &mut sds.local;
         if local.group_type == GroupType::HasSpare {
             if busiest.group_type > GroupType::FullyBusy && !sd.has(SD_SHARE_PKG_RESOURCES) {
@@ -373,13 +417,23 @@ impl Fair {
         env.imbalance = (a.min(b) / SCHED_CAPACITY_SCALE) as i64;
     }
 
-    /// `find_busiest_queue` (v5.15).
-    fn find_busiest_queue(&self, env: &Env, group: &CpuSet) -> Option<CpuId> {
+    /// `find_busiest_queue` (v5.15, v6.18).
+    fn find_busiest_queue(&self, cx: &Ctx, env: &Env, group: &CpuSet) -> Option<CpuId> {
         let mut best: Option<(CpuId, u64)> = None;
+        // v4.9 has no such test (it came with misfit balancing, v4.20).
+        let asym = self.asym_cpucap == Some(true)
+            && self.t.version != super::Version::V4_9
+            && super::eas::sd_asym_cpucapacity(cx, &self.domains.per_cpu[env.dst][env.level].span);
+        let dst_cap = u64::from(cx.capacity(env.dst));
         for c in group.iter().filter(|&c| env.cpus.contains(c)) {
             self.count(|w| w.cpus += 1);
             let nr = self.h_nr(c);
             if nr == 0 {
+                continue;
+            }
+            // An asymmetric domain does not pull a lone task from a CPU no smaller than
+            // this one ("could eventually lead to active_balancing high->low capacity").
+            if asym && nr == 1 && !capacity_greater(dst_cap, u64::from(cx.capacity(c))) {
                 continue;
             }
             let v = match env.migration {
@@ -397,6 +451,11 @@ impl Fair {
                     self.cpu_util(c)
                 }
                 Migration::Task => nr,
+                // "simply seek the 'biggest' misfit task".
+                Migration::Misfit => match self.cpu[c].misfit_task_load {
+                    0 => continue,
+                    l => l,
+                },
             };
             if best.is_none_or(|(_, b)| v > b) {
                 best = Some((c, v));
@@ -506,6 +565,8 @@ impl Fair {
                         (u <= imb).then_some(u)
                     }
                     Migration::Task => Some(1),
+                    // Only a task that does not fit the source CPU; it takes it all.
+                    Migration::Misfit => (!self.task_fits_cpu(cx, p, src)).then_some(imb),
                 }
             };
             match cost(env.imbalance).filter(|_| env.imbalance > 0) {
@@ -584,6 +645,7 @@ impl Fair {
         let name = self.domains.per_cpu[dst][level].name;
         let mut env = Env {
             dst,
+            src: dst,
             idle,
             level,
             cpus: self.domains.per_cpu[dst][level].span.clone(),
@@ -609,13 +671,14 @@ impl Fair {
             };
             env.imbalance_found = env.imbalance;
             let group = self.domains.per_cpu[dst][level].groups[gi].clone();
-            let Some(busiest) = self.find_busiest_queue(&env, &group) else {
+            let Some(busiest) = self.find_busiest_queue(cx, &env, &group) else {
                 env.balanced(|| "find_busiest_queue: no CPU of the busiest group qualifies".into());
                 self.record_balanced(cx, &env);
                 self.lb.bump(name, 1, 1);
                 return self.out_balanced(dst, level, idle, false);
             };
             busiest_cpu = Some(busiest);
+            env.src = busiest;
             env.all_pinned = true;
             if self.h_nr(busiest) > 1 {
                 let before = self.adj.moved.len();
@@ -651,9 +714,11 @@ impl Fair {
                 sd.nr_balance_failed += 1;
             }
             self.lb.bump(name, 3, 1);
-            // `need_active_balance`: after repeated failures, push the running task.
+            // `need_active_balance`: for a misfit task at once, else after repeated
+            // failures, push the running task.
             let sd = &mut self.domains.per_cpu[dst][level];
-            if sd.nr_balance_failed > sd.cache_nice_tries + 2 {
+            let need_active = env.migration == Migration::Misfit || sd.nr_balance_failed > sd.cache_nice_tries + 2;
+            if need_active {
                 if let Some(b) = busiest_cpu {
                     let cur = cx.cpus[b].curr;
                     if cur.is_some_and(|t| !cx.allowed(t, dst)) {
@@ -675,6 +740,8 @@ impl Fair {
             sd.nr_balance_failed = 0;
             self.lb.bump(name, 2, moved);
         }
+        let misfit = env.migration == Migration::Misfit;
+        self.counters.misfit_moved += u64::from(misfit && (moved > 0 || active));
         if let (Some(b), true) = (busiest_cpu, env.why.is_some()) {
             let tail = match (moved, active) {
                 (0, true) => format!("; nothing detached: active balance pushes CPU {b}'s running task"),
@@ -683,8 +750,9 @@ impl Fair {
             };
             self.record_attempt(cx, &mut env, b, moved_ids, &tail);
         }
+        // "if (likely(!active_balance) || need_active_balance(&env))".
         let sd = &mut self.domains.per_cpu[dst][level];
-        if !active || sd.nr_balance_failed > sd.cache_nice_tries + 2 {
+        if !active || misfit || sd.nr_balance_failed > sd.cache_nice_tries + 2 {
             sd.balance_interval = sd.min_interval;
         } else if sd.balance_interval < sd.max_interval {
             sd.balance_interval *= 2;
@@ -774,7 +842,8 @@ impl Fair {
     }
 
     /// `nohz_balancer_kick` (v5.15): a busy CPU asks an idle one to balance for all idle
-    /// CPUs when it has more than one task or its LLC has more than one busy CPU.
+    /// CPUs when it has more than one task or its LLC has more than one busy CPU; with
+    /// asymmetric capacities, instead of the LLC test, when it runs a misfit task.
     ///
     /// Cheap checks first, as the kernel's (`time_before(now, nohz.next_balance)` returns
     /// before any mask is read); the LLC is counted over its own CPUs only, stopping at two
@@ -792,7 +861,13 @@ impl Fair {
         };
         let mut kick = cx.cpus[cpu].nr_running >= 2;
         let mut why = Kick::Sent(ilb, false);
-        if !kick {
+        if !kick && self.asym_cpucap == Some(true) && self.t.version != super::Version::V4_9 {
+            // `sd_asym_cpucapacity`: a misfit task kicks; otherwise "skip the LLC logic
+            // because it's not relevant in that case".
+            kick = self.check_misfit_status(cx, cpu);
+            why = Kick::Misfit(ilb);
+            self.counters.misfit_kicks += u64::from(kick);
+        } else if !kick {
             let llc = self.domains.llc_id[cpu];
             let busy = self.domains.llc_cpus[llc].iter().filter(|&&c| !cx.idle_cpu(c)).take(2).count();
             kick = busy > 1;
@@ -901,9 +976,15 @@ impl Fair {
     }
 }
 
-/// `update_sd_pick_busiest` (v5.15): is `s` busier than the current pick?
-fn pick_busiest(busiest: Option<&GroupStats>, s: &GroupStats) -> bool {
+/// `update_sd_pick_busiest` (v5.15): is `s` busier than the current pick? A misfit
+/// group only when this CPU `can_help` it (bigger than the group's largest CPU, the
+/// local group with spare capacity). Not modelled: the closing asymmetric test that
+/// keeps a not-overloaded group of bigger CPUs from being drained into a smaller one.
+fn pick_busiest(busiest: Option<&GroupStats>, s: &GroupStats, can_help: bool) -> bool {
     if s.sum_h_nr_running == 0 {
+        return false;
+    }
+    if s.group_type == GroupType::MisfitTask && !can_help {
         return false;
     }
     let Some(b) = busiest else { return true };
@@ -921,5 +1002,7 @@ fn pick_busiest(busiest: Option<&GroupStats>, s: &GroupStats) -> bool {
             }
             !(s.idle_cpus == b.idle_cpus && s.sum_nr_running <= b.sum_nr_running)
         }
+        // "If we have more than one misfit sg go with the biggest misfit."
+        GroupType::MisfitTask => s.group_misfit_task_load >= b.group_misfit_task_load,
     }
 }

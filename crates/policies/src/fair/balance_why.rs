@@ -31,6 +31,7 @@ pub(super) fn group_type_name(t: GroupType) -> &'static str {
     match t {
         GroupType::HasSpare => "group_has_spare",
         GroupType::FullyBusy => "group_fully_busy",
+        GroupType::MisfitTask => "group_misfit_task",
         GroupType::Overloaded => "group_overloaded",
     }
 }
@@ -134,6 +135,7 @@ impl Fair {
             Migration::Load => "load",
             Migration::Util => "utilization",
             Migration::Task => "tasks",
+            Migration::Misfit => "misfit task",
         };
         let found = format!(
             "{}: busiest CPU {busiest} ({} fair tasks), imbalance {} ({migration}; sched_nr_migrate {}, nr_balance_failed {}, cache_nice_tries {}){because}{tail}",
@@ -164,6 +166,8 @@ pub(super) enum Kick {
     /// Kicked this idle CPU; `true` for an LLC with more than one busy CPU, `false` for
     /// this CPU running two tasks or more.
     Sent(CpuId, bool),
+    /// Kicked this idle CPU for a misfit task (`check_misfit_status`).
+    Misfit(CpuId),
 }
 
 impl Fair {
@@ -185,6 +189,12 @@ impl Fair {
                 };
                 let found = format!(
                     "{head}: kicked CPU {ilb}, the first idle CPU (find_new_ilb), to run nohz_idle_balance for every idle CPU: {why}"
+                );
+                (found, format!("left to CPU {ilb}'s nohz_idle_balance"))
+            }
+            Kick::Misfit(ilb) => {
+                let found = format!(
+                    "{head}: kicked CPU {ilb} (find_new_ilb) to run nohz_idle_balance: its task does not fit it and a bigger CPU exists (check_misfit_status)"
                 );
                 (found, format!("left to CPU {ilb}'s nohz_idle_balance"))
             }
@@ -221,6 +231,8 @@ impl Fair {
                 format!("utilization {u} exceeds the imbalance left ({imb})")
             }
             Migration::Task => format!("the imbalance left ({imb}) is used up"),
+            Migration::Misfit if imb > 0 => format!("it fits CPU {} (task_fits_cpu): not the misfit task", env.src),
+            Migration::Misfit => "the misfit task is already taken".into(),
         }
     }
 }

@@ -26,6 +26,19 @@ pub fn fits_capacity(cap: u64, max: u64) -> bool {
     cap * 1280 < max * 1024
 }
 
+/// `capacity_greater(cap1, cap2)` (v5.15, v6.18): `cap1` is more than ~5 % above `cap2`.
+pub fn capacity_greater(cap1: u64, cap2: u64) -> bool {
+    cap1 * 1024 > cap2 * 1078
+}
+
+/// `sd->flags & SD_ASYM_CPUCAPACITY` (`topology.c: asym_cpu_capacity_classify`, v5.15):
+/// the domain's span holds CPUs of different capacities.
+pub fn sd_asym_cpucapacity(cx: &Ctx, span: &schedlab_machine::CpuSet) -> bool {
+    let mut caps = span.iter().map(|c| cx.capacity(c));
+    let first = caps.next();
+    caps.any(|c| Some(c) != first)
+}
+
 /// `map_util_perf` (v6.18): the 25 % headroom schedutil adds.
 fn map_util_perf(util: u64) -> u64 {
     util + (util >> 2)
@@ -391,6 +404,44 @@ impl Fair {
         fits_capacity(self.task_util(p), u64::from(cx.capacity(cpu)))
     }
 
+    /// `update_misfit_status(p, rq)` (fair.c v5.15; v6.18 adds the `max_allowed_capacity`
+    /// test, from v6.10): with asymmetric capacities, `rq->misfit_task_load` is the task's
+    /// `task_h_load` (at least 1) when it does not fit this CPU (`task_fits_cpu`), else 0;
+    /// 0 too for no task, a task pinned to one CPU, or (v6.10+) one already on the
+    /// largest capacity its affinity allows. Mainline v4.9 has no misfit (v4.20).
+    pub(super) fn update_misfit_status(&mut self, cx: &Ctx, cpu: CpuId, p: Option<TaskId>) {
+        if self.t.version == Version::V4_9 || !self.asym_cpucap(cx) {
+            return;
+        }
+        let load = match p {
+            Some(p) if self.is_misfit(cx, p, cpu) => self.task_h_load(p).max(1),
+            _ => 0,
+        };
+        self.cpu[cpu].misfit_task_load = load;
+    }
+
+    /// The tests of `update_misfit_status` before the load is taken.
+    fn is_misfit(&self, cx: &Ctx, p: TaskId, cpu: CpuId) -> bool {
+        let aff = &cx.task(p).affinity;
+        if aff.count() <= 1 {
+            return false;
+        }
+        if self.t.version > Version::V5_15 {
+            let max_allowed = aff.iter().map(|c| cx.capacity(c)).max().unwrap_or(0);
+            if cx.capacity(cpu) == max_allowed {
+                return false;
+            }
+        }
+        !self.task_fits_cpu(cx, p, cpu)
+    }
+
+    /// `check_misfit_status(rq, sd)` (v5.15): a misfit task on a CPU smaller than the
+    /// root domain's largest (`rd->max_cpu_capacity`); `check_cpu_capacity` (capacity
+    /// lost to rt/irq) never holds here, `capacity_of` being the whole capacity.
+    pub(super) fn check_misfit_status(&self, cx: &Ctx, cpu: CpuId) -> bool {
+        self.cpu[cpu].misfit_task_load > 0 && (0..cx.nr_cpus()).any(|c| cx.capacity(c) > cx.capacity(cpu))
+    }
+
     /// `select_idle_capacity` (v6.18, v5.15 alike without uclamp): from `target`,
     /// wrapping over the asymmetric domain (the whole machine here), the first idle CPU
     /// the task fits, else the idle CPU of the largest capacity (the first of equals).
@@ -488,6 +539,24 @@ mod tests {
         let freq = (fmax + fmax / 4) * 50 / 160;
         let ps = pd.states.iter().find(|s| s.khz >= freq).unwrap();
         assert_eq!(v5, ps.cost_fmax * 60 / 160);
+    }
+
+    /// `capacity_greater` is a ~5 % margin (1078/1024); a misfit group ranks between
+    /// overloaded and fully busy (`group_classify`).
+    #[test]
+    fn capacity_greater_and_misfit_rank() {
+        use super::super::select::{group_classify, GroupStats, GroupType};
+        assert!(capacity_greater(1024, 160) && capacity_greater(498, 160));
+        assert!(!capacity_greater(1024, 1000) && !capacity_greater(1024, 1024));
+        let mut s = GroupStats::new(1);
+        s.sum_nr_running = 1;
+        s.group_util = 1024;
+        s.group_runnable = 1024;
+        assert_eq!(group_classify(117, &s), GroupType::FullyBusy);
+        s.group_misfit_task_load = 1;
+        assert_eq!(group_classify(117, &s), GroupType::MisfitTask);
+        s.sum_nr_running = 2;
+        assert_eq!(group_classify(117, &s), GroupType::Overloaded);
     }
 
     #[test]

@@ -162,4 +162,7 @@ pub struct CpuRq {
     pub cpu_load_jiffy: u64,
     /// `rq->clock_pelt`, `rq->lost_idle_time` (`load.rs: clock_pelt`).
     pub clock_pelt: super::pelt::ClockPelt,
+    /// `rq->misfit_task_load` (`eas.rs: update_misfit_status`): the running task's
+    /// `task_h_load` (at least 1) while it does not fit this CPU, else 0.
+    pub misfit_task_load: u64,
 }

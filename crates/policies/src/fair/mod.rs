@@ -70,6 +70,10 @@ const MIN_VRUNTIME_INIT: u64 = 1 << 52;
 #[derive(Clone, Debug, Default)]
 struct Counters {
     nohz_kicks: u64,
+    /// Misfit balancing (asymmetric capacities only): `migrate_misfit` passes that moved
+    /// or pushed a task, and NOHZ kicks `check_misfit_status` sent.
+    misfit_moved: u64,
+    misfit_kicks: u64,
     /// Entities chosen by `pick_next_entity` (one per hierarchy level), and the tree work
     /// of those choices: 1 each for CFS (the cached leftmost, `rb_first_cached`), the
     /// entities compared for EEVDF (`pick_eevdf`'s descent).
@@ -197,6 +201,7 @@ impl Fair {
                 cpu_load: [0; 5],
                 cpu_load_jiffy: 0,
                 clock_pelt: Default::default(),
+                misfit_task_load: 0,
             })
             .collect();
         let mut f = Fair {
@@ -446,12 +451,19 @@ impl SchedClass for Fair {
 
     fn pick_next_task(&mut self, cx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
         let p = self.pick_next_task_fair(cx, cpu);
+        // v5.15 `pick_next_task_fair` (`done:`) and, picking nothing, `newidle_balance`'s
+        // `update_misfit_status(NULL, this_rq)`.
+        self.update_misfit_status(cx, cpu, p);
         self.flush_work(cx);
         p
     }
 
     fn set_next_task(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
         let ok = self.direct_switch_fair(cx, cpu, p);
+        // v6.12 `__set_next_task_fair` calls `update_misfit_status` for any task set.
+        if ok {
+            self.update_misfit_status(cx, cpu, Some(p));
+        }
         self.flush_work(cx);
         ok
     }
@@ -459,6 +471,7 @@ impl SchedClass for Fair {
     fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
         self.task_tick_fair(cx, cpu, curr);
         // The end of task_tick_fair (v5.15 and v6.18).
+        self.update_misfit_status(cx, cpu, Some(curr));
         self.check_update_overutilized_status(cx, cpu);
         self.flush_work(cx);
     }
@@ -525,6 +538,10 @@ impl SchedClass for Fair {
         v.push(("tree_erase_relinks".into(), ops.erase_relinks));
         v.push(("wake_wide".into(), self.counters.wake_wide));
         v.push(("wake_affine".into(), self.counters.wake_affine));
+        if self.asym_cpucap == Some(true) && self.t.version != Version::V4_9 {
+            v.push(("lb.misfit".into(), self.counters.misfit_moved));
+            v.push(("nohz_misfit_kicks".into(), self.counters.misfit_kicks));
+        }
         if self.counters.eas_enabled {
             let c = &self.counters;
             v.push(("eas.feec".into(), c.feec));

@@ -11,11 +11,13 @@ use schedlab_machine::CpuSet;
 use schedlab_sched_api::{wf, Ctx, SelectKind};
 use schedlab_sim::{CpuId, TaskId};
 
-/// `enum group_type` (v5.15, the types a symmetric machine can produce).
+/// `enum group_type` (v5.15, the types this model produces: no asym packing or
+/// imbalanced groups; `group_misfit_task` only with asymmetric capacities).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum GroupType {
     HasSpare = 0,
     FullyBusy = 1,
+    MisfitTask = 2,
     Overloaded = 5,
 }
 
@@ -37,6 +39,11 @@ pub struct GroupStats {
     /// A CPU of the group is overutilized (`SG_OVERUTILIZED`; v6.18 `sg_overutilized`),
     /// gathered only while EAS is on.
     pub overutilized: bool,
+    /// `group_misfit_task_load`: the largest `misfit_task_load` of the group's CPUs
+    /// (balancer statistics on an asymmetric-capacity domain only).
+    pub group_misfit_task_load: u64,
+    /// `sg->sgc->max_capacity`, filled where misfit balancing reads it.
+    pub max_capacity: u64,
 }
 
 impl GroupStats {
@@ -55,6 +62,8 @@ impl GroupStats {
             group_type: GroupType::HasSpare,
             overload: false,
             overutilized: false,
+            group_misfit_task_load: 0,
+            max_capacity: 0,
         }
     }
 }
@@ -81,10 +90,13 @@ pub fn group_is_overloaded(pct: u64, s: &GroupStats) -> bool {
     s.group_capacity * pct < s.group_runnable * 100
 }
 
-/// `group_classify` (no misfit, asym packing or imbalanced groups on this model).
+/// `group_classify` (v5.15, v6.18; no asym packing or imbalanced groups on this model):
+/// a misfit task ranks after overloaded, before fully busy.
 pub fn group_classify(pct: u64, s: &GroupStats) -> GroupType {
     if group_is_overloaded(pct, s) {
         GroupType::Overloaded
+    } else if s.group_misfit_task_load > 0 {
+        GroupType::MisfitTask
     } else if !group_has_capacity(pct, s) {
         GroupType::FullyBusy
     } else {
@@ -539,6 +551,13 @@ impl Fair {
                     return None;
                 }
             }
+            // `find_idlest_group`: the group of the larger capacity (the wakeup statistics
+            // here never mark a misfit task, `update_sg_wakeup_stats`' asym test unmodelled).
+            GroupType::MisfitTask => {
+                if loc.max_capacity >= idl.max_capacity {
+                    return None;
+                }
+            }
         }
         Some(gi)
     }
@@ -623,5 +642,6 @@ fn update_pick_idlest(idlest: &GroupStats, s: &GroupStats) -> bool {
             }
             !(idlest.idle_cpus == s.idle_cpus && idlest.group_util <= s.group_util)
         }
+        GroupType::MisfitTask => idlest.max_capacity < s.max_capacity,
     }
 }
