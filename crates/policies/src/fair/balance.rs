@@ -26,6 +26,8 @@ pub struct Adjust {
     pub load: Vec<i64>,
     pub util: Vec<i64>,
     pub runnable: Vec<i64>,
+    /// The moved tasks' estimates (`util_est.rs`).
+    pub util_est: Vec<i64>,
     pub nr: Vec<i64>,
     pub moved: Vec<TaskId>,
     /// CPUs with a non-zero entry (reset touches only these).
@@ -35,7 +37,7 @@ pub struct Adjust {
 impl Adjust {
     pub fn reset(&mut self, n: usize) {
         if self.nr.len() != n {
-            for v in [&mut self.load, &mut self.util, &mut self.runnable, &mut self.nr] {
+            for v in [&mut self.load, &mut self.util, &mut self.runnable, &mut self.util_est, &mut self.nr] {
                 v.clear();
                 v.resize(n, 0);
             }
@@ -45,6 +47,7 @@ impl Adjust {
             self.load[c] = 0;
             self.util[c] = 0;
             self.runnable[c] = 0;
+            self.util_est[c] = 0;
             self.nr[c] = 0;
         }
         self.moved.clear();
@@ -561,7 +564,7 @@ impl Fair {
                         (fits as i64 <= imb).then_some(l as i64)
                     }
                     Migration::Util => {
-                        let u = self.e(self.task_se(p)).avg.util_avg as i64;
+                        let u = self.task_util_est(p) as i64;
                         (u <= imb).then_some(u)
                     }
                     Migration::Task => Some(1),
@@ -604,10 +607,12 @@ impl Fair {
     /// Records a requested move's effect for the rest of this hook.
     fn note_move(&mut self, p: TaskId, src: CpuId, dst: CpuId) {
         let a = self.e(self.task_se(p)).avg;
+        let est = self.task_util_est_raw(p);
         for (v, x) in [
             (&mut self.adj.load, a.load_avg),
             (&mut self.adj.util, a.util_avg),
             (&mut self.adj.runnable, a.runnable_avg),
+            (&mut self.adj.util_est, est),
         ] {
             v[src] -= x as i64;
             v[dst] += x as i64;

@@ -227,7 +227,7 @@ impl Fair {
                 }
             }
             Migration::Util => {
-                let u = self.e(self.task_se(p)).avg.util_avg;
+                let u = self.task_util_est(p);
                 format!("utilization {u} exceeds the imbalance left ({imb})")
             }
             Migration::Task => format!("the imbalance left ({imb}) is used up"),

@@ -526,6 +526,10 @@ impl Fair {
     pub(super) fn park_throttled_task(&mut self, cx: &mut Ctx, se: Se) {
         let p = self.se_task(se).expect("a picked task");
         let rq = self.cfs_rq_of(se);
+        // Through `dequeue_task_fair`: the estimate leaves and learns, as at a sleep.
+        let cpu = self.rq(rq).cpu;
+        self.util_est_dequeue(cpu, p);
+        self.util_est_update(p, true, u64::from(cx.capacity(cpu)));
         self.dequeue_entities(cx, se, dequeue::SLEEP | dequeue::SPECIAL);
         self.bm(rq).limbo.push(p);
         self.tf[p].throttled = true;

@@ -47,6 +47,7 @@ impl Fair {
         };
         let Some(cpus) = only else {
             (0..self.rqs.len()).try_for_each(check)?;
+            self.check_util_est()?;
             return self.check_groups();
         };
         // Each group's runqueues are laid out CPU by CPU (`group_rq`): visit only the
@@ -57,6 +58,28 @@ impl Fair {
             }
         }
         self.check_group_cpus(cpus)
+    }
+
+    /// Each CPU's `util_est` sum is its queued tasks' estimates: every task counted since
+    /// its enqueue except those whose dequeue was delayed (v6.12+ takes them out at the
+    /// first dequeue), and no estimate changes while its task is queued.
+    fn check_util_est(&self) -> Result<(), String> {
+        if !self.util_est_on() {
+            return Ok(());
+        }
+        let mut want = vec![0u64; self.nr_cpus];
+        for p in (0..self.tf.len()).filter(|&p| self.tf[p].alive) {
+            let e = self.e(self.task_se(p));
+            if e.on_rq && !e.sched_delayed {
+                want[self.rq(e.cfs_rq).cpu] += self.tf[p].util_est.value();
+            }
+        }
+        for (c, &w) in want.iter().enumerate() {
+            if self.cpu[c].util_est != w {
+                return Err(format!("CPU {c}: util_est {} but its queued tasks' estimates sum to {w}", self.cpu[c].util_est));
+            }
+        }
+        Ok(())
     }
 
     /// One runqueue: its tree (order, augmentation, size), the hierarchical counts, each

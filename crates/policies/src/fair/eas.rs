@@ -10,8 +10,9 @@
 //! The fair class sees neither the rt, deadline and irq utilisation nor the runqueues'
 //! uclamp values (the class chain keeps them), so `effective_cpu_util` here is the fair
 //! utilisation capped at the capacity, uclamp counts as unused and `capacity_of` is the
-//! CPU's whole capacity; and, with no `util_est` in the model, `task_util_est` is the
-//! task's `util_avg` (not first synced to its runqueue: no `sync_entity_load_avg`).
+//! CPU's whole capacity. Tasks' and CPUs' utilisation include the estimates of
+//! `util_est.rs`; a waking task's `util_avg` is not first synced to its runqueue (no
+//! `sync_entity_load_avg`).
 
 use super::{Fair, Version};
 use schedlab_sched_api::{Ctx, Decision, PerfDomain, PerfState};
@@ -116,18 +117,32 @@ impl Fair {
     pub(super) fn eas_cpu_util(&self, cx: &Ctx, cpu: CpuId, p: Option<TaskId>, dst: Option<CpuId>, boost: bool) -> u64 {
         let a = &self.rq(self.root(cpu)).avg;
         let mut util = if boost { a.util_avg.max(a.runnable_avg) } else { a.util_avg };
+        let here = p.map(|p| cx.task(p).cpu);
         if let Some(p) = p {
-            let here = cx.task(p).cpu;
-            if here == cpu && dst != Some(cpu) {
+            if here == Some(cpu) && dst != Some(cpu) {
                 util = util.saturating_sub(self.task_util(p));
-            } else if here != cpu && dst == Some(cpu) {
+            } else if here != Some(cpu) && dst == Some(cpu) {
                 util += self.task_util(p);
             }
+        }
+        if self.util_est_on() {
+            let mut est = self.cpu_util_est(cpu);
+            if let Some(p) = p {
+                // The waking task's estimate is in no sum: add it where it would go; a
+                // queued or running one leaves its CPU's sum when asked "without p".
+                let pe = self.e(self.task_se(p));
+                if dst == Some(cpu) {
+                    est += self.task_util_est_raw(p);
+                } else if here == Some(cpu) && (pe.on_rq || cx.cpus[cpu].curr == Some(p)) {
+                    est = est.saturating_sub(self.task_util_est_raw(p));
+                }
+            }
+            util = util.max(est);
         }
         util.min(u64::from(cx.capacity(cpu)))
     }
 
-    /// `task_util_est(p)` without util_est: the task's `util_avg`.
+    /// `task_util(p)`: the task's `util_avg` (its estimate: `task_util_est`).
     pub(super) fn task_util(&self, p: TaskId) -> u64 {
         self.e(self.task_se(p)).avg.util_avg
     }
@@ -232,7 +247,7 @@ impl Fair {
         for &c in &pd.cpus {
             let util_freq = self.eas_cpu_util(cx, c, Some(p), dst, false);
             let running = if dst == Some(c) {
-                self.eas_cpu_util(cx, c, Some(p), None, false) + self.task_util(p)
+                self.eas_cpu_util(cx, c, Some(p), None, false) + self.task_util_est(p)
             } else {
                 util_freq
             };
@@ -284,7 +299,7 @@ impl Fair {
     /// capacity; the lowest delta wins, the previous CPU on a tie.
     fn find_energy_efficient_cpu(&mut self, cx: &Ctx, p: TaskId, prev: CpuId) -> Feec {
         let mut f = Feec { target: prev, notes: Vec::new() };
-        let task = self.task_util(p);
+        let task = self.task_util_est(p);
         if task == 0 {
             f.notes.push("find_energy_efficient_cpu: the task has no utilisation, so it stays".into());
             return f;
@@ -342,7 +357,7 @@ impl Fair {
     /// energy (`(prev_delta − best_delta) > (prev_delta + base_energy) >> 4`).
     fn find_energy_efficient_cpu_v5_15(&mut self, cx: &Ctx, p: TaskId, prev: CpuId) -> Feec {
         let mut f = Feec { target: prev, notes: Vec::new() };
-        let task = self.task_util(p);
+        let task = self.task_util_est(p);
         if task == 0 {
             f.notes.push("find_energy_efficient_cpu (v5.15): the task has no utilisation, so it stays".into());
             return f;
@@ -401,7 +416,7 @@ impl Fair {
     /// `task_fits_cpu` / `asym_fits_cpu` with uclamp unused: `util_fits_cpu(task_util_est(p),
     /// …, cpu) > 0`, i.e. `fits_capacity(task util, capacity_of(cpu))`.
     pub(super) fn task_fits_cpu(&self, cx: &Ctx, p: TaskId, cpu: CpuId) -> bool {
-        fits_capacity(self.task_util(p), u64::from(cx.capacity(cpu)))
+        fits_capacity(self.task_util_est(p), u64::from(cx.capacity(cpu)))
     }
 
     /// `update_misfit_status(p, rq)` (fair.c v5.15; v6.18 adds the `max_allowed_capacity`

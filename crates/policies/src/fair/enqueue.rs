@@ -18,12 +18,19 @@ impl Fair {
         let tg = self.tf[p].tg as usize;
         self.em(se).cfs_rq = self.group_rq(tg, cpu);
         if flags & enqueue::DELAYED != 0 {
+            // v6.12+: a delayed task's estimate left at its first (delayed) dequeue.
+            self.util_est_enqueue(cpu, p);
             self.counters.delayed_requeues += 1;
             self.requeue_delayed_entity(cx, se);
             return;
         }
         if self.bw_used && self.enqueue_throttled_task(self.cfs_rq_of(se), p) {
             return;
+        }
+        // Before the walk below reaches schedutil, so the frequency sees the estimate; a
+        // delayed task moved or restored keeps its estimate out (v6.18).
+        if !self.e(se).sched_delayed {
+            self.util_est_enqueue(cpu, p);
         }
         if flags & enqueue::INITIAL != 0 {
             self.post_init_entity_util_avg(se, u64::from(cx.capacity(cpu)));
@@ -162,12 +169,26 @@ impl Fair {
         }
     }
 
-    /// `dequeue_task_fair`.
-    pub(super) fn dequeue_task_fair(&mut self, cx: &mut Ctx, _cpu: CpuId, p: TaskId, flags: u32) -> bool {
+    /// `dequeue_task_fair`: the estimate leaves the CPU's sum (not again for a task whose
+    /// dequeue was delayed) and, for a sleep, learns this activation — v6.12+ before the
+    /// entities are dequeued, v5.15/v6.6 after.
+    pub(super) fn dequeue_task_fair(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, flags: u32) -> bool {
         if self.bw_used && self.dequeue_throttled_task(p, flags) {
             return true;
         }
-        self.dequeue_entities(cx, self.task_se(p), flags)
+        let se = self.task_se(p);
+        if !self.e(se).sched_delayed {
+            self.util_est_dequeue(cpu, p);
+        }
+        let sleep = flags & dequeue::SLEEP != 0;
+        let capacity = u64::from(cx.capacity(cpu));
+        if self.t.version >= Version::V6_12 {
+            self.util_est_update(p, sleep, capacity);
+            return self.dequeue_entities(cx, se, flags);
+        }
+        let done = self.dequeue_entities(cx, se, flags);
+        self.util_est_update(p, sleep, capacity);
+        done
     }
 
     /// `dequeue_entities`: dequeue `se` (a task's entity, or a delayed group entity) and

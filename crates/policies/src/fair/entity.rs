@@ -77,6 +77,8 @@ pub struct TaskFair {
     pub alive: bool,
     /// v6.18 `p->throttled`: parked on a throttled runqueue's limbo list.
     pub throttled: bool,
+    /// `p->se.avg.util_est` (`util_est.rs`).
+    pub util_est: super::util_est::UtilEst,
 }
 
 /// `struct cfs_rq`. Laid out by hand (`repr(C)`, one 64-byte line aligned): the first
@@ -165,4 +167,6 @@ pub struct CpuRq {
     /// `rq->misfit_task_load` (`eas.rs: update_misfit_status`): the running task's
     /// `task_h_load` (at least 1) while it does not fit this CPU, else 0.
     pub misfit_task_load: u64,
+    /// `rq->cfs.avg.util_est`: Σ of the queued tasks' estimates (`util_est.rs`).
+    pub util_est: u64,
 }

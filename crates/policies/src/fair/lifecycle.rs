@@ -108,6 +108,10 @@ impl Fair {
         let queued = self.e(se).on_rq;
         let running = queued && cx.cpus[cpu].curr == Some(p) && self.rq(self.cfs_rq_of(se)).curr == Some(se);
         if queued {
+            // `dequeue_task_fair(DEQUEUE_SAVE)`: the estimate leaves and comes back.
+            if !self.e(se).sched_delayed {
+                self.util_est_dequeue(cpu, p);
+            }
             self.dequeue_entities(cx, se, 0);
         }
         if running {

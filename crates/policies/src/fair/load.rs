@@ -121,7 +121,7 @@ impl Fair {
     /// `cfs_rq_util_change` (fair.c): the root runqueue's utilisation changed, so the
     /// kernel's `cpufreq_update_util` runs with the class's figure for its version — v6.6+
     /// `cpu_util_cfs_boost` (the larger of utilisation and runnable), earlier
-    /// `cpu_util_cfs` — capped at the CPU's capacity (no `util_est`: the model has none).
+    /// `cpu_util_cfs` — at least the queued tasks' estimates, capped at the CPU's capacity.
     pub(super) fn cfs_rq_util_change(&mut self, cx: &mut Ctx, rq: RqId, flags: u32) {
         let r = self.rq(rq);
         if !cx.cpufreq || r.tg != 0 {
@@ -130,7 +130,7 @@ impl Fair {
         let cpu = r.cpu;
         let a = r.avg;
         let util = if self.t.version >= Version::V6_6 { a.util_avg.max(a.runnable_avg) } else { a.util_avg };
-        let cfs = util.min(u64::from(cx.capacity(cpu))) as u32;
+        let cfs = util.max(self.cpu_util_est(cpu)).min(u64::from(cx.capacity(cpu))) as u32;
         cx.cpufreq_update(cpu, flags, CpuUtil { cfs, ..CpuUtil::default() });
     }
 
@@ -144,8 +144,10 @@ impl Fair {
             let (runnable, w) = (self.se_runnable(se), self.se_weight(se));
             if self.t.version == Version::V4_9 {
                 self.em(se).avg.update_v4_9(now, on * w, running != 0, None);
-            } else {
-                self.em(se).avg.update(now, on, runnable, running, w);
+            } else if self.em(se).avg.update(now, on, runnable, running, w) {
+                if let Some(p) = self.se_task(se) {
+                    self.cfs_se_util_change(p);
+                }
             }
         }
         let decayed = self.update_cfs_rq_load_avg(rq, now);
@@ -335,9 +337,11 @@ impl Fair {
         let load = if self.t.version == Version::V4_9 { r.runnable_load[1] } else { r.avg.load_avg };
         (load as i64 + self.adj.load[cpu]).max(0) as u64
     }
-    /// `cpu_util_cfs`, capped at the capacity.
+    /// `cpu_util_cfs`: the root runqueue's utilisation, at least its queued tasks'
+    /// estimates (`UTIL_EST`), capped at the capacity.
     pub(super) fn cpu_util(&self, cpu: CpuId) -> u64 {
-        ((self.rq(self.root(cpu)).avg.util_avg as i64 + self.adj.util[cpu]).max(0) as u64).min(SCHED_CAPACITY_SCALE)
+        let util = (self.rq(self.root(cpu)).avg.util_avg as i64 + self.adj.util[cpu]).max(0) as u64;
+        util.max(self.cpu_util_est(cpu)).min(SCHED_CAPACITY_SCALE)
     }
     /// `cpu_runnable`.
     pub(super) fn cpu_runnable(&self, cpu: CpuId) -> u64 {

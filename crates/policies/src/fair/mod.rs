@@ -43,6 +43,7 @@ mod tasklist;
 mod tests;
 mod tree;
 mod tunables;
+mod util_est;
 mod weights;
 mod why;
 
@@ -202,6 +203,7 @@ impl Fair {
                 cpu_load_jiffy: 0,
                 clock_pelt: Default::default(),
                 misfit_task_load: 0,
+                util_est: 0,
             })
             .collect();
         let mut f = Fair {

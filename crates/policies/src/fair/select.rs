@@ -466,14 +466,13 @@ impl Fair {
             self.count(|w| w.read_cpu(cx.machine, cx.this_cpu, c));
             let mine = c == here && counted;
             let mut load = self.cpu_load(c);
-            let mut util = self.cpu_util(c);
+            let util = if mine { self.cpu_util_without(cx, c, p) } else { self.cpu_util(c) };
             let mut runnable = self.cpu_runnable(c);
             let mut nr = (cx.cpus[c].nr_running as i64 + self.adj.nr[c]).max(0) as u64;
             let mut h = (self.h_nr_running(c) as i64 + self.adj.nr[c]).max(0) as u64;
             if mine {
                 let a = &pe.avg;
                 load = load.saturating_sub(a.load_avg);
-                util = util.saturating_sub(a.util_avg);
                 runnable = runnable.saturating_sub(a.runnable_avg);
                 if pe.on_rq {
                     nr = nr.saturating_sub(1);

@@ -96,6 +96,8 @@ pub struct Features {
     pub wa_weight: bool,
     pub wa_bias: bool,
     pub cache_hot_buddy: bool,
+    /// `UTIL_EST` (v4.17+): tasks' estimated utilisation (`util_est.rs`).
+    pub util_est: bool,
     // EEVDF (≥6.6)
     pub place_lag: bool,
     pub place_deadline_initial: bool,
@@ -349,6 +351,16 @@ pub static TUNABLES: TunableTable<FairTunables> = TunableTable {
         TunableSpec {
             versions: FROM_5_15,
             ..TunableSpec::new(
+                "UTIL_EST",
+                Kind::Bool,
+                "feature: a task's utilisation estimated from its past activations (util_est)",
+                |t| t.feat.util_est.into(),
+                |t, v| t.feat.util_est = v != 0,
+            )
+        },
+        TunableSpec {
+            versions: FROM_5_15,
+            ..TunableSpec::new(
                 "SIS_UTIL",
                 Kind::Bool,
                 "feature: idle scan depth from LLC utilisation",
@@ -528,6 +540,7 @@ impl FairTunables {
                 wa_weight: from515,
                 wa_bias: from515,
                 cache_hot_buddy: true,
+                util_est: from515,
                 place_lag: eevdf,
                 place_deadline_initial: eevdf,
                 place_rel_deadline: from612,
