@@ -161,7 +161,8 @@ impl Kernel<'_> {
         self.hotplug.root = Some(root.clone());
         let mut doms = vec![root];
         for (i, g) in groups.iter().enumerate() {
-            let valid_root = g.partition == schedlab_sched_api::Partition::Root && xcpus.get(i).is_some_and(Option::is_some);
+            let valid_root =
+                g.partition == schedlab_sched_api::Partition::Root && xcpus.get(i).is_some_and(Option::is_some);
             if valid_root && !eff[i].is_empty() {
                 doms.push(eff[i].clone());
             }
@@ -334,7 +335,13 @@ fn partition_xcpus(groups: &[schedlab_sched_api::CgroupDef], active: &CpuSet, n:
         if kids[p].is_empty() {
             continue;
         }
-        let px = if p == groups.len() { active.clone() } else if let Some(x) = &xcpus[p] { x.clone() } else { continue };
+        let px = if p == groups.len() {
+            active.clone()
+        } else if let Some(x) = &xcpus[p] {
+            x.clone()
+        } else {
+            continue;
+        };
         let mut left = px.clone();
         let mut granted = Vec::new();
         for &c in &kids[p] {

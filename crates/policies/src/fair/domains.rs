@@ -117,7 +117,13 @@ impl Domains {
                 110,
                 0,
             ),
-            ("MC", Box::new(|c| cut(llcs[topo.cpus[c].llc].clone(), c)), SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING, 117, 1),
+            (
+                "MC",
+                Box::new(|c| cut(llcs[topo.cpus[c].llc].clone(), c)),
+                SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING,
+                117,
+                1,
+            ),
             ("DIE", Box::new(|c| cut(nodes[topo.cpus[c].node].clone(), c)), SD_PREFER_SIBLING, 117, 1),
         ];
         if topo.nodes > 1 {

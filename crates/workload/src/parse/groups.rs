@@ -102,7 +102,11 @@ impl P<'_> {
         for (i, item, t) in self.array_of_tables(root, "group")? {
             self.step()?;
             let f = format!("group[{i}]");
-            self.check_keys(t, &["name", "weight", "weight_nice", "idle", "parent", "max", "burst", "cpus", "partition"], &f)?;
+            self.check_keys(
+                t,
+                &["name", "weight", "weight_nice", "idle", "parent", "max", "burst", "cpus", "partition"],
+                &f,
+            )?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
             if index.insert(name.clone(), i).is_some() {
                 return Err(self.err(
@@ -190,10 +194,7 @@ impl P<'_> {
             let parent_cpus = own.clone();
             own.intersect_with(cpus);
             if own.is_empty() {
-                return fail(format!(
-                    "partition root `{}`: none of its cpus is its parent's (PERR_INVCPUS)",
-                    r.name
-                ));
+                return fail(format!("partition root `{}`: none of its cpus is its parent's (PERR_INVCPUS)", r.name));
             }
             let sibling = (0..raw.len()).find(|&j| {
                 j != i && raw[j].parent == r.parent && raw[j].cpus.as_ref().is_some_and(|c| c.intersects(cpus))
@@ -216,10 +217,7 @@ impl P<'_> {
             }
             if left.is_empty() {
                 let parent = r.parent.as_deref().unwrap_or("the root cgroup");
-                return fail(format!(
-                    "partition root `{}` would leave {parent} no CPU (PERR_NOCPUS)",
-                    r.name
-                ));
+                return fail(format!("partition root `{}` would leave {parent} no CPU (PERR_NOCPUS)", r.name));
             }
         }
         Ok(())
