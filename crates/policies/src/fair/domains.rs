@@ -342,4 +342,31 @@ mod tests {
         let up = Domains::build(&preset("up").unwrap());
         assert!(up.per_cpu[0].is_empty());
     }
+
+    /// Domains over spans: each level cut to the CPU's span, degenerate levels gone, a CPU
+    /// in no span on the null domain with an LLC of its own; the whole machine as one span
+    /// gives the boot domains.
+    #[test]
+    fn spans_cut_every_level_and_leave_the_rest_on_the_null_domain() {
+        let m = preset("i7-3770").unwrap();
+        let set = |cpus: &[usize]| {
+            let mut s = CpuSet::empty(8);
+            cpus.iter().for_each(|&c| s.insert(c));
+            s
+        };
+        let full = Domains::build_spans(&m, &[CpuSet::full(8)]);
+        let boot = Domains::build(&m);
+        assert_eq!(format!("{:?}", full.per_cpu), format!("{:?}", boot.per_cpu));
+        assert_eq!((full.llc_size.clone(), full.llc_id.clone()), (boot.llc_size, boot.llc_id));
+        // Linux numbering: CPU c's SMT sibling is c + 4.
+        let d = Domains::build_spans(&m, &[set(&[0, 1, 4, 5]), set(&[2, 6])]);
+        let names = |c: usize| d.per_cpu[c].iter().map(|x| x.name).collect::<Vec<_>>();
+        assert_eq!(names(0), ["SMT", "MC"]);
+        assert_eq!(d.per_cpu[0][1].span, set(&[0, 1, 4, 5]));
+        assert_eq!(d.per_cpu[0][1].groups.len(), 2, "the two SMT cores of the span");
+        assert_eq!(names(2), ["SMT"], "MC spans the SMT core only: degenerate");
+        assert!(d.per_cpu[3].is_empty() && d.per_cpu[7].is_empty());
+        assert_eq!((d.llc_size[0], d.llc_size[2], d.llc_size[3], d.llc_id[3]), (4, 2, 1, 3));
+        assert_eq!(d.llc_cpus[2], [2, 6]);
+    }
 }
