@@ -16,6 +16,17 @@
 //! active CPUs when that is empty. Policies see that mask as the task's affinity, so
 //! their placement and balancing consult the active CPUs without reaching into the
 //! kernel; `sched_cpu_activate` (online) widens every mask back.
+//!
+//! cgroup v2 cpuset partitions (`cpuset.cpus.partition` = `root` or `isolated`,
+//! `kernel/cgroup/cpuset.c` v6.12) take their CPUs exclusively from their parent: the
+//! parent's (for a top-level one, the root cgroup's) effective CPUs lose them, so tasks
+//! outside the partition no longer run there. The sched domains are then cut
+//! (`rebuild_sched_domains_locked` → `generate_sched_domains`): one domain over the root
+//! cgroup's effective CPUs and one over each `root` partition's, none over an `isolated`
+//! one's. The kernel hands that set to the policy
+//! (`SchedClass::partition_sched_domains`, `partition_sched_domains_locked`) at start, and
+//! again after every hotplug step (`sched_cpu_activate`/`sched_cpu_deactivate` →
+//! `cpuset_update_active_cpus`), when the domains cover only the active CPUs.
 
 use crate::Kernel;
 use schedlab_machine::CpuSet;
@@ -38,6 +49,13 @@ pub(crate) struct HotplugState {
     pub(crate) cpuset_on: bool,
     /// Per cgroup (the workload's order: parents first), `cpuset.cpus.effective`.
     pub(crate) cpusets: Vec<CpuSet>,
+    /// The root cgroup's `cpuset.cpus.effective`: the active CPUs less those partitions took.
+    pub(crate) root: Option<CpuSet>,
+    /// Some cgroup is a partition root (`cpuset.cpus.partition` = root or isolated).
+    pub(crate) partitions_on: bool,
+    /// The sched domains last handed to the policy (`doms_cur`); `None`: the boot
+    /// domains over the whole machine, never rebuilt.
+    pub(crate) doms: Option<Vec<CpuSet>>,
 }
 
 impl Kernel<'_> {
@@ -56,25 +74,101 @@ impl Kernel<'_> {
     /// Turns the cpusets on when some cgroup sets `cpuset.cpus` (before any task exists).
     pub(crate) fn cpuset_init(&mut self) {
         self.hotplug.cpuset_on = self.wl.groups.cgroups.iter().any(|g| g.cpus.is_some());
+        self.hotplug.partitions_on = self.wl.groups.cgroups.iter().any(|g| g.partition.is_root());
         if self.hotplug.cpuset_on {
-            self.cpuset_rebuild();
+            let doms = self.cpuset_rebuild();
+            if self.hotplug.partitions_on {
+                self.partition_sched_domains(doms);
+            }
         }
+    }
+
+    /// `partition_sched_domains_locked` (`kernel/sched/topology.c`, v6.12): hands the
+    /// policy the new set of sched domains when it differs from the current one. The
+    /// rebuild runs from cpuset's work (or the hotplug thread), not on a CPU of the
+    /// simulation, so its cost is not charged; the policy answers no requests.
+    fn partition_sched_domains(&mut self, doms: Vec<CpuSet>) {
+        if self.hotplug.doms.as_ref() == Some(&doms) {
+            return;
+        }
+        let mut reqs = std::mem::take(&mut self.requests);
+        {
+            let mut cx = schedlab_sched_api::Ctx {
+                now: self.now,
+                this_cpu: doms.first().and_then(CpuSet::first).unwrap_or(0),
+                machine: &self.machine,
+                tasks: &self.info,
+                cpus: &self.views,
+                rng: &mut self.policy_rng,
+                requests: &mut reqs,
+                work: Default::default(),
+                decisions: None,
+                scale: &self.speed.scale,
+                scaled: self.speed.scaled,
+                cpufreq: self.speed.listens,
+                em: &self.em,
+            };
+            self.policy.partition_sched_domains(&mut cx, &doms);
+        }
+        reqs.clear();
+        self.requests = reqs;
+        self.hotplug.doms = Some(doms);
     }
 
     /// `cpuset.cpus.effective` of every cgroup, parents first (cgroup v2,
     /// `kernel/cgroup/cpuset.c: compute_effective_cpumask` and `update_cpumasks_hier`,
     /// v6.12): its `cpuset.cpus` (unset: all) within its parent's effective CPUs — the
-    /// root's being the active CPUs — and the parent's when that leaves none.
-    fn cpuset_rebuild(&mut self) {
+    /// root's being the active CPUs — and the parent's when that leaves none; a valid
+    /// partition root's are its exclusive CPUs instead, and every cgroup's lose those its
+    /// child partitions took. Returns the sched domains that follow
+    /// (`generate_sched_domains`): the root cgroup's effective CPUs, then each valid `root`
+    /// partition's that are not empty.
+    fn cpuset_rebuild(&mut self) -> Vec<CpuSet> {
+        let n = self.machine.nr_cpus();
         let active = self.hotplug.active.clone().unwrap_or_else(|| self.all_cpus.clone());
-        let mut eff: Vec<CpuSet> = Vec::with_capacity(self.wl.groups.cgroups.len());
-        for g in &self.wl.groups.cgroups {
-            let parent = g.parent.map_or(&active, |p| &eff[p]).clone();
-            let mut e = g.cpus.clone().unwrap_or_else(|| parent.clone());
-            e.intersect_with(&parent);
-            eff.push(if e.is_empty() { parent } else { e });
+        let groups = &self.wl.groups.cgroups;
+        let xcpus = if self.hotplug.partitions_on { partition_xcpus(groups, &active, n) } else { Vec::new() };
+        // Per cgroup (and, last, the root), the CPUs its valid child partitions took.
+        let mut given = vec![CpuSet::empty(n); groups.len() + 1];
+        for (i, x) in xcpus.iter().enumerate() {
+            if let Some(x) = x {
+                let p = groups[i].parent.unwrap_or(groups.len());
+                x.iter().for_each(|c| given[p].insert(c));
+            }
+        }
+        let minus = |mut s: CpuSet, g: &CpuSet| {
+            g.iter().for_each(|c| s.remove(c));
+            s
+        };
+        let root = minus(active, &given[groups.len()]);
+        let mut eff: Vec<CpuSet> = Vec::with_capacity(groups.len());
+        for (i, g) in groups.iter().enumerate() {
+            let parent = g.parent.map_or(&root, |p| &eff[p]).clone();
+            let e = match xcpus.get(i).and_then(Option::as_ref) {
+                Some(x) => x.clone(),
+                None => {
+                    let mut e = g.cpus.clone().unwrap_or_else(|| parent.clone());
+                    e.intersect_with(&parent);
+                    if e.is_empty() {
+                        parent
+                    } else {
+                        e
+                    }
+                }
+            };
+            eff.push(minus(e, &given[i]));
+        }
+        self.hotplug.root = Some(root.clone());
+        let mut doms = vec![root];
+        for (i, g) in groups.iter().enumerate() {
+            let valid_root =
+                g.partition == schedlab_sched_api::Partition::Root && xcpus.get(i).is_some_and(Option::is_some);
+            if valid_root && !eff[i].is_empty() {
+                doms.push(eff[i].clone());
+            }
         }
         self.hotplug.cpusets = eff;
+        doms
     }
 
     /// The CPUs `t` may use by its cpuset and the active mask; `None` when nothing
@@ -85,7 +179,7 @@ impl Kernel<'_> {
         }
         match self.info[t].cgroup.get() {
             Some(g) => Some(self.hotplug.cpusets[g].clone()),
-            None => Some(self.hotplug.active.clone().unwrap_or_else(|| self.all_cpus.clone())),
+            None => Some(self.hotplug.root.clone().unwrap_or_else(|| self.all_cpus.clone())),
         }
     }
 
@@ -104,10 +198,15 @@ impl Kernel<'_> {
         if !changed {
             return;
         }
-        if self.hotplug.cpuset_on {
-            // `cpuset_handle_hotplug`: the effective masks follow the active CPUs.
-            self.cpuset_rebuild();
-        }
+        // `cpuset_handle_hotplug`: the effective masks follow the active CPUs, and the
+        // sched domains are rebuilt over them (without cpusets, `partition_sched_domains(1,
+        // NULL, NULL)`: one domain of the active CPUs).
+        let doms = if self.hotplug.cpuset_on {
+            self.cpuset_rebuild()
+        } else {
+            vec![self.hotplug.active.clone().unwrap_or_else(|| self.all_cpus.clone())]
+        };
+        self.partition_sched_domains(doms);
         for t in 0..self.tasks.len() {
             if self.tasks[t].state == crate::TState::Dead {
                 continue;
@@ -213,4 +312,52 @@ impl Kernel<'_> {
         let cpu = self.info[t].cpu;
         self.restrict_affinity(t, user, cpu);
     }
+}
+
+/// Each cgroup's exclusive CPUs while it is a valid partition root
+/// (`compute_effective_exclusive_cpumask`, `update_parent_effective_cpumask`,
+/// `cpuset.c` v6.12), `None` otherwise: its `cpus` within its parent's exclusive CPUs (the
+/// root cgroup's: the active ones), not empty, under a valid partition root. When a
+/// parent's child partitions would take all its CPUs, they are all invalid and the parent
+/// keeps its CPUs: `cpuset_handle_hotplug` does that for the root cgroup ("no effective CPU
+/// is left in top_cpuset": `subpartitions_cpus` cleared); a nested parent is treated the
+/// same (the parser refuses such a partition at start).
+fn partition_xcpus(groups: &[schedlab_sched_api::CgroupDef], active: &CpuSet, n: usize) -> Vec<Option<CpuSet>> {
+    let mut kids: Vec<Vec<usize>> = vec![Vec::new(); groups.len() + 1];
+    for (i, g) in groups.iter().enumerate() {
+        if g.partition.is_root() && g.cpus.is_some() {
+            kids[g.parent.unwrap_or(groups.len())].push(i);
+        }
+    }
+    let mut xcpus: Vec<Option<CpuSet>> = vec![None; groups.len()];
+    // The root first, then each group in order (parents first), once its own xcpus are known.
+    for p in std::iter::once(groups.len()).chain(0..groups.len()) {
+        if kids[p].is_empty() {
+            continue;
+        }
+        let px = if p == groups.len() {
+            active.clone()
+        } else if let Some(x) = &xcpus[p] {
+            x.clone()
+        } else {
+            continue;
+        };
+        let mut left = px.clone();
+        let mut granted = Vec::new();
+        for &c in &kids[p] {
+            let mut x = CpuSet::empty(n);
+            groups[c].cpus.iter().flat_map(CpuSet::iter).filter(|&cpu| px.contains(cpu)).for_each(|cpu| x.insert(cpu));
+            if !x.is_empty() {
+                x.iter().for_each(|cpu| left.remove(cpu));
+                granted.push((c, x));
+            }
+        }
+        if left.is_empty() {
+            continue;
+        }
+        for (c, x) in granted {
+            xcpus[c] = Some(x);
+        }
+    }
+    xcpus
 }

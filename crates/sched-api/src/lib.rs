@@ -347,6 +347,31 @@ pub struct CgroupDef {
     /// CPUs. The kernel model applies it to its tasks' affinity (`cpuset.cpus.effective`),
     /// so policies see it only there.
     pub cpus: Option<CpuSet>,
+    /// `cpuset.cpus.partition` (cgroup v2): a member of its parent's partition (the
+    /// default), or the root of a partition of its own. The kernel model gives a
+    /// partition root its `cpus` exclusively and cuts the sched domains there (see
+    /// [`SchedClass::partition_sched_domains`]).
+    pub partition: Partition,
+}
+
+/// A cgroup's `cpuset.cpus.partition` (Documentation/admin-guide/cgroup-v2.rst, v6.12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Partition {
+    /// `member`: shares its parent's partition.
+    #[default]
+    Member,
+    /// `root`: a partition with its own sched domain over its effective CPUs.
+    Root,
+    /// `isolated`: a partition whose CPUs get no sched domain, so no load balancing
+    /// (`PRS_ISOLATED`: `generate_sched_domains` saves only `PRS_ROOT` cpusets).
+    Isolated,
+}
+
+impl Partition {
+    /// A partition root (`is_partition_valid` for a valid one): `root` or `isolated`.
+    pub fn is_root(self) -> bool {
+        self != Partition::Member
+    }
 }
 
 /// `sched_prio_to_weight[]` (core.c, identical v4.9…v6.18), indexed by nice + 20: the
@@ -764,6 +789,18 @@ pub trait SchedClass {
             None => Ok(()),
         }
     }
+
+    /// The set of sched domains changed (`partition_sched_domains`,
+    /// `kernel/sched/topology.c`, v6.12): each of `doms` is the span of one root domain
+    /// of balancing, disjoint from the others; a CPU in none (offline, or in an isolated
+    /// cpuset partition) is on the null domain and takes no part in balancing. The
+    /// kernel calls it before the first task when cpuset partitions cut the machine
+    /// (`rebuild_sched_domains` from `update_prstate`), and after every CPU hotplug step
+    /// (`sched_cpu_activate`/`sched_cpu_deactivate` → `cpuset_update_active_cpus` →
+    /// `rebuild_sched_domains`); without either, never — the domains stay those of the
+    /// whole machine. Default: ignore (a policy without sched domains, or whose upstream
+    /// has no cpuset partitions, such as ULE).
+    fn partition_sched_domains(&mut self, _cx: &mut Ctx, _doms: &[CpuSet]) {}
 
     /// About `n` tasks will exist: size per-task arenas once, exactly, instead of letting
     /// them double past it (memory per thread at 100 000 threads). A hint; more may come.

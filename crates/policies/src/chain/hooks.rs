@@ -179,6 +179,14 @@ impl SchedClass for Chain {
     fn set_task_groups(&mut self, groups: &TaskGroups) -> Result<(), String> {
         self.fair.set_task_groups(groups)
     }
+    /// The fair class rebuilds its sched domains. The rt and deadline push/pull here
+    /// still search every CPU their tasks' affinity allows (Linux's are bounded by the
+    /// root domain, `rd->span`, which a cpuset partition also cuts; `cpupri` and `cpudl`
+    /// per root domain are not modelled), and sched_ext has no domains (`ext.c`
+    /// balances through its own dispatch queues).
+    fn partition_sched_domains(&mut self, cx: &mut Ctx, doms: &[schedlab_machine::CpuSet]) {
+        self.fair.partition_sched_domains(cx, doms);
+    }
     fn reserve_tasks(&mut self, n: usize) {
         self.fair.reserve_tasks(n);
         self.reserve_exact(n);

@@ -272,7 +272,7 @@ impl Fair {
         // At the root domain (`!env->sd->parent`) the balance rewrites `rd->overload`
         // from what it saw: set or cleared.
         if env.level + 1 == self.domains.per_cpu[env.dst].len() {
-            self.rd_overload = overload;
+            self.rd_overload[self.rd_of[env.dst]] = overload;
             // "Update over-utilization (tipping point, U >= 0) indicator".
             self.set_rd_overutilized(cx, overutilized);
         } else if overutilized {
@@ -839,6 +839,11 @@ impl Fair {
         if self.t.version == super::Version::V4_9 {
             self.cpu_load_update_active(cpu, j);
         }
+        // "Don't need to rebalance while attached to NULL domain or runqueue CPU is not
+        // active" (`trigger_load_balance`).
+        if self.on_null_domain(cpu) {
+            return;
+        }
         if j >= self.cpu[cpu].next_balance {
             self.update_blocked_averages(cpu, cx);
             self.rebalance_domains(cx, cpu, CpuIdleType::Busy);
@@ -860,7 +865,9 @@ impl Fair {
             return;
         }
         let n = self.nr_cpus;
-        let Some(ilb) = (0..n).find(|&c| c != cpu && cx.idle_cpu(c)) else {
+        // `nohz.idle_cpus_mask` holds no CPU on the null domain (`nohz_balance_enter_idle`
+        // returns for one; `sched_cpu_deactivate` → `nohz_balance_exit_idle`).
+        let Some(ilb) = (0..n).find(|&c| c != cpu && cx.idle_cpu(c) && !self.on_null_domain(c)) else {
             self.record_kick(cx, cpu, Kick::NoIdle);
             return;
         };
@@ -896,7 +903,7 @@ impl Fair {
         let mut next = j + 60 * self.hz;
         for i in 1..n {
             let c = (ilb + i) % n;
-            if !self.idle(cx, c) {
+            if self.on_null_domain(c) || !self.idle(cx, c) {
                 continue;
             }
             self.update_blocked_averages(c, cx);
@@ -905,7 +912,7 @@ impl Fair {
             }
             next = next.min(self.cpu[c].next_balance);
         }
-        if self.idle(cx, ilb) {
+        if !self.on_null_domain(ilb) && self.idle(cx, ilb) {
             self.update_blocked_averages(ilb, cx);
             self.rebalance_domains(cx, ilb, CpuIdleType::Idle);
             next = next.min(self.cpu[ilb].next_balance);
@@ -933,7 +940,7 @@ impl Fair {
         }
         // `rd->overload`: set when a runqueue reaches two tasks, rewritten only by a
         // root-domain balance, so it may still be set when nothing is overloaded.
-        let overload = self.rd_overload;
+        let overload = self.rd_overload[self.rd_of[cpu]];
         // v5.15 gates on `sysctl_sched_migration_cost`; v6.1+ on the lowest domain's
         // measured newidle cost.
         let gate = if self.eevdf_on() {

@@ -161,7 +161,7 @@ impl Fair {
             total_capacity += s.group_capacity;
         }
         if env.level + 1 == self.domains.per_cpu[env.dst].len() {
-            self.rd_overload = overload;
+            self.rd_overload[self.rd_of[env.dst]] = overload;
         }
         let avg = (total_load * SCHED_CAPACITY_SCALE).checked_div(total_capacity).unwrap_or(0);
         (local, busiest, avg)

@@ -72,11 +72,19 @@ pub struct Domains {
 }
 
 impl Domains {
+    /// The boot domains: one span over the whole machine.
     pub fn build(m: &Machine) -> Domains {
+        Domains::build_spans(m, &[CpuSet::full(m.nr_cpus())])
+    }
+
+    /// `build_sched_domains` over each of `doms` (`kernel/sched/topology.c`, v5.15/v6.12):
+    /// every level's span is the topology mask cut to the CPU's domain span
+    /// (`build_sched_domain`: `tl->mask(cpu)` ∩ `cpu_map`), then degenerate levels go. A
+    /// CPU in none of `doms` is attached to the null domain (no levels), and its LLC is
+    /// itself (`update_top_cache_domain`: `sd_llc_size` 1, `sd_llc_id` the CPU).
+    pub fn build_spans(m: &Machine, doms: &[CpuSet]) -> Domains {
         let topo = &m.topology;
         let n = m.nr_cpus();
-        let max_dist = topo.numa_distance.iter().flatten().copied().max().unwrap_or(10);
-        let mut per_cpu = Vec::with_capacity(n);
         let mut pool = SetPool::default();
         let mut memo = GroupMemo::default();
         // Each core's, LLC's and node's mask built once (`Topology::smt_mask` and its kin
@@ -94,73 +102,46 @@ impl Domains {
         };
         let (cores, llcs, nodes) = (masks(|i| i.core), masks(|i| i.llc), masks(|i| i.node));
         let all = CpuSet::full(n);
-        for cpu in 0..n {
-            // (name, span(c), flags, imbalance_pct, cache_nice_tries)
-            type SpanOf<'a> = Box<dyn Fn(CpuId) -> CpuSet + 'a>;
-            let mut levels: Vec<(&'static str, SpanOf, u32, u64, u32)> = vec![
-                (
-                    "SMT",
-                    Box::new(|c| cores[topo.cpus[c].core].clone()),
-                    SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING,
-                    110,
-                    0,
-                ),
-                (
-                    "MC",
-                    Box::new(|c| llcs[topo.cpus[c].llc].clone()),
-                    SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING,
-                    117,
-                    1,
-                ),
-                ("DIE", Box::new(|c| nodes[topo.cpus[c].node].clone()), SD_PREFER_SIBLING, 117, 1),
-            ];
-            if topo.nodes > 1 {
-                let numa = SD_NUMA | SD_SERIALIZE;
-                levels.push(("NUMA", Box::new(|_| all.clone()), numa, 117, 2));
+        let dom_of = dom_index(doms, n);
+        let cut = |mut s: CpuSet, c: CpuId| {
+            if let Some(d) = dom_of[c] {
+                s.intersect_with(&doms[d]);
             }
-            let mut doms: Vec<Domain> = Vec::new();
-            let mut child_span: Option<CpuSet> = None;
-            let mut child: Option<(usize, &SpanOf)> = None;
-            for (lvl, (name, span_of, extra, pct, tries)) in levels.iter().enumerate() {
-                let span = span_of(cpu);
-                if span.count() <= 1 || child_span.as_ref() == Some(&span) {
-                    // Degenerate: no new CPUs at this level.
-                    continue;
-                }
-                let mut flags = SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | extra;
-                if *name == "NUMA" && max_dist > RECLAIM_DISTANCE {
-                    flags &= !(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
-                }
-                let key = (lvl, child.map(|(l, _)| l));
-                let groups = groups_of(&span, n, cpu, child.map(|(_, f)| &**f), key, &mut pool, &mut memo);
-                let span = pool.intern(span);
-                let w = span.count() as u64;
-                doms.push(Domain {
-                    name,
-                    span_weight: span.count(),
-                    span: span.clone(),
-                    groups: groups.into(),
-                    flags,
-                    imbalance_pct: *pct,
-                    cache_nice_tries: *tries,
-                    busy_factor: 16,
-                    min_interval: w,
-                    max_interval: 2 * w,
-                    balance_interval: w,
-                    last_balance: 0,
-                    nr_balance_failed: 0,
-                    max_newidle_lb_cost: 0,
-                    last_decay_max_lb_cost: 0,
-                    load_idx: [0; 3],
-                });
-                child_span = Some(span);
-                child = Some((lvl, span_of));
-            }
-            // SD_PREFER_SIBLING is dropped on NUMA levels (and only children matter for it).
-            per_cpu.push(doms);
+            s
+        };
+        let mut levels: Vec<Level> = vec![
+            (
+                "SMT",
+                Box::new(|c| cut(cores[topo.cpus[c].core].clone(), c)),
+                SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING,
+                110,
+                0,
+            ),
+            (
+                "MC",
+                Box::new(|c| cut(llcs[topo.cpus[c].llc].clone(), c)),
+                SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING,
+                117,
+                1,
+            ),
+            ("DIE", Box::new(|c| cut(nodes[topo.cpus[c].node].clone(), c)), SD_PREFER_SIBLING, 117, 1),
+        ];
+        if topo.nodes > 1 {
+            levels.push(("NUMA", Box::new(|c| cut(all.clone(), c)), SD_NUMA | SD_SERIALIZE, 117, 2));
         }
-        let llc_size = (0..n).map(|c| llcs[topo.cpus[c].llc].count()).collect();
-        let llc_id: Vec<CpuId> = (0..n).map(|c| llcs[topo.cpus[c].llc].first().unwrap_or(c)).collect();
+        let max_dist = topo.numa_distance.iter().flatten().copied().max().unwrap_or(10);
+        let per_cpu = (0..n)
+            .map(|cpu| match dom_of[cpu] {
+                Some(_) => cpu_domains(cpu, n, &levels, max_dist, &mut pool, &mut memo),
+                None => Vec::new(),
+            })
+            .collect();
+        let llc_of = |c: CpuId| match dom_of[c] {
+            Some(_) => cut(llcs[topo.cpus[c].llc].clone(), c),
+            None => CpuSet::single(n, c),
+        };
+        let llc_size = (0..n).map(|c| llc_of(c).count()).collect();
+        let llc_id: Vec<CpuId> = (0..n).map(|c| llc_of(c).first().unwrap_or(c)).collect();
         let mut llc_cpus = vec![Vec::new(); n];
         for c in 0..n {
             llc_cpus[llc_id[c]].push(c);
@@ -190,6 +171,72 @@ impl Domains {
     pub fn llc_level(&self, cpu: CpuId) -> Option<usize> {
         self.per_cpu[cpu].iter().rposition(|d| d.has(SD_SHARE_PKG_RESOURCES))
     }
+}
+
+/// A topology level: (name, span of a CPU, flags, `imbalance_pct`, `cache_nice_tries`).
+type Level<'a> = (&'static str, Box<dyn Fn(CpuId) -> CpuSet + 'a>, u32, u64, u32);
+
+/// Per CPU, the index of the one of `doms` holding it (they are disjoint).
+fn dom_index(doms: &[CpuSet], n: usize) -> Vec<Option<usize>> {
+    let mut dom_of = vec![None; n];
+    for (d, span) in doms.iter().enumerate() {
+        for c in span.iter().filter(|&c| c < n) {
+            dom_of[c].get_or_insert(d);
+        }
+    }
+    dom_of
+}
+
+/// `cpu`'s domains bottom-up (`sd_init` values of v5.15; `sd_degenerate`,
+/// `sd_parent_degenerate`: a level spanning one CPU, or its child's span, is removed).
+fn cpu_domains(
+    cpu: CpuId,
+    n: usize,
+    levels: &[Level],
+    max_dist: u32,
+    pool: &mut SetPool,
+    memo: &mut GroupMemo,
+) -> Vec<Domain> {
+    let mut doms: Vec<Domain> = Vec::new();
+    let mut child_span: Option<CpuSet> = None;
+    let mut child: Option<(usize, &dyn Fn(CpuId) -> CpuSet)> = None;
+    for (lvl, (name, span_of, extra, pct, tries)) in levels.iter().enumerate() {
+        let span = span_of(cpu);
+        if span.count() <= 1 || child_span.as_ref() == Some(&span) {
+            // Degenerate: no new CPUs at this level.
+            continue;
+        }
+        let mut flags = SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | extra;
+        if *name == "NUMA" && max_dist > RECLAIM_DISTANCE {
+            flags &= !(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
+        }
+        let key = (lvl, child.map(|(l, _)| l));
+        let groups = groups_of(&span, n, cpu, child.map(|(_, f)| f), key, pool, memo);
+        let span = pool.intern(span);
+        let w = span.count() as u64;
+        doms.push(Domain {
+            name,
+            span_weight: span.count(),
+            span: span.clone(),
+            groups: groups.into(),
+            flags,
+            imbalance_pct: *pct,
+            cache_nice_tries: *tries,
+            busy_factor: 16,
+            min_interval: w,
+            max_interval: 2 * w,
+            balance_interval: w,
+            last_balance: 0,
+            nr_balance_failed: 0,
+            max_newidle_lb_cost: 0,
+            last_decay_max_lb_cost: 0,
+            load_idx: [0; 3],
+        });
+        child_span = Some(span);
+        child = Some((lvl, &**span_of));
+    }
+    // SD_PREFER_SIBLING is dropped on NUMA levels (and only children matter for it).
+    doms
 }
 
 /// Groups of a domain: the distinct child spans of its CPUs (single CPUs at the lowest
@@ -294,5 +341,32 @@ mod tests {
         assert_eq!(o.llc_size[17], 8);
         let up = Domains::build(&preset("up").unwrap());
         assert!(up.per_cpu[0].is_empty());
+    }
+
+    /// Domains over spans: each level cut to the CPU's span, degenerate levels gone, a CPU
+    /// in no span on the null domain with an LLC of its own; the whole machine as one span
+    /// gives the boot domains.
+    #[test]
+    fn spans_cut_every_level_and_leave_the_rest_on_the_null_domain() {
+        let m = preset("i7-3770").unwrap();
+        let set = |cpus: &[usize]| {
+            let mut s = CpuSet::empty(8);
+            cpus.iter().for_each(|&c| s.insert(c));
+            s
+        };
+        let full = Domains::build_spans(&m, &[CpuSet::full(8)]);
+        let boot = Domains::build(&m);
+        assert_eq!(format!("{:?}", full.per_cpu), format!("{:?}", boot.per_cpu));
+        assert_eq!((full.llc_size.clone(), full.llc_id.clone()), (boot.llc_size, boot.llc_id));
+        // Linux numbering: CPU c's SMT sibling is c + 4.
+        let d = Domains::build_spans(&m, &[set(&[0, 1, 4, 5]), set(&[2, 6])]);
+        let names = |c: usize| d.per_cpu[c].iter().map(|x| x.name).collect::<Vec<_>>();
+        assert_eq!(names(0), ["SMT", "MC"]);
+        assert_eq!(d.per_cpu[0][1].span, set(&[0, 1, 4, 5]));
+        assert_eq!(d.per_cpu[0][1].groups.len(), 2, "the two SMT cores of the span");
+        assert_eq!(names(2), ["SMT"], "MC spans the SMT core only: degenerate");
+        assert!(d.per_cpu[3].is_empty() && d.per_cpu[7].is_empty());
+        assert_eq!((d.llc_size[0], d.llc_size[2], d.llc_size[3], d.llc_id[3]), (4, 2, 1, 3));
+        assert_eq!(d.llc_cpus[2], [2, 6]);
     }
 }

@@ -35,6 +35,7 @@ mod lifecycle;
 mod load;
 pub mod pelt;
 mod pick;
+mod rebuild;
 mod select;
 mod select_v4_9;
 mod select_why;
@@ -151,7 +152,11 @@ pub struct Fair {
     /// `rd->overload` of the single root domain: set by `add_nr_running` when a
     /// runqueue goes from fewer than two tasks to two or more, set or cleared by a
     /// root-level `update_sd_lb_stats`; `newidle_balance` returns early while it is clear.
-    rd_overload: bool,
+    rd_overload: Vec<bool>,
+    /// The spans of the root domains (`partition_sched_domains`; at boot the whole
+    /// machine), and per CPU the index of its own (`doms.len()`: the null domain).
+    doms: Vec<schedlab_machine::CpuSet>,
+    rd_of: Vec<usize>,
     /// `rd->overutilized` (EAS, `eas.rs`): some CPU's utilisation does not fit its
     /// capacity; while clear, wakeups are placed by energy and the balancer stays out.
     rd_overutilized: bool,
@@ -227,7 +232,9 @@ impl Fair {
             hz: u64::from(m.hz),
             smt: m.topology.threads_per_core > 1,
             has_idle_cores: vec![false; n],
-            rd_overload: false,
+            rd_overload: vec![false; 2],
+            doms: vec![schedlab_machine::CpuSet::full(n)],
+            rd_of: vec![0; n],
             rd_overutilized: false,
             asym_cpucap: None,
             nr_idle_scan,
@@ -422,7 +429,7 @@ impl SchedClass for Fair {
         // `enqueue_task_fair`: the kernel model has already counted `p`, so two now
         // means the runqueue just went from one task to two.
         if cx.cpus[cpu].nr_running == 2 {
-            self.rd_overload = true;
+            self.rd_overload[self.rd_of[cpu]] = true;
         }
         self.enqueue_task_fair(cx, cpu, p, flags);
         // enqueue_task_fair: "do not account for the first enqueue operation of new
@@ -505,6 +512,11 @@ impl SchedClass for Fair {
             e.custom_slice = slice.is_some();
             e.slice = slice.unwrap_or(base);
         });
+    }
+
+    /// Rebuilds the domains over the new spans (`rebuild.rs`).
+    fn partition_sched_domains(&mut self, cx: &mut Ctx, doms: &[schedlab_machine::CpuSet]) {
+        self.rebuild_sched_domains(cx, doms);
     }
 
     /// `newidle_balance`, `trigger_load_balance` from the tick, `nohz_idle_balance`.

@@ -183,7 +183,7 @@ fn rd_overload_set_by_enqueue_cleared_only_by_root_balance() {
     use super::balance::CpuIdleType;
     let mut h = Harness::new("6.6");
     h.spawn(0);
-    assert!(!h.f.rd_overload, "one task: nothing overloaded");
+    assert!(!h.f.rd_overload[0], "one task: nothing overloaded");
     // A second task, counted before the hook as the kernel model does (`add_nr_running`).
     let b = h.w.tasks.len();
     let mut info = h.w.tasks[0].clone();
@@ -192,14 +192,14 @@ fn rd_overload_set_by_enqueue_cleared_only_by_root_balance() {
     h.with(|f, cx| f.task_new(cx, b, None));
     h.w.cpus[0].nr_running += 1;
     h.with(|f, cx| f.enqueue_task(cx, 0, b, enqueue::INITIAL));
-    assert!(h.f.rd_overload, "a runqueue reached two tasks");
+    assert!(h.f.rd_overload[0], "a runqueue reached two tasks");
     h.with(|f, cx| assert!(f.dequeue_task(cx, 0, b, dequeue::SLEEP)));
     h.w.cpus[0].nr_running -= 1;
-    assert!(h.f.rd_overload, "sub_nr_running does not clear rd->overload");
+    assert!(h.f.rd_overload[0], "sub_nr_running does not clear rd->overload");
     let root = h.f.domains.per_cpu[1].len() - 1;
     h.f.adj.reset(2);
     h.with(|f, cx| f.load_balance(cx, 1, root, CpuIdleType::Idle, &mut true));
-    assert!(!h.f.rd_overload, "a root balance that sees no overloaded runqueue clears it");
+    assert!(!h.f.rd_overload[0], "a root balance that sees no overloaded runqueue clears it");
 }
 
 /// `max_newidle_lb_cost` decays by 3/256 once more than a second (HZ jiffies) after its last

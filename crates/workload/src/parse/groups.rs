@@ -2,7 +2,9 @@
 //! task fields that refer to them.
 
 use super::{join, DeValue, P, R, V};
-use schedlab_sched_api::{sched_weight_to_cgroup, shares_of_nice, CgroupDef, CpuMax, SessionDef, TaskGroups};
+use schedlab_sched_api::{
+    sched_weight_to_cgroup, shares_of_nice, CgroupDef, CpuMax, Partition, SessionDef, TaskGroups,
+};
 use std::collections::BTreeMap;
 use toml::de::DeTable;
 
@@ -40,6 +42,9 @@ struct RawGroup {
     idle: bool,
     max: CpuMax,
     cpus: Option<schedlab_machine::CpuSet>,
+    partition: Partition,
+    /// Where `partition` is written (the table's start without one).
+    partition_at: usize,
     parent_at: usize,
 }
 
@@ -97,7 +102,11 @@ impl P<'_> {
         for (i, item, t) in self.array_of_tables(root, "group")? {
             self.step()?;
             let f = format!("group[{i}]");
-            self.check_keys(t, &["name", "weight", "weight_nice", "idle", "parent", "max", "burst", "cpus"], &f)?;
+            self.check_keys(
+                t,
+                &["name", "weight", "weight_nice", "idle", "parent", "max", "burst", "cpus", "partition"],
+                &f,
+            )?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
             if index.insert(name.clone(), i).is_some() {
                 return Err(self.err(
@@ -116,9 +125,102 @@ impl P<'_> {
             // outside `cpu_possible_mask`), not empty.
             let cpus = self.get(t, "cpus").map(|v| self.cpuset(v, &join(&f, "cpus"))).transpose()?;
             let idle = self.flag(t, "idle", &f)?;
-            raw.push(RawGroup { name, parent, weight, nice, idle, max, cpus, parent_at });
+            let (partition, partition_at) = match self.get(t, "partition") {
+                Some(v) => (self.partition(v, &join(&f, "partition"))?, v.span().start),
+                None => (Partition::Member, item.span().start),
+            };
+            raw.push(RawGroup { name, parent, weight, nice, idle, max, cpus, partition, partition_at, parent_at });
         }
-        self.order_cgroups(&raw, &index)
+        let defs = self.order_cgroups(&raw, &index)?;
+        self.check_partitions(&raw, &defs, &index)?;
+        Ok(defs)
+    }
+
+    /// A group's `partition` (`cpuset.cpus.partition`): `member`, `root` or `isolated`.
+    fn partition(&self, v: &V, field: &str) -> R<Partition> {
+        match self.string(v, field)?.as_str() {
+            "member" => Ok(Partition::Member),
+            "root" => Ok(Partition::Root),
+            "isolated" => Ok(Partition::Isolated),
+            other => Err(self.err(
+                v.span().start,
+                field,
+                format!("unknown partition type `{other}` (member, root or isolated)"),
+            )),
+        }
+    }
+
+    /// Refuses a partition root the kernel would leave invalid (cgroup v2
+    /// `cpuset.cpus.partition`, `kernel/cgroup/cpuset.c: update_prstate`,
+    /// `update_parent_effective_cpumask`, `validate_change`, v6.12), each with the
+    /// `partition_error` text the kernel shows in `cpuset.cpus.partition`:
+    /// `cpus` must be set (PERR_CPUSEMPTY); the parent must be the root cgroup or a
+    /// partition root (PERR_PARENT: a local partition — remote ones need
+    /// `cpuset.cpus.exclusive`, not modelled); its CPUs must not overlap any sibling's
+    /// `cpus` (PERR_NOTEXCL: a partition root is `CS_CPU_EXCLUSIVE`, and `validate_change`
+    /// refuses an exclusive cpuset overlapping a sibling); some of them must be the
+    /// parent's (PERR_INVCPUS: its exclusive CPUs are `cpus` ∩ the parent's); and the
+    /// parent must keep a CPU (PERR_NOCPUS: the root cgroup always has tasks — kernel
+    /// threads —, and a nested parent is refused too, which the kernel allows only while
+    /// the parent has no task of its own).
+    fn check_partitions(&self, raw: &[RawGroup], defs: &[CgroupDef], index: &BTreeMap<String, usize>) -> R<()> {
+        let n = self.nr_cpus;
+        // Per group (file order), its exclusive CPUs once it is a partition root.
+        let mut xcpus: Vec<Option<schedlab_machine::CpuSet>> = vec![None; raw.len()];
+        for d in defs {
+            let i = index[&d.name];
+            let r = &raw[i];
+            if !r.partition.is_root() {
+                continue;
+            }
+            let field = format!("group[{i}].partition");
+            let fail = |m: String| Err(self.err(r.partition_at, &field, m));
+            let Some(cpus) = &r.cpus else {
+                return fail(format!("partition root `{}` has no `cpus` (cpuset.cpus empty: PERR_CPUSEMPTY)", r.name));
+            };
+            let parent = r.parent.as_ref().map(|p| index[p]);
+            let mut own = match parent {
+                None => schedlab_machine::CpuSet::full(n),
+                Some(p) => match &xcpus[p] {
+                    Some(x) => x.clone(),
+                    None => {
+                        return fail(format!(
+                            "partition root `{}` under `{}`, which is not a partition root (PERR_PARENT)",
+                            r.name, raw[p].name
+                        ))
+                    }
+                },
+            };
+            let parent_cpus = own.clone();
+            own.intersect_with(cpus);
+            if own.is_empty() {
+                return fail(format!("partition root `{}`: none of its cpus is its parent's (PERR_INVCPUS)", r.name));
+            }
+            let sibling = (0..raw.len()).find(|&j| {
+                j != i && raw[j].parent == r.parent && raw[j].cpus.as_ref().is_some_and(|c| c.intersects(cpus))
+            });
+            if let Some(j) = sibling {
+                return fail(format!(
+                    "partition root `{}`: its cpus overlap those of sibling `{}` (cpus not exclusive: PERR_NOTEXCL)",
+                    r.name, raw[j].name
+                ));
+            }
+            xcpus[i] = Some(own);
+            // What the parent keeps once every sibling partition took its CPUs.
+            let mut left = parent_cpus;
+            for (j, x) in xcpus.iter().enumerate() {
+                if let Some(x) = x.as_ref().filter(|_| raw[j].parent == r.parent) {
+                    for c in x.iter() {
+                        left.remove(c);
+                    }
+                }
+            }
+            if left.is_empty() {
+                let parent = r.parent.as_deref().unwrap_or("the root cgroup");
+                return fail(format!("partition root `{}` would leave {parent} no CPU (PERR_NOCPUS)", r.name));
+            }
+        }
+        Ok(())
     }
 
     /// A group's `weight` (`cpu.weight`) or `weight_nice` (`cpu.weight.nice`: the group's
@@ -305,6 +407,7 @@ impl P<'_> {
             idle: raw[i].idle,
             max: raw[i].max,
             cpus: raw[i].cpus.clone(),
+            partition: raw[i].partition,
         };
         Ok(order.into_iter().map(def).collect())
     }
