@@ -524,6 +524,7 @@ fn task_infos(run: &Run) -> (Vec<TaskInfo>, Vec<(usize, i32)>) {
                 slice: Some(s.slice.load(SeqCst)).filter(|&v| v != 0),
                 kthread: tpl.kthread,
                 uclamp: tpl.uclamp,
+                core_cookie: tpl.core_cookie.unwrap_or(0),
             }
         })
         .collect();

@@ -99,6 +99,7 @@ fn task_info(m: &Model, i: usize, nr_cpus: usize) -> TaskInfo {
         slice: None,
         kthread: false,
         uclamp: Default::default(),
+        core_cookie: 0,
     }
 }
 
