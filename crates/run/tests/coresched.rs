@@ -87,3 +87,79 @@ fn two_cookies_never_share_a_core() {
         }
     }
 }
+
+/// One cookie for all four: nothing is ever forced idle, and the siblings run together.
+#[test]
+fn one_cookie_forces_no_idle() {
+    let r = run(&spec(&hogs(&[Some(7); 4]), "i7-3770", "eevdf"));
+    assert_eq!(counter(&r, "core.forceidle_count"), 0, "{:?}", r.kernel.counters);
+    assert_eq!(counter(&r, "core.forceidle_ns"), 0);
+    for t in ["h0", "h1", "h2", "h3"] {
+        assert!(common::task(&r, t).runtime_ns > 400_000_000, "{t} ran alongside its sibling");
+    }
+}
+
+/// Without any cookie core scheduling stays off: the run is the same event for event as
+/// the same workload with `core_cookie = 0` (no cookie) written out, and no counter appears.
+#[test]
+fn no_cookie_changes_nothing() {
+    let (_, plain) = traced(&spec(&hogs(&[None; 4]), "i7-3770", "eevdf"));
+    let (_, zero) = traced(&spec(&hogs(&[Some(0); 4]), "i7-3770", "eevdf"));
+    assert_eq!(plain, zero);
+    let r = run(&spec(&hogs(&[None; 4]), "i7-3770", "eevdf"));
+    assert!(r.kernel.counters.iter().all(|(k, _)| !k.starts_with("core.")), "{:?}", r.kernel.counters);
+    assert!(r.warnings.iter().all(|w| !w.contains("core_cookie")), "{:?}", r.warnings);
+}
+
+/// A cookied task and an uncookied one (cookie 0 matches only cookie 0, `cookie_match`),
+/// one on each sibling, alone on their runqueues: they take turns, `task_tick_core`
+/// rescheduling the runner once it used its share of a slice while the other is forced
+/// idle. Both get the core; neither ever shares it with the other.
+#[test]
+fn cookied_and_uncookied_take_turns() {
+    for sched in ["eevdf", "cfs"] {
+        let w = hogs(&[Some(5), None]);
+        let (sw, _) = traced(&spec(&w, "i7-3770", sched));
+        assert!(clash_ns(&sw, &[5, 0], Ns::from_secs(1)) < 10_000, "{sched}");
+        let r = run(&spec(&w, "i7-3770", sched));
+        for t in ["h0", "h1"] {
+            let ran = common::task(&r, t).runtime_ns;
+            assert!((300_000_000..700_000_000).contains(&ran), "{sched}: {t} ran {ran} ns");
+        }
+        assert!(counter(&r, "core.forceidle_count") > 10, "{sched}: {:?}", r.kernel.counters);
+    }
+}
+
+/// On a machine without SMT a cookie is accepted, does nothing, and the record says so;
+/// ULE has no core scheduling and says so too.
+#[test]
+fn cookies_without_smt_or_linux_warn() {
+    let w = "[[task]]\nname = \"a\"\ncore_cookie = 1\nprogram = [ { run = \"10ms\" } ]\n\
+             [[task]]\nname = \"b\"\ncore_cookie = 2\nprogram = [ { run = \"10ms\" } ]\n";
+    let plain = w.replace("core_cookie = 1\n", "").replace("core_cookie = 2\n", "");
+    let r = run(&spec(w, "smp4", "eevdf"));
+    assert!(r.warnings.iter().any(|m| m.contains("no SMT")), "{:?}", r.warnings);
+    assert_eq!(r.trace_hash, run(&spec(&plain, "smp4", "eevdf")).trace_hash, "no effect");
+    let r = run(&spec(w, "i7-3770", "ule"));
+    assert!(r.warnings.iter().any(|m| m.contains("no core scheduling")), "{:?}", r.warnings);
+    assert_eq!(r.trace_hash, run(&spec(&plain, "i7-3770", "ule")).trace_hash, "ignored");
+}
+
+/// A bad cookie is a located error.
+#[test]
+fn bad_cookie_is_located() {
+    for (v, what) in [("-1", "core_cookie"), ("\"x\"", "core_cookie"), ("4294967296", "outside")] {
+        let w = format!("[[task]]\nname = \"a\"\ncore_cookie = {v}\nprogram = [ {{ run = \"1ms\" }} ]\n");
+        let e = RunSpec::load("test.toml", &w, Some("i7-3770"), &[], None).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("test.toml:3") && e.contains(what), "{v}: {e}");
+    }
+}
+
+/// The same seed gives the same run, noise on.
+#[test]
+fn core_scheduling_is_deterministic() {
+    let mut j = RunSpec::load("test.toml", &hogs(&TWO_COOKIES), Some("i7-3770"), &[], Some(Ns::from_ms(300))).unwrap();
+    j.sched = "eevdf".into();
+    j.check = true;
+    assert_eq!(run(&j).trace_hash, run(&j).trace_hash);
+}
