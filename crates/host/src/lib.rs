@@ -583,6 +583,7 @@ fn finish(
         locks: Vec::new(),
         tasks: infos,
         exit_times,
+        core_forceidle: Vec::new(),
         policy_counters: Vec::new(),
         groups: Vec::new(),
         policy_exit: None,

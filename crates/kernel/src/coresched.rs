@@ -108,6 +108,16 @@ impl Kernel<'_> {
         .collect()
     }
 
+    /// Each task's `core_forceidle_sum` for the record; none when core scheduling is off.
+    pub(crate) fn core_forceidle_sums(&self) -> Vec<u64> {
+        if !self.core.on {
+            return Vec::new();
+        }
+        let mut v = self.core.forceidle_sum.clone();
+        v.resize(self.tasks.len(), 0);
+        v
+    }
+
     fn core_of(&self, cpu: CpuId) -> usize {
         self.machine.topology.cpus[cpu].core
     }

@@ -630,6 +630,7 @@ impl<'p> Kernel<'p> {
             locks,
             tasks: std::mem::take(&mut self.info),
             exit_times: std::mem::take(&mut self.exit_times),
+            core_forceidle: self.core_forceidle_sums(),
             policy_counters: self.policy.counters(),
             groups: self.policy.group_stats(),
             policy_exit: self.policy.exit_info(),

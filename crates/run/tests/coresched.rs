@@ -81,6 +81,10 @@ fn two_cookies_never_share_a_core() {
         assert!(r.kernel.invariants_checked);
         assert!(counter(&r, "core.forceidle_count") > 0, "{sched}: {:?}", r.kernel.counters);
         assert!(counter(&r, "core.forceidle_ns") > end.0 / 2, "{sched}: {:?}", r.kernel.counters);
+        // Forced idle is charged to the tasks that ran beside it (`core_forceidle_sum`).
+        let sums: Vec<u64> = r.tasks.iter().map(|t| t.core_forceidle_sum_ns.expect("core scheduling acted")).collect();
+        assert_eq!(sums.iter().sum::<u64>(), counter(&r, "core.forceidle_ns"), "{sched}");
+        assert!(sums.iter().all(|&s| s > 0), "{sched}: {sums:?}");
         // Both cookies get the core in turn (`cfs_prio_less` across the siblings).
         for t in ["h0", "h2"] {
             assert!(common::task(&r, t).runtime_ns > end.0 / 8, "{sched}: {t} starved");
@@ -108,6 +112,7 @@ fn no_cookie_changes_nothing() {
     assert_eq!(plain, zero);
     let r = run(&spec(&hogs(&[None; 4]), "i7-3770", "eevdf"));
     assert!(r.kernel.counters.iter().all(|(k, _)| !k.starts_with("core.")), "{:?}", r.kernel.counters);
+    assert!(r.tasks.iter().all(|t| t.core_forceidle_sum_ns.is_none()));
     assert!(r.warnings.iter().all(|w| !w.contains("core_cookie")), "{:?}", r.warnings);
 }
 
