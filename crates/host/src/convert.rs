@@ -581,6 +581,7 @@ mod tests {
             slice: None,
             kthread: false,
             uclamp: Default::default(),
+            core_cookie: 0,
         }
     }
 

@@ -524,6 +524,7 @@ fn task_infos(run: &Run) -> (Vec<TaskInfo>, Vec<(usize, i32)>) {
                 slice: Some(s.slice.load(SeqCst)).filter(|&v| v != 0),
                 kthread: tpl.kthread,
                 uclamp: tpl.uclamp,
+                core_cookie: tpl.core_cookie.unwrap_or(0),
             }
         })
         .collect();
@@ -582,6 +583,7 @@ fn finish(
         locks: Vec::new(),
         tasks: infos,
         exit_times,
+        core_forceidle: Vec::new(),
         policy_counters: Vec::new(),
         groups: Vec::new(),
         policy_exit: None,

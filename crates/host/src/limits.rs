@@ -236,6 +236,12 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
                 tpl.name
             ));
         }
+        if tpl.core_cookie.is_some_and(|c| c != 0) {
+            return Err(format!(
+                "task `{}`: `core_cookie` is simulation-only: host runs do not call prctl(PR_SCHED_CORE) yet",
+                tpl.name
+            ));
+        }
         if let Some(s) = tpl.session {
             check_session(wl, tpl, s)?;
         }

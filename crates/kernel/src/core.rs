@@ -203,11 +203,13 @@ impl Kernel<'_> {
         debug_assert!(!self.tasks[t].on_rq);
         self.tasks[t].on_rq = true;
         self.views[cpu].nr_running += 1;
+        self.core_task_changed(cpu);
         hook!(self, this, |p, cx| p.enqueue_task(&mut cx, cpu, t, flags));
     }
 
     pub(crate) fn dequeue(&mut self, this: CpuId, cpu: CpuId, t: TaskId, flags: u32) {
         let done = hook!(self, this, |p, cx| p.dequeue_task(&mut cx, cpu, t, flags));
+        self.core_task_changed(cpu);
         if done {
             self.tasks[t].on_rq = false;
             self.views[cpu].nr_running -= 1;
@@ -295,6 +297,8 @@ impl Kernel<'_> {
         // (no reset_on_fork here); the template's own replace them.
         let up = parent.map(|p| self.info[p].uclamp).unwrap_or_default();
         let uclamp = schedlab_sched_api::UclampReq { min: tpl.uclamp.min.or(up.min), max: tpl.uclamp.max.or(up.max) };
+        // sched_core_fork (core_sched.c, v5.15 and v6.18): the child shares its parent's cookie.
+        let core_cookie = tpl.core_cookie.or_else(|| parent.map(|p| self.info[p].core_cookie)).unwrap_or(0);
         self.info.push(TaskInfo {
             name,
             nice: tpl.nice,
@@ -307,6 +311,7 @@ impl Kernel<'_> {
             slice,
             kthread,
             uclamp,
+            core_cookie,
         });
         let born = parent.map(|_| self.now);
         self.tasks.push(Task::new(template, policy, prog, cpu, self.now, born));
@@ -491,6 +496,9 @@ impl Kernel<'_> {
             let was = self.cpus[cpu].need_resched;
             hook!(self, cpu, |p, cx| p.task_tick(&mut cx, cpu, t));
             self.record_tick(cpu, t, was);
+        }
+        if self.core.on {
+            self.sched_core_tick(cpu, self.cpus[cpu].curr);
         }
         if self.cpu_active(cpu) {
             hook!(self, cpu, path = KernelPath::Balance, |p, cx| p.balance(&mut cx, cpu, BalanceKind::Tick));
@@ -910,7 +918,13 @@ impl Kernel<'_> {
     }
 
     /// `pick_next_task`, or the direct switch to `forced` when the class takes it.
+    /// With core scheduling on, the pick is core-wide (`coresched.rs`) and a direct switch
+    /// falls back to it: handing the CPU to a task of another cookie would break the core's.
     fn pick_next(&mut self, cpu: CpuId, forced: Option<TaskId>) -> Option<TaskId> {
+        if self.core.on {
+            self.objs.stats.direct_fallbacks += u64::from(forced.is_some());
+            return self.sched_core_pick(cpu);
+        }
         let direct = forced.is_some_and(|n| hook!(self, cpu, |pol, cx| pol.set_next_task(&mut cx, cpu, n)));
         if direct {
             self.objs.stats.direct_switches += 1;

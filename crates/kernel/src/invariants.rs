@@ -24,6 +24,8 @@ impl Kernel<'_> {
     /// * a delayed new task (`delayed_wakeup`) is in exactly one delay queue, for the CPU it
     ///   is assigned to, runnable and on no runqueue, and no `schedule()` on that CPU has
     ///   passed since it was queued (it is drained at the very next one);
+    /// * with core scheduling on, no two SMT siblings run tasks of different cookies, but
+    ///   for a sibling the core-wide pick has already told to reschedule (`coresched.rs`);
     /// * the policy's own checks pass.
     ///
     /// `only`: check per-CPU state (curr, the policies' views, timers, time, runqueue
@@ -47,6 +49,9 @@ impl Kernel<'_> {
                 }
             }
             self.check_cpu_time(c)?;
+            if self.core.on {
+                self.check_core_cookies(c)?;
+            }
         }
         SCRATCH.with(|s| {
             let (policy, kernel) = &mut *s.borrow_mut();

@@ -20,6 +20,7 @@ mod cache;
 mod charges;
 mod config;
 mod core;
+mod coresched;
 mod cpu;
 mod deadlock;
 mod delayed;
@@ -316,6 +317,8 @@ pub struct Kernel<'p> {
     pub(crate) energy: energy::Energy,
     /// The energy model policies read (`em.rs`, `Ctx::em`).
     pub(crate) em: schedlab_sched_api::EnergyModel,
+    /// Core scheduling (`coresched.rs`): off unless a task has a cookie on an SMT machine.
+    pub(crate) core: coresched::CoreSched,
 }
 
 /// With invariant checks on, every this many events (and at the end) everything is
@@ -366,8 +369,11 @@ impl<'p> Kernel<'p> {
         let cpuidle = idle::CpuIdle::new(&machine, tick).map_err(RunError::Config)?;
         let speed = freq::Speed::new(&machine, tick);
         let em = em::register(&machine);
+        let cookies = wl.templates.iter().any(|t| t.core_cookie.is_some_and(|c| c != 0));
+        let core = coresched::CoreSched::new(&machine, cookies, policy.as_ref());
         let mut k = Kernel {
             em,
+            core,
             cost,
             cpuidle,
             speed,
@@ -624,6 +630,7 @@ impl<'p> Kernel<'p> {
             locks,
             tasks: std::mem::take(&mut self.info),
             exit_times: std::mem::take(&mut self.exit_times),
+            core_forceidle: self.core_forceidle_sums(),
             policy_counters: self.policy.counters(),
             groups: self.policy.group_stats(),
             policy_exit: self.policy.exit_info(),
@@ -632,10 +639,14 @@ impl<'p> Kernel<'p> {
                 .into_iter()
                 .chain(self.futex_counters())
                 .chain(self.cost_counters())
+                .chain(self.core_counters())
                 .collect(),
             deadlock,
             costs: self.cost_report(),
-            notes: std::mem::take(&mut self.hotplug.notes),
+            notes: std::mem::take(&mut self.hotplug.notes)
+                .into_iter()
+                .chain(std::mem::take(&mut self.core.notes))
+                .collect(),
         }
     }
 

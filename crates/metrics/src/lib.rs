@@ -169,6 +169,7 @@ impl Metrics {
                     exit_ns: summary.exit_times[tid].map(|t| t.0),
                     costs: summary.costs.tasks.get(tid).copied(),
                     energy_nj: summary.costs.task_energy.get(tid).copied(),
+                    core_forceidle_sum_ns: summary.core_forceidle.get(tid).copied(),
                 }
             })
             .collect();

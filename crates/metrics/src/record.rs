@@ -326,6 +326,11 @@ pub struct TaskRecord {
     /// kernel time at the frequency they ran), nJ; simulator only, with an energy model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub energy_nj: Option<u64>,
+    /// Its forced-idle time under core scheduling (`p->stats.core_forceidle_sum`, ns: the
+    /// time SMT siblings idled with tasks queued while it ran, `docs/core-scheduling.md`);
+    /// simulator only, present only when core scheduling acted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core_forceidle_sum_ns: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema, PartialEq)]

@@ -77,6 +77,7 @@ impl World {
             slice: None,
             kthread: false,
             uclamp: Default::default(),
+            core_cookie: 0,
         });
         p
     }

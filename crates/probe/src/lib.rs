@@ -192,6 +192,9 @@ pub struct RunSummary {
     pub locks: Vec<(LockName, LockSite, LockStat)>,
     pub tasks: Vec<TaskInfo>,
     pub exit_times: Vec<Option<Ns>>,
+    /// Per task, its forced-idle time under core scheduling (`core_forceidle_sum`, ns);
+    /// empty when core scheduling did not act (no cookies, no SMT, a host run).
+    pub core_forceidle: Vec<u64>,
     /// The policy's own counters (`SchedClass::counters`).
     pub policy_counters: Vec<(String, u64)>,
     /// The bandwidth-limited groups' `cpu.stat` (`SchedClass::group_stats`); empty for a

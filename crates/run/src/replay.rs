@@ -99,6 +99,7 @@ fn task_info(m: &Model, i: usize, nr_cpus: usize) -> TaskInfo {
         slice: None,
         kthread: false,
         uclamp: Default::default(),
+        core_cookie: 0,
     }
 }
 
@@ -136,6 +137,7 @@ pub fn as_happened_with(spec: &RunSpec, imp: &Imported, keep_going: schedlab_tra
         locks: Vec::new(),
         tasks: (0..n).map(|i| task_info(&imp.model, i, obs.nr_cpus)).collect(),
         exit_times: obs.exit_times.clone(),
+        core_forceidle: Vec::new(),
         policy_counters: Vec::new(),
         groups: Vec::new(),
         policy_exit: None,

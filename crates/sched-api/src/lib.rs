@@ -323,6 +323,9 @@ pub struct TaskInfo {
     pub kthread: bool,
     /// Utilisation clamps asked with `sched_setattr` (`util_min`, `util_max`).
     pub uclamp: UclampReq,
+    /// The core-scheduling cookie (`p->core_cookie`, set with `prctl(PR_SCHED_CORE)`,
+    /// `kernel/sched/core_sched.c`); 0: none. Tasks of equal cookies may share a core.
+    pub core_cookie: u64,
 }
 
 /// One cgroup of the cpu controller (cgroup v2).
@@ -672,6 +675,41 @@ impl Stat {
     }
 }
 
+/// A task's place in core scheduling's order across SMT siblings (`kernel/sched/core.c:
+/// __task_prio` and `prio_less`, v5.15 and v6.18).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorePrio {
+    /// `__task_prio`: [`CorePrio::DL`], 0..=99 real-time (`p->prio`), [`CorePrio::FAIR`],
+    /// [`CorePrio::EXT`]; lower runs first.
+    pub prio: i32,
+    /// Within a deadline or fair `prio`: the absolute deadline (`dl_time_before`), or the
+    /// vruntime less its runqueue's forced-idle baseline (`fair.c:cfs_prio_less`,
+    /// `min_vruntime_fi`); lower runs first. Others: 0.
+    pub key: i64,
+}
+
+impl CorePrio {
+    /// `__task_prio` of a deadline task.
+    pub const DL: i32 = -1;
+    /// `MAX_RT_PRIO + MAX_NICE`: every fair task ("squash fair").
+    pub const FAIR: i32 = 119;
+    /// `MAX_RT_PRIO + MAX_NICE + 1`: every sched_ext task.
+    pub const EXT: i32 = 120;
+
+    /// `prio_less(self, b)`: `self` runs after `b`. Equal real-time priorities tie
+    /// (`false`); equal deadlines do not (`!dl_time_before`).
+    pub fn less(&self, b: &CorePrio) -> bool {
+        if self.prio != b.prio {
+            return self.prio > b.prio;
+        }
+        match self.prio {
+            CorePrio::DL => self.key.wrapping_sub(b.key) >= 0,
+            CorePrio::FAIR => self.key.wrapping_sub(b.key) > 0,
+            _ => false,
+        }
+    }
+}
+
 /// A scheduling policy. Every hook runs atomically at `cx.now` on `cx.this_cpu`; the
 /// kernel holds the runqueue lock(s) the corresponding Linux path holds.
 ///
@@ -912,4 +950,38 @@ pub trait SchedClass {
     fn moves_batches(&self) -> bool {
         true
     }
+
+    /// Whether the class takes part in core scheduling (`CONFIG_SCHED_CORE`, Linux 5.14+):
+    /// it answers [`SchedClass::core_candidates`] and the `core_*` hooks. Default: no (the
+    /// kernel then ignores core cookies and says so in the record).
+    fn core_sched(&self) -> bool {
+        false
+    }
+
+    /// Core scheduling's view of `pick_task` and the core tree (`sched_core_find`): every
+    /// task on `cpu`'s runqueue a pick could choose now (`curr` included; not a delayed or
+    /// throttled one), with its [`CorePrio`], after bringing `cpu`'s clocks up to date as
+    /// `pick_task` does (`update_curr`). Changes no choice. Called only if `core_sched`.
+    fn core_candidates(&mut self, _cx: &mut Ctx, _cpu: CpuId, _out: &mut Vec<(TaskId, CorePrio)>) {}
+
+    /// Core scheduling chose `p` (one of `core_candidates(cpu)`) as `cpu`'s next task:
+    /// make it `curr` as `set_next_task` does after a pick (`put_prev_task` came first).
+    /// `false` if the class cannot; the kernel then uses `pick_next_task`. Default: the
+    /// direct switch's [`SchedClass::set_next_task`].
+    fn core_set_next(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
+        self.set_next_task(cx, cpu, p)
+    }
+
+    /// Core scheduling forces `cpu` idle though tasks are queued (`core_forceidle`): settle
+    /// the put-back task as a pick that found nothing would.
+    fn core_force_idle(&mut self, _cx: &mut Ctx, _cpu: CpuId) {}
+
+    /// `fair.c:task_vruntime_update` → `se_fi_update`: `p` was selected on `cpu`; record
+    /// its runqueues' `min_vruntime` as the baseline [`CorePrio::key`] compares from, once
+    /// per forced-idle sequence `fi_seq` when `in_fi`.
+    fn core_fi_update(&mut self, _cx: &mut Ctx, _cpu: CpuId, _p: TaskId, _in_fi: bool, _fi_seq: u64) {}
+
+    /// `fair.c:task_tick_core`: the tick on `cpu` running `curr` while a sibling is forced
+    /// idle; the class may reschedule so that the sibling's tasks get their turn.
+    fn task_tick_core(&mut self, _cx: &mut Ctx, _cpu: CpuId, _curr: TaskId) {}
 }

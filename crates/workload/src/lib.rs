@@ -118,6 +118,11 @@ pub struct TaskTemplate {
     /// A VIP task (`vip = true`): its futex waits queue ahead of normal waiters
     /// (`docs/futex.md`; simulation only).
     pub vip: bool,
+    /// The core-scheduling cookie (`core_cookie = N`, standing for the cookie
+    /// `prctl(PR_SCHED_CORE, PR_SCHED_CORE_CREATE)` makes; tasks of one number share it);
+    /// `None`: inherited from the forking parent (`sched_core_fork`), else none (0).
+    /// Simulation only; acts on machines with SMT (`docs/core-scheduling.md`).
+    pub core_cookie: Option<u64>,
     /// Its memory, for the machine's cost model (`working_set`, `mem_intensity`, `mlp`,
     /// `mem_policy`/`mem_node`, `resident`; simulation only).
     pub memory: TaskMemory,

@@ -3,7 +3,7 @@
 use super::bw::Mode;
 use super::{Chain, Class};
 use schedlab_sched_api::{
-    dequeue, enqueue, BalanceKind, Ctx, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable, Unit,
+    dequeue, enqueue, BalanceKind, CorePrio, Ctx, SchedClass, SelectKind, Stat, TaskGroups, TaskPolicy, Tunable, Unit,
 };
 use schedlab_sim::{CpuId, Ns, TaskId};
 
@@ -426,6 +426,31 @@ impl SchedClass for Chain {
         self.curr[cpu] = Some((p, Class::Fair));
         self.exec_start[cpu] = cx.now;
         true
+    }
+    /// Core scheduling covers the deadline, rt and fair classes; a chain with a sched_ext
+    /// scheduler attached takes no part (`scx_prio_less` asks the BPF scheduler).
+    fn core_sched(&self) -> bool {
+        self.ext.is_none()
+    }
+    fn core_candidates(&mut self, cx: &mut Ctx, cpu: CpuId, out: &mut Vec<(TaskId, CorePrio)>) {
+        self.core_candidates_chain(cx, cpu, out);
+    }
+    fn core_set_next(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId) -> bool {
+        self.core_set_next_chain(cx, cpu, p)
+    }
+    fn core_force_idle(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        self.core_force_idle_chain(cx, cpu);
+    }
+    fn core_fi_update(&mut self, cx: &mut Ctx, cpu: CpuId, p: TaskId, in_fi: bool, fi_seq: u64) {
+        // `task_vruntime_update` acts on fair tasks only.
+        if self.queued_in.get(p).copied().flatten() == Some(Class::Fair) {
+            self.fair_call(cx, |f, cx| f.core_fi_update(cx, cpu, p, in_fi, fi_seq));
+        }
+    }
+    fn task_tick_core(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
+        if matches!(self.curr[cpu], Some((_, Class::Fair))) && !self.unpicked[cpu] {
+            self.fair_call(cx, |f, cx| f.task_tick_core(cx, cpu, curr));
+        }
     }
     fn timer(&mut self, cx: &mut Ctx, cpu: CpuId) {
         self.timer_fired(cx, cpu);

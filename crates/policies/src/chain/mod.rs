@@ -12,6 +12,7 @@
 //! the lowest class when an `ext:*` scheduler is built (`Chain::attach_ext`).
 
 mod bw;
+mod core_sched;
 mod dl;
 mod hooks;
 mod rt;

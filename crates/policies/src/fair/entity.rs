@@ -117,6 +117,11 @@ pub struct CfsRq {
     pub runnable_load: [u64; 2],
     /// The load this queue last contributed to its group's `load_avg`.
     pub tg_load_avg_contrib: u64,
+    /// Core scheduling's baseline (`cfs_rq->min_vruntime_fi`, later `zero_vruntime_fi`):
+    /// `min_vruntime` when a pick last updated it (`se_fi_update`).
+    pub min_vruntime_fi: u64,
+    /// The forced-idle sequence the baseline was last taken in (`cfs_rq->forceidle_seq`).
+    pub forceidle_seq: u64,
 }
 
 impl CfsRq {
@@ -141,6 +146,8 @@ impl CfsRq {
             removed: [0; 3],
             runnable_load: [0; 2],
             tg_load_avg_contrib: 0,
+            min_vruntime_fi: min_vruntime,
+            forceidle_seq: 0,
         }
     }
 }

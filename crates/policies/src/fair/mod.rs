@@ -25,6 +25,7 @@ mod bandwidth;
 mod cfs;
 mod check;
 mod clock;
+mod core_sched;
 pub(crate) mod domains;
 pub mod eas;
 mod eevdf;
@@ -475,6 +476,27 @@ impl SchedClass for Fair {
         }
         self.flush_work(cx);
         ok
+    }
+
+    fn core_sched(&self) -> bool {
+        true
+    }
+    fn core_candidates(&mut self, cx: &mut Ctx, cpu: CpuId, out: &mut Vec<(TaskId, schedlab_sched_api::CorePrio)>) {
+        self.core_candidates_fair(cx, cpu, out);
+    }
+    /// Forced idle: a pick that found nothing (`pick_next_task_fair` → `put_prev` path).
+    fn core_force_idle(&mut self, cx: &mut Ctx, cpu: CpuId) {
+        self.put_prev_fair(cx, cpu);
+        self.update_misfit_status(cx, cpu, None);
+        self.flush_work(cx);
+    }
+    fn core_fi_update(&mut self, _cx: &mut Ctx, _cpu: CpuId, p: TaskId, in_fi: bool, fi_seq: u64) {
+        let se = self.task_se(p);
+        self.se_fi_update(se, fi_seq, in_fi);
+    }
+    fn task_tick_core(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {
+        self.task_tick_core_fair(cx, cpu, curr);
+        self.flush_work(cx);
     }
 
     fn task_tick(&mut self, cx: &mut Ctx, cpu: CpuId, curr: TaskId) {

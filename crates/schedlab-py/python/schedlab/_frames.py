@@ -63,6 +63,10 @@ def tasks_frame(record: Dict[str, Any]) -> pd.DataFrame:
     energy = any("energy_nj" in t for t in record["tasks"])
     if energy:
         cols.append("energy_nj")
+    # Forced idle under core scheduling (ns): only when core scheduling acted.
+    forceidle = any("core_forceidle_sum_ns" in t for t in record["tasks"])
+    if forceidle:
+        cols.append("core_forceidle_sum_ns")
     rows = []
     for t, extra in zip(record["tasks"], _nested(record["tasks"], ["costs"])):
         row = {c: t[c] for c in TASK_COLUMNS}
@@ -70,6 +74,8 @@ def tasks_frame(record: Dict[str, Any]) -> pd.DataFrame:
         row["exit_ns"] = t["exit_ns"]
         if energy:
             row["energy_nj"] = t.get("energy_nj")
+        if forceidle:
+            row["core_forceidle_sum_ns"] = t.get("core_forceidle_sum_ns")
         row.update(extra)
         rows.append(row)
     cols += [k for k in (rows[0] if rows else {}) if k not in cols]
@@ -78,6 +84,8 @@ def tasks_frame(record: Dict[str, Any]) -> pd.DataFrame:
     df["exit_ns"] = df["exit_ns"].astype("Int64")
     if energy:
         df["energy_nj"] = df["energy_nj"].astype("Int64")
+    if forceidle:
+        df["core_forceidle_sum_ns"] = df["core_forceidle_sum_ns"].astype("Int64")
     return df
 
 

@@ -126,6 +126,7 @@ impl P<'_> {
                 kthread: true,
                 per_cpu: preset.per_cpu,
                 vip: false,
+                core_cookie: None,
                 memory: crate::TaskMemory { node_at: at, ..Default::default() },
                 body,
                 instance_dependent: false,

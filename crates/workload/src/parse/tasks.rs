@@ -31,6 +31,7 @@ const TASK_KEYS: &[&str] = &[
     "per_cpu",
     "program",
     "vip",
+    "core_cookie",
     "working_set",
     "mem_intensity",
     "mlp",
@@ -42,6 +43,9 @@ const TASK_KEYS: &[&str] = &[
 /// The most independent misses a task may say it keeps in flight (`mlp`), as the machine's
 /// `memory.mlp` allows.
 pub const MAX_MLP: u64 = 64;
+
+/// The largest `core_cookie` number a task may name (the numbers only tell cookies apart).
+pub const MAX_CORE_COOKIE: u64 = u32::MAX as u64;
 
 /// Most operations the programs of all started tasks may hold together.
 pub const MAX_TOTAL_OPS: u64 = 10_000_000;
@@ -113,6 +117,7 @@ impl<'a> P<'a> {
         let kthread = self.flag(t, "kthread", &f)?;
         let per_cpu = self.flag(t, "per_cpu", &f)?;
         let vip = self.flag(t, "vip", &f)?;
+        let core_cookie = self.core_cookie(t, &f)?;
         let count = self.task_count(t, tv, &f, template, per_cpu)?;
         *total = total.saturating_add(count);
         if *total > MAX_TASKS {
@@ -160,10 +165,26 @@ impl<'a> P<'a> {
             kthread,
             per_cpu,
             vip,
+            core_cookie,
             memory,
             body,
             instance_dependent,
         })
+    }
+
+    /// `core_cookie`: an integer in `0..=MAX_CORE_COOKIE`, 0 meaning no cookie (a task
+    /// leaving its cookie, `PR_SCHED_CORE_SHARE_TO` from a cookieless task).
+    fn core_cookie(&self, t: &DeTable<'a>, f: &str) -> R<Option<u64>> {
+        let Some(v) = self.get(t, "core_cookie") else { return Ok(None) };
+        let n = self.nonneg(v, &join(f, "core_cookie"))?;
+        if n > MAX_CORE_COOKIE {
+            return Err(self.err(
+                v.span().start,
+                &join(f, "core_cookie"),
+                format!("core_cookie {n} outside 0..={MAX_CORE_COOKIE}"),
+            ));
+        }
+        Ok(Some(n))
     }
 
     /// `util_min` and `util_max`: integers in `0..=SCHED_CAPACITY_SCALE`, the minimum not
