@@ -347,6 +347,9 @@ pub struct CgroupDef {
     /// CPUs. The kernel model applies it to its tasks' affinity (`cpuset.cpus.effective`),
     /// so policies see it only there.
     pub cpus: Option<CpuSet>,
+    /// `cpu.uclamp.min` / `cpu.uclamp.max` as written, in capacity units
+    /// (`capacity_from_percent`); `None`: not written (0 and 1024, `alloc_uclamp_sched_group`).
+    pub uclamp: UclampReq,
 }
 
 /// `sched_prio_to_weight[]` (core.c, identical v4.9…v6.18), indexed by nice + 20: the

@@ -40,6 +40,7 @@ struct RawGroup {
     idle: bool,
     max: CpuMax,
     cpus: Option<schedlab_machine::CpuSet>,
+    uclamp: schedlab_sched_api::UclampReq,
     parent_at: usize,
 }
 
@@ -97,7 +98,22 @@ impl P<'_> {
         for (i, item, t) in self.array_of_tables(root, "group")? {
             self.step()?;
             let f = format!("group[{i}]");
-            self.check_keys(t, &["name", "weight", "weight_nice", "idle", "parent", "max", "burst", "cpus"], &f)?;
+            self.check_keys(
+                t,
+                &[
+                    "name",
+                    "weight",
+                    "weight_nice",
+                    "idle",
+                    "parent",
+                    "max",
+                    "burst",
+                    "cpus",
+                    "uclamp_min",
+                    "uclamp_max",
+                ],
+                &f,
+            )?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
             if index.insert(name.clone(), i).is_some() {
                 return Err(self.err(
@@ -116,7 +132,8 @@ impl P<'_> {
             // outside `cpu_possible_mask`), not empty.
             let cpus = self.get(t, "cpus").map(|v| self.cpuset(v, &join(&f, "cpus"))).transpose()?;
             let idle = self.flag(t, "idle", &f)?;
-            raw.push(RawGroup { name, parent, weight, nice, idle, max, cpus, parent_at });
+            let uclamp = self.group_uclamp(t, &f)?;
+            raw.push(RawGroup { name, parent, weight, nice, idle, max, cpus, uclamp, parent_at });
         }
         self.order_cgroups(&raw, &index)
     }
@@ -305,6 +322,7 @@ impl P<'_> {
             idle: raw[i].idle,
             max: raw[i].max,
             cpus: raw[i].cpus.clone(),
+            uclamp: raw[i].uclamp,
         };
         Ok(order.into_iter().map(def).collect())
     }
