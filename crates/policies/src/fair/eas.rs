@@ -677,6 +677,19 @@ mod tests {
         let freq = (fmax + fmax / 4) * 50 / 160;
         let ps = pd.states.iter().find(|s| s.khz >= freq).unwrap();
         assert_eq!(v5, ps.cost_fmax * 60 / 160);
+        // uclamp (v6.18 `eenv_pd_max_util`): on the destination, with its runqueue idle,
+        // the task's clamps bound `sugov_effective_cpu_perf`: min 100 lifts 62 to 100;
+        // max 40 caps it at 40; the busy time is unchanged.
+        f.uclamp.used = true;
+        for (min, max, perf) in [(Some(100), None, 100), (None, Some(40), 40)] {
+            w.tasks[p].uclamp = schedlab_sched_api::UclampReq { min, max };
+            let e = w.ctx(|cx| {
+                let mut eenv = Eenv { task_busy_time: 30, cpu_cap: 160, pd_cap: 640, ..Eenv::default() };
+                f.eenv_pd_busy_time(cx, &mut eenv, pd, p);
+                f.compute_energy(cx, &eenv, pd, p, Some(1))
+            });
+            assert_eq!(e, cost_at(perf) * (30 + 30), "min {min:?} max {max:?}");
+        }
     }
 
     /// `capacity_greater` is a ~5 % margin (1078/1024); a misfit group ranks between
@@ -695,6 +708,43 @@ mod tests {
         assert_eq!(group_classify(117, &s), GroupType::MisfitTask);
         s.sum_nr_running = 2;
         assert_eq!(group_classify(117, &s), GroupType::Overloaded);
+    }
+
+    /// `util_fits_cpu` (v6.18) on big-little's capacities: unused uclamp is
+    /// `fits_capacity`; a `uclamp_max` at or below a CPU's capacity fits whatever the
+    /// utilisation, except the uncapped 1024 on a 1024 CPU; a `uclamp_min` above the
+    /// capacity with the utilisation below it is −1; v5.15 clamps the task's utilisation
+    /// first (`uclamp_task_util`).
+    #[test]
+    fn util_fits_cpu_follows_the_clamps() {
+        let m = schedlab_machine::preset("big-little").unwrap();
+        let mut w = World::new(m.clone());
+        for (c, s) in w.scale.iter_mut().enumerate() {
+            *s = CpuScale { capacity: [160, 160, 160, 160, 498, 498, 1024, 1024][c], freq: 1024 };
+        }
+        let mut f = Fair::eevdf(&m, &[]).unwrap();
+        w.ctx(|cx| {
+            assert_eq!(f.util_fits_cpu(cx, 150, 0, 100, 0), 0, "unused: only fits_capacity");
+            f.uclamp.used = true;
+            assert_eq!(f.util_fits_cpu(cx, 150, 0, 100, 0), 1, "capped at 100 ≤ 160: fits");
+            assert_eq!(f.util_fits_cpu(cx, 150, 0, 1024, 0), 0);
+            assert_eq!(f.util_fits_cpu(cx, 1000, 0, 1024, 6), 0, "the biggest CPU, uncapped: fits_capacity");
+            assert_eq!(f.util_fits_cpu(cx, 1000, 0, 1000, 6), 1);
+            assert_eq!(f.util_fits_cpu(cx, 64, 400, 1024, 0), -1, "uclamp_min above 160");
+            assert_eq!(f.util_fits_cpu(cx, 64, 400, 1024, 4), 1);
+            assert_eq!(f.util_fits_cpu(cx, 64, 400, 100, 0), 1, "min capped by max");
+        });
+        let mut g = Fair::cfs(&m, &[]).unwrap();
+        let p = w.add_task(0, TaskPolicy::Normal, 0);
+        w.tasks[p].uclamp.min = Some(400);
+        w.ctx(|cx| g.task_new(cx, p, None));
+        let se = g.task_se(p);
+        g.ents[se.0 as usize].avg.util_avg = 64;
+        g.uclamp.used = true;
+        w.ctx(|cx| {
+            assert!(!g.task_fits_cpu(cx, p, 4), "v5.15: 400 × 1280 > 498 × 1024");
+            assert!(g.task_fits_cpu(cx, p, 6));
+        });
     }
 
     #[test]
