@@ -210,6 +210,12 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
             g.name
         ));
     }
+    if let Some(g) = wl.groups.cgroups.iter().find(|g| !g.uclamp.is_none()) {
+        return Err(format!(
+            "group `{}`: `uclamp_min`/`uclamp_max` are simulation-only: host runs do not set uclamp yet",
+            g.name
+        ));
+    }
     if let Some(s) = wl.spans.first() {
         return Err(format!("span `{s}`: mark_begin/mark_end are simulation-only; host runs do not record spans yet"));
     }

@@ -21,6 +21,7 @@ mod placement;
 mod registry;
 #[cfg(test)]
 mod testing;
+mod uclamp;
 pub mod ule;
 
 pub use registry::{make_policy, tunables_markdown, PolicyEntry, REGISTRY};

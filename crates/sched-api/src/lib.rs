@@ -355,6 +355,9 @@ pub struct CgroupDef {
     /// partition root its `cpus` exclusively and cuts the sched domains there (see
     /// [`SchedClass::partition_sched_domains`]).
     pub partition: Partition,
+    /// `cpu.uclamp.min` / `cpu.uclamp.max` as written, in capacity units
+    /// (`capacity_from_percent`); `None`: not written (0 and 1024, `alloc_uclamp_sched_group`).
+    pub uclamp: UclampReq,
 }
 
 /// A cgroup's `cpuset.cpus.partition` (Documentation/admin-guide/cgroup-v2.rst, v6.12).

@@ -8,6 +8,7 @@
 
 pub(crate) mod daemons;
 mod futex;
+mod group_uclamp;
 mod groups;
 mod header;
 mod objects;

@@ -45,3 +45,38 @@ fn rtapp_thread_clamps_pass_through() {
     let e = parse_workload("t.json", &json("\n\"util_min\": 900, \"util_max\": 100,"), &[], 1).expect_err("inverted");
     assert!(e.to_string().starts_with("t.json:2:") && e.to_string().contains("above util_max"), "{e}");
 }
+
+fn parse_group(keys: &str) -> Result<Workload, String> {
+    let text = format!("name = \"u\"\n[[group]]\nname = \"g\"\n{keys}[[task]]\nname = \"t\"\ngroup = \"g\"\nprogram = [ {{ run = \"1ms\" }} ]\n");
+    parse_workload("g.toml", &text, &[], 1).map_err(|e| e.to_string())
+}
+
+/// `cpu.uclamp.min/max` (`capacity_from_percent`, core.c v5.15 and v6.18): a percentage
+/// with two decimals (more are rounded to the closest, as `cgroup_parse_float` does) or
+/// `"max"`, becoming `DIV_ROUND_CLOSEST(percent × 1024, 10000)`; a minimum above the
+/// maximum is accepted, as the kernel accepts it.
+#[test]
+fn group_clamps_from_percent() {
+    let g = |keys: &str| parse_group(keys).expect(keys).groups.cgroups[0].uclamp;
+    assert_eq!(g("uclamp_min = 20.0\nuclamp_max = 80\n"), UclampReq { min: Some(205), max: Some(819) });
+    assert_eq!(g("uclamp_max = \"max\"\n"), UclampReq { min: None, max: Some(1024) });
+    // 12.345 → 1235 hundredths (rounded) → 1235 × 1024 / 10000 = 126.46 → 126.
+    assert_eq!(g("uclamp_min = 12.345\n"), UclampReq { min: Some(126), max: None });
+    assert_eq!(g("uclamp_min = 0\nuclamp_max = 100.00\n"), UclampReq { min: Some(0), max: Some(1024) });
+    assert_eq!(g("uclamp_min = 90\nuclamp_max = 10\n"), UclampReq { min: Some(922), max: Some(102) });
+    assert!(g("").is_none());
+}
+
+#[test]
+fn bad_group_clamps_are_located_errors() {
+    for (keys, line, what) in [
+        ("uclamp_min = 100.01\n", 4, "`group[0].uclamp_min`: 100.01 % is above 100"),
+        ("uclamp_max = -1\n", 4, "`group[0].uclamp_max`: -1 % is below 0"),
+        ("\nuclamp_max = \"big\"\n", 5, "group[0].uclamp_max"),
+        ("uclamp_min = 1e1\n", 4, "not a percentage"),
+        ("uclamp_max = true\n", 4, "expected a percentage"),
+    ] {
+        let err = parse_group(keys).expect_err(keys);
+        assert!(err.contains(&format!("g.toml:{line}:")) && err.contains(what), "{keys}: {err}");
+    }
+}

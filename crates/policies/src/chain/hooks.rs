@@ -22,7 +22,7 @@ impl Chain {
         // enqueue_task: uclamp_rq_inc before the class's enqueue, for the classes with
         // uclamp_enabled (fair, rt), so the class's cpufreq update sees the new clamps.
         if matches!(cls, Class::Fair | Class::Rt) {
-            self.uclamp.inc(cpu, p, cx.task(p).uclamp, cls == Class::Rt);
+            self.uclamp.inc(cpu, p, cx.task(p), cls == Class::Rt);
         }
         match cls {
             Class::Dl => {
@@ -177,6 +177,7 @@ impl SchedClass for Chain {
         self.ext.as_ref().and_then(|e| e.exit_info())
     }
     fn set_task_groups(&mut self, groups: &TaskGroups) -> Result<(), String> {
+        self.uclamp.set_groups(groups);
         self.fair.set_task_groups(groups)
     }
     /// The fair class rebuilds its sched domains. The rt and deadline push/pull here

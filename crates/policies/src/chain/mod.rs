@@ -18,7 +18,6 @@ mod hooks;
 mod rt;
 mod search;
 mod slots;
-mod uclamp;
 mod why;
 
 use crate::fair::pelt::SchedAvg;
@@ -221,7 +220,7 @@ pub struct Chain {
     push_pending: Vec<bool>,
     rt_throttles: u64,
     /// Per CPU: uclamp's max-aggregation of the runnable fair and rt tasks' clamps.
-    uclamp: uclamp::Uclamp,
+    uclamp: crate::uclamp::Uclamp,
     /// The sched_ext class, when an `ext:*` scheduler is loaded.
     ext: Option<crate::ext::Ext>,
 }
@@ -263,7 +262,7 @@ impl Chain {
             avg_dl: vec![SchedAvg::default(); n],
             push_pending: vec![false; n],
             rt_throttles: 0,
-            uclamp: uclamp::Uclamp::new(n),
+            uclamp: crate::uclamp::Uclamp::new(n),
             ext: None,
         })
     }
@@ -311,9 +310,15 @@ impl Chain {
 
     /// Calls a fair-class hook, noting what its requests mean for the chain: a delayed
     /// dequeue completed (`Blocked`) leaves the fair count; a `Kick` is the fair class's.
+    ///
+    /// For the call the fair class holds the chain's uclamp state (read-only: the fair
+    /// class never writes it), so its energy-aware placement and fitness tests see the
+    /// runqueues' and tasks' clamps; swapping moves two vectors' headers, nothing more.
     fn fair_call<R>(&mut self, cx: &mut Ctx, f: impl FnOnce(&mut Fair, &mut Ctx) -> R) -> R {
         let before = cx.requests.len();
+        self.fair.lend_uclamp(&mut self.uclamp);
         let r = f(&mut self.fair, cx);
+        self.fair.lend_uclamp(&mut self.uclamp);
         for i in before..cx.requests.len() {
             match cx.requests[i] {
                 Request::Blocked(t) if self.queued_in[t] == Some(Class::Fair) => {

@@ -120,6 +120,9 @@ fn vdiff(a: u64, b: u64) -> i64 {
 /// The fair class (CFS or EEVDF), with its task groups.
 pub struct Fair {
     t: FairTunables,
+    /// uclamp as the class chain lends it for each hook (`Fair::lend_uclamp`); outside
+    /// one, or without the chain, empty and unused.
+    uclamp: crate::uclamp::Uclamp,
     nr_cpus: usize,
     /// Entities: group entities first, then tasks from `task_base`.
     ents: Vec<Entity>,
@@ -245,10 +248,17 @@ impl Fair {
             lb: LbStats::default(),
             counters: Counters::default(),
             work: Default::default(),
+            uclamp: Default::default(),
             t,
         };
         f.build_groups();
         Ok(f)
+    }
+
+    /// Swaps the class chain's uclamp state in (before a hook) and back out (after it):
+    /// the fair class reads it (`eas.rs`) and never writes it.
+    pub(crate) fn lend_uclamp(&mut self, u: &mut crate::uclamp::Uclamp) {
+        std::mem::swap(&mut self.uclamp, u);
     }
 
     pub fn tunables_ref(&self) -> &FairTunables {

@@ -45,6 +45,7 @@ struct RawGroup {
     partition: Partition,
     /// Where `partition` is written (the table's start without one).
     partition_at: usize,
+    uclamp: schedlab_sched_api::UclampReq,
     parent_at: usize,
 }
 
@@ -104,7 +105,19 @@ impl P<'_> {
             let f = format!("group[{i}]");
             self.check_keys(
                 t,
-                &["name", "weight", "weight_nice", "idle", "parent", "max", "burst", "cpus", "partition"],
+                &[
+                    "name",
+                    "weight",
+                    "weight_nice",
+                    "idle",
+                    "parent",
+                    "max",
+                    "burst",
+                    "cpus",
+                    "partition",
+                    "uclamp_min",
+                    "uclamp_max",
+                ],
                 &f,
             )?;
             let name = self.string(self.require(t, "name", item.span().start, &f)?, &join(&f, "name"))?;
@@ -129,7 +142,8 @@ impl P<'_> {
                 Some(v) => (self.partition(v, &join(&f, "partition"))?, v.span().start),
                 None => (Partition::Member, item.span().start),
             };
-            raw.push(RawGroup { name, parent, weight, nice, idle, max, cpus, partition, partition_at, parent_at });
+            let uclamp = self.group_uclamp(t, &f)?;
+            raw.push(RawGroup { name, parent, weight, nice, idle, max, cpus, partition, partition_at, uclamp, parent_at });
         }
         let defs = self.order_cgroups(&raw, &index)?;
         self.check_partitions(&raw, &defs, &index)?;
@@ -408,6 +422,7 @@ impl P<'_> {
             max: raw[i].max,
             cpus: raw[i].cpus.clone(),
             partition: raw[i].partition,
+            uclamp: raw[i].uclamp,
         };
         Ok(order.into_iter().map(def).collect())
     }
