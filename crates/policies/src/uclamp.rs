@@ -224,6 +224,7 @@ mod tests {
             slice: None,
             kthread: false,
             uclamp: r,
+            core_cookie: 0,
         }
     }
 
@@ -236,6 +237,7 @@ mod tests {
             idle: false,
             max: CpuMax::default(),
             cpus: None,
+            partition: Default::default(),
             uclamp: req(min, max),
         }
     }
