@@ -180,6 +180,42 @@ fn check_session(wl: &Workload, tpl: &schedlab_workload::TaskTemplate, s: usize)
     Ok(())
 }
 
+/// A task template's simulation-only fields, and its session's checks.
+fn refuse_template(wl: &Workload, tpl: &schedlab_workload::TaskTemplate) -> Result<(), String> {
+    if tpl.policy.is_rt() && tpl.group.is_some() && rt_group_sched() {
+        return Err(format!("task `{}`: {RT_IN_GROUP}", tpl.name));
+    }
+    if tpl.kthread {
+        return Err(format!(
+            "task `{}`: kernel threads (`[[daemon]]`, `kthread = true`) are simulation-only; \
+             a host run cannot create them",
+            tpl.name
+        ));
+    }
+    if !tpl.uclamp.is_none() {
+        return Err(format!(
+            "task `{}`: `util_min`/`util_max` are simulation-only: host runs do not set uclamp yet",
+            tpl.name
+        ));
+    }
+    if tpl.vip {
+        return Err(format!(
+            "task `{}`: `vip` is simulation-only: upstream Linux has no VIP futex queueing or inheritance",
+            tpl.name
+        ));
+    }
+    if tpl.core_cookie.is_some_and(|c| c != 0) {
+        return Err(format!(
+            "task `{}`: `core_cookie` is simulation-only: host runs do not call prctl(PR_SCHED_CORE) yet",
+            tpl.name
+        ));
+    }
+    if let Some(s) = tpl.session {
+        check_session(wl, tpl, s)?;
+    }
+    Ok(())
+}
+
 /// Refuses, with the reason, anything this host cannot or may not do.
 pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), String> {
     if duration > MAX_DURATION {
@@ -220,37 +256,7 @@ pub fn preflight(wl: &Workload, duration: Ns, max_tasks: u64) -> Result<(), Stri
         return Err(format!("span `{s}`: mark_begin/mark_end are simulation-only; host runs do not record spans yet"));
     }
     for tpl in &wl.templates {
-        if tpl.policy.is_rt() && tpl.group.is_some() && rt_group_sched() {
-            return Err(format!("task `{}`: {RT_IN_GROUP}", tpl.name));
-        }
-        if tpl.kthread {
-            return Err(format!(
-                "task `{}`: kernel threads (`[[daemon]]`, `kthread = true`) are simulation-only; \
-                 a host run cannot create them",
-                tpl.name
-            ));
-        }
-        if !tpl.uclamp.is_none() {
-            return Err(format!(
-                "task `{}`: `util_min`/`util_max` are simulation-only: host runs do not set uclamp yet",
-                tpl.name
-            ));
-        }
-        if tpl.vip {
-            return Err(format!(
-                "task `{}`: `vip` is simulation-only: upstream Linux has no VIP futex queueing or inheritance",
-                tpl.name
-            ));
-        }
-        if tpl.core_cookie.is_some_and(|c| c != 0) {
-            return Err(format!(
-                "task `{}`: `core_cookie` is simulation-only: host runs do not call prctl(PR_SCHED_CORE) yet",
-                tpl.name
-            ));
-        }
-        if let Some(s) = tpl.session {
-            check_session(wl, tpl, s)?;
-        }
+        refuse_template(wl, tpl)?;
     }
     if let Some(g) = wl.groups.cgroups.first() {
         crate::cgroup::cpu_hierarchy().map_err(|m| format!("group `{}`: {m}", g.name))?;

@@ -87,9 +87,27 @@ pub const SCHED_BWC: Source = Source {
     citation: "Linux Documentation/scheduler/sched-bwc.rst (CFS Bandwidth Control), as kernel/sched/fair.c implements it in v5.15 and v6.18",
 };
 
+/// The kernel's own account of energy-aware scheduling.
+pub const SCHED_ENERGY: Source = Source {
+    key: "sched-energy",
+    citation: "Linux Documentation/scheduler/sched-energy.rst (Energy Aware Scheduling) and sched-util-clamp.rst, as kernel/sched/fair.c, topology.c and cpufreq_schedutil.c implement them in v5.15 and v6.18",
+};
+
 /// Every source, in the order reports list them.
-pub const SOURCES: &[&Source] =
-    &[&ZHANG, &BOURON, &FUTEX, &O1, &VERIFY_CFS, &EEVDF, &CYCLICTEST, &SCHED_EXT, &SCHBENCH, &SIMSO, &SCHED_BWC];
+pub const SOURCES: &[&Source] = &[
+    &ZHANG,
+    &BOURON,
+    &FUTEX,
+    &O1,
+    &VERIFY_CFS,
+    &EEVDF,
+    &CYCLICTEST,
+    &SCHED_EXT,
+    &SCHBENCH,
+    &SIMSO,
+    &SCHED_BWC,
+    &SCHED_ENERGY,
+];
 
 /// How a study runs.
 pub enum Kind {
@@ -201,6 +219,7 @@ pub const STUDIES: &[Study] = &[
     suite_study!("futex", &FUTEX, futex, explained),
     suite_study!("rt-latency", &CYCLICTEST, rt_latency, explained),
     suite_study!("cgroup-bandwidth", &SCHED_BWC, cgroup_bandwidth),
+    suite_study!("eas", &SCHED_ENERGY, eas),
     suite_study!("lock-wakeup-granularity", &ZHANG, lock_wakeup_granularity),
     suite_study!("lock-delayed-wakeup", &ZHANG, lock_delayed_wakeup),
     suite_study!("lock-sites", &ZHANG, lock_sites),

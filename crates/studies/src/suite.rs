@@ -71,6 +71,22 @@ pub struct Experiment {
     pub derived: Vec<Derived>,
 }
 
+impl Experiment {
+    /// An experiment with no derived rows: one workload on `machine` for `secs` seconds.
+    pub fn plain(
+        name: &'static str,
+        title: &'static str,
+        workload: &'static str,
+        machine: &'static str,
+        secs: u64,
+        configs: Vec<Config>,
+        metrics: Vec<Metric>,
+    ) -> Experiment {
+        let duration = Ns::from_secs(secs);
+        Experiment { name, title, workload, machine, duration, configs, metrics, derived: Vec::new() }
+    }
+}
+
 /// A built-in study of several experiments.
 pub struct Suite {
     pub name: &'static str,

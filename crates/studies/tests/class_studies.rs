@@ -92,3 +92,27 @@ fn cgroup_bandwidth_study_shows_share_period_and_burst() {
         assert!(cell(1, "request mean µs", none) > cell(1, "request mean µs", burst));
     }
 }
+
+/// The `eas` study runs end to end (2 s here) and shows what `sched-energy.rst` and
+/// `sched-util-clamp.rst` predict where the kernel's code decides it: the CPU-bound mix
+/// overutilizes the machine, so `find_energy_efficient_cpu` places no wakeup and EAS on
+/// and off run the same schedule (the same energy to the nanojoule); under `performance`
+/// every cluster runs at its top OPP, costing more than schedutil; the top-app cgroup's
+/// `cpu.uclamp.min` shortens the frames.
+#[test]
+fn eas_study_shows_overutilized_fallback_governor_and_boost() {
+    let suite = schedlab_studies::suites::suite("eas").unwrap();
+    let res = suite.run(1, Some(Ns::from_secs(2)), None).unwrap();
+    let cell = |exp: usize, metric: &str, label: &str| -> f64 {
+        let col = res[exp].labels.iter().position(|l| l == label).unwrap();
+        res[exp].rows.iter().find(|(n, _)| n == metric).unwrap().1[col].parse().unwrap()
+    };
+    use schedlab_studies::suites::eas::{BOOST_618, EAS_618, OFF_618, PERF_618};
+    assert_eq!(cell(1, "feec placements", EAS_618), 0.0);
+    assert!(cell(1, "overutilized set", EAS_618) >= 1.0);
+    assert_eq!(cell(1, "active energy mJ", EAS_618), cell(1, "active energy mJ", OFF_618));
+    assert!(cell(0, "feec placements", EAS_618) > 100.0, "the light mix is placed by energy");
+    assert!(cell(0, "active energy mJ", PERF_618) > cell(0, "active energy mJ", EAS_618));
+    assert_eq!(cell(0, "big mean MHz", PERF_618), 2802.0, "performance: the X1s' top OPP");
+    assert!(cell(0, "frame p50 ms", BOOST_618) < cell(0, "frame p50 ms", EAS_618));
+}

@@ -80,3 +80,16 @@ fn bad_group_clamps_are_located_errors() {
         assert!(err.contains(&format!("g.toml:{line}:")) && err.contains(what), "{keys}: {err}");
     }
 }
+
+/// A group clamp may be a workload parameter (`"$boost"`), overridden like any other
+/// (`--param boost=50`): its text is read as the file's would be.
+#[test]
+fn group_clamps_from_a_parameter() {
+    let text = "name = \"u\"\n[params]\nboost = 0\n[[group]]\nname = \"g\"\nuclamp_min = \"$boost\"\n\
+[[task]]\nname = \"t\"\ngroup = \"g\"\nprogram = [ { run = \"1ms\" } ]\n";
+    let min = |over: &[(String, String)]| parse_workload("p.toml", text, over, 1).unwrap().groups.cgroups[0].uclamp.min;
+    assert_eq!(min(&[]), Some(0));
+    assert_eq!(min(&[("boost".into(), "50".into())]), Some(512));
+    let e = parse_workload("p.toml", text, &[("boost".into(), "101".into())], 1).unwrap_err().to_string();
+    assert!(e.contains("p.toml:6:") && e.contains("above 100"), "{e}");
+}

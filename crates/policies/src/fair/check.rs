@@ -76,7 +76,10 @@ impl Fair {
         }
         for (c, &w) in want.iter().enumerate() {
             if self.cpu[c].util_est != w {
-                return Err(format!("CPU {c}: util_est {} but its queued tasks' estimates sum to {w}", self.cpu[c].util_est));
+                return Err(format!(
+                    "CPU {c}: util_est {} but its queued tasks' estimates sum to {w}",
+                    self.cpu[c].util_est
+                ));
             }
         }
         Ok(())

@@ -95,7 +95,8 @@ impl Fair {
         }
     }
 
-    /// `cpu_util_without(cpu, p)` for `p` counted on `cpu`: its `util_avg` off the
+    /// `cpu_util_without(cpu, p)` for `p` counted on `cpu` (capped at the CPU's capacity, as
+    /// `cpu_util` caps): its `util_avg` off the
     /// runqueue's, and its estimate off the sum if it is queued or running there.
     pub(super) fn cpu_util_without(&self, cx: &Ctx, cpu: CpuId, p: TaskId) -> u64 {
         let pe = self.e(self.task_se(p));
@@ -105,7 +106,7 @@ impl Fair {
         if pe.on_rq || cx.cpus[cpu].curr == Some(p) {
             est = est.saturating_sub(self.task_util_est_raw(p));
         }
-        util.max(est).min(super::pelt::SCHED_CAPACITY_SCALE)
+        util.max(est).min(u64::from(cx.capacity(cpu)))
     }
 
     /// `util_est_enqueue(&rq->cfs, p)`: the task's estimate joins its CPU's sum.

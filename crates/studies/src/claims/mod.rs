@@ -10,6 +10,7 @@
 pub mod bouron;
 pub mod cfs_eevdf;
 pub mod cgroup_bandwidth;
+pub mod eas;
 pub mod edf_simso;
 pub mod ext_examples;
 pub mod futex;

@@ -6,7 +6,6 @@
 
 use crate::suite::{Config, Experiment, Metric, Suite};
 use schedlab_run::RunRecord;
-use schedlab_sim::Ns;
 
 pub const DESCRIPTION: &str =
     "cpu.max and cpu.max.burst: a throttled service's request latency vs period and burst, 5.15 vs 6.18 throttling";
@@ -66,16 +65,7 @@ fn metrics() -> Vec<Metric> {
 }
 
 fn experiment(name: &'static str, title: &'static str, workload: &'static str, configs: Vec<Config>) -> Experiment {
-    Experiment {
-        name,
-        title,
-        workload,
-        machine: "smp2",
-        duration: Ns::from_secs(5),
-        derived: Vec::new(),
-        configs,
-        metrics: metrics(),
-    }
+    Experiment::plain(name, title, workload, "smp2", 5, configs, metrics())
 }
 
 pub fn suite() -> Suite {

@@ -2,6 +2,7 @@
 
 pub mod cfs_eevdf;
 pub mod cgroup_bandwidth;
+pub mod eas;
 pub mod ext_examples;
 pub mod futex;
 pub mod lock_delayed_wakeup;

@@ -5,7 +5,6 @@
 
 use crate::suite::{Config, Experiment, Metric, Suite};
 use schedlab_run::RunRecord;
-use schedlab_sim::Ns;
 
 pub const DESCRIPTION: &str =
     "cyclictest-like wakeup latency: rt among fair, fair beside an rt hog (throttling vs fair server), rt among rt";
@@ -41,16 +40,7 @@ fn latency_metrics() -> Vec<Metric> {
 }
 
 fn experiment(name: &'static str, title: &'static str, workload: &'static str, configs: Vec<Config>) -> Experiment {
-    Experiment {
-        name,
-        title,
-        workload,
-        machine: "smp2",
-        duration: Ns::from_secs(5),
-        derived: Vec::new(),
-        configs,
-        metrics: latency_metrics(),
-    }
+    Experiment::plain(name, title, workload, "smp2", 5, configs, latency_metrics())
 }
 
 pub fn suite() -> Suite {

@@ -25,6 +25,15 @@ impl P<'_> {
     fn capacity_from_percent(&self, v: &V, field: &str) -> R<u32> {
         let at = v.span().start;
         let text = match v.get_ref() {
+            // A workload parameter (`"$boost"`) stands for its text: "max" or a number.
+            DeValue::String(s) if self.param_ref(s).is_some() => self.subst_text(s),
+            _ => String::new(),
+        };
+        if text.trim() == "max" {
+            return Ok(1024);
+        }
+        let text = match v.get_ref() {
+            _ if !text.is_empty() => text,
             DeValue::String(s) if s.trim() == "max" => return Ok(1024),
             DeValue::Integer(i) if i.radix() == 10 => i.as_str().to_string(),
             DeValue::Float(x) => x.as_str().to_string(),

@@ -143,7 +143,19 @@ impl P<'_> {
                 None => (Partition::Member, item.span().start),
             };
             let uclamp = self.group_uclamp(t, &f)?;
-            raw.push(RawGroup { name, parent, weight, nice, idle, max, cpus, partition, partition_at, uclamp, parent_at });
+            raw.push(RawGroup {
+                name,
+                parent,
+                weight,
+                nice,
+                idle,
+                max,
+                cpus,
+                partition,
+                partition_at,
+                uclamp,
+                parent_at,
+            });
         }
         let defs = self.order_cgroups(&raw, &index)?;
         self.check_partitions(&raw, &defs, &index)?;

@@ -47,7 +47,7 @@ pub fn finding(suite: &str, results: &[ExperimentResult]) -> Option<Finding> {
         "lock-sites" => lock::sites_finding(results),
         "lock-wakeup-granularity" => lock::granularity_finding(results),
         "futex" => futex::finding(results),
-        "cfs-eevdf" | "rt-latency" | "schbench" | "cgroup-bandwidth" => generic::finding(results),
+        "cfs-eevdf" | "rt-latency" | "schbench" | "cgroup-bandwidth" | "eas" => generic::finding(results),
         "o1-bottlenecks" => o1::finding(results),
         _ => return None,
     };
