@@ -6,15 +6,6 @@
 mod common;
 use common::*;
 
-/// The CPUs `name`'s instances were switched in on.
-fn cpus_used(sw: &Switches, r: &schedlab_metrics::RunRecord, name: &str) -> Vec<usize> {
-    let ids: Vec<usize> = r.tasks.iter().filter(|t| t.name.starts_with(name)).map(|t| t.tid).collect();
-    let mut cpus: Vec<usize> = sw.0.iter().filter(|s| s.3.is_some_and(|n| ids.contains(&n))).map(|s| s.1).collect();
-    cpus.sort_unstable();
-    cpus.dedup();
-    cpus
-}
-
 const TWO_GROUPS: &str = r#"
 [[group]]
 name = "batch"
@@ -44,9 +35,9 @@ fn tasks_run_only_on_their_cpuset() {
         let mut sw = Switches::default();
         run_with_probe(&j, &mut sw);
         let r = run(&j);
-        assert_eq!(cpus_used(&sw, &r, "b"), [0, 1], "{sched}");
+        assert_eq!(sw.cpus_used(&r, "b"), [0, 1], "{sched}");
         // Two 25 % sleepers may share one CPU (O(1) wakes them where they last ran).
-        let w = cpus_used(&sw, &r, "w");
+        let w = sw.cpus_used(&r, "w");
         assert!(!w.is_empty() && w.iter().all(|&c| c == 2 || c == 3), "{sched}: sleepers ran on {w:?}");
         let hogs: u64 = r.tasks.iter().filter(|t| t.name.starts_with('b')).map(|t| t.runtime_ns).sum();
         assert!(hogs > 1_900_000_000 && hogs <= 2_000_000_000, "{sched}: hogs ran {hogs} ns on two CPUs");
@@ -84,8 +75,8 @@ program = [ { loop = "forever", do = [ { run = "10ms" } ] } ]
     let mut sw = Switches::default();
     run_with_probe(&j, &mut sw);
     let r = run(&j);
-    assert_eq!(cpus_used(&sw, &r, "i"), [1], "inner: 1-3 within 0-1");
-    let a = cpus_used(&sw, &r, "a");
+    assert_eq!(sw.cpus_used(&r, "i"), [1], "inner: 1-3 within 0-1");
+    let a = sw.cpus_used(&r, "a");
     assert!(!a.is_empty() && a.iter().all(|&c| c <= 1), "away: the parent's 0-1, ran on {a:?}");
 }
 
@@ -135,7 +126,7 @@ cpu_offline = 3
     let mut sw = Switches::default();
     run_with_probe(&j, &mut sw);
     let r = run(&j);
-    assert!(cpus_used(&sw, &r, "p").iter().all(|&c| c == 2 || c == 3));
+    assert!(sw.cpus_used(&r, "p").iter().all(|&c| c == 2 || c == 3));
     let late: Vec<usize> = sw.0.iter().filter(|s| s.0 .0 > 501_000_000 && s.3.is_some()).map(|s| s.1).collect();
     assert!(!late.is_empty() && late.iter().all(|&c| c == 2), "after CPU 3 went offline: {late:?}");
 }

@@ -36,15 +36,6 @@ impl Probe for Balances {
     }
 }
 
-/// The CPUs the tasks named `name…` were switched in on.
-fn cpus_used(sw: &Switches, r: &schedlab_metrics::RunRecord, name: &str) -> Vec<usize> {
-    let ids: Vec<usize> = r.tasks.iter().filter(|t| t.name.starts_with(name)).map(|t| t.tid).collect();
-    let mut cpus: Vec<usize> = sw.0.iter().filter(|s| s.3.is_some_and(|n| ids.contains(&n))).map(|s| s.1).collect();
-    cpus.sort_unstable();
-    cpus.dedup();
-    cpus
-}
-
 fn hogs(name: &str, count: usize, group: Option<&str>) -> String {
     let g = group.map(|g| format!("group = \"{g}\"\n")).unwrap_or_default();
     format!("[[task]]\nname = \"{name}\"\n{g}count = {count}\nprogram = [ {{ loop = \"forever\", do = [ {{ run = \"20ms\" }} ] }} ]\n")
@@ -72,8 +63,8 @@ fn partitions_confine_tasks_and_cut_the_fair_domains() {
         let mut p = Balances::default();
         run_with_probe(&j, &mut p);
         let r = run(&j);
-        assert_eq!(cpus_used(&p.sw, &r, "a"), [0, 1], "{sched}");
-        let root = cpus_used(&p.sw, &r, "r");
+        assert_eq!(p.sw.cpus_used(&r, "a"), [0, 1], "{sched}");
+        let root = p.sw.cpus_used(&r, "r");
         assert!(!root.is_empty() && root.iter().all(|&c| c >= 4), "{sched}: root-cgroup hogs ran on {root:?}");
         if sched == "ule" {
             continue;
@@ -112,7 +103,7 @@ fn an_isolated_partition_is_not_balanced() {
         let r = run(&j);
         let on_part = p.lb.iter().filter(|&&(_, c, _)| c >= 2).count();
         assert_eq!(on_part > 0, balanced, "{kind}: {on_part} balance attempts on CPUs 2-3");
-        let used = cpus_used(&p.sw, &r, "i");
+        let used = p.sw.cpus_used(&r, "i");
         assert!(used.iter().all(|&c| c >= 2), "{kind}: ran on {used:?}");
         if balanced {
             assert_eq!(used, [2, 3], "{kind}");

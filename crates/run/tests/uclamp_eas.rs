@@ -14,14 +14,7 @@ fn placements(wl: &str, sched: &str, secs: u64, from: Ns) -> (Vec<Vec<usize>>, s
     let mut sw = Switches::default();
     let opts = schedlab_run::RunOptions { probe: Some(&mut sw), ..Default::default() };
     let r = j.run_with(opts, &mut |_| true).unwrap().record;
-    let mut on: Vec<Vec<usize>> = vec![Vec::new(); r.tasks.len()];
-    for &(t, cpu, _, next) in &sw.0 {
-        if let Some(n) = next.filter(|_| t >= from) {
-            if !on[n].contains(&cpu) {
-                on[n].push(cpu);
-            }
-        }
-    }
+    let on = sw.cpus_by_task(r.tasks.len(), from);
     (on, r)
 }
 

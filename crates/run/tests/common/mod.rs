@@ -38,6 +38,32 @@ impl Probe for Switches {
     }
 }
 
+impl Switches {
+    /// The CPUs each of `nr_tasks` tasks (by tid) was switched in on at or after `from`,
+    /// in the order first used.
+    pub fn cpus_by_task(&self, nr_tasks: usize, from: Ns) -> Vec<Vec<usize>> {
+        let mut on: Vec<Vec<usize>> = vec![Vec::new(); nr_tasks];
+        for &(t, cpu, _, next) in &self.0 {
+            if let Some(n) = next.filter(|_| t >= from) {
+                if !on[n].contains(&cpu) {
+                    on[n].push(cpu);
+                }
+            }
+        }
+        on
+    }
+
+    /// The CPUs (sorted) the tasks of `r` named `name…` were switched in on.
+    pub fn cpus_used(&self, r: &RunRecord, name: &str) -> Vec<usize> {
+        let ids: Vec<usize> = r.tasks.iter().filter(|t| t.name.starts_with(name)).map(|t| t.tid).collect();
+        let mut cpus: Vec<usize> =
+            self.0.iter().filter(|s| s.3.is_some_and(|n| ids.contains(&n))).map(|s| s.1).collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus
+    }
+}
+
 /// Runs a job with a custom probe; returns the trace hash.
 pub fn run_with_probe(j: &RunSpec, probe: &mut dyn Probe) -> u64 {
     let opts = schedlab_run::RunOptions { probe: Some(probe), ..Default::default() };
